@@ -1,0 +1,148 @@
+#include <fmt/format.h>
+
+#include <unistd.h>
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "bench.hpp"
+#include "cub_baselines.hpp"
+#include "runtime/device_impl.hpp"
+
+namespace parpat::bench {
+
+nlohmann::json to_json(const BenchRow& r) {
+  nlohmann::json j = {{"pattern", r.pattern}, {"backend", r.backend},   {"device", r.device},
+                      {"variant", r.variant}, {"dtype", r.dtype},       {"op", r.op},
+                      {"shape", r.shape},     {"time_ms", r.time_ms},   {"bytes", r.bytes},
+                      {"gbps", r.gbps},       {"pct_peak", r.pct_peak}, {"verified", r.verified}};
+  if (r.baseline_ms > 0) {
+    j["baseline"] = r.baseline;
+    j["baseline_ms"] = r.baseline_ms;
+    j["speedup"] = r.baseline_ms / r.time_ms;
+  }
+  if (!r.note.empty()) j["note"] = r.note;
+  return j;
+}
+
+std::string markdown_table(const std::vector<BenchRow>& rows) {
+  std::string out =
+      "| variant | dtype | op | shape | time (µs) | GB/s | % of peak | baseline (µs) | speed-up | "
+      "verified |\n|---|---|---|---|---:|---:|---:|---:|---:|---|\n";
+  for (const auto& r : rows) {
+    std::string base =
+        r.baseline_ms > 0 ? fmt::format("{} {:.2f}", r.baseline, r.baseline_ms * 1e3) : "—";
+    std::string speed = r.baseline_ms > 0 ? fmt::format("{:.2f}×", r.baseline_ms / r.time_ms) : "—";
+    out +=
+        fmt::format("| {} | {} | {} | {} | {:.2f} | {:.1f} | {:.1f} | {} | {} | {} |\n", r.variant,
+                    r.dtype, r.op, r.shape, r.time_ms * 1e3, r.gbps, r.pct_peak, base, speed,
+                    r.verified ? "yes" : "NO" + (r.note.empty() ? "" : " (" + r.note + ")"));
+  }
+  return out;
+}
+
+double median_time_ms(const Device& device, const std::function<void(int)>& run, int reps,
+                      int warmup) {
+  for (int i = 0; i < warmup; ++i)
+    run(i);
+  device.synchronize();
+  std::vector<double> times;
+  for (int i = 0; i < reps; ++i) {
+    device.impl().timer_start();
+    run(warmup + i);
+    times.push_back(device.impl().timer_stop_ms());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+int rotation_count(const DeviceInfo& info, std::size_t bytes_per_input) {
+  std::size_t cache = info.l2_cache ? info.l2_cache : (32u << 20);
+  std::size_t want = (4 * cache + bytes_per_input - 1) / std::max<std::size_t>(bytes_per_input, 1);
+  return static_cast<int>(std::clamp<std::size_t>(want, 1, 64));
+}
+
+std::vector<unsigned char> random_data(DType dtype, std::int64_t n, std::uint64_t seed) {
+  std::vector<unsigned char> out(static_cast<std::size_t>(n) * dtype_size(dtype));
+  std::uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
+  auto next = [&state] {  // splitmix64
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  visit_dtype(dtype, [&](auto t) {
+    using T = decltype(t);
+    T* p = reinterpret_cast<T*>(out.data());
+    for (std::int64_t i = 0; i < n; ++i) {
+      if constexpr (std::is_floating_point_v<T>) {
+        p[i] = static_cast<T>((next() >> 11) * 0x1.0p-53);
+      } else {
+        p[i] = static_cast<T>(next() % 100);
+      }
+    }
+  });
+  return out;
+}
+
+namespace {
+
+std::string numpy_script() {
+  if (const char* env = std::getenv("PARPAT_NUMPY_SCRIPT")) return env;
+  char exe[4096];
+  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  std::vector<std::string> candidates;
+  if (len > 0) {
+    std::string dir(exe, static_cast<std::size_t>(len));
+    dir = dir.substr(0, dir.rfind('/'));
+    candidates = {dir + "/../bench/numpy_baseline.py", dir + "/../../bench/numpy_baseline.py"};
+  }
+  for (auto& c : candidates)
+    if (std::ifstream(c)) return c;
+  return {};
+}
+
+}  // namespace
+
+std::vector<double> numpy_times(const std::string& pattern,
+                                const std::vector<nlohmann::json>& cases) {
+  std::string script = numpy_script();
+  if (script.empty() || cases.empty()) return {};
+  char tmpl[] = "/tmp/parpat-numpy-XXXXXX";
+  int fd = mkstemp(tmpl);
+  if (fd < 0) return {};
+  close(fd);
+  { std::ofstream(tmpl) << nlohmann::json{{"pattern", pattern}, {"cases", cases}}.dump(); }
+  std::string cmd = "python3 '" + script + "' '" + tmpl + "' 2>/dev/null";
+  std::string output;
+  if (FILE* pipe = popen(cmd.c_str(), "r")) {
+    std::array<char, 4096> buf;
+    while (fgets(buf.data(), buf.size(), pipe))
+      output += buf.data();
+    pclose(pipe);
+  }
+  std::remove(tmpl);
+  try {
+    auto j = nlohmann::json::parse(output);
+    return j.at("times_ms").get<std::vector<double>>();
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+#ifndef PARPAT_HAVE_CUDA
+bool cub_available() {
+  return false;
+}
+double cub_reduce_ms(const Device&, DType, ReduceOp, const std::vector<Array>&, int,
+                     std::vector<unsigned char>&) {
+  return 0;
+}
+double cub_segmented_reduce_ms(const Device&, DType, ReduceOp, const Array&, int) {
+  return 0;
+}
+#endif
+
+}  // namespace parpat::bench

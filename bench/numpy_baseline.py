@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""numpy baseline for `parpat bench` on the CPU.
+
+Reads a JSON file {"pattern": ..., "cases": [...]} written by parpat, builds the same inputs
+(same generator, same seeds), times numpy on each case (median of repeated runs) and prints
+{"times_ms": [...]} with one entry per case.
+"""
+import json
+import sys
+import time
+
+import numpy as np
+
+DTYPES = {"uint8": np.uint8, "uint16": np.uint16, "int32": np.int32, "uint32": np.uint32,
+          "int64": np.int64, "uint64": np.uint64, "float32": np.float32, "float64": np.float64}
+
+
+def splitmix(n, seed):
+    mask = (1 << 64) - 1
+    state = (seed * 0x9E3779B97F4A7C15 + 1) & mask
+    idx = np.arange(1, n + 1, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        z = np.uint64(state) + idx * np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def make(dtype, n, seed):
+    z = splitmix(n, seed)
+    if dtype in ("float32", "float64"):
+        return ((z >> np.uint64(11)).astype(np.float64) * 2.0 ** -53).astype(DTYPES[dtype])
+    return (z % np.uint64(100)).astype(DTYPES[dtype])
+
+
+def median_ms(fn, reps):
+    fn()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e3)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def reduce_case(c):
+    x = make(c["dtype"], c["rows"] * c["cols"], c["seed"])
+    if c.get("axis", "all") != "all":
+        x = x.reshape(c["rows"], c["cols"])
+    axis = {"all": None, "rows": 1, "cols": 0}[c.get("axis", "all")]
+    fn = getattr(np, c["op"])
+    return median_ms(lambda: fn(x, axis=axis), c.get("reps", 20))
+
+
+def histogram_case(c):
+    x = make(c["dtype"], c["n"], c["seed"])
+    return median_ms(lambda: np.histogram(x, bins=c["bins"], range=tuple(c["range"])),
+                     c.get("reps", 10))
+
+
+def main():
+    with open(sys.argv[1]) as f:
+        job = json.load(f)
+    run = {"reduce": reduce_case, "histogram": histogram_case}[job["pattern"]]
+    print(json.dumps({"times_ms": [run(c) for c in job["cases"]]}))
+
+
+if __name__ == "__main__":
+    main()

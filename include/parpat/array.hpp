@@ -1,0 +1,78 @@
+// parpat/array.hpp — device memory with a dtype and a 1-D or 2-D shape.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "parpat/device.hpp"
+#include "parpat/dtype.hpp"
+
+namespace parpat {
+
+// Untyped device memory, freed when the last copy goes. `handle()` is what the backend works
+// with: a host pointer on the CPU, a device pointer on CUDA, a cl_mem on OpenCL.
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(const Device& device, std::size_t bytes);
+
+  std::size_t bytes() const { return bytes_; }
+  void* handle() const { return handle_.get(); }
+  Device device() const { return Device(device_); }
+  bool empty() const { return bytes_ == 0; }
+
+  void upload(const void* host, std::size_t bytes, std::size_t offset = 0);
+  void download(void* host, std::size_t bytes, std::size_t offset = 0) const;
+
+ private:
+  std::shared_ptr<detail::DeviceImpl> device_;
+  std::shared_ptr<void> handle_;
+  std::size_t bytes_ = 0;
+};
+
+// A 1-D array of `cols` elements (rows == 1), or a C-order 2-D array of rows × cols whose rows
+// start `row_stride` elements apart (row_stride ≥ cols; the default is cols).
+class Array {
+ public:
+  Array() = default;
+  Array(const Device& device, DType dtype, std::vector<std::int64_t> shape,
+        std::int64_t row_stride = 0);
+
+  // Copies `host` (laid out as this array is, row_stride included) to a new device array.
+  static Array from_host(const Device& device, DType dtype, std::vector<std::int64_t> shape,
+                         const void* host, std::int64_t row_stride = 0);
+  template <class T>
+  static Array from_vector(const Device& device, const std::vector<T>& v) {
+    return from_host(device, dtype_of<T>::value, {static_cast<std::int64_t>(v.size())}, v.data());
+  }
+
+  void upload(const void* host);
+  void download(void* host) const;
+  template <class T>
+  std::vector<T> to_vector() const {
+    std::vector<T> out(static_cast<std::size_t>(storage_elements()));
+    if (!out.empty()) download(out.data());
+    return out;
+  }
+
+  DType dtype() const { return dtype_; }
+  const std::vector<std::int64_t>& shape() const { return shape_; }
+  int ndim() const { return static_cast<int>(shape_.size()); }
+  std::int64_t rows() const { return shape_.size() == 2 ? shape_[0] : 1; }
+  std::int64_t cols() const { return shape_.empty() ? 0 : shape_.back(); }
+  std::int64_t row_stride() const { return row_stride_; }
+  std::int64_t size() const { return rows() * cols(); }
+  // Elements the buffer holds: (rows − 1) · row_stride + cols.
+  std::int64_t storage_elements() const;
+  const Buffer& buffer() const { return buffer_; }
+  Device device() const { return buffer_.device(); }
+
+ private:
+  Buffer buffer_;
+  DType dtype_ = DType::float32;
+  std::vector<std::int64_t> shape_;
+  std::int64_t row_stride_ = 0;
+};
+
+}  // namespace parpat

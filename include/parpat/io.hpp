@@ -1,0 +1,42 @@
+// parpat/io.hpp — reading and writing .npy files and raw byte files.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "parpat/dtype.hpp"
+
+namespace parpat {
+
+// An array in host memory, C order, elements packed (row stride = cols).
+struct HostArray {
+  DType dtype = DType::uint8;
+  std::vector<std::int64_t> shape;
+  std::vector<unsigned char> data;
+
+  std::int64_t size() const;
+  template <class T>
+  const T* as() const {
+    return reinterpret_cast<const T*>(data.data());
+  }
+};
+
+// Reads a .npy file (format versions 1–3, little-endian, C order, 1-D or 2-D, dtypes uint8
+// uint16 int32 uint32 int64 uint64 float32 float64). Throws Error(io) when the file is missing
+// or unreadable and Error(invalid_argument) with one clear sentence for anything malformed:
+// bad magic, a header that does not parse, a size that does not match the data, an
+// unsupported dtype or byte order, Fortran order, or more than two dimensions.
+HostArray read_npy(const std::string& path);
+// Reads any file as a 1-D uint8 array of its bytes.
+HostArray read_raw(const std::string& path);
+// A file named *.npy, or starting with the .npy magic, is read as .npy; anything else as raw.
+HostArray read_input(const std::string& path);
+// Parses .npy bytes already in memory (what read_npy does after reading the file).
+HostArray parse_npy(const unsigned char* bytes, std::size_t size, const std::string& name);
+
+// Writes a version 1.0 .npy file.
+void write_npy(const std::string& path, DType dtype, const std::vector<std::int64_t>& shape,
+               const void* data);
+
+}  // namespace parpat

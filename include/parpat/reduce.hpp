@@ -1,0 +1,76 @@
+// parpat/reduce.hpp — reductions with numpy's semantics on every backend.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "parpat/array.hpp"
+
+namespace parpat {
+
+enum class ReduceOp { sum, prod, min, max, argmin, argmax };
+enum class Axis { all, rows, cols };  // rows: one result per row (numpy axis=1); cols: axis=0
+
+const char* reduce_op_name(ReduceOp op);
+ReduceOp parse_reduce_op(const std::string& name);
+const char* axis_name(Axis axis);
+Axis parse_axis(const std::string& name);
+bool is_arg_op(ReduceOp op);
+
+// The dtype of a reduction's values: integer sum/prod widen to int64 (signed input) or uint64
+// (unsigned) and wrap modulo 2^64; floats keep their type; min/max/arg ops keep the input type.
+DType reduce_result_dtype(DType input, ReduceOp op);
+
+// One value of some dtype, exactly as the device produced it.
+struct Scalar {
+  DType dtype = DType::float64;
+  std::int64_t i = 0;   // valid for signed integer dtypes
+  std::uint64_t u = 0;  // valid for unsigned integer dtypes
+  double f = 0;         // valid for float dtypes (float32 values are exact in a double)
+
+  static Scalar from_bytes(DType dtype, const void* p);
+  double as_double() const;
+  std::string to_string() const;  // shortest text that reads back as the same value
+};
+
+struct ReduceOptions {
+  ReduceOp op = ReduceOp::sum;
+  Axis axis = Axis::all;
+  std::string variant;  // empty: the backend's default (`fast` on GPUs, `parallel` on the CPU)
+};
+
+struct ReduceResult {
+  DType dtype = DType::float64;       // reduce_result_dtype(input, op)
+  std::vector<Scalar> values;         // 1 for axis all, rows or cols values otherwise
+  std::vector<std::int64_t> indices;  // arg ops: first extreme (first NaN), else empty
+  double time_ms = 0;                 // device time of the reduction itself
+};
+
+// Reduces `in` on its own device. Throws Error(invalid_argument) for an empty input of
+// min/max/argmin/argmax, an unknown variant or one that does not cover this case.
+ReduceResult reduce(const Array& in, const ReduceOptions& options = {});
+
+// A reduction bound to one device, input shape and options, with its workspace sized once:
+// run() only enqueues work and allocates nothing, so it can sit in a hot loop or a benchmark.
+class Reducer {
+ public:
+  Reducer(const Device& device, DType dtype, std::vector<std::int64_t> shape,
+          std::int64_t row_stride, const ReduceOptions& options);
+  ~Reducer();
+  Reducer(Reducer&&) noexcept;
+  Reducer& operator=(Reducer&&) noexcept;
+
+  // Enqueues the reduction of `in` into `values` (result dtype, one per output) and, for arg
+  // ops, `indices` (int64). Asynchronous on GPU backends.
+  void run(const Array& in, const Buffer& values, const Buffer& indices);
+  std::int64_t outputs() const;
+  DType result_dtype() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace parpat

@@ -1,0 +1,208 @@
+// .npy reader and writer. The reader trusts nothing: every field of the header is checked
+// against the format and against the bytes actually present before any data is copied.
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <sstream>
+
+#include "parpat/error.hpp"
+#include "parpat/io.hpp"
+
+namespace parpat {
+
+namespace {
+
+constexpr unsigned char kMagic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+
+[[noreturn]] void bad(const std::string& name, const std::string& what) {
+  throw_invalid(name + ": not a valid .npy file: " + what);
+}
+
+std::vector<unsigned char> slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::io, "cannot open '" + path + "': " + std::strerror(errno));
+  std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)),
+                                   std::istreambuf_iterator<char>());
+  if (in.bad()) throw Error(ErrorKind::io, "cannot read '" + path + "'");
+  return bytes;
+}
+
+// Finds `'key':` in the header dict and returns the text after the colon.
+std::string value_of(const std::string& header, const std::string& key, const std::string& name) {
+  for (const char* quote : {"'", "\""}) {
+    std::string k = std::string(quote) + key + quote;
+    auto pos = header.find(k);
+    if (pos == std::string::npos) continue;
+    pos = header.find(':', pos + k.size());
+    if (pos == std::string::npos) break;
+    auto start = header.find_first_not_of(" ", pos + 1);
+    if (start == std::string::npos) break;
+    return header.substr(start);
+  }
+  bad(name, "header has no '" + key + "'");
+}
+
+DType parse_descr(const std::string& text, const std::string& name) {
+  if (text.empty() || (text[0] != '\'' && text[0] != '"')) bad(name, "descr is not a string");
+  auto end = text.find(text[0], 1);
+  if (end == std::string::npos) bad(name, "descr string is not closed");
+  std::string d = text.substr(1, end - 1);
+  if (d.size() >= 2 && d[0] == '>' && d != ">u1" && d != ">i1")
+    throw_invalid(name + ": big-endian data ('" + d + "') is not supported");
+  static const std::pair<const char*, DType> known[] = {
+      {"|u1", DType::uint8},  {"<u1", DType::uint8},  {">u1", DType::uint8},
+      {"<u2", DType::uint16}, {"<i4", DType::int32},  {"<u4", DType::uint32},
+      {"<i8", DType::int64},  {"<u8", DType::uint64}, {"<f4", DType::float32},
+      {"<f8", DType::float64}};
+  for (auto& [k, t] : known)
+    if (d == k) return t;
+  throw_invalid(name + ": unsupported dtype '" + d +
+                "' (supported: uint8 uint16 int32 uint32 int64 uint64 float32 float64)");
+}
+
+std::vector<std::int64_t> parse_shape(const std::string& text, const std::string& name) {
+  if (text.empty() || text[0] != '(') bad(name, "shape is not a tuple");
+  auto end = text.find(')');
+  if (end == std::string::npos) bad(name, "shape tuple is not closed");
+  std::vector<std::int64_t> shape;
+  std::string inner = text.substr(1, end - 1);
+  std::size_t i = 0;
+  while (i < inner.size()) {
+    while (i < inner.size() && (inner[i] == ' ' || inner[i] == ','))
+      ++i;
+    if (i >= inner.size()) break;
+    if (inner[i] < '0' || inner[i] > '9') bad(name, "shape holds a non-number");
+    std::int64_t v = 0;
+    while (i < inner.size() && inner[i] >= '0' && inner[i] <= '9') {
+      if (v > (std::numeric_limits<std::int64_t>::max() - 9) / 10) bad(name, "dimension overflows");
+      v = v * 10 + (inner[i++] - '0');
+    }
+    if (i < inner.size() && inner[i] == 'L') ++i;  // Python 2 longs
+    shape.push_back(v);
+  }
+  return shape;
+}
+
+}  // namespace
+
+std::int64_t HostArray::size() const {
+  std::int64_t n = 1;
+  for (auto d : shape)
+    n *= d;
+  return n;
+}
+
+HostArray parse_npy(const unsigned char* bytes, std::size_t size, const std::string& name) {
+  if (size < 10 || std::memcmp(bytes, kMagic, sizeof kMagic) != 0)
+    bad(name, size < 10 ? "file is too short" : "bad magic");
+  int major = bytes[6];
+  if (major < 1 || major > 3) bad(name, "unknown format version " + std::to_string(major));
+  std::size_t header_len = 0, prefix = 0;
+  if (major == 1) {
+    header_len = bytes[8] | (bytes[9] << 8);
+    prefix = 10;
+  } else {
+    if (size < 12) bad(name, "file is too short");
+    header_len = static_cast<std::size_t>(bytes[8]) | (static_cast<std::size_t>(bytes[9]) << 8) |
+                 (static_cast<std::size_t>(bytes[10]) << 16) |
+                 (static_cast<std::size_t>(bytes[11]) << 24);
+    prefix = 12;
+  }
+  if (header_len > size - prefix) bad(name, "header runs past the end of the file");
+  std::string header(reinterpret_cast<const char*>(bytes + prefix), header_len);
+  if (header.find('{') == std::string::npos || header.find('}') == std::string::npos)
+    bad(name, "header is not a dict");
+
+  HostArray a;
+  a.dtype = parse_descr(value_of(header, "descr", name), name);
+  std::string fortran = value_of(header, "fortran_order", name);
+  if (fortran.rfind("True", 0) == 0)
+    throw_invalid(name + ": Fortran-order arrays are not supported (save with C order)");
+  if (fortran.rfind("False", 0) != 0) bad(name, "fortran_order is neither True nor False");
+  a.shape = parse_shape(value_of(header, "shape", name), name);
+  if (a.shape.empty()) throw_invalid(name + ": 0-D arrays are not supported (1-D or 2-D only)");
+  if (a.shape.size() > 2)
+    throw_invalid(name + ": " + std::to_string(a.shape.size()) +
+                  "-D arrays are not supported (1-D or 2-D only)");
+
+  std::size_t available = size - prefix - header_len;
+  std::size_t item = dtype_size(a.dtype);
+  std::uint64_t count = 1;
+  for (auto d : a.shape) {
+    if (d != 0 &&
+        count > std::numeric_limits<std::uint64_t>::max() / item / static_cast<std::uint64_t>(d))
+      bad(name, "shape is too large");
+    count *= static_cast<std::uint64_t>(d);
+  }
+  std::uint64_t need = count * item;
+  if (need != available) {
+    bad(name, "header promises " + std::to_string(need) + " data bytes but the file holds " +
+                  std::to_string(available) + (need > available ? " (truncated)" : ""));
+  }
+  const unsigned char* data = bytes + prefix + header_len;
+  a.data.assign(data, data + need);
+  return a;
+}
+
+HostArray read_npy(const std::string& path) {
+  auto bytes = slurp(path);
+  return parse_npy(bytes.data(), bytes.size(), path);
+}
+
+HostArray read_raw(const std::string& path) {
+  HostArray a;
+  a.data = slurp(path);
+  a.dtype = DType::uint8;
+  a.shape = {static_cast<std::int64_t>(a.data.size())};
+  return a;
+}
+
+HostArray read_input(const std::string& path) {
+  bool npy_name = path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
+  if (npy_name) return read_npy(path);
+  auto bytes = slurp(path);
+  if (bytes.size() >= sizeof kMagic && std::memcmp(bytes.data(), kMagic, sizeof kMagic) == 0)
+    return parse_npy(bytes.data(), bytes.size(), path);
+  HostArray a;
+  a.dtype = DType::uint8;
+  a.shape = {static_cast<std::int64_t>(bytes.size())};
+  a.data = std::move(bytes);
+  return a;
+}
+
+void write_npy(const std::string& path, DType dtype, const std::vector<std::int64_t>& shape,
+               const void* data) {
+  static const char* descr[] = {"|u1", "<u2", "<i4", "<u4", "<i8", "<u8", "<f4", "<f8"};
+  std::ostringstream h;
+  h << "{'descr': '" << descr[static_cast<int>(dtype)] << "', 'fortran_order': False, 'shape': (";
+  std::int64_t n = 1;
+  for (auto d : shape) {
+    h << d << ", ";
+    n *= d;
+  }
+  if (shape.size() == 2) {
+    // numpy writes (a, b), not (a, b, )
+    std::string s = h.str();
+    s.erase(s.size() - 2);
+    h.str(s);
+    h.seekp(0, std::ios::end);
+  }
+  h << "), }";
+  std::string header = h.str();
+  std::size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header.push_back('\n');
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw Error(ErrorKind::io, "cannot write '" + path + "': " + std::strerror(errno));
+  out.write(reinterpret_cast<const char*>(kMagic), sizeof kMagic);
+  out.put(1);
+  out.put(0);
+  out.put(static_cast<char>(header.size() & 0xff));
+  out.put(static_cast<char>(header.size() >> 8));
+  out << header;
+  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(n * dtype_size(dtype)));
+  if (!out) throw Error(ErrorKind::io, "cannot write '" + path + "'");
+}
+
+}  // namespace parpat

@@ -1,0 +1,214 @@
+// Reduce dispatch: names, result types, the variant registry of every backend built in, and the
+// portable entry points, which handle empty extents themselves so kernels never see them.
+#include <charconv>
+#include <cmath>
+#include <cstring>
+
+#include "reduce/reduce_internal.hpp"
+#include "runtime/device_impl.hpp"
+#include "runtime/variant_tables.hpp"
+
+namespace parpat {
+
+namespace {
+constexpr const char* kOpNames[] = {"sum", "prod", "min", "max", "argmin", "argmax"};
+constexpr const char* kAxisNames[] = {"all", "rows", "cols"};
+}  // namespace
+
+const char* reduce_op_name(ReduceOp op) {
+  return kOpNames[static_cast<int>(op)];
+}
+ReduceOp parse_reduce_op(const std::string& name) {
+  for (int i = 0; i < 6; ++i)
+    if (name == kOpNames[i]) return static_cast<ReduceOp>(i);
+  throw_invalid("unknown op '" + name + "' (expected sum, prod, min, max, argmin or argmax)");
+}
+const char* axis_name(Axis axis) {
+  return kAxisNames[static_cast<int>(axis)];
+}
+Axis parse_axis(const std::string& name) {
+  for (int i = 0; i < 3; ++i)
+    if (name == kAxisNames[i]) return static_cast<Axis>(i);
+  throw_invalid("unknown axis '" + name + "' (expected all, rows or cols)");
+}
+bool is_arg_op(ReduceOp op) {
+  return op == ReduceOp::argmin || op == ReduceOp::argmax;
+}
+
+DType reduce_result_dtype(DType input, ReduceOp op) {
+  if (op != ReduceOp::sum && op != ReduceOp::prod) return input;
+  if (is_float(input)) return input;
+  return is_signed_integer(input) ? DType::int64 : DType::uint64;
+}
+
+Scalar Scalar::from_bytes(DType dtype, const void* p) {
+  Scalar s;
+  s.dtype = dtype;
+  visit_dtype(dtype, [&](auto t) {
+    using T = decltype(t);
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    if constexpr (std::is_floating_point_v<T>) {
+      s.f = v;
+    } else if constexpr (std::is_signed_v<T>) {
+      s.i = v;
+    } else {
+      s.u = v;
+    }
+  });
+  return s;
+}
+
+double Scalar::as_double() const {
+  if (is_float(dtype)) return f;
+  return is_signed_integer(dtype) ? static_cast<double>(i) : static_cast<double>(u);
+}
+
+std::string Scalar::to_string() const {
+  if (!is_float(dtype)) return is_signed_integer(dtype) ? std::to_string(i) : std::to_string(u);
+  if (std::isnan(f)) return "nan";
+  if (std::isinf(f)) return f > 0 ? "inf" : "-inf";
+  char buf[64];
+  auto res = dtype == DType::float32 ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(f))
+                                     : std::to_chars(buf, buf + sizeof buf, f);
+  return std::string(buf, res.ptr);
+}
+
+namespace detail {
+
+namespace {
+
+const std::vector<ReduceVariant>& all_reduce_variants() {
+  static const std::vector<ReduceVariant> all = [] {
+    std::vector<ReduceVariant> v = cpu_reduce_variants();
+#ifdef PARPAT_HAVE_CUDA
+    for (auto& e : cuda_reduce_variants())
+      v.push_back(e);
+#endif
+#ifdef PARPAT_HAVE_OPENCL
+    for (auto& e : opencl_reduce_variants())
+      v.push_back(e);
+#endif
+    return v;
+  }();
+  return all;
+}
+
+}  // namespace
+
+std::vector<VariantInfo> reduce_variants() {
+  std::vector<VariantInfo> out;
+  for (const auto& v : all_reduce_variants())
+    out.push_back(v.info);
+  return out;
+}
+
+const ReduceVariant& find_reduce_variant(Backend backend, const std::string& name) {
+  std::string known;
+  for (const auto& v : all_reduce_variants()) {
+    if (v.info.backend != backend_name(backend)) continue;
+    if (v.info.name == name || (name.empty() && v.info.is_default)) return v;
+    known += (known.empty() ? "" : ", ") + v.info.name;
+  }
+  throw_invalid("unknown reduce variant '" + name + "' on backend " + backend_name(backend) +
+                " (available: " + known + ")");
+}
+
+}  // namespace detail
+
+struct Reducer::Impl {
+  Device device;
+  detail::ReduceShape shape;
+  std::unique_ptr<detail::ReduceKernel> kernel;  // null when the extent is empty
+  std::vector<unsigned char> identity_values;    // what an empty extent reduces to
+};
+
+Reducer::Reducer(const Device& device, DType dtype, std::vector<std::int64_t> shape,
+                 std::int64_t row_stride, const ReduceOptions& options)
+    : impl_(new Impl{device, {}, nullptr, {}}) {
+  if (shape.empty() || shape.size() > 2)
+    throw_invalid("reduce takes 1-D or 2-D input, got " + std::to_string(shape.size()) + "-D");
+  auto& s = impl_->shape;
+  s.dtype = dtype;
+  s.op = options.op;
+  s.axis = options.axis;
+  s.rows = shape.size() == 2 ? shape[0] : 1;
+  s.cols = shape.back();
+  s.row_stride = row_stride ? row_stride : s.cols;
+  if (shape.size() == 1 && s.axis != Axis::all)
+    throw_invalid(std::string("axis ") + axis_name(s.axis) + " needs 2-D input");
+  const auto& variant = detail::find_reduce_variant(device.backend(), options.variant);
+  if (s.outputs() == 0) return;  // e.g. axis rows of a 0 × n array: an empty result
+  if (s.extent() == 0) {
+    if (options.op != ReduceOp::sum && options.op != ReduceOp::prod)
+      throw_invalid(std::string(reduce_op_name(options.op)) +
+                    " of an empty array has no identity (zero-size input)");
+    DType out = reduce_result_dtype(dtype, options.op);
+    impl_->identity_values.resize(static_cast<std::size_t>(s.outputs()) * dtype_size(out));
+    for (std::int64_t o = 0; o < s.outputs(); ++o) {
+      visit_dtype(out, [&](auto t) {
+        using R = decltype(t);
+        R v = options.op == ReduceOp::sum ? R(0) : R(1);
+        std::memcpy(impl_->identity_values.data() + o * sizeof(R), &v, sizeof v);
+      });
+    }
+    return;
+  }
+  if (!variant.supports(s, device.info())) {
+    throw Error(ErrorKind::unsupported,
+                "variant " + options.variant + " on " + backend_name(device.backend()) +
+                    " does not cover " + reduce_op_name(s.op) + " of " + dtype_name(dtype) +
+                    " along axis " + axis_name(s.axis) + " (" + variant.info.limits + ")");
+  }
+  impl_->kernel = variant.make(device, s);
+}
+
+Reducer::~Reducer() = default;
+Reducer::Reducer(Reducer&&) noexcept = default;
+Reducer& Reducer::operator=(Reducer&&) noexcept = default;
+
+std::int64_t Reducer::outputs() const {
+  return impl_->shape.outputs();
+}
+DType Reducer::result_dtype() const {
+  return reduce_result_dtype(impl_->shape.dtype, impl_->shape.op);
+}
+
+void Reducer::run(const Array& in, const Buffer& values, const Buffer& indices) {
+  const auto& s = impl_->shape;
+  if (in.dtype() != s.dtype || in.rows() != s.rows || in.cols() != s.cols ||
+      in.row_stride() != s.row_stride)
+    throw_invalid("reducer was made for another array shape or dtype");
+  if (!impl_->kernel) {
+    if (!impl_->identity_values.empty())
+      values.device().impl().upload(values.handle(), 0, impl_->identity_values.data(),
+                                    impl_->identity_values.size());
+    return;
+  }
+  impl_->kernel->run(in.buffer(), values, indices);
+}
+
+ReduceResult reduce(const Array& in, const ReduceOptions& options) {
+  Device device = in.device();
+  Reducer reducer(device, in.dtype(), in.shape(), in.row_stride(), options);
+  ReduceResult result;
+  result.dtype = reducer.result_dtype();
+  auto outputs = static_cast<std::size_t>(reducer.outputs());
+  Buffer values(device, outputs * dtype_size(result.dtype));
+  Buffer indices(device, is_arg_op(options.op) ? outputs * sizeof(std::int64_t) : 0);
+  device.impl().timer_start();
+  reducer.run(in, values, indices);
+  result.time_ms = device.impl().timer_stop_ms();
+  std::vector<unsigned char> raw(values.bytes());
+  values.download(raw.data(), raw.size());
+  for (std::size_t o = 0; o < outputs; ++o)
+    result.values.push_back(
+        Scalar::from_bytes(result.dtype, raw.data() + o * dtype_size(result.dtype)));
+  if (is_arg_op(options.op)) {
+    result.indices.resize(outputs);
+    indices.download(result.indices.data(), outputs * sizeof(std::int64_t));
+  }
+  return result;
+}
+
+}  // namespace parpat

@@ -1,0 +1,44 @@
+// The reduce contract as a check, shared by the tests and `parpat bench`: integers and
+// min/max/arg values exactly (NaN matches NaN), float sums within 1e-6·log2(n) relative to the
+// float64 reference (DESIGN.md §2), float products within 1e-5 relative. For data of mixed
+// sign, pass `magnitude` = Σ|x|: the error is then measured against it, as cancellation in
+// the exact sum says nothing about the summation's accuracy.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "parpat/reduce.hpp"
+
+namespace parpat::detail {
+
+// Empty when `got` satisfies the contract against `expected`, else a sentence saying why.
+inline std::string reduce_mismatch(const Scalar& expected, const Scalar& got, ReduceOp op,
+                                   std::int64_t extent, double magnitude = 0) {
+  if (expected.dtype != got.dtype) return "dtype differs";
+  if (!is_float(got.dtype)) {
+    bool same = is_signed_integer(got.dtype) ? expected.i == got.i : expected.u == got.u;
+    return same ? "" : "expected " + expected.to_string() + ", got " + got.to_string();
+  }
+  double e = expected.f, g = got.f;
+  if (std::isnan(e) || std::isnan(g))
+    return std::isnan(e) && std::isnan(g)
+               ? ""
+               : "expected " + expected.to_string() + ", got " + got.to_string();
+  if (std::isinf(e) || std::isinf(g) || (op != ReduceOp::sum && op != ReduceOp::prod))
+    return e == g ? "" : "expected " + expected.to_string() + ", got " + got.to_string();
+  double tol =
+      op == ReduceOp::sum
+          ? 1e-6 * std::max(1.0, std::log2(static_cast<double>(std::max<std::int64_t>(extent, 2))))
+          : 1e-5;
+  // Float64 results of a float64 reference are held to float64's own scale.
+  if (got.dtype == DType::float64 && op == ReduceOp::sum) tol *= 1e-6;
+  double err = std::fabs(g - e);
+  double scale = std::max(std::fabs(e), magnitude);
+  if (err <= tol * scale || err <= 1e-30) return "";
+  return "expected " + expected.to_string() + ", got " + got.to_string() + " (relative error " +
+         std::to_string(scale > 0 ? err / scale : err) + ")";
+}
+
+}  // namespace parpat::detail

@@ -1,0 +1,177 @@
+// Errors, dtypes, backends and the device list: the backend-independent part of the runtime.
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+#include "parpat/array.hpp"
+#include "parpat/device.hpp"
+#include "parpat/dtype.hpp"
+#include "parpat/error.hpp"
+#include "runtime/backends.hpp"
+#include "runtime/device_impl.hpp"
+
+namespace parpat {
+
+Error::Error(ErrorKind kind, std::string message, std::string backend, std::string call, int code)
+    : std::runtime_error(std::move(message)),
+      kind_(kind),
+      backend_(std::move(backend)),
+      call_(std::move(call)),
+      code_(code) {}
+
+void throw_invalid(const std::string& message) {
+  throw Error(ErrorKind::invalid_argument, message);
+}
+
+namespace {
+constexpr const char* kDTypeNames[] = {"uint8", "uint16", "int32",   "uint32",
+                                       "int64", "uint64", "float32", "float64"};
+constexpr std::size_t kDTypeSizes[] = {1, 2, 4, 4, 8, 8, 4, 8};
+constexpr const char* kBackendNames[] = {"cpu", "cuda", "opencl"};
+}  // namespace
+
+std::size_t dtype_size(DType t) {
+  return kDTypeSizes[static_cast<int>(t)];
+}
+const char* dtype_name(DType t) {
+  return kDTypeNames[static_cast<int>(t)];
+}
+DType parse_dtype(const std::string& name) {
+  for (int i = 0; i < 8; ++i)
+    if (name == kDTypeNames[i]) return static_cast<DType>(i);
+  throw_invalid("unknown dtype '" + name + "'");
+}
+bool is_float(DType t) {
+  return t == DType::float32 || t == DType::float64;
+}
+bool is_signed_integer(DType t) {
+  return t == DType::int32 || t == DType::int64;
+}
+
+const char* backend_name(Backend b) {
+  return kBackendNames[static_cast<int>(b)];
+}
+Backend parse_backend(const std::string& name) {
+  for (int i = 0; i < 3; ++i)
+    if (name == kBackendNames[i]) return static_cast<Backend>(i);
+  throw_invalid("unknown backend '" + name + "' (expected cpu, cuda or opencl)");
+}
+bool backend_built(Backend b) {
+  switch (b) {
+    case Backend::cpu:
+      return true;
+    case Backend::cuda:
+      return detail::kHaveCuda;
+    case Backend::opencl:
+      return detail::kHaveOpencl;
+  }
+  return false;
+}
+
+std::vector<DeviceInfo> list_devices() {
+  std::vector<DeviceInfo> all;
+  for (Backend b : {Backend::cuda, Backend::opencl, Backend::cpu}) {
+    for (auto& info : detail::discover(b))
+      all.push_back(info);
+  }
+  return all;
+}
+
+Device::Device(std::shared_ptr<detail::DeviceImpl> impl) : impl_(std::move(impl)) {}
+
+Device Device::open(Backend backend, int index) {
+  // One implementation object per device per process, so contexts, streams and compiled
+  // programs are shared by every handle.
+  static std::mutex mutex;
+  static std::map<std::pair<int, int>, std::shared_ptr<detail::DeviceImpl>> opened;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto key = std::make_pair(static_cast<int>(backend), index);
+  auto it = opened.find(key);
+  if (it != opened.end()) return Device(it->second);
+  if (!backend_built(backend))
+    throw_invalid(std::string("backend ") + backend_name(backend) + " is not built in");
+  auto found = detail::discover(backend);
+  if (index < 0 || index >= static_cast<int>(found.size())) {
+    throw_invalid(std::string("no device ") + std::to_string(index) + " on backend " +
+                  backend_name(backend) + " (" + std::to_string(found.size()) +
+                  " present; see `parpat info`)");
+  }
+  auto impl = detail::open_device(backend, index);
+  opened.emplace(key, impl);
+  return Device(impl);
+}
+
+Device Device::best() {
+  for (Backend b : {Backend::cuda, Backend::opencl}) {
+    auto found = detail::discover(b);
+    for (std::size_t i = 0; i < found.size(); ++i) {
+      if (found[i].independent_groups) return open(b, static_cast<int>(i));
+    }
+  }
+  return open(Backend::cpu, 0);
+}
+
+const DeviceInfo& Device::info() const {
+  return impl_->info();
+}
+Backend Device::backend() const {
+  return impl_->info().backend;
+}
+std::string Device::label() const {
+  return std::string(backend_name(backend())) + ":" + std::to_string(info().index) + " " +
+         info().name;
+}
+void Device::synchronize() const {
+  impl_->synchronize();
+}
+
+Buffer::Buffer(const Device& device, std::size_t bytes)
+    : device_(device.shared_impl()), bytes_(bytes) {
+  auto impl = device_;
+  // Zero-byte buffers still get a valid (1-byte) allocation so kernels can take them as args.
+  void* h = impl->allocate(std::max<std::size_t>(bytes, 1));
+  handle_ = std::shared_ptr<void>(h, [impl](void* p) { impl->release(p); });
+}
+
+void Buffer::upload(const void* host, std::size_t bytes, std::size_t offset) {
+  if (offset + bytes > bytes_) throw_invalid("upload past the end of a buffer");
+  if (bytes) device_->upload(handle(), offset, host, bytes);
+}
+
+void Buffer::download(void* host, std::size_t bytes, std::size_t offset) const {
+  if (offset + bytes > bytes_) throw_invalid("download past the end of a buffer");
+  if (bytes) device_->download(handle(), offset, host, bytes);
+}
+
+Array::Array(const Device& device, DType dtype, std::vector<std::int64_t> shape,
+             std::int64_t row_stride)
+    : dtype_(dtype), shape_(std::move(shape)) {
+  if (shape_.empty() || shape_.size() > 2)
+    throw_invalid("arrays are 1-D or 2-D, got " + std::to_string(shape_.size()) + "-D");
+  for (auto d : shape_)
+    if (d < 0) throw_invalid("negative array dimension");
+  row_stride_ = row_stride ? row_stride : cols();
+  if (row_stride_ < cols()) throw_invalid("row stride is smaller than the row length");
+  buffer_ = Buffer(device, static_cast<std::size_t>(storage_elements()) * dtype_size(dtype_));
+}
+
+Array Array::from_host(const Device& device, DType dtype, std::vector<std::int64_t> shape,
+                       const void* host, std::int64_t row_stride) {
+  Array a(device, dtype, std::move(shape), row_stride);
+  a.upload(host);
+  return a;
+}
+
+std::int64_t Array::storage_elements() const {
+  if (rows() == 0 || cols() == 0) return 0;
+  return (rows() - 1) * row_stride_ + cols();
+}
+
+void Array::upload(const void* host) {
+  buffer_.upload(host, buffer_.bytes());
+}
+void Array::download(void* host) const {
+  buffer_.download(host, buffer_.bytes());
+}
+
+}  // namespace parpat

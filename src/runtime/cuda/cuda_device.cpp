@@ -1,0 +1,141 @@
+#include "runtime/cuda/cuda_device.hpp"
+
+#include <memory>
+#include <vector>
+
+#include "runtime/backends.hpp"
+
+namespace parpat::detail {
+
+void cuda_check(cudaError_t status, const char* call) {
+  if (status == cudaSuccess) return;
+  std::string text = std::string(call) + ": " + cudaGetErrorString(status);
+  throw Error(status == cudaErrorMemoryAllocation ? ErrorKind::backend : ErrorKind::backend,
+              "CUDA error in " + text, "cuda", call, static_cast<int>(status));
+}
+
+void check_launch(const char* kernel) {
+  cudaError_t status = cudaGetLastError();
+  if (status != cudaSuccess) cuda_check(status, kernel);
+}
+
+namespace {
+
+DeviceInfo describe(int ordinal, const cudaDeviceProp& p) {
+  DeviceInfo info;
+  info.backend = Backend::cuda;
+  info.index = ordinal;
+  info.name = p.name;
+  info.vendor = "NVIDIA";
+  int driver = 0, runtime = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+  info.version = "driver " + std::to_string(driver / 1000) + "." +
+                 std::to_string(driver % 1000 / 10) + ", runtime " +
+                 std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10) +
+                 ", sm_" + std::to_string(p.major) + std::to_string(p.minor);
+  info.compute_units = p.multiProcessorCount;
+  info.global_memory = p.totalGlobalMem;
+  info.local_memory = p.sharedMemPerBlockOptin;
+  info.l2_cache = static_cast<std::uint64_t>(p.l2CacheSize);
+  info.max_group_size = p.maxThreadsPerBlock;
+  info.warp_size = p.warpSize;
+  info.cooperative_launch = p.cooperativeLaunch != 0;
+  info.independent_groups = true;
+  return info;
+}
+
+}  // namespace
+
+CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
+  PARPAT_CUDA(cudaGetDeviceProperties(&props_, ordinal));
+  info_ = describe(ordinal, props_);
+  activate();
+  PARPAT_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  PARPAT_CUDA(cudaEventCreate(&start_));
+  PARPAT_CUDA(cudaEventCreate(&stop_));
+}
+
+CudaDevice::~CudaDevice() {
+  cudaSetDevice(ordinal_);
+  if (start_) cudaEventDestroy(start_);
+  if (stop_) cudaEventDestroy(stop_);
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+void CudaDevice::activate() const {
+  int current = -1;
+  if (cudaGetDevice(&current) != cudaSuccess || current != ordinal_)
+    PARPAT_CUDA(cudaSetDevice(ordinal_));
+}
+
+void* CudaDevice::allocate(std::size_t bytes) {
+  activate();
+  void* p = nullptr;
+  cudaError_t status = cudaMalloc(&p, bytes);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    throw Error(ErrorKind::backend,
+                "cannot allocate " + std::to_string(bytes) + " bytes on " + info_.name + ": " +
+                    cudaGetErrorString(status),
+                "cuda", "cudaMalloc", static_cast<int>(status));
+  }
+  return p;
+}
+
+void CudaDevice::release(void* handle) noexcept {
+  cudaSetDevice(ordinal_);
+  cudaFree(handle);
+}
+
+void CudaDevice::upload(void* handle, std::size_t offset, const void* src, std::size_t bytes) {
+  activate();
+  PARPAT_CUDA(cudaMemcpyAsync(static_cast<char*>(handle) + offset, src, bytes,
+                              cudaMemcpyHostToDevice, stream_));
+  PARPAT_CUDA(cudaStreamSynchronize(stream_));
+}
+
+void CudaDevice::download(const void* handle, std::size_t offset, void* dst, std::size_t bytes) {
+  activate();
+  PARPAT_CUDA(cudaMemcpyAsync(dst, static_cast<const char*>(handle) + offset, bytes,
+                              cudaMemcpyDeviceToHost, stream_));
+  PARPAT_CUDA(cudaStreamSynchronize(stream_));
+}
+
+void CudaDevice::synchronize() {
+  activate();
+  PARPAT_CUDA(cudaStreamSynchronize(stream_));
+}
+
+void CudaDevice::timer_start() {
+  activate();
+  PARPAT_CUDA(cudaEventRecord(start_, stream_));
+}
+
+double CudaDevice::timer_stop_ms() {
+  PARPAT_CUDA(cudaEventRecord(stop_, stream_));
+  PARPAT_CUDA(cudaEventSynchronize(stop_));
+  float ms = 0;
+  PARPAT_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
+  return ms;
+}
+
+std::vector<DeviceInfo> discover_cuda() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // no driver or no device: the backend simply has no devices
+    return {};
+  }
+  std::vector<DeviceInfo> out;
+  for (int i = 0; i < count; ++i) {
+    cudaDeviceProp p{};
+    if (cudaGetDeviceProperties(&p, i) == cudaSuccess) out.push_back(describe(i, p));
+  }
+  return out;
+}
+
+std::shared_ptr<DeviceImpl> open_cuda(int index) {
+  return std::make_shared<CudaDevice>(index);
+}
+
+}  // namespace parpat::detail

@@ -1,0 +1,47 @@
+// The CUDA backend: one stream per device, cudaMalloc'd memory, event timing.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "runtime/device_impl.hpp"
+
+namespace parpat::detail {
+
+// Throws Error(backend) naming the call when a CUDA runtime call fails.
+void cuda_check(cudaError_t status, const char* call);
+#define PARPAT_CUDA(call) ::parpat::detail::cuda_check((call), #call)
+
+class CudaDevice final : public DeviceImpl {
+ public:
+  explicit CudaDevice(int ordinal);
+  ~CudaDevice() override;
+
+  const DeviceInfo& info() const override { return info_; }
+  void* allocate(std::size_t bytes) override;
+  void release(void* handle) noexcept override;
+  void upload(void* handle, std::size_t offset, const void* src, std::size_t bytes) override;
+  void download(const void* handle, std::size_t offset, void* dst, std::size_t bytes) override;
+  void synchronize() override;
+  void timer_start() override;
+  double timer_stop_ms() override;
+
+  int ordinal() const { return ordinal_; }
+  cudaStream_t stream() const { return stream_; }
+  const cudaDeviceProp& props() const { return props_; }
+  // Makes this device current on the calling thread (cheap when it already is).
+  void activate() const;
+
+ private:
+  int ordinal_;
+  cudaDeviceProp props_{};
+  DeviceInfo info_;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+// Checks the last launch on `device`'s stream; call right after every kernel launch.
+void check_launch(const char* kernel);
+
+}  // namespace parpat::detail

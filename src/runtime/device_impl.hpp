@@ -1,0 +1,37 @@
+// The interface every backend implements once; patterns reach their backend's concrete type
+// (CpuDevice, CudaDevice, OpenclDevice) through backend_cast.
+#pragma once
+
+#include <cstddef>
+
+#include "parpat/device.hpp"
+#include "parpat/error.hpp"
+
+namespace parpat::detail {
+
+class DeviceImpl {
+ public:
+  virtual ~DeviceImpl() = default;
+  virtual const DeviceInfo& info() const = 0;
+
+  // Device memory; the handle is a host pointer, a CUDA device pointer or a cl_mem.
+  virtual void* allocate(std::size_t bytes) = 0;
+  virtual void release(void* handle) noexcept = 0;
+  virtual void upload(void* handle, std::size_t offset, const void* src, std::size_t bytes) = 0;
+  virtual void download(const void* handle, std::size_t offset, void* dst, std::size_t bytes) = 0;
+  virtual void synchronize() = 0;
+
+  // Device time of the work enqueued between timer_start() and timer_stop_ms(); the stop
+  // waits for that work to finish.
+  virtual void timer_start() = 0;
+  virtual double timer_stop_ms() = 0;
+};
+
+template <class Concrete>
+Concrete& backend_cast(const Device& device) {
+  auto* p = dynamic_cast<Concrete*>(&device.impl());
+  if (!p) throw Error(ErrorKind::invalid_argument, "device is of another backend");
+  return *p;
+}
+
+}  // namespace parpat::detail

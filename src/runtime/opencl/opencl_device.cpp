@@ -1,0 +1,228 @@
+#include "runtime/opencl/opencl_device.hpp"
+
+#include <iostream>
+#include <memory>
+#include <vector>
+
+#include "runtime/backends.hpp"
+
+namespace parpat::detail {
+
+void rethrow_opencl(const cl::Error& e) {
+  throw Error(ErrorKind::backend,
+              std::string("OpenCL error ") + std::to_string(e.err()) + " in " + e.what(), "opencl",
+              e.what(), e.err());
+}
+
+namespace {
+
+struct Found {
+  cl::Platform platform;
+  cl::Device device;
+};
+
+std::vector<Found> enumerate() {
+  std::vector<Found> out;
+  std::vector<cl::Platform> platforms;
+  try {
+    cl::Platform::get(&platforms);
+  } catch (const cl::Error&) {
+    return out;  // no ICD loader or no platform: the backend has no devices
+  }
+  for (auto& p : platforms) {
+    std::vector<cl::Device> devices;
+    try {
+      p.getDevices(CL_DEVICE_TYPE_ALL, &devices);
+    } catch (const cl::Error&) {
+      continue;
+    }
+    for (auto& d : devices)
+      out.push_back({p, d});
+  }
+  return out;
+}
+
+DeviceInfo describe(const Found& f, int index) {
+  DeviceInfo info;
+  info.backend = Backend::opencl;
+  info.index = index;
+  info.name = f.device.getInfo<CL_DEVICE_NAME>();
+  info.vendor = f.platform.getInfo<CL_PLATFORM_NAME>();
+  info.version =
+      f.device.getInfo<CL_DEVICE_VERSION>() + ", " + f.device.getInfo<CL_DRIVER_VERSION>();
+  info.compute_units = static_cast<int>(f.device.getInfo<CL_DEVICE_MAX_COMPUTE_UNITS>());
+  info.global_memory = f.device.getInfo<CL_DEVICE_GLOBAL_MEM_SIZE>();
+  info.local_memory = f.device.getInfo<CL_DEVICE_LOCAL_MEM_SIZE>();
+  info.l2_cache = f.device.getInfo<CL_DEVICE_GLOBAL_MEM_CACHE_SIZE>();
+  info.max_group_size = static_cast<int>(f.device.getInfo<CL_DEVICE_MAX_WORK_GROUP_SIZE>());
+  std::string ext = f.device.getInfo<CL_DEVICE_EXTENSIONS>();
+  info.fp64 = ext.find("cl_khr_fp64") != std::string::npos;
+  info.int64_atomics = ext.find("cl_khr_int64_base_atomics") != std::string::npos;
+  bool gpu = (f.device.getInfo<CL_DEVICE_TYPE>() & CL_DEVICE_TYPE_GPU) != 0;
+  info.independent_groups = gpu;
+  info.warp_size = ext.find("cl_nv_device_attribute_query") != std::string::npos ? 32 : 1;
+  return info;
+}
+
+}  // namespace
+
+OpenclDevice::OpenclDevice(cl::Platform platform, cl::Device device, int index)
+    : platform_(platform), device_(device) {
+  try {
+    info_ = describe({platform, device}, index);
+    extensions_ = device_.getInfo<CL_DEVICE_EXTENSIONS>();
+    context_ = cl::Context(device_);
+    queue_ = cl::CommandQueue(context_, device_, CL_QUEUE_PROFILING_ENABLE);
+  } catch (const cl::Error& e) {
+    rethrow_opencl(e);
+  }
+}
+
+void* OpenclDevice::allocate(std::size_t bytes) {
+  cl_int status = CL_SUCCESS;
+  cl_mem mem = clCreateBuffer(context_(), CL_MEM_READ_WRITE, bytes, nullptr, &status);
+  if (status != CL_SUCCESS) {
+    throw Error(ErrorKind::backend,
+                "cannot allocate " + std::to_string(bytes) + " bytes on " + info_.name +
+                    " (OpenCL error " + std::to_string(status) + ")",
+                "opencl", "clCreateBuffer", status);
+  }
+  return mem;
+}
+
+void OpenclDevice::release(void* handle) noexcept {
+  clReleaseMemObject(as_mem(handle));
+}
+
+void OpenclDevice::upload(void* handle, std::size_t offset, const void* src, std::size_t bytes) {
+  cl_int status = clEnqueueWriteBuffer(queue_(), as_mem(handle), CL_TRUE, offset, bytes, src, 0,
+                                       nullptr, nullptr);
+  if (status != CL_SUCCESS)
+    throw Error(ErrorKind::backend, "OpenCL upload failed", "opencl", "clEnqueueWriteBuffer",
+                status);
+}
+
+void OpenclDevice::download(const void* handle, std::size_t offset, void* dst, std::size_t bytes) {
+  cl_int status = clEnqueueReadBuffer(queue_(), as_mem(const_cast<void*>(handle)), CL_TRUE, offset,
+                                      bytes, dst, 0, nullptr, nullptr);
+  if (status != CL_SUCCESS)
+    throw Error(ErrorKind::backend, "OpenCL download failed", "opencl", "clEnqueueReadBuffer",
+                status);
+}
+
+void OpenclDevice::synchronize() {
+  try {
+    queue_.finish();
+  } catch (const cl::Error& e) {
+    rethrow_opencl(e);
+  }
+}
+
+void OpenclDevice::timer_start() {
+  synchronize();
+  timing_ = true;
+  first_ = cl::Event();
+  last_ = cl::Event();
+}
+
+double OpenclDevice::timer_stop_ms() {
+  synchronize();
+  timing_ = false;
+  if (!first_() || !last_()) return 0;
+  try {
+    cl_ulong start = first_.getProfilingInfo<CL_PROFILING_COMMAND_START>();
+    cl_ulong end = last_.getProfilingInfo<CL_PROFILING_COMMAND_END>();
+    return end > start ? static_cast<double>(end - start) * 1e-6 : 0.0;
+  } catch (const cl::Error& e) {
+    rethrow_opencl(e);
+  }
+}
+
+cl::Program& OpenclDevice::program(const char* source_name, const std::string& source,
+                                   const std::string& options) {
+  std::string key = options + '\n' + source;
+  auto it = programs_.find(key);
+  if (it != programs_.end()) return it->second;
+  cl::Program program(context_, source);
+  std::string build_options = "-cl-std=CL1.2 " + options;
+  cl_int status = program.build(std::vector<cl::Device>{device_}, build_options.c_str());
+  std::string log;
+  try {
+    log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device_);
+  } catch (const cl::Error&) {
+  }
+  if (verbose() && !log.empty())
+    std::cerr << "[opencl] build log of " << source_name << " (" << build_options << "):\n"
+              << log << "\n";
+  if (status != CL_SUCCESS) {
+    throw Error(
+        ErrorKind::invalid_argument,
+        std::string("OpenCL build of ") + source_name + " failed (" + build_options + "): " + log,
+        "opencl", "clBuildProgram", status);
+  }
+  return programs_.emplace(key, std::move(program)).first->second;
+}
+
+cl::Kernel& OpenclDevice::kernel(const char* source_name, const std::string& source,
+                                 const std::string& options, const char* name) {
+  std::string key = std::string(name) + '\n' + options + '\n' + source;
+  auto it = kernels_.find(key);
+  if (it != kernels_.end()) return it->second;
+  cl::Program& p = program(source_name, source, options);
+  try {
+    return kernels_.emplace(key, cl::Kernel(p, name)).first->second;
+  } catch (const cl::Error& e) {
+    rethrow_opencl(e);
+  }
+}
+
+std::string OpenclDevice::program_binary(const std::string& source, const std::string& options) {
+  auto it = programs_.find(options + '\n' + source);
+  if (it == programs_.end()) throw_invalid("program was not built on this device");
+  auto binaries = it->second.getInfo<CL_PROGRAM_BINARIES>();
+  if (binaries.empty()) return {};
+  return std::string(binaries[0].begin(), binaries[0].end());
+}
+
+void OpenclDevice::launch(cl::Kernel& k, std::size_t global, std::size_t local) {
+  launch(k, cl::NDRange(global), cl::NDRange(local));
+}
+
+void OpenclDevice::launch(cl::Kernel& k, cl::NDRange global, cl::NDRange local) {
+  cl::Event event;
+  try {
+    queue_.enqueueNDRangeKernel(k, cl::NullRange, global, local, nullptr,
+                                timing_ ? &event : nullptr);
+  } catch (const cl::Error& e) {
+    rethrow_opencl(e);
+  }
+  if (timing_) {
+    if (!first_()) first_ = event;
+    last_ = event;
+  }
+}
+
+bool OpenclDevice::has_extension(const std::string& name) const {
+  return extensions_.find(name) != std::string::npos;
+}
+
+std::vector<DeviceInfo> discover_opencl() {
+  std::vector<DeviceInfo> out;
+  auto found = enumerate();
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    try {
+      out.push_back(describe(found[i], static_cast<int>(i)));
+    } catch (const cl::Error&) {
+    }
+  }
+  return out;
+}
+
+std::shared_ptr<DeviceImpl> open_opencl(int index) {
+  auto found = enumerate();
+  if (index < 0 || index >= static_cast<int>(found.size()))
+    throw_invalid("no OpenCL device " + std::to_string(index));
+  return std::make_shared<OpenclDevice>(found[index].platform, found[index].device, index);
+}
+
+}  // namespace parpat::detail

@@ -1,0 +1,78 @@
+// The OpenCL backend: one context and in-order profiling queue per device, a program cache keyed
+// by (device, source, options), and device-side timing from kernel event profiles.
+#pragma once
+
+#define CL_HPP_ENABLE_EXCEPTIONS
+#define CL_HPP_TARGET_OPENCL_VERSION 120
+#define CL_HPP_MINIMUM_OPENCL_VERSION 120
+#include <CL/opencl.hpp>
+
+#include <map>
+#include <string>
+
+#include "runtime/device_impl.hpp"
+
+namespace parpat::detail {
+
+// Rethrows a cl::Error (or anything else) as parpat::Error naming the OpenCL call.
+[[noreturn]] void rethrow_opencl(const cl::Error& e);
+
+class OpenclDevice final : public DeviceImpl {
+ public:
+  OpenclDevice(cl::Platform platform, cl::Device device, int index);
+
+  const DeviceInfo& info() const override { return info_; }
+  void* allocate(std::size_t bytes) override;
+  void release(void* handle) noexcept override;
+  void upload(void* handle, std::size_t offset, const void* src, std::size_t bytes) override;
+  void download(const void* handle, std::size_t offset, void* dst, std::size_t bytes) override;
+  void synchronize() override;
+  void timer_start() override;
+  double timer_stop_ms() override;
+
+  // The kernel `name` of `source` built with `options`; built once per device and options. A
+  // build failure throws Error(invalid_argument) carrying the build log. `source_name` is only
+  // used in messages.
+  cl::Kernel& kernel(const char* source_name, const std::string& source, const std::string& options,
+                     const char* name);
+  // Compiled program binary (PTX on NVIDIA) of a program built through kernel().
+  std::string program_binary(const std::string& source, const std::string& options);
+
+  // Enqueues `k` over `global` work-items in groups of `local` (1-D or 2-D).
+  void launch(cl::Kernel& k, std::size_t global, std::size_t local);
+  void launch(cl::Kernel& k, cl::NDRange global, cl::NDRange local);
+
+  bool has_extension(const std::string& name) const;
+  const cl::Device& device() const { return device_; }
+  const cl::Context& context() const { return context_; }
+  cl::CommandQueue& queue() { return queue_; }
+
+ private:
+  cl::Program& program(const char* source_name, const std::string& source,
+                       const std::string& options);
+
+  cl::Platform platform_;
+  cl::Device device_;
+  cl::Context context_;
+  cl::CommandQueue queue_;
+  DeviceInfo info_;
+  std::string extensions_;
+  std::map<std::string, cl::Program> programs_;
+  std::map<std::string, cl::Kernel> kernels_;
+  bool timing_ = false;
+  cl::Event first_, last_;
+};
+
+// Binds arguments in order: set_args(k, a, b, c) is k.setArg(0, a); k.setArg(1, b); ...
+template <class... Args>
+void set_args(cl::Kernel& k, const Args&... args) {
+  cl_uint i = 0;
+  (k.setArg(i++, args), ...);
+}
+
+// A Buffer's handle as the cl_mem the kernels take.
+inline cl_mem as_mem(void* handle) {
+  return static_cast<cl_mem>(handle);
+}
+
+}  // namespace parpat::detail

@@ -1,0 +1,62 @@
+#include "runtime/tuning.hpp"
+
+#include <vector>
+
+namespace parpat::detail {
+
+namespace {
+
+struct Entry {
+  Backend backend;
+  const char* device_pattern;  // substring of the device name; "" matches any device
+  const char* key;
+  int value;
+};
+
+// Specific devices first: the first match wins.
+const std::vector<Entry>& table() {
+  static const std::vector<Entry> entries = {
+      // Hopper: 2048 resident threads per SM; 4 blocks of 512 keep 128 KiB of loads in flight.
+      {Backend::cuda, "H100", "reduce.fast.block", 512},
+      {Backend::cuda, "H100", "reduce.fast.blocks_per_cu", 4},
+      {Backend::cuda, "H200", "reduce.fast.block", 512},
+      {Backend::cuda, "H200", "reduce.fast.blocks_per_cu", 4},
+      {Backend::cuda, "", "reduce.fast.block", 256},
+      {Backend::cuda, "", "reduce.fast.blocks_per_cu", 8},
+      {Backend::cuda, "", "reduce.tree.block", 256},
+      {Backend::cuda, "", "reduce.serial.items", 64},
+      {Backend::cuda, "", "reduce.serial.block", 256},
+      {Backend::cuda, "", "reduce.gridstride.block", 256},
+      {Backend::cuda, "", "reduce.gridstride.blocks_per_cu", 8},
+      {Backend::cuda, "", "reduce.atomic.block", 256},
+      {Backend::cuda, "", "reduce.atomic.blocks_per_cu", 8},
+      {Backend::opencl, "", "reduce.fast.block", 256},
+      {Backend::opencl, "", "reduce.fast.blocks_per_cu", 8},
+      {Backend::opencl, "", "reduce.tree.block", 256},
+      {Backend::opencl, "", "reduce.serial.items", 64},
+      {Backend::opencl, "", "reduce.serial.block", 256},
+      {Backend::opencl, "", "reduce.gridstride.block", 256},
+      {Backend::opencl, "", "reduce.gridstride.blocks_per_cu", 8},
+      {Backend::opencl, "", "reduce.atomic.block", 256},
+      {Backend::opencl, "", "reduce.atomic.blocks_per_cu", 8},
+      {Backend::cpu, "", "reduce.parallel.chunk", 1 << 16},
+  };
+  return entries;
+}
+
+}  // namespace
+
+int tuning(const DeviceInfo& device, const std::string& key, int fallback) {
+  const Entry* generic = nullptr;
+  for (const auto& e : table()) {
+    if (e.backend != device.backend || key != e.key) continue;
+    if (*e.device_pattern == '\0') {
+      if (!generic) generic = &e;
+    } else if (device.name.find(e.device_pattern) != std::string::npos) {
+      return e.value;
+    }
+  }
+  return generic ? generic->value : fallback;
+}
+
+}  // namespace parpat::detail

@@ -1,0 +1,12 @@
+// One function per pattern returning its registry entries on every backend built in.
+#pragma once
+
+#include <vector>
+
+#include "parpat/registry.hpp"
+
+namespace parpat::detail {
+
+std::vector<VariantInfo> reduce_variants();
+
+}  // namespace parpat::detail

@@ -1,0 +1,314 @@
+// Reduce: every backend × variant present against the CPU reference (DESIGN.md §2, §6), on
+// fresh random inputs, the edge sizes, special values and 2-D shapes.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "parpat/array.hpp"
+#include "parpat/error.hpp"
+#include "parpat/reduce.hpp"
+#include "parpat/registry.hpp"
+#include "reduce/reduce_internal.hpp"
+#include "reduce/verify.hpp"
+#include "test_support.hpp"
+
+namespace parpat::test {
+namespace {
+
+struct Target {
+  Device device;
+  std::string variant;
+};
+
+std::vector<Target> targets() {
+  std::vector<Target> out;
+  for (const auto& d : devices())
+    for (const auto& v : list_variants("reduce"))
+      if (v.backend == backend_name(d.backend())) out.push_back({d, v.name});
+  return out;
+}
+
+std::string target_name(const ::testing::TestParamInfo<Target>& info) {
+  std::string name = device_name(info.param.device) + "_" + info.param.variant;
+  for (auto& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
+constexpr DType kDTypes[] = {DType::uint8,  DType::int32,   DType::uint32, DType::int64,
+                             DType::uint64, DType::float32, DType::float64};
+constexpr ReduceOp kOps[] = {ReduceOp::sum, ReduceOp::prod,   ReduceOp::min,
+                             ReduceOp::max, ReduceOp::argmin, ReduceOp::argmax};
+
+// Random elements: integers over their whole range (sums wrap), floats in [lo, 1).
+std::vector<unsigned char> random_bytes(DType t, std::int64_t n, std::mt19937_64& rng,
+                                        double lo = -1) {
+  std::vector<unsigned char> out(static_cast<std::size_t>(n) * dtype_size(t));
+  visit_dtype(t, [&](auto v) {
+    using T = decltype(v);
+    T* p = reinterpret_cast<T*>(out.data());
+    for (std::int64_t i = 0; i < n; ++i) {
+      if constexpr (std::is_floating_point_v<T>) {
+        p[i] = static_cast<T>(std::uniform_real_distribution<double>(lo, 1.0)(rng));
+      } else {
+        p[i] = static_cast<T>(rng());
+      }
+    }
+  });
+  return out;
+}
+
+// Products of many random values are all 0 or ±inf; keep them near 1 so the check means something.
+void tame_for_prod(DType t, std::vector<unsigned char>& bytes) {
+  visit_dtype(t, [&](auto v) {
+    using T = decltype(v);
+    T* p = reinterpret_cast<T*>(bytes.data());
+    std::size_t n = bytes.size() / sizeof(T);
+    for (std::size_t i = 0; i < n; ++i) {
+      if constexpr (std::is_floating_point_v<T>) p[i] = static_cast<T>(1.0 + p[i] * 1e-3);
+    }
+  });
+}
+
+class ReduceTest : public ::testing::TestWithParam<Target> {
+ protected:
+  // Reduces `host` (laid out with `row_stride`) on the target and compares with the reference.
+  // Returns false when the variant does not cover the case (its declared limits).
+  bool check(DType t, ReduceOp op, Axis axis, std::int64_t rows, std::int64_t cols,
+             std::int64_t row_stride, const std::vector<unsigned char>& host,
+             const std::string& what) {
+    const Target& target = GetParam();
+    detail::ReduceShape s{t, op, axis, rows, cols, row_stride};
+    const auto& variant = detail::find_reduce_variant(target.device.backend(), target.variant);
+    if (s.extent() > 0 && s.outputs() > 0 && !variant.supports(s, target.device.info()))
+      return false;
+    std::vector<std::int64_t> shape = axis == Axis::all && rows == 1 && row_stride == cols
+                                          ? std::vector<std::int64_t>{cols}
+                                          : std::vector<std::int64_t>{rows, cols};
+    SCOPED_TRACE(std::string(what) + ": " + reduce_op_name(op) + " of " + dtype_name(t) + " " +
+                 std::to_string(rows) + "x" + std::to_string(cols) + " stride " +
+                 std::to_string(row_stride) + " axis " + axis_name(axis) + ", seed " +
+                 std::to_string(run_seed()));
+    Array in = Array::from_host(target.device, t, shape, host.data(), row_stride);
+    ReduceResult r = reduce(in, {op, axis, target.variant});
+    DType out = reduce_result_dtype(t, op);
+    EXPECT_EQ(r.dtype, out);
+    std::vector<unsigned char> expected(static_cast<std::size_t>(s.outputs()) * dtype_size(out));
+    std::vector<std::int64_t> expected_index(static_cast<std::size_t>(s.outputs()));
+    detail::reduce_reference(host.data(), s, expected.data(), expected_index.data());
+    // Σ|x| per output makes the float-sum tolerance meaningful on mixed-sign data.
+    std::vector<double> magnitude(static_cast<std::size_t>(s.outputs()));
+    if (is_float(t)) {
+      visit_dtype(t, [&](auto v) {
+        using T = decltype(v);
+        const T* p = reinterpret_cast<const T*>(host.data());
+        for (std::int64_t i = 0; i < rows; ++i)
+          for (std::int64_t j = 0; j < cols; ++j) {
+            std::int64_t o = axis == Axis::all ? 0 : axis == Axis::rows ? i : j;
+            magnitude[o] += std::fabs(static_cast<double>(p[i * row_stride + j]));
+          }
+      });
+    }
+    EXPECT_EQ(r.values.size(), static_cast<std::size_t>(s.outputs()));
+    for (std::int64_t o = 0; o < s.outputs() && o < static_cast<std::int64_t>(r.values.size());
+         ++o) {
+      auto e = Scalar::from_bytes(out, expected.data() + o * dtype_size(out));
+      std::string why = detail::reduce_mismatch(e, r.values[o], op, s.extent(), magnitude[o]);
+      EXPECT_TRUE(why.empty()) << "output " << o << ": " << why;
+      if (is_arg_op(op)) {
+        EXPECT_EQ(r.indices.at(o), expected_index[o]) << "output " << o;
+      }
+      if (!why.empty()) break;
+    }
+    return true;
+  }
+};
+
+TEST_P(ReduceTest, RandomInputsAtEdgeSizes) {
+  std::mt19937_64 rng(run_seed());
+  const std::int64_t sizes[] = {1, 2, 31, 32, 33, 1023, 1024, 1025, 4099, 65537, (1 << 20) + 7};
+  int covered = 0;
+  for (DType t : kDTypes)
+    for (ReduceOp op : kOps)
+      for (std::int64_t n : sizes) {
+        if (GetParam().variant == "serial" && GetParam().device.backend() == Backend::cpu &&
+            n > 70000)
+          continue;  // the reference against itself: once per size class is enough
+        auto host = random_bytes(t, n, rng);
+        if (op == ReduceOp::prod) tame_for_prod(t, host);
+        covered += check(t, op, Axis::all, 1, n, n, host, "random");
+        if (HasFailure()) return;
+      }
+  EXPECT_GT(covered, 0) << "the variant covers no case at all";
+}
+
+TEST_P(ReduceTest, FloatSumsAreAccurateOnOneSignData) {
+  std::mt19937_64 rng(run_seed() + 1);
+  for (DType t : {DType::float32, DType::float64})
+    for (std::int64_t n : {std::int64_t{1000}, std::int64_t{(1 << 22) + 3}}) {
+      auto host = random_bytes(t, n, rng, 0.0);
+      check(t, ReduceOp::sum, Axis::all, 1, n, n, host, "one-sign");
+    }
+}
+
+TEST_P(ReduceTest, EmptyInput) {
+  const Target& target = GetParam();
+  for (DType t : kDTypes) {
+    Array empty(target.device, t, {0});
+    auto s = reduce(empty, {ReduceOp::sum, Axis::all, target.variant});
+    ASSERT_EQ(s.values.size(), 1u);
+    EXPECT_EQ(s.values[0].as_double(), 0.0);
+    auto p = reduce(empty, {ReduceOp::prod, Axis::all, target.variant});
+    EXPECT_EQ(p.values[0].as_double(), 1.0);
+    for (ReduceOp op : {ReduceOp::min, ReduceOp::max, ReduceOp::argmin, ReduceOp::argmax}) {
+      try {
+        reduce(empty, {op, Axis::all, target.variant});
+        ADD_FAILURE() << reduce_op_name(op) << " of an empty array must be an error";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::invalid_argument);
+      }
+    }
+  }
+}
+
+template <class T>
+std::vector<unsigned char> bytes_of(const std::vector<T>& v) {
+  std::vector<unsigned char> out(v.size() * sizeof(T));
+  std::memcpy(out.data(), v.data(), out.size());
+  return out;
+}
+
+TEST_P(ReduceTest, NaNInfinityNegativeZeroAndTies) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(),
+              inf = std::numeric_limits<float>::infinity();
+  std::mt19937_64 rng(run_seed() + 2);
+  for (std::int64_t n : {std::int64_t{5}, std::int64_t{1025}, std::int64_t{70001}}) {
+    for (int placement = 0; placement < 4; ++placement) {
+      std::vector<float> v(static_cast<std::size_t>(n));
+      for (auto& x : v)
+        x = std::uniform_real_distribution<float>(-1, 1)(rng);
+      std::int64_t a = std::uniform_int_distribution<std::int64_t>(0, n - 1)(rng);
+      std::int64_t b = std::uniform_int_distribution<std::int64_t>(0, n - 1)(rng);
+      switch (placement) {
+        case 0:
+          v[a] = nan;
+          v[b] = nan;
+          break;  // first NaN wins for arg ops
+        case 1:
+          v[a] = inf;
+          v[b] = -inf;
+          break;  // infinities are ordinary extremes
+        case 2:
+          v[a] = 5;
+          v[b] = 5;
+          v[n - 1] = 5;
+          break;  // ties: first index wins
+        case 3:
+          for (auto& x : v)
+            x = -0.0f;
+          v[a] = 0.0f;
+          break;
+      }
+      for (ReduceOp op : kOps) {
+        if (op == ReduceOp::prod) continue;
+        check(DType::float32, op, Axis::all, 1, n, n, bytes_of(v),
+              "specials " + std::to_string(placement));
+        if (HasFailure()) return;
+      }
+      std::vector<double> d(v.begin(), v.end());
+      for (ReduceOp op : {ReduceOp::min, ReduceOp::argmax, ReduceOp::sum})
+        check(DType::float64, op, Axis::all, 1, n, n, bytes_of(d), "specials f64");
+    }
+  }
+}
+
+TEST_P(ReduceTest, IntegerExtremesAndWrap) {
+  std::int64_t n = 4097;
+  std::vector<std::int64_t> i64(n, std::numeric_limits<std::int64_t>::max());
+  i64[7] = std::numeric_limits<std::int64_t>::min();
+  std::vector<std::uint64_t> u64(n, std::numeric_limits<std::uint64_t>::max());
+  u64[100] = 0;
+  std::vector<std::int32_t> i32(n, std::numeric_limits<std::int32_t>::min());
+  i32[n - 1] = std::numeric_limits<std::int32_t>::max();
+  std::vector<std::uint32_t> u32(n, std::numeric_limits<std::uint32_t>::max());
+  std::vector<std::uint8_t> u8(n, 255);
+  u8[3] = 0;
+  for (ReduceOp op : kOps) {
+    check(DType::int64, op, Axis::all, 1, n, n, bytes_of(i64), "int64 extremes");
+    check(DType::uint64, op, Axis::all, 1, n, n, bytes_of(u64), "uint64 extremes");
+    check(DType::int32, op, Axis::all, 1, n, n, bytes_of(i32), "int32 extremes");
+    check(DType::uint32, op, Axis::all, 1, n, n, bytes_of(u32), "uint32 extremes");
+    check(DType::uint8, op, Axis::all, 1, n, n, bytes_of(u8), "uint8 extremes");
+    if (HasFailure()) return;
+  }
+}
+
+TEST_P(ReduceTest, TwoDimensionalShapesAndStrides) {
+  std::mt19937_64 rng(run_seed() + 3);
+  struct Shape {
+    std::int64_t rows, cols, pad;
+  };
+  const Shape shapes[] = {{1, 1000, 0},  {1000, 1, 0}, {4096, 3, 0},  {3, 4096, 0},
+                          {33, 1025, 5}, {257, 64, 3}, {2, 70001, 1}, {1, 7, 9}};
+  int covered = 0;
+  for (DType t : {DType::float32, DType::int32, DType::uint8, DType::float64, DType::uint64})
+    for (ReduceOp op : kOps)
+      for (Axis axis : {Axis::all, Axis::rows, Axis::cols})
+        for (const Shape& sh : shapes) {
+          std::int64_t stride = sh.cols + sh.pad;
+          auto host = random_bytes(t, (sh.rows - 1) * stride + sh.cols, rng);
+          if (op == ReduceOp::prod) tame_for_prod(t, host);
+          covered += check(t, op, axis, sh.rows, sh.cols, stride, host, "2-D");
+          if (HasFailure()) return;
+        }
+  const auto& info =
+      detail::find_reduce_variant(GetParam().device.backend(), GetParam().variant).info;
+  if (info.limits.find("axis all") == std::string::npos) EXPECT_GT(covered, 0);
+}
+
+TEST_P(ReduceTest, DefaultIsDeterministic) {
+  const auto& info =
+      detail::find_reduce_variant(GetParam().device.backend(), GetParam().variant).info;
+  if (!info.deterministic) GTEST_SKIP() << "declared timing-dependent";
+  std::mt19937_64 rng(run_seed() + 4);
+  std::int64_t n = (1 << 21) + 11;
+  auto host = random_bytes(DType::float32, n, rng);
+  Array in = Array::from_host(GetParam().device, DType::float32, {n}, host.data());
+  auto first = reduce(in, {ReduceOp::sum, Axis::all, GetParam().variant});
+  for (int k = 0; k < 5; ++k) {
+    auto again = reduce(in, {ReduceOp::sum, Axis::all, GetParam().variant});
+    EXPECT_EQ(std::memcmp(&first.values[0].f, &again.values[0].f, sizeof(double)), 0)
+        << first.values[0].to_string() << " vs " << again.values[0].to_string();
+  }
+}
+
+TEST_P(ReduceTest, Uint8SumBeyondTwoToThe31) {
+  const Device& d = GetParam().device;
+  if (!d.info().independent_groups || d.backend() == Backend::cpu || GetParam().variant != "fast")
+    GTEST_SKIP() << "GPU `fast` only";
+  std::int64_t n = (std::int64_t{1} << 31) + 4099;
+  if (d.info().global_memory < static_cast<std::uint64_t>(n) * 2) GTEST_SKIP() << "device memory";
+  std::vector<unsigned char> host(static_cast<std::size_t>(n));
+  std::mt19937_64 rng(run_seed() + 5);
+  for (auto& b : host)
+    b = static_cast<unsigned char>(rng() >> 56);
+  check(DType::uint8, ReduceOp::sum, Axis::all, 1, n, n, host, "uint8 > 2^31");
+  check(DType::uint8, ReduceOp::argmax, Axis::all, 1, n, n, host, "uint8 > 2^31");
+}
+
+INSTANTIATE_TEST_SUITE_P(AllVariants, ReduceTest, ::testing::ValuesIn(targets()), target_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ReduceTest);
+
+TEST(ReduceApi, RejectsBadArguments) {
+  Device cpu = Device::open(Backend::cpu);
+  Array a = Array::from_vector(cpu, std::vector<float>{1, 2, 3});
+  EXPECT_THROW(reduce(a, {ReduceOp::sum, Axis::all, "no-such-variant"}), Error);
+  EXPECT_THROW(reduce(a, {ReduceOp::sum, Axis::rows, ""}), Error);
+  EXPECT_THROW(parse_reduce_op("mean"), Error);
+  EXPECT_THROW(parse_axis("depth"), Error);
+  EXPECT_THROW(Device::open(Backend::cpu, 3), Error);
+}
+
+}  // namespace
+}  // namespace parpat::test

@@ -1,0 +1,107 @@
+#include "test_support.hpp"
+
+#include <unistd.h>
+
+#include <sys/wait.h>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace parpat::test {
+
+const std::vector<Device>& devices() {
+  static const std::vector<Device> all = [] {
+    std::vector<Device> out;
+    for (Backend b : {Backend::cpu, Backend::opencl, Backend::cuda}) {
+      if (!backend_built(b)) {
+        std::cerr << "[parpat] backend " << backend_name(b)
+                  << " is not built: its cases are skipped\n";
+        continue;
+      }
+      auto infos = list_devices();
+      int count = 0;
+      for (auto& info : infos) {
+        if (info.backend != b) continue;
+        out.push_back(Device::open(b, info.index));
+        ++count;
+      }
+      if (count == 0)
+        std::cerr << "[parpat] backend " << backend_name(b)
+                  << " has no device here: its cases are skipped\n";
+    }
+    return out;
+  }();
+  return all;
+}
+
+std::string device_name(const Device& d) {
+  return std::string(backend_name(d.backend())) + "_" + std::to_string(d.info().index);
+}
+
+std::uint64_t run_seed() {
+  static const std::uint64_t seed = []() -> std::uint64_t {
+    if (const char* env = std::getenv("PARPAT_SEED")) return std::strtoull(env, nullptr, 10);
+    std::random_device rd;
+    std::uint64_t s = (std::uint64_t{rd()} << 32) | rd();
+    std::cerr << "[parpat] random seed " << s << " (set PARPAT_SEED to repeat)\n";
+    return s;
+  }();
+  return seed;
+}
+
+std::string temp_path(const std::string& name) {
+  static const std::string dir = [] {
+    char tmpl[] = "/tmp/parpat-test-XXXXXX";
+    const char* d = mkdtemp(tmpl);
+    return std::string(d ? d : "/tmp");
+  }();
+  return dir + "/" + name;
+}
+
+namespace {
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+CliResult run_cli(const std::string& args) {
+  static int counter = 0;
+  std::string out = temp_path("cli" + std::to_string(counter) + ".out");
+  std::string err = temp_path("cli" + std::to_string(counter++) + ".err");
+  std::string cmd = std::string(PARPAT_CLI) + " " + args + " >" + out + " 2>" + err;
+  int raw = std::system(cmd.c_str());
+  CliResult r;
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+bool python_numpy_available() {
+  static const bool ok = std::system("python3 -c 'import numpy' >/dev/null 2>&1") == 0;
+  return ok;
+}
+
+std::string run_python(const std::string& code) {
+  std::string script = temp_path("snippet.py");
+  std::ofstream(script) << code;
+  std::string cmd = "python3 " + script;
+  std::string output;
+  if (FILE* pipe = popen(cmd.c_str(), "r")) {
+    std::array<char, 4096> buf;
+    while (fgets(buf.data(), buf.size(), pipe))
+      output += buf.data();
+    pclose(pipe);
+  }
+  while (!output.empty() && (output.back() == '\n' || output.back() == ' '))
+    output.pop_back();
+  return output;
+}
+
+}  // namespace parpat::test

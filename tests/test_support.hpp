@@ -1,0 +1,37 @@
+// Shared by every test source: the devices to run on, reproducible random seeds, and running
+// the parpat CLI.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "parpat/device.hpp"
+#include "parpat/io.hpp"
+
+namespace parpat::test {
+
+// Every device of every backend built into this binary, opened. Backends that are not built
+// or have no device are reported once on stderr, by name, so a skip is never silent.
+const std::vector<Device>& devices();
+std::string device_name(const Device& d);  // "cuda_0" for test names
+
+// A fresh random seed per test run (PARPAT_SEED overrides); print it in failure messages.
+std::uint64_t run_seed();
+
+struct CliResult {
+  int status = -1;
+  std::string out, err;
+};
+// Runs the parpat binary with `args` (shell-quoted by the caller where needed).
+CliResult run_cli(const std::string& args);
+// A fresh path in a per-process temporary directory.
+std::string temp_path(const std::string& name);
+bool python_numpy_available();
+// Runs `python3 -c code` and returns its stdout (trimmed).
+std::string run_python(const std::string& code);
+
+}  // namespace parpat::test

@@ -1,0 +1,83 @@
+// parpat bench [PATTERN...] [--quick] [--sizes N...] [--variant V...] [--json OUT] [--markdown]
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+
+#include "bench.hpp"
+#include "commands.hpp"
+#include "parpat/error.hpp"
+
+namespace parpat::cli {
+
+void add_bench_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("bench", "time every variant against the vendor baseline");
+  struct Opts {
+    std::vector<std::string> patterns;
+    bench::BenchOptions bench;
+    std::string json_out;
+    bool markdown = false;
+    std::string backend;
+    int device = -1;
+    bool verbose = false;
+  };
+  auto o = std::make_shared<Opts>();
+  cmd->add_option("patterns", o->patterns, "patterns to time (default: all)");
+  cmd->add_flag("--quick", o->bench.quick, "a short sweep: a few sizes, float32 only");
+  cmd->add_option("--sizes", o->bench.sizes, "element counts to time");
+  cmd->add_option("--variant", o->bench.variants, "only these variants");
+  cmd->add_option("--reps", o->bench.reps, "timed runs per case (median; at least 20)");
+  cmd->add_option("--json", o->json_out, "write all rows as JSON to this file");
+  cmd->add_flag("--markdown", o->markdown, "print markdown tables");
+  cmd->add_option("--backend", o->backend, "cpu, cuda or opencl (default: the fastest present)");
+  cmd->add_option("--device", o->device, "device index within the backend");
+  cmd->add_flag("--verbose", o->verbose, "print OpenCL / NVRTC build logs");
+  cmd->callback([o] {
+    CommonOptions common;
+    common.backend = o->backend;
+    common.device = o->device;
+    common.verbose = o->verbose;
+    Device device = common.open_device();
+    if (o->bench.reps < 20) throw_invalid("--reps must be at least 20 (median of 20 runs)");
+    for (auto n : o->bench.sizes)
+      if (n <= 0) throw_invalid("--sizes must be positive");
+    std::vector<std::string> patterns = o->patterns;
+    if (patterns.empty()) patterns = {"reduce"};
+    std::cerr << "parpat bench on " << device.label() << "\n";
+    Peaks peaks = measure_peaks(device);
+    std::cerr << fmt::format("  measured peaks: read {:.1f} GB/s, FP32 FMA {:.1f} GFLOPS\n",
+                             peaks.read_gbps, peaks.fma_gflops);
+    std::vector<bench::BenchRow> rows;
+    for (const auto& p : patterns) {
+      std::vector<bench::BenchRow> r;
+      if (p == "reduce")
+        r = bench::bench_reduce(device, o->bench, peaks);
+      else
+        throw_invalid("unknown pattern '" + p + "' (expected reduce)");
+      rows.insert(rows.end(), r.begin(), r.end());
+    }
+    std::size_t verified = 0;
+    for (auto& r : rows)
+      verified += r.verified;
+    if (!o->json_out.empty()) {
+      nlohmann::json j = {{"device", device.info().name},
+                          {"backend", backend_name(device.backend())},
+                          {"read_gbps", peaks.read_gbps},
+                          {"fma_gflops", peaks.fma_gflops},
+                          {"rows", nlohmann::json::array()}};
+      for (auto& r : rows)
+        j["rows"].push_back(bench::to_json(r));
+      std::ofstream(o->json_out) << j.dump(1) << "\n";
+    }
+    std::cout << fmt::format(
+        "parpat bench on {} — read peak {:.1f} GB/s, FP32 FMA {:.1f} GFLOPS\n\n", device.label(),
+        peaks.read_gbps, peaks.fma_gflops);
+    std::cout << bench::markdown_table(rows);
+    std::cout << fmt::format("\n{} of {} results verified against the CPU reference\n", verified,
+                             rows.size());
+    if (verified != rows.size())
+      throw Error(ErrorKind::backend, "some results failed verification");
+  });
+}
+
+}  // namespace parpat::cli

@@ -1,0 +1,41 @@
+#include <cmath>
+
+#include "commands.hpp"
+#include "parpat/error.hpp"
+#include "runtime/backends.hpp"
+
+namespace parpat::cli {
+
+void CommonOptions::add_to(CLI::App& app, bool with_variant) {
+  app.add_option("--backend", backend, "cpu, cuda or opencl (default: the fastest present)");
+  app.add_option("--device", device, "device index within the backend (see `parpat info`)");
+  if (with_variant) app.add_option("--variant", variant, "variant name (see `parpat list`)");
+  app.add_flag("--json", json, "print one JSON object");
+  app.add_flag("--verbose", verbose, "print OpenCL / NVRTC build logs");
+}
+
+Device CommonOptions::open_device() const {
+  detail::set_verbose(verbose);
+  if (backend.empty()) {
+    if (device >= 0) throw_invalid("--device needs --backend");
+    return Device::best();
+  }
+  return Device::open(parse_backend(backend), device < 0 ? 0 : device);
+}
+
+nlohmann::json to_json(const Scalar& s) {
+  if (is_float(s.dtype)) {
+    if (std::isnan(s.f)) return "nan";
+    if (std::isinf(s.f)) return s.f > 0 ? "inf" : "-inf";
+    // The shortest text of the value in its own dtype, so float32 0.1 prints as 0.1.
+    return std::stod(s.to_string());
+  }
+  if (is_signed_integer(s.dtype)) return s.i;
+  return s.u;
+}
+
+nlohmann::json device_json(const Device& d) {
+  return d.label();
+}
+
+}  // namespace parpat::cli

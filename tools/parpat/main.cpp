@@ -1,0 +1,38 @@
+// parpat: parallel patterns from the command line. Every failure is one line on stderr and
+// exit status 2.
+#include <iostream>
+
+#include "commands.hpp"
+#include "parpat/error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"parpat: parallel patterns (reduce, histogram, ...) on CUDA, OpenCL and the CPU"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "parpat 0.1.0");
+  parpat::cli::add_info_command(app);
+  parpat::cli::add_list_command(app);
+  parpat::cli::add_reduce_command(app);
+  parpat::cli::add_bench_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "parpat: error: " << e.what() << "\n";
+    return 2;
+  } catch (const parpat::Error& e) {
+    std::string msg = e.what();
+    for (auto& c : msg)
+      if (c == '\n') c = ' ';
+    std::cerr << "parpat: error: " << msg << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "parpat: error: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}
