@@ -81,11 +81,11 @@ namespace {
 const std::vector<ReduceVariant>& all_reduce_variants() {
   static const std::vector<ReduceVariant> all = [] {
     std::vector<ReduceVariant> v = cpu_reduce_variants();
-#ifdef PARPAT_HAVE_CUDA
+#ifdef PARPAT_REDUCE_CUDA
     for (auto& e : cuda_reduce_variants())
       v.push_back(e);
 #endif
-#ifdef PARPAT_HAVE_OPENCL
+#ifdef PARPAT_REDUCE_OPENCL
     for (auto& e : opencl_reduce_variants())
       v.push_back(e);
 #endif
