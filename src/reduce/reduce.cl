@@ -333,7 +333,8 @@ __kernel void atomic_result(__global const ACC_BITS* target, __global RES* value
 
 // ---- fast --------------------------------------------------------------------------------------
 
-// Axis all. `counter` is 0 before the launch and is left 0 by the last group.
+// Axis all. `counter` is 0 before the launch and is left 0 by the last group. Strided 2-D input
+// is swept row by row (vector loads within rows) unless its rows are narrower than a group.
 __kernel __attribute__((reqd_work_group_size(FAST_BLOCK, 1, 1))) void fast_all(
     __global const ELEM* in, long n, long cols, long pad, __global ACC* partials,
     volatile __global uint* counter, __global RES* values, __global long* indices) {
@@ -341,9 +342,20 @@ __kernel __attribute__((reqd_work_group_size(FAST_BLOCK, 1, 1))) void fast_all(
   __local int is_last;
   uint lid = get_local_id(0);
   ACC acc = IDENTITY;
+  long rows = n / cols, groups_in_grid = get_num_groups(0);
   if (pad == 0) {
     acc = fold_span(in, n, 0, get_global_id(0), get_global_size(0), acc);
+  } else if (rows < groups_in_grid) {
+    // Few long rows: the whole grid sweeps each row.
+    for (long r = 0; r < rows; ++r)
+      acc = fold_span(in + r * (cols + pad), cols, r * cols, get_global_id(0), get_global_size(0),
+                      acc);
+  } else if (cols >= FAST_BLOCK) {
+    // Many rows as wide as a group: a group sweeps one row at a time.
+    for (long r = get_group_id(0); r < rows; r += groups_in_grid)
+      acc = fold_span(in + r * (cols + pad), cols, r * cols, lid, FAST_BLOCK, acc);
   } else {
+    // Many narrow rows: flat indices, scalar loads.
     for (long i = get_global_id(0); i < n; i += get_global_size(0))
       acc = COMBINE(acc, LOAD(in[element_offset(i, cols, pad)], i));
   }
