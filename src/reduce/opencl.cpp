@@ -338,8 +338,11 @@ class FastKernel final : public OpenclReduce {
       kernel_ = &kernel("fast_all");
       partials_ = partials(static_cast<std::int64_t>(groups_));
     } else if (s.axis == Axis::rows) {
-      // Slices about as wide as a row holds 4-vector runs, up to the whole group.
-      slice_ = std::min(block, pow2_ceil(ceil_div(s.cols, vw * 4)));
+      // Slices wide enough that each work-item loads about 16 vectors of its row (so the
+      // slice's tree is paid once per 16 loads), wider while the rows alone cannot fill the grid.
+      slice_ = std::min(block, pow2_ceil(ceil_div(s.cols, vw * 16)));
+      while (slice_ < block && ceil_div(s.rows, static_cast<std::int64_t>(block / slice_)) < most)
+        slice_ *= 2;
       std::int64_t rows_per_group = static_cast<std::int64_t>(block / slice_);
       groups_ = static_cast<std::size_t>(
           std::clamp<std::int64_t>(ceil_div(s.rows, rows_per_group), 1, most));

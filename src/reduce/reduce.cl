@@ -421,9 +421,21 @@ __kernel __attribute__((reqd_work_group_size(FAST_BLOCK, 1, 1))) void fast_cols(
   long c = tile_index * tile + x;
   long r_end = min(rows, (chunk + 1) * rows_per_chunk);
   ACC acc = IDENTITY;
-  if (c < cols)
-    for (long r = chunk * rows_per_chunk + y; r < r_end; r += height)
-      acc = COMBINE(acc, LOAD(in[r * row_stride + c], r));
+  if (c < cols) {
+    __global const ELEM* column = in + c;
+    long r = chunk * rows_per_chunk + y;
+    // Four rows' loads in flight before they are combined.
+    for (; r + 3 * height < r_end; r += 4 * height) {
+      ELEM a = column[r * row_stride], b = column[(r + height) * row_stride],
+           d = column[(r + 2 * height) * row_stride], e = column[(r + 3 * height) * row_stride];
+      acc = COMBINE(acc, LOAD(a, r));
+      acc = COMBINE(acc, LOAD(b, r + height));
+      acc = COMBINE(acc, LOAD(d, r + 2 * height));
+      acc = COMBINE(acc, LOAD(e, r + 3 * height));
+    }
+    for (; r < r_end; r += height)
+      acc = COMBINE(acc, LOAD(column[r * row_stride], r));
+  }
   scratch[lid] = acc;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (uint s = height / 2; s > 0; s >>= 1) {
