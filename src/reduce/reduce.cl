@@ -360,17 +360,16 @@ __kernel __attribute__((reqd_work_group_size(FAST_BLOCK, 1, 1))) void fast_all(
       acc = COMBINE(acc, LOAD(in[element_offset(i, cols, pad)], i));
   }
   acc = group_reduce(scratch, acc, lid, FAST_BLOCK);
-  uint groups = get_num_groups(0);
   if (lid == 0) {
     partials[get_group_id(0)] = acc;
     mem_fence(CLK_GLOBAL_MEM_FENCE);
-    is_last = atomic_inc(counter) == groups - 1;
+    is_last = atomic_inc(counter) == groups_in_grid - 1;
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   if (!is_last) return;
   mem_fence(CLK_GLOBAL_MEM_FENCE);
   ACC total = IDENTITY;
-  for (uint k = lid; k < groups; k += FAST_BLOCK)
+  for (long k = lid; k < groups_in_grid; k += FAST_BLOCK)
     total = COMBINE(total, load_partial(partials, k));
   total = group_reduce(scratch, total, lid, FAST_BLOCK);
   if (lid == 0) {
