@@ -52,8 +52,10 @@ void add_bench_command(CLI::App& app) {
       std::vector<bench::BenchRow> r;
       if (p == "reduce")
         r = bench::bench_reduce(device, o->bench, peaks);
+      else if (p == "barrier")
+        r = bench::bench_barrier(device, o->bench, peaks);
       else
-        throw_invalid("unknown pattern '" + p + "' (expected reduce)");
+        throw_invalid("unknown pattern '" + p + "' (expected reduce or barrier)");
       rows.insert(rows.end(), r.begin(), r.end());
     }
     std::size_t verified = 0;

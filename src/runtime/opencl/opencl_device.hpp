@@ -9,6 +9,7 @@
 
 #include <map>
 #include <string>
+#include <type_traits>
 
 #include "runtime/device_impl.hpp"
 
@@ -63,11 +64,21 @@ class OpenclDevice final : public DeviceImpl {
   cl::Event first_, last_;
 };
 
+// One kernel argument. A raw cl_mem goes through the size/pointer form: the C++ bindings
+// treat raw pointers as SVM pointers, which OpenCL 1.2 does not have.
+template <class T>
+void set_arg(cl::Kernel& k, cl_uint index, const T& value) {
+  if constexpr (std::is_same_v<T, cl_mem>)
+    k.setArg(index, sizeof(cl_mem), &value);
+  else
+    k.setArg(index, value);
+}
+
 // Binds arguments in order: set_args(k, a, b, c) is k.setArg(0, a); k.setArg(1, b); ...
 template <class... Args>
 void set_args(cl::Kernel& k, const Args&... args) {
   cl_uint i = 0;
-  (k.setArg(i++, args), ...);
+  (set_arg(k, i++, args), ...);
 }
 
 // A Buffer's handle as the cl_mem the kernels take.
