@@ -51,27 +51,27 @@ std::vector<BenchRow> bench_barrier(const Device& device, const BenchOptions& op
   bool have_cg = false;
   for (const auto& m : barrier_methods(device))
     have_cg = have_cg || m == "cg";
-  bool gpu = device.info().independent_groups;
+  bool gpu = device.backend() != Backend::cpu && device.info().independent_groups;
   int barriers = gpu ? (options.quick ? 500 : 2000) : 50;
   int units = std::max(1, device.info().compute_units);
-  std::vector<int> per_unit = options.quick ? std::vector<int>{1, 8} : std::vector<int>{1, 2, 4, 8,
-                                                                                        16};
+  std::vector<int> per_unit =
+      options.quick ? std::vector<int>{1, 8} : std::vector<int>{1, 2, 4, 8, 16};
   std::vector<BenchRow> rows;
 
   for (int group : {128, 256}) {
-    if (group > device.info().max_group_size) continue;
+    if (device.backend() != Backend::cpu && group > device.info().max_group_size) continue;
     for (int per : per_unit) {
       int groups = per * units;
       double cg_ms = 0;
       if (have_cg && groups <= barrier_max_groups(device, "cg", group))
-        cg_ms = barrier_latency(device, "cg", groups, group, barriers, options.reps)
-                    .us_per_barrier *
-                1e-3;
+        cg_ms =
+            barrier_latency(device, "cg", groups, group, barriers, options.reps).us_per_barrier *
+            1e-3;
       for (const auto& m : methods) {
         if (groups > barrier_max_groups(device, m, group)) continue;
         LatencyResult r = barrier_latency(device, m, groups, group, barriers, options.reps);
-        BenchRow row = make_row(device, m, "latency",
-                                fmt::format("{}×{} groups of {}", per, units, group));
+        BenchRow row =
+            make_row(device, m, "latency", fmt::format("{}×{} groups of {}", per, units, group));
         row.time_ms = r.us_per_barrier * 1e-3;
         row.baseline = "cg";
         row.baseline_ms = m == "cg" ? 0 : cg_ms;
@@ -86,7 +86,7 @@ std::vector<BenchRow> bench_barrier(const Device& device, const BenchOptions& op
                        : gpu                  ? (options.quick ? 50000 : 500000)
                                               : 200;
   for (int group : {1024, 64, 32}) {
-    if (group > device.info().max_group_size) continue;
+    if (device.backend() != Backend::cpu && group > device.info().max_group_size) continue;
     StencilOptions so;
     so.group_size = group;
     so.steps = steps;

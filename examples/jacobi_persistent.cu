@@ -104,8 +104,8 @@ int main(int argc, char** argv) {
     int largest = parpat::cuda::max_grid_barrier_blocks(jacobi_persistent, kBlock);
     check(cudaEventRecord(start, stream), "cudaEventRecord");
     parpat::cuda::launch_with_grid_barrier(jacobi_persistent, dim3(largest), dim3(kBlock), 0,
-                                           stream, memory.barrier(), buffers[2], buffers[3], nx,
-                                           ny, iterations);
+                                           stream, memory.barrier(), buffers[2], buffers[3], nx, ny,
+                                           iterations);
     check(cudaEventRecord(stop, stream), "cudaEventRecord");
     check(cudaEventSynchronize(stop), "persistent Jacobi");
     check(cudaEventElapsedTime(&ms_persistent, start, stop), "cudaEventElapsedTime");
@@ -115,15 +115,16 @@ int main(int argc, char** argv) {
     }
     float* result = iterations % 2 == 0 ? buffers[2] : buffers[3];
     check(cudaMemcpy(got.data(), result, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
-    std::printf("%d x %d grid, %d iterations: multi-kernel %.3f ms, persistent (%d blocks of %d) "
-                "%.3f ms\n",
-                nx, ny, iterations, ms_multi, largest, kBlock, ms_persistent);
+    std::printf(
+        "%d x %d grid, %d iterations: multi-kernel %.3f ms, persistent (%d blocks of %d) "
+        "%.3f ms\n",
+        nx, ny, iterations, ms_multi, largest, kBlock, ms_persistent);
 
     bool refused = false;
     try {
-      parpat::cuda::launch_with_grid_barrier(jacobi_persistent, dim3(largest + 1), dim3(kBlock),
-                                             0, stream, memory.barrier(), buffers[2], buffers[3],
-                                             nx, ny, iterations);
+      parpat::cuda::launch_with_grid_barrier(jacobi_persistent, dim3(largest + 1), dim3(kBlock), 0,
+                                             stream, memory.barrier(), buffers[2], buffers[3], nx,
+                                             ny, iterations);
     } catch (const parpat::Error& e) {
       refused = true;
       std::printf("a grid of %d blocks is refused: %s\n", largest + 1, e.what());

@@ -69,6 +69,8 @@ double median_ms(std::vector<double> times) {
 
 namespace {
 
+constexpr int kUnlimitedGroupSize = 1 << 20;
+
 // The method asked for; an empty name is the backend's default, or `relaunch` on a device whose
 // groups do not progress independently (a spin barrier would hang there).
 const detail::BarrierVariant& resolve(const Device& device, const std::string& method) {
@@ -77,10 +79,13 @@ const detail::BarrierVariant& resolve(const Device& device, const std::string& m
   return detail::find_barrier_variant(device.backend(), method);
 }
 
+// On the CPU a group is one thread-pool task of group_size items, so any size is fine there.
 void check_group_size(const Device& device, int group_size) {
-  if (group_size < 1 || group_size > device.info().max_group_size)
+  int largest =
+      device.backend() == Backend::cpu ? kUnlimitedGroupSize : device.info().max_group_size;
+  if (group_size < 1 || group_size > largest)
     throw_invalid("group size " + std::to_string(group_size) + " is outside 1.." +
-                  std::to_string(device.info().max_group_size) + " on " + device.label());
+                  std::to_string(largest) + " on " + device.label());
 }
 
 // Refuses `groups` above what `method` can keep resident, naming the largest safe count.
@@ -111,10 +116,11 @@ StencilResult barrier_stencil(const Device& device, const StencilOptions& option
   const auto& v = resolve(device, options.method);
   check_group_size(device, options.group_size);
   if (options.work_items < 1 || options.work_items % options.group_size != 0)
-    throw_invalid("the stencil needs a positive number of work-items that is a multiple of the "
-                  "group size (" +
-                  std::to_string(options.work_items) + " items, groups of " +
-                  std::to_string(options.group_size) + ")");
+    throw_invalid(
+        "the stencil needs a positive number of work-items that is a multiple of the "
+        "group size (" +
+        std::to_string(options.work_items) + " items, groups of " +
+        std::to_string(options.group_size) + ")");
   if (options.work_items < 3) throw_invalid("the stencil needs at least 3 work-items");
   if (options.steps < 0) throw_invalid("the number of steps must not be negative");
   int groups = options.work_items / options.group_size;

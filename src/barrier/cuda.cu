@@ -118,8 +118,8 @@ struct FlagsBarrier {
     if (blockIdx.x == 0) {
       for (unsigned int b = threadIdx.x + 1; ok && b < gridDim.x; b += blockDim.x) {
         unsigned int* flag = words.in() + b;
-        ok = gb::bounded_spin([&] { return reached(gb::load_acquire(flag), epoch); },
-                              words.error(), kTimeoutCycles);
+        ok = gb::bounded_spin([&] { return reached(gb::load_acquire(flag), epoch); }, words.error(),
+                              kTimeoutCycles);
       }
       ok = __syncthreads_and(ok) != 0;
       for (unsigned int b = threadIdx.x + 1; ok && b < gridDim.x; b += blockDim.x)
@@ -129,8 +129,8 @@ struct FlagsBarrier {
     if (threadIdx.x == 0) {
       store_release(words.in() + blockIdx.x, epoch);
       unsigned int* flag = words.out() + blockIdx.x;
-      ok = gb::bounded_spin([&] { return reached(gb::load_acquire(flag), epoch); },
-                            words.error(), kTimeoutCycles);
+      ok = gb::bounded_spin([&] { return reached(gb::load_acquire(flag), epoch); }, words.error(),
+                            kTimeoutCycles);
     }
     return __syncthreads_and(ok) != 0;
   }
@@ -138,9 +138,7 @@ struct FlagsBarrier {
 
 struct FlipBarrier {
   Words words;
-  __device__ bool sync() {
-    return parpat::cuda::GridBarrier(words.state(), kTimeoutCycles).sync();
-  }
+  __device__ bool sync() { return parpat::cuda::GridBarrier(words.state(), kTimeoutCycles).sync(); }
 };
 
 struct CgBarrier {
@@ -275,19 +273,24 @@ cudaLaunchConfig_t launch_config(CudaDevice& cuda, int groups, int group_size, i
 // The largest co-resident grid of `kernel` with `group_size` threads (clustered when
 // `clustered`), from the occupancy of that kernel.
 template <class... Params>
-int occupancy_groups(CudaDevice& cuda, void (*kernel)(Params...), int group_size,
-                     bool clustered) {
+int occupancy_groups(CudaDevice& cuda, void (*kernel)(Params...), int group_size, bool clustered) {
   cuda.activate();
   int per_sm = 0;
   PARPAT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, group_size, 0));
   int groups = per_sm * cuda.info().compute_units;
   if (!clustered) return groups;
-  int cluster = cluster_size(cuda.info(), groups);
-  cudaLaunchAttribute attrs[2];
-  cudaLaunchConfig_t config = launch_config(cuda, groups, group_size, cluster, false, attrs);
-  int clusters = 0;
-  PARPAT_CUDA(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
-  return std::min(groups, clusters * cluster);
+  // The launch picks its cluster size from the grid, so the bound must hold for every size it
+  // may pick.
+  int largest_cluster = std::max(1, tuning(cuda.info(), "barrier.hierarchical.cluster", 8));
+  for (int cluster = 1; cluster <= largest_cluster; cluster *= 2) {
+    cudaLaunchAttribute attrs[2];
+    cudaLaunchConfig_t config =
+        launch_config(cuda, groups - groups % cluster, group_size, cluster, false, attrs);
+    int clusters = 0;
+    PARPAT_CUDA(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
+    groups = std::min(groups, clusters * cluster);
+  }
+  return groups;
 }
 
 // Launches a spinning kernel so that every block is resident: cooperatively, and for the
@@ -307,8 +310,7 @@ void launch_resident(CudaDevice& cuda, bool clustered, int groups, int group_siz
   if (clustered && cooperative) {
     if (status == cudaSuccess) {
       cooperative_clusters.store(1);
-    } else if (status == cudaErrorInvalidValue || status == cudaErrorNotSupported ||
-               status == cudaErrorCooperativeLaunchTooLarge) {
+    } else if (status != cudaErrorCooperativeLaunchTooLarge) {
       cudaGetLastError();
       cooperative_clusters.store(0);
       config = launch_config(cuda, groups, group_size, cluster, false, attrs);
@@ -421,10 +423,9 @@ void spin_stress(const Device& device, int groups, int group_size, std::int64_t 
   PARPAT_CUDA(cudaMemsetAsync(early.handle(), 0, early.bytes(), cuda.stream()));
   ws.clear(cuda);
   cuda.timer_start();
-  launch_resident(cuda, M == Method::hierarchical, groups, group_size, stress_kernel<P>,
-                  ws.words(), static_cast<unsigned int*>(slots.handle()),
-                  static_cast<unsigned long long*>(early.handle()),
-                  static_cast<long long>(rounds));
+  launch_resident(cuda, M == Method::hierarchical, groups, group_size, stress_kernel<P>, ws.words(),
+                  static_cast<unsigned int*>(slots.handle()),
+                  static_cast<unsigned long long*>(early.handle()), static_cast<long long>(rounds));
   result.time_ms = cuda.timer_stop_ms();
   result.barrier_failed = ws.failed();
   unsigned long long count = 0;

@@ -133,8 +133,8 @@ void run_stress(const Device& device, int method, int groups, int group_size, st
 std::string validation_failure(const Device& device, int method, int group_size, int groups) {
   static std::mutex mutex;
   static std::map<std::string, std::string> verdicts;
-  std::string key = device.label() + "/" + method_name(method) + "/" +
-                    std::to_string(group_size) + "/" + std::to_string(groups);
+  std::string key = device.label() + "/" + method_name(method) + "/" + std::to_string(group_size) +
+                    "/" + std::to_string(groups);
   std::lock_guard<std::mutex> lock(mutex);
   auto it = verdicts.find(key);
   if (it != verdicts.end()) return it->second;
@@ -154,8 +154,7 @@ template <int M>
 int spin_max_groups(const Device& device, int group_size) {
   if (!device.info().independent_groups)
     throw Error(ErrorKind::unsupported,
-                std::string("the ") + method_name(M) + " barrier would hang on " +
-                    device.label() +
+                std::string("the ") + method_name(M) + " barrier would hang on " + device.label() +
                     ": this driver runs groups one after another, so a waiting group blocks "
                     "the rest (use the relaunch method)",
                 "opencl");
@@ -166,8 +165,8 @@ int spin_max_groups(const Device& device, int group_size) {
   std::string failure = validation_failure(device, M, group_size, groups);
   if (!failure.empty())
     throw Error(ErrorKind::unsupported,
-                std::string("the ") + method_name(M) + " barrier is disabled on " +
-                    device.label() + ": " + failure + " (use the relaunch method)",
+                std::string("the ") + method_name(M) + " barrier is disabled on " + device.label() +
+                    ": " + failure + " (use the relaunch method)",
                 "opencl");
   return groups;
 }

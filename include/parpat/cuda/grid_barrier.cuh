@@ -32,8 +32,8 @@
 //   if (memory.failed(stream)) ...
 #pragma once
 
-#include <cuda/atomic>
 #include <cuda_runtime.h>
+#include <cuda/atomic>
 
 #include <cstddef>
 #include <string>
@@ -137,9 +137,9 @@ class GridBarrier {
 // Throws parpat::Error(backend) naming the call when a CUDA call inside the helpers fails.
 inline void grid_barrier_check(cudaError_t status, const char* call) {
   if (status == cudaSuccess) return;
-  throw Error(ErrorKind::backend, std::string("CUDA error in ") + call + ": " +
-                                      cudaGetErrorString(status),
-              "cuda", call, static_cast<int>(status));
+  throw Error(ErrorKind::backend,
+              std::string("CUDA error in ") + call + ": " + cudaGetErrorString(status), "cuda",
+              call, static_cast<int>(status));
 }
 
 // The largest grid (in blocks) whose blocks are all resident at once for `kernel` launched with
@@ -158,10 +158,10 @@ int max_grid_barrier_blocks(Kernel kernel, int block_threads, std::size_t dynami
                 "cuda", "cudaDevAttrCooperativeLaunch");
   grid_barrier_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
                      "cudaDeviceGetAttribute");
-  grid_barrier_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                         &per_sm, reinterpret_cast<const void*>(kernel), block_threads,
-                         dynamic_smem),
-                     "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  grid_barrier_check(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void*>(kernel),
+                                                    block_threads, dynamic_smem),
+      "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   return per_sm * sms;
 }
 
@@ -188,8 +188,8 @@ void launch_with_grid_barrier(void (*kernel)(Params...), dim3 grid, dim3 block,
   std::apply(
       [&](auto&... v) {
         void* argv[] = {static_cast<void*>(&v)..., nullptr};
-        grid_barrier_check(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel),
-                                                       grid, block, argv, dynamic_smem, stream),
+        grid_barrier_check(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), grid,
+                                                       block, argv, dynamic_smem, stream),
                            "cudaLaunchCooperativeKernel");
       },
       values);
@@ -217,9 +217,9 @@ class GridBarrierMemory {
   // Waits for `stream` and tells whether a wait of the barrier exceeded its bound.
   bool failed(cudaStream_t stream) const {
     unsigned int error = 0;
-    grid_barrier_check(cudaMemcpyAsync(&error, &state_->error, sizeof error,
-                                       cudaMemcpyDeviceToHost, stream),
-                       "cudaMemcpyAsync");
+    grid_barrier_check(
+        cudaMemcpyAsync(&error, &state_->error, sizeof error, cudaMemcpyDeviceToHost, stream),
+        "cudaMemcpyAsync");
     grid_barrier_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     return error != 0;
   }
