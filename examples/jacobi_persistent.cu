@@ -8,7 +8,7 @@
 // results must agree bit for bit. Finally the example asks for one block more than the largest
 // safe grid and shows that the launch is refused instead of hanging.
 //
-//   jacobi_persistent [nx ny iterations]     (default 1024 1024 2000)
+//   jacobi_persistent [nx ny iterations]     (default 1024 1024 2000; exit 77 without a GPU)
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -64,6 +64,11 @@ int main(int argc, char** argv) {
   if (nx < 3 || ny < 3 || iterations < 0) {
     std::fprintf(stderr, "usage: jacobi_persistent [nx ny iterations] (nx, ny >= 3)\n");
     return 2;
+  }
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("jacobi_persistent: no CUDA device, nothing to run\n");
+    return 77;  // CTest's skip code
   }
   std::size_t points = static_cast<std::size_t>(nx) * ny, bytes = points * sizeof(float);
   std::vector<float> initial(points, 0.0f);

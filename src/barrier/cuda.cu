@@ -11,7 +11,9 @@
 //   A fast block that leaves and arrives at the next barrier before the reset loses its
 //   increment (everybody then waits forever), and a block that reads the counter after the
 //   reset never sees the full count. Here the counter only grows: barrier k waits for
-//   k · participants arrivals (wrap-around compared as a signed difference).
+//   k · participants arrivals (wrap-around compared as a signed difference). Knowing its
+//   target, a waiter arrives with a reduction that returns nothing (red.release) and starts
+//   polling at once.
 // - flags (Xiao & Feng) published and read its flags with plain stores and loads and no
 //   fences, so data written before the barrier was not guaranteed to be visible after it, and
 //   implementations that cleared the flags for reuse raced with the next barrier. Here the
@@ -48,6 +50,12 @@ __device__ inline void store_release(unsigned int* p, unsigned int v) {
       v, ::cuda::memory_order_release);
 }
 
+// An arrival that needs no answer: the waiter knows its target, so no round trip for a return
+// value delays its first poll.
+__device__ inline void red_add_release(unsigned int* p, unsigned int v) {
+  asm volatile("red.release.gpu.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
 __device__ inline void store_relaxed(unsigned int* p, unsigned int v) {
   ::cuda::atomic_ref<unsigned int, ::cuda::thread_scope_device>(*p).store(
       v, ::cuda::memory_order_relaxed);
@@ -81,7 +89,7 @@ struct AtomicAllBarrier {
     unsigned int participants = gridDim.x * blockDim.x;
     unsigned int target = ++epoch * participants;
     unsigned int* counter = words.counter();
-    gb::fetch_add_release(counter, 1u);
+    red_add_release(counter, 1u);
     return gb::bounded_spin([&] { return reached(gb::load_acquire(counter), target); },
                             words.error(), kTimeoutCycles);
   }
@@ -98,7 +106,7 @@ struct RepresentativeBarrier {
     if (threadIdx.x == 0) {
       unsigned int target = epoch * gridDim.x;
       unsigned int* counter = words.counter();
-      gb::fetch_add_release(counter, 1u);
+      red_add_release(counter, 1u);
       ok = gb::bounded_spin([&] { return reached(gb::load_acquire(counter), target); },
                             words.error(), kTimeoutCycles);
     }
@@ -153,16 +161,27 @@ struct CgBarrier {
 // word for the whole cluster, and the cluster meets again to hear the outcome. The outcome
 // travels through distributed shared memory of rank 0 so that all blocks of a cluster leave
 // with the same answer (a block that stopped early would leave the others in the hardware
-// barrier, which has no bound).
+// barrier, which has no bound). Rank 0 keeps the word's generation bit in a register (read once,
+// at the first barrier, before its first arrival, when the bit cannot flip yet), so its arrival
+// is a fire-and-forget reduction and its poll starts at once instead of after the round trip
+// of an atomic's return value: the last arriver, which sets the pace, saves that round trip.
 struct HierarchicalBarrier {
+  static constexpr unsigned int kUnknownGeneration = 1u;  // a real generation is 0 or bit 31
   Words words;
+  unsigned int generation = kUnknownGeneration;
   __device__ bool sync() {
     __shared__ unsigned int outcome;
     cg::cluster_group cluster = cg::this_cluster();
     cluster.sync();
     if (cluster.block_rank() == 0 && threadIdx.x == 0) {
+      unsigned int* word = &words.state()->arrive;
+      if (generation == kUnknownGeneration) generation = gb::load_relaxed(word) & 0x80000000u;
       unsigned int clusters = gridDim.x / cluster.num_blocks();
-      outcome = gb::flip_arrive_and_wait(words.state(), clusters, blockIdx.x == 0, kTimeoutCycles)
+      red_add_release(word, blockIdx.x == 0 ? 0x80000000u - (clusters - 1u) : 1u);
+      generation ^= 0x80000000u;
+      unsigned int expected = generation;
+      outcome = gb::bounded_spin([&] { return (gb::load_acquire(word) & 0x80000000u) == expected; },
+                                 words.error(), kTimeoutCycles)
                     ? 1u
                     : 0u;
     }
