@@ -160,6 +160,27 @@ TEST(BarrierDispatch, DefaultFallsBackToRelaunchWithoutIndependentGroups) {
   }
 }
 
+TEST(BarrierDispatch, OpenclHelperForUsersKernels) {
+  for (const auto& d : devices()) {
+    if (d.backend() != Backend::opencl) {
+      EXPECT_THROW(opencl_grid_barrier_groups(d, 64), Error) << d.label();
+      continue;
+    }
+    if (!d.info().independent_groups) {
+      try {
+        opencl_grid_barrier_groups(d, 64);
+        ADD_FAILURE() << "a spin barrier was allowed on " << d.label();
+      } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::unsupported) << e.what();
+      }
+      continue;
+    }
+    int groups = opencl_grid_barrier_groups(d, 64, 1024);
+    EXPECT_GE(groups, d.info().compute_units) << d.label();
+    EXPECT_LE(groups, opencl_grid_barrier_groups(d, 64)) << d.label();
+  }
+}
+
 TEST(BarrierCli, StencilJsonAndRefusal) {
   CliResult r = run_cli("barrier --backend cpu --steps 40 --no-sweep --json");
   ASSERT_EQ(r.status, 0) << r.err;

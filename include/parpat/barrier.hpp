@@ -9,6 +9,7 @@
 // parpat/opencl/grid_barrier.cl.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,6 +26,15 @@ std::vector<std::string> barrier_methods(const Device& device);
 // method cannot run there at all (a spin barrier on a device whose groups do not progress
 // independently, a device without cooperative launch, a platform that failed validation).
 int barrier_max_groups(const Device& device, const std::string& method, int group_size);
+
+// For users' own OpenCL kernels built on parpat/opencl/grid_barrier.cl: the largest number of
+// groups of `group_size` work-items, each using `local_bytes` of local memory, that can be
+// resident at once on OpenCL `device`. It is an occupancy estimate (assuming at most 64 registers
+// per work-item on NVIDIA, one group per compute unit elsewhere) validated once per device by
+// the flip stress test at that count. Throws Error(unsupported) on devices whose groups do not
+// progress independently (PoCL, CPU drivers: use one launch per phase there) or where the
+// validation fails, Error(invalid_argument) for a device of another backend.
+int opencl_grid_barrier_groups(const Device& device, int group_size, std::size_t local_bytes = 0);
 
 // The classic stencil: `work_items` elements, all 1; each step t = a[i] + a[(i+1) mod N] +
 // a[(i+2) mod N]; barrier; a[i] = t; barrier. Elements are uint32 and wrap, so after s steps

@@ -112,6 +112,20 @@ int barrier_max_groups(const Device& device, const std::string& method, int grou
   return resolve(device, method).max_groups(device, group_size);
 }
 
+int opencl_grid_barrier_groups(const Device& device, int group_size, std::size_t local_bytes) {
+  if (device.backend() != Backend::opencl)
+    throw_invalid("opencl_grid_barrier_groups needs an OpenCL device, got " + device.label());
+  check_group_size(device, group_size);
+  if (local_bytes > device.info().local_memory)
+    throw_invalid(std::to_string(local_bytes) + " bytes of local memory per group exceed the " +
+                  std::to_string(device.info().local_memory) + " of " + device.label());
+#ifdef PARPAT_BARRIER_OPENCL
+  return detail::opencl_user_barrier_groups(device, group_size, local_bytes);
+#else
+  throw Error(ErrorKind::unsupported, "this build has no OpenCL barrier");
+#endif
+}
+
 StencilResult barrier_stencil(const Device& device, const StencilOptions& options) {
   const auto& v = resolve(device, options.method);
   check_group_size(device, options.group_size);

@@ -3,6 +3,7 @@
 // so backend code only runs launches that cannot hang.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -35,6 +36,9 @@ struct BarrierVariant {
 std::vector<BarrierVariant> cpu_barrier_variants();
 std::vector<BarrierVariant> cuda_barrier_variants();
 std::vector<BarrierVariant> opencl_barrier_variants();
+
+// opencl_grid_barrier_groups() of the OpenCL backend.
+int opencl_user_barrier_groups(const Device& device, int group_size, std::size_t local_bytes);
 
 // The variant `name` of `backend` (empty: the default), or Error(invalid_argument) naming the
 // ones that exist.

@@ -20,7 +20,6 @@
 // Devices without independent forward progress of groups (DeviceInfo::independent_groups false:
 // PoCL and other CPU drivers) are refused every spin method up front; `relaunch` runs there.
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -66,8 +65,9 @@ int nvidia_threads_per_cu(int major, int minor) {
   return 2048;
 }
 
-// The estimated number of co-resident groups of `group_size` for `kernel` (see the top).
-int estimated_groups(OpenclDevice& cl, cl::Kernel& kernel, int group_size) {
+// The estimated number of co-resident groups of `group_size` using `local` bytes of local
+// memory each (see the top).
+int estimated_groups(OpenclDevice& cl, int group_size, std::size_t local) {
   const DeviceInfo& info = cl.info();
   int per_cu = 1;
   if (cl.has_extension("cl_nv_device_attribute_query")) {
@@ -80,15 +80,17 @@ int estimated_groups(OpenclDevice& cl, cl::Kernel& kernel, int group_size) {
     if (registers > 0) threads = std::min<int>(threads, static_cast<int>(registers / 64));
     per_cu = std::clamp(threads / group_size, 1, 16);
   }
-  cl_ulong local = 0;
-  try {
-    local = kernel.getWorkGroupInfo<CL_KERNEL_LOCAL_MEM_SIZE>(cl.device());
-  } catch (const cl::Error& e) {
-    rethrow_opencl(e);
-  }
   if (local > 0 && info.local_memory > 0)
     per_cu = std::max(1, std::min<int>(per_cu, static_cast<int>(info.local_memory / local)));
   return per_cu * std::max(1, info.compute_units);
+}
+
+std::size_t kernel_local_bytes(OpenclDevice& cl, cl::Kernel& kernel) {
+  try {
+    return kernel.getWorkGroupInfo<CL_KERNEL_LOCAL_MEM_SIZE>(cl.device());
+  } catch (const cl::Error& e) {
+    rethrow_opencl(e);
+  }
 }
 
 struct Workspace {
@@ -150,24 +152,34 @@ std::string validation_failure(const Device& device, int method, int group_size,
   return verdicts.emplace(key, verdict).first->second;
 }
 
-template <int M>
-int spin_max_groups(const Device& device, int group_size) {
+void require_independent_groups(const Device& device, int method) {
   if (!device.info().independent_groups)
     throw Error(ErrorKind::unsupported,
-                std::string("the ") + method_name(M) + " barrier would hang on " + device.label() +
+                std::string("the ") + method_name(method) + " barrier would hang on " +
+                    device.label() +
                     ": this driver runs groups one after another, so a waiting group blocks "
                     "the rest (use the relaunch method)",
                 "opencl");
-  auto& cl = backend_cast<OpenclDevice>(device);
-  int groups = std::numeric_limits<int>::max();
-  for (const char* name : {"stencil", "stress", "latency"})
-    groups = std::min(groups, estimated_groups(cl, barrier_kernel(cl, M, name), group_size));
-  std::string failure = validation_failure(device, M, group_size, groups);
+}
+
+void require_validated(const Device& device, int method, int group_size, int groups) {
+  std::string failure = validation_failure(device, method, group_size, groups);
   if (!failure.empty())
     throw Error(ErrorKind::unsupported,
-                std::string("the ") + method_name(M) + " barrier is disabled on " + device.label() +
-                    ": " + failure + " (use the relaunch method)",
+                std::string("the ") + method_name(method) + " barrier is disabled on " +
+                    device.label() + ": " + failure + " (use the relaunch method)",
                 "opencl");
+}
+
+template <int M>
+int spin_max_groups(const Device& device, int group_size) {
+  require_independent_groups(device, M);
+  auto& cl = backend_cast<OpenclDevice>(device);
+  std::size_t local = 0;
+  for (const char* name : {"stencil", "stress", "latency"})
+    local = std::max(local, kernel_local_bytes(cl, barrier_kernel(cl, M, name)));
+  int groups = estimated_groups(cl, group_size, local);
+  require_validated(device, M, group_size, groups);
   return groups;
 }
 
@@ -299,6 +311,16 @@ BarrierVariant spin_variant(VariantInfo v) {
 }
 
 }  // namespace
+
+int opencl_user_barrier_groups(const Device& device, int group_size, std::size_t local_bytes) {
+  require_independent_groups(device, flip);
+  auto& cl = backend_cast<OpenclDevice>(device);
+  std::size_t local =
+      std::max(local_bytes, kernel_local_bytes(cl, barrier_kernel(cl, flip, "stress")));
+  int groups = estimated_groups(cl, group_size, local);
+  require_validated(device, flip, group_size, groups);
+  return groups;
+}
 
 std::vector<BarrierVariant> opencl_barrier_variants() {
   VariantInfo relaunch = info("relaunch", "one kernel launch per phase (baseline)");
