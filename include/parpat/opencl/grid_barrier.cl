@@ -4,7 +4,7 @@
 //
 // A grid barrier is only correct when every group of the launch is resident at once, which
 // OpenCL never promises: launch at most the group count that parpat's host helper
-// (parpat::grid_barrier_max_groups) returns for the device; it refuses devices without
+// (parpat::opencl_grid_barrier_groups) returns for the device; it refuses devices without
 // independent forward progress of groups (PoCL and other CPU drivers, which run groups one
 // after another, so the first waiting group would wait forever) and platforms where the
 // stress test fails.
