@@ -99,9 +99,11 @@ __kernel void stencil(volatile __global uint* state, volatile __global uint* a, 
   }
 }
 
-// Work-item 0 of each group publishes the round; after the barrier every work-item checks the
-// next group and the group half-way round, which must hold this round or the next. Counts of
-// early releases are capped per work-item so the 32-bit total cannot wrap back to zero.
+// The last work-item of each group publishes the round (not work-item 0, which arrives for the
+// group in most methods, so the barrier must also publish the others' writes); after the
+// barrier every work-item checks the next group and the group half-way round, which must hold
+// this round or the next. Counts of early releases are capped per work-item so the 32-bit total
+// cannot wrap back to zero.
 __kernel void stress(volatile __global uint* state, volatile __global uint* slots,
                      __global uint* early, uint rounds) {
   __local uint flag;
@@ -110,7 +112,7 @@ __kernel void stress(volatile __global uint* state, volatile __global uint* slot
   uint next = (g + 1u) % groups, far = (g + groups / 2u) % groups;
   uint seen = 0u;
   for (uint round = 1u; round <= rounds; ++round) {
-    if (get_local_id(0) == 0) slots[g] = round;
+    if (get_local_id(0) == get_local_size(0) - 1) slots[g] = round;
     if (!grid_sync(state, &flag, &epoch)) break;
     seen += (slots[next] - round > 1u) ? 1u : 0u;
     seen += (slots[far] - round > 1u) ? 1u : 0u;

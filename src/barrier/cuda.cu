@@ -204,8 +204,10 @@ __global__ void stencil_kernel(Words words, unsigned int* a, unsigned int n, lon
   }
 }
 
-// Thread 0 of each block publishes the round; after the barrier every thread checks the block
-// after it and the block half-way round, which must hold this round or the next.
+// The last thread of each block publishes the round (not thread 0, which arrives for the block
+// in most methods, so the barrier must also publish its block's other threads' writes); after
+// the barrier every thread checks the block after it and the block half-way round, which must
+// hold this round or the next.
 template <class Barrier>
 __global__ void stress_kernel(Words words, unsigned int* slots, unsigned long long* early,
                               long long rounds) {
@@ -215,7 +217,7 @@ __global__ void stress_kernel(Words words, unsigned int* slots, unsigned long lo
   unsigned long long seen = 0;
   for (long long r = 1; r <= rounds; ++r) {
     unsigned int round = static_cast<unsigned int>(r);
-    if (threadIdx.x == 0) store_relaxed(slots + blockIdx.x, round);
+    if (threadIdx.x == blockDim.x - 1) store_relaxed(slots + blockIdx.x, round);
     if (!barrier.sync()) break;
     seen += (gb::load_relaxed(slots + next) - round > 1u) ? 1 : 0;
     seen += (gb::load_relaxed(slots + far) - round > 1u) ? 1 : 0;
