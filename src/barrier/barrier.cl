@@ -17,18 +17,18 @@
 #define BARRIER_METHOD 3
 #endif
 
-inline bool reached(uint value, uint target) {
+bool reached(uint value, uint target) {
   return (int)(value - target) >= 0;
 }
 
 // Waits until *p reaches target; returns false once parpat_barrier_give_up says so.
-inline bool wait_until(volatile __global uint* p, uint target, volatile __global uint* error) {
+bool wait_until(volatile __global uint* p, uint target, volatile __global uint* error) {
   for (uint polls = 1u; !reached(*p, target); ++polls)
     if (parpat_barrier_give_up(error, polls)) return false;
   return true;
 }
 
-inline bool grid_sync(volatile __global uint* state, __local uint* flag, uint* epoch) {
+bool grid_sync(volatile __global uint* state, __local uint* flag, uint* epoch) {
 #if BARRIER_METHOD == 0
   // Every work-item arrives; no group barrier at all.
   uint participants = (uint)(get_num_groups(0) * get_local_size(0));

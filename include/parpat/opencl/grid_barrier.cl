@@ -35,7 +35,7 @@
 
 // Whether a waiter that has polled `polls` times must give up: the error word is set, or the
 // bound is passed (then it sets the error word). Checked every 256 polls.
-inline uint parpat_barrier_give_up(volatile __global uint* error, uint polls) {
+uint parpat_barrier_give_up(volatile __global uint* error, uint polls) {
   if ((polls & 255u) != 0u) return 0u;
   if (*error != 0u) return 1u;
   if (polls < PARPAT_BARRIER_SPIN_LIMIT) return 0u;
@@ -43,7 +43,7 @@ inline uint parpat_barrier_give_up(volatile __global uint* error, uint polls) {
   return 1u;
 }
 
-inline bool parpat_grid_sync(volatile __global uint* state, __local uint* flag) {
+bool parpat_grid_sync(volatile __global uint* state, __local uint* flag) {
   barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
   if (get_local_id(0) == 0 && get_local_id(1) == 0 && get_local_id(2) == 0) {
     uint groups = (uint)(get_num_groups(0) * get_num_groups(1) * get_num_groups(2));
