@@ -166,6 +166,8 @@ TEST(BarrierDispatch, OpenclHelperForUsersKernels) {
       EXPECT_THROW(opencl_grid_barrier_groups(d, 64), Error) << d.label();
       continue;
     }
+    EXPECT_NE(std::string(opencl_grid_barrier_source()).find("bool parpat_grid_sync("),
+              std::string::npos);
     if (!d.info().independent_groups) {
       try {
         opencl_grid_barrier_groups(d, 64);

@@ -36,6 +36,10 @@ int barrier_max_groups(const Device& device, const std::string& method, int grou
 // validation fails, Error(invalid_argument) for a device of another backend.
 int opencl_grid_barrier_groups(const Device& device, int group_size, std::size_t local_bytes = 0);
 
+// The text of parpat/opencl/grid_barrier.cl, to prepend to the source of users' own OpenCL
+// programs. Throws Error(unsupported) in a build without OpenCL.
+const char* opencl_grid_barrier_source();
+
 // The classic stencil: `work_items` elements, all 1; each step t = a[i] + a[(i+1) mod N] +
 // a[(i+2) mod N]; barrier; a[i] = t; barrier. Elements are uint32 and wrap, so after s steps
 // every element must equal 3^s mod 2^32.

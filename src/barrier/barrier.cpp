@@ -8,6 +8,10 @@
 #include "parpat/error.hpp"
 #include "runtime/variant_tables.hpp"
 
+#ifdef PARPAT_BARRIER_OPENCL
+extern const char* const parpat_cl_grid_barrier;
+#endif
+
 namespace parpat {
 
 namespace detail {
@@ -121,6 +125,14 @@ int opencl_grid_barrier_groups(const Device& device, int group_size, std::size_t
                   std::to_string(device.info().local_memory) + " of " + device.label());
 #ifdef PARPAT_BARRIER_OPENCL
   return detail::opencl_user_barrier_groups(device, group_size, local_bytes);
+#else
+  throw Error(ErrorKind::unsupported, "this build has no OpenCL barrier");
+#endif
+}
+
+const char* opencl_grid_barrier_source() {
+#ifdef PARPAT_BARRIER_OPENCL
+  return parpat_cl_grid_barrier;
 #else
   throw Error(ErrorKind::unsupported, "this build has no OpenCL barrier");
 #endif
