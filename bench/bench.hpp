@@ -52,6 +52,10 @@ std::vector<unsigned char> random_data(DType dtype, std::int64_t n, std::uint64_
 
 std::vector<BenchRow> bench_reduce(const Device& device, const BenchOptions& options,
                                    const Peaks& peaks);
+// Barrier latency per method at 1–16 groups per compute unit × groups of 128 and 256, and the
+// classic stencil, with cooperative groups' grid.sync as the baseline where CUDA has it.
+std::vector<BenchRow> bench_barrier(const Device& device, const BenchOptions& options,
+                                    const Peaks& peaks);
 
 // Runs bench/numpy_baseline.py (python3 with numpy) and returns its median milliseconds for
 // each requested case, or an empty vector when python3 or numpy is missing.
