@@ -8,5 +8,6 @@
 namespace parpat::detail {
 
 std::vector<VariantInfo> reduce_variants();
+std::vector<VariantInfo> pairwise_variants();
 
 }  // namespace parpat::detail
