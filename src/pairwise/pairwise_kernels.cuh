@@ -47,6 +47,7 @@ __device__ __forceinline__ float pairwise_exp2_poly(float x) {
 }
 
 struct ProductTerm {
+  static constexpr int kFastUnroll = 8;  // 256 FMAs and 8 loads between loop branches
   __device__ __forceinline__ float map(float v) const { return v; }
   __device__ __forceinline__ float term(float a, float b) const { return a * b; }
   __device__ __forceinline__ float fast_term4(float acc, float a, float4 b) const {
@@ -58,6 +59,7 @@ struct ProductTerm {
 };
 
 struct GaussianTerm {
+  static constexpr int kFastUnroll = 4;
   float s;  // sqrt(log2(e) / (2h²))
   __device__ __forceinline__ float map(float v) const { return v * s; }
   __device__ __forceinline__ float term(float a, float b) const {
@@ -79,6 +81,7 @@ struct GaussianTerm {
 // PAIRWISE_EXPRESSION(a, b).
 #ifdef PAIRWISE_EXPRESSION
 struct ExpressionTerm {
+  static constexpr int kFastUnroll = 4;
   __device__ __forceinline__ float map(float v) const { return v; }
   __device__ __forceinline__ float term(float a, float b) const {
     return (float)(PAIRWISE_EXPRESSION(a, b));
@@ -277,7 +280,7 @@ __global__ void __launch_bounds__(1024)
 #pragma unroll
     for (int k = 0; k < kFastItems; ++k)
       part[k] = 0.0f;
-#pragma unroll 4
+#pragma unroll(F::kFastUnroll)
     for (int j = 0; j < kFastTile / 4; ++j) {
       float4 b = tile[j];
 #pragma unroll
