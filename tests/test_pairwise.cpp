@@ -80,11 +80,11 @@ class PairwiseTest : public ::testing::TestWithParam<Target> {
     std::vector<double> expected(static_cast<std::size_t>(x)), magnitude(expected.size());
     detail::pairwise_reference(a.data(), b.data(), p, expected.data());
     detail::pairwise_magnitude(a.data(), b.data(), p, magnitude.data());
-    SCOPED_TRACE(std::string(pairwise_kernel_name(options.kernel)) + " h=" +
-                 std::to_string(options.h) + (options.brute_force ? " brute force" : "") +
+    SCOPED_TRACE(std::string(pairwise_kernel_name(options.kernel)) +
+                 " h=" + std::to_string(options.h) + (options.brute_force ? " brute force" : "") +
                  " X=" + std::to_string(x) + " Y=" + std::to_string(y) +
-                 " tpb=" + std::to_string(options.threads_per_block) +
-                 ", seed " + std::to_string(run_seed()));
+                 " tpb=" + std::to_string(options.threads_per_block) + ", seed " +
+                 std::to_string(run_seed()));
     auto got = run_on(GetParam(), a, b, options);
     ASSERT_EQ(got.size(), static_cast<std::size_t>(x));
     double err = detail::pairwise_max_relative_error(got, expected, magnitude);
@@ -144,8 +144,8 @@ TEST_P(PairwiseTest, EmptyBGivesZeros) {
   std::mt19937_64 rng(run_seed() + 5);
   for (auto kernel : {PairwiseKernel::product, PairwiseKernel::gaussian})
     for (bool brute : {false, true}) {
-      auto got = run_on(GetParam(), uniform(13, rng), {},
-                        {kernel, 0.5, "", GetParam().variant, brute, 0});
+      auto got =
+          run_on(GetParam(), uniform(13, rng), {}, {kernel, 0.5, "", GetParam().variant, brute, 0});
       EXPECT_EQ(got, std::vector<float>(13, 0.0f));
     }
 }
@@ -172,8 +172,11 @@ TEST_P(PairwiseTest, BadInputIsRejected) {
   expect_invalid([&] { pairwise(floats, ints); }, "int32 B");
   Array matrix(t.device, DType::float32, {2, 2});
   expect_invalid([&] { pairwise(matrix, floats); }, "2-D A");
-  expect_invalid([&] { pairwise(floats, floats, {PairwiseKernel::product, 1, "", "nope"}); },
-                 "an unknown variant");
+  expect_invalid(
+      [&] {
+        pairwise(floats, floats, {PairwiseKernel::product, 1, "", "nope"});
+      },
+      "an unknown variant");
   if (!is_gpu(t.device)) {
     expect_invalid(
         [&] {
@@ -193,7 +196,8 @@ TEST_P(PairwiseTest, ExpressionsMatchTheirFloat64Form) {
   };
   const Case cases[] = {
       {"a * b - 0.25f * a + b * b", [](double a, double b) { return a * b - 0.25 * a + b * b; }},
-      {"sqrt(a * a + b * b + 1.0f)", [](double a, double b) { return std::sqrt(a * a + b * b + 1); }},
+      {"sqrt(a * a + b * b + 1.0f)",
+       [](double a, double b) { return std::sqrt(a * a + b * b + 1); }},
   };
   std::mt19937_64 rng(run_seed() + 6);
   for (const auto& c : cases)
@@ -254,8 +258,8 @@ TEST_F(PairwiseCli, WritesCAndJson) {
   std::string pa = save("a.npy", DType::float32, {101}, a.data());
   std::string pb = save("b.npy", DType::float32, {77}, b.data());
   std::string pc = temp_path("c.npy");
-  for (const char* kernel : {"--kernel product", "--kernel product --brute-force",
-                             "--kernel gaussian --h 0.5"}) {
+  for (const char* kernel :
+       {"--kernel product", "--kernel product --brute-force", "--kernel gaussian --h 0.5"}) {
     for (const auto& d : devices()) {
       std::string args = std::string("pairwise ") + kernel + " --backend " +
                          backend_name(d.backend()) + " --json " + pa + " " + pb + " -o " + pc;
@@ -279,8 +283,7 @@ TEST_F(PairwiseCli, WritesCAndJson) {
       detail::pairwise_reference(a.data(), b.data(), p, expected.data());
       detail::pairwise_magnitude(a.data(), b.data(), p, magnitude.data());
       std::vector<float> got(c.as<float>(), c.as<float>() + 101);
-      EXPECT_LE(detail::pairwise_max_relative_error(got, expected, magnitude), kTolerance)
-          << args;
+      EXPECT_LE(detail::pairwise_max_relative_error(got, expected, magnitude), kTolerance) << args;
     }
   }
 }
@@ -340,9 +343,9 @@ TEST_F(PairwiseCli, DumpBinaryWritesTheProgram) {
     if (!is_gpu(d)) continue;
     any = true;
     std::string out = temp_path(std::string("program_") + backend_name(d.backend()) + ".bin");
-    CliResult r = run_cli("pairwise --expr 'a*b + 1.0f' --backend " +
-                          std::string(backend_name(d.backend())) + " --dump-binary " + out + " " +
-                          pa + " " + pa + " -o " + temp_path("dump_c.npy"));
+    CliResult r =
+        run_cli("pairwise --expr 'a*b + 1.0f' --backend " + std::string(backend_name(d.backend())) +
+                " --dump-binary " + out + " " + pa + " " + pa + " -o " + temp_path("dump_c.npy"));
     ASSERT_EQ(r.status, 0) << r.err;
     std::ifstream in(out, std::ios::binary | std::ios::ate);
     EXPECT_GT(static_cast<long>(in.tellg()), 0) << "empty program dump for " << d.label();

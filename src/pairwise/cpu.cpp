@@ -5,6 +5,7 @@
 // path of both is A[x]·ΣB: a reduce of B and a scale.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "pairwise/pairwise_internal.hpp"
 #include "runtime/cpu/cpu_device.hpp"
@@ -44,11 +45,33 @@ constexpr int kLanes = 8;
 struct ProductTerm {
   float operator()(float a, float b) const { return a * b; }
 };
+// 2^x for x ≤ 0 without a library call, so the lane loop vectorises: x = n + f with
+// n = round(x) (the 1.5·2^23 trick), a degree-5 polynomial for 2^f (2e-7 relative), and n added
+// into the exponent field; x is clamped at −125 so the exponent stays normal.
+inline float exp2_nonpositive(float x) {
+  x = std::max(x, -125.0f);
+  float shifted = x + 12582912.0f;
+  float n = shifted - 12582912.0f;
+  float f = x - n;
+  float p = 0.0013266970636323094f;
+  p = p * f + 0.009675459936261177f;
+  p = p * f + 0.05550742521882057f;
+  p = p * f + 0.24022121727466583f;
+  p = p * f + 0.6931469440460205f;
+  p = p * f + 1.0000001192092896f;
+  std::int32_t pb, sb;
+  std::memcpy(&pb, &p, 4);
+  std::memcpy(&sb, &shifted, 4);
+  pb += static_cast<std::int32_t>(static_cast<std::uint32_t>(sb) << 23);
+  std::memcpy(&p, &pb, 4);
+  return p;
+}
+
 struct GaussianTerm {
   float s;  // gaussian_scale(h): f = exp2(−((a − b)·s)²)
   float operator()(float a, float b) const {
     float d = (a - b) * s;
-    return std::exp2(-d * d);
+    return exp2_nonpositive(-d * d);
   }
 };
 

@@ -83,9 +83,9 @@ CompiledKernel nvrtc_compile(const CudaDevice& device, const std::string& prelud
                              const std::string& name_expression, const std::string& what) {
   std::string source = prelude + parpat_cl_pairwise_kernels;
   nvrtcProgram program;
-  nvrtc_check(nvrtcCreateProgram(&program, source.c_str(), "pairwise_kernels.cu", 0, nullptr,
-                                 nullptr),
-              "nvrtcCreateProgram");
+  nvrtc_check(
+      nvrtcCreateProgram(&program, source.c_str(), "pairwise_kernels.cu", 0, nullptr, nullptr),
+      "nvrtcCreateProgram");
   struct Destroy {
     nvrtcProgram* p;
     ~Destroy() { nvrtcDestroyProgram(p); }
@@ -124,11 +124,11 @@ class CudaPairwise final : public PairwiseKernelImpl {
   CudaPairwise(const Device& d, const PairwiseProblem& p, Shape shape)
       : device_(d), cuda_(backend_cast<CudaDevice>(d)), p_(p), shape_(shape) {
     cuda_.activate();
-    tpb_ = p.threads_per_block
-               ? p.threads_per_block
-               : tuning(d.info(), shape == Shape::fast ? "pairwise.fast.block"
-                                                       : "pairwise.simple.block",
-                        256);
+    tpb_ =
+        p.threads_per_block
+            ? p.threads_per_block
+            : tuning(d.info(),
+                     shape == Shape::fast ? "pairwise.fast.block" : "pairwise.simple.block", 256);
     if (p_.scaled_sum()) {
       sum_reducer_ = make_sum_reducer(d, p_.y);
       sum_ = Buffer(d, sizeof(float));
@@ -138,8 +138,8 @@ class CudaPairwise final : public PairwiseKernelImpl {
       CompiledKernel k = nvrtc_compile(cuda_, expression_prelude(), name_expression(),
                                        "the expression '" + p_.expression + "'");
       ptx_ = k.ptx;
-      PARPAT_CUDA(cudaLibraryLoadData(&library_, ptx_.c_str(), nullptr, nullptr, 0, nullptr,
-                                      nullptr, 0));
+      PARPAT_CUDA(
+          cudaLibraryLoadData(&library_, ptx_.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0));
       cudaKernel_t kernel;
       PARPAT_CUDA(cudaLibraryGetKernel(&kernel, library_, k.lowered_name.c_str()));
       kernel_ = reinterpret_cast<const void*>(kernel);
@@ -245,13 +245,11 @@ std::vector<PairwiseVariant> cuda_pairwise_variants() {
     return v;
   };
   return {
-      {info("naive", "one x per thread, B from global memory", "block=256"),
-       make<Shape::naive>},
+      {info("naive", "one x per thread, B from global memory", "block=256"), make<Shape::naive>},
       {info("local", "tiles of B in shared memory, one x per thread", "block=256 tile=block"),
        make<Shape::local>},
       {info("vec4", "4 x per thread, A and C as float4", "block=256 items=4"), make<Shape::vec4>},
-      {info("vec8", "8 x per thread, A and C as 2×float4", "block=256 items=8"),
-       make<Shape::vec8>},
+      {info("vec8", "8 x per thread, A and C as 2×float4", "block=256 items=8"), make<Shape::vec8>},
       {info("local-vec8", "tiles of B in shared memory, 8 x per thread", "block=256 items=8"),
        make<Shape::local_vec8>},
       {info("fast",

@@ -20,8 +20,8 @@ namespace {
 
 struct ShapeInfo {
   const char* kernel;
-  int items;          // x per work-item
-  bool local_tile;    // a __local argument of one float per work-item
+  int items;        // x per work-item
+  bool local_tile;  // a __local argument of one float per work-item
 };
 
 constexpr int kFastItems = 8;  // FAST_ITEMS of pairwise.cl
@@ -32,16 +32,16 @@ class OpenclPairwise final : public PairwiseKernelImpl {
       : device_(d), cl_(backend_cast<OpenclDevice>(d)), p_(p), shape_(shape) {
     tpb_ = p.threads_per_block
                ? p.threads_per_block
-               : tuning(d.info(), std::string(shape.kernel) == "pairwise_fast"
-                                      ? "pairwise.fast.block"
-                                      : "pairwise.simple.block",
+               : tuning(d.info(),
+                        std::string(shape.kernel) == "pairwise_fast" ? "pairwise.fast.block"
+                                                                     : "pairwise.simple.block",
                         256);
     tpb_ = p.threads_per_block ? tpb_ : std::min(tpb_, d.info().max_group_size);
     if (tpb_ > d.info().max_group_size)
       throw_invalid("threads per block " + std::to_string(tpb_) + " exceeds the " +
                     std::to_string(d.info().max_group_size) + " work-items a group may hold on " +
                     d.info().name);
-    int kind = p_.kernel == PairwiseKernel::product ? 0
+    int kind = p_.kernel == PairwiseKernel::product    ? 0
                : p_.kernel == PairwiseKernel::gaussian ? 1
                                                        : 2;
     sum_threads_ = 1;
@@ -60,8 +60,8 @@ class OpenclPairwise final : public PairwiseKernelImpl {
       if (!sum_reducer_) sum_b_ = &cl_.kernel("pairwise.cl", source_, options_, "pairwise_sum_b");
       return;
     }
-    const char* what = p_.kernel == PairwiseKernel::expression ? "the pairwise expression"
-                                                                : "pairwise.cl";
+    const char* what =
+        p_.kernel == PairwiseKernel::expression ? "the pairwise expression" : "pairwise.cl";
     kernel_ = &cl_.kernel(what, source_, options_, shape_.kernel);
     std::size_t limit = 0;
     try {
@@ -126,12 +126,10 @@ class OpenclPairwise final : public PairwiseKernelImpl {
 
 template <int Shape>
 std::unique_ptr<PairwiseKernelImpl> make(const Device& d, const PairwiseProblem& p) {
-  static const ShapeInfo shapes[] = {{"pairwise_naive", 1, false},
-                                     {"pairwise_local", 1, true},
-                                     {"pairwise_vec4", 4, false},
-                                     {"pairwise_vec8", 8, false},
-                                     {"pairwise_local_vec8", 8, true},
-                                     {"pairwise_fast", kFastItems, false}};
+  static const ShapeInfo shapes[] = {
+      {"pairwise_naive", 1, false},     {"pairwise_local", 1, true},
+      {"pairwise_vec4", 4, false},      {"pairwise_vec8", 8, false},
+      {"pairwise_local_vec8", 8, true}, {"pairwise_fast", kFastItems, false}};
   return std::make_unique<OpenclPairwise>(d, p, shapes[Shape]);
 }
 

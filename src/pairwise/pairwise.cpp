@@ -109,8 +109,9 @@ Pairwise::Pairwise(const Device& device, std::int64_t x, std::int64_t y,
     if (options.expression.find_first_not_of(" \t") == std::string::npos)
       throw_invalid("the pairwise expression is empty");
     if (device.backend() == Backend::cpu)
-      throw_invalid("a custom pairwise expression needs a GPU backend (cuda or opencl): the cpu "
-                    "backend has only the built-in kernels product and gaussian");
+      throw_invalid(
+          "a custom pairwise expression needs a GPU backend (cuda or opencl): the cpu "
+          "backend has only the built-in kernels product and gaussian");
   }
   if (options.threads_per_block < 0 || options.threads_per_block > 1024)
     throw_invalid("threads per block must be between 1 and 1024");

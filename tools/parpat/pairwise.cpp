@@ -41,8 +41,8 @@ void add_pairwise_command(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   auto* kernel = cmd->add_option("--kernel", o->kernel, "product (a*b) or gaussian");
-  auto* expr = cmd->add_option("--expr", o->expr,
-                               "custom f(a, b) compiled at run time (GPU backends only)");
+  auto* expr =
+      cmd->add_option("--expr", o->expr, "custom f(a, b) compiled at run time (GPU backends only)");
   kernel->excludes(expr);
   cmd->add_option("--h", o->h, "gaussian bandwidth, > 0 (default 1)");
   cmd->add_flag("--brute-force", o->brute_force,
@@ -57,8 +57,8 @@ void add_pairwise_command(CLI::App& app) {
     PairwiseOptions options;
     if (o->kernel.empty() && o->expr.empty())
       throw_invalid("pairwise needs --kernel product|gaussian or --expr EXPR");
-    options.kernel = o->expr.empty() ? parse_pairwise_kernel(o->kernel)
-                                     : PairwiseKernel::expression;
+    options.kernel =
+        o->expr.empty() ? parse_pairwise_kernel(o->kernel) : PairwiseKernel::expression;
     options.expression = o->expr;
     options.h = o->h;
     options.brute_force = o->brute_force;
@@ -85,8 +85,7 @@ void add_pairwise_command(CLI::App& app) {
     double ms = device.impl().timer_stop_ms();
     std::vector<float> c = cv.to_vector<float>();
     write_npy(o->out, DType::float32, a.shape, c.data());
-    std::string what = options.kernel == PairwiseKernel::expression
-                           ? "expression " + o->expr
+    std::string what = options.kernel == PairwiseKernel::expression ? "expression " + o->expr
                        : options.kernel == PairwiseKernel::gaussian
                            ? fmt::format("gaussian h={}", o->h)
                            : std::string("product");
