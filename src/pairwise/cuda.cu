@@ -6,6 +6,8 @@
 #include <nvrtc.h>
 
 #include <iostream>
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -112,11 +114,39 @@ CompiledKernel nvrtc_compile(const CudaDevice& device, const std::string& prelud
   nvrtc_check(nvrtcGetPTXSize(program, &ptx_size), "nvrtcGetPTXSize");
   out.ptx.assign(ptx_size, '\0');
   nvrtc_check(nvrtcGetPTX(program, out.ptx.data()), "nvrtcGetPTX");
+  while (!out.ptx.empty() && out.ptx.back() == '\0')
+    out.ptx.pop_back();  // c_str() terminates it again for the loader
   const char* lowered = nullptr;
   nvrtc_check(nvrtcGetLoweredName(program, name_expression.c_str(), &lowered),
               "nvrtcGetLoweredName");
   out.lowered_name = lowered;
   return out;
+}
+
+// A compiled expression kernel, loaded once per process and device: like the OpenCL program
+// cache, so plans for the same expression do not recompile it.
+struct LoadedExpression {
+  std::string ptx;
+  cudaKernel_t kernel = nullptr;
+};
+
+const LoadedExpression& load_expression(const CudaDevice& device, const std::string& prelude,
+                                        const std::string& name_expression,
+                                        const std::string& what) {
+  static std::mutex mutex;
+  static std::map<std::string, LoadedExpression> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::string key = std::to_string(device.ordinal()) + '\n' + name_expression + '\n' + prelude;
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  CompiledKernel compiled = nvrtc_compile(device, prelude, name_expression, what);
+  LoadedExpression loaded;
+  loaded.ptx = std::move(compiled.ptx);
+  cudaLibrary_t library = nullptr;
+  PARPAT_CUDA(
+      cudaLibraryLoadData(&library, loaded.ptx.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+  PARPAT_CUDA(cudaLibraryGetKernel(&loaded.kernel, library, compiled.lowered_name.c_str()));
+  return cache.emplace(key, std::move(loaded)).first->second;
 }
 
 class CudaPairwise final : public PairwiseKernelImpl {
@@ -135,14 +165,10 @@ class CudaPairwise final : public PairwiseKernelImpl {
       return;
     }
     if (p_.kernel == PairwiseKernel::expression) {
-      CompiledKernel k = nvrtc_compile(cuda_, expression_prelude(), name_expression(),
-                                       "the expression '" + p_.expression + "'");
-      ptx_ = k.ptx;
-      PARPAT_CUDA(
-          cudaLibraryLoadData(&library_, ptx_.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0));
-      cudaKernel_t kernel;
-      PARPAT_CUDA(cudaLibraryGetKernel(&kernel, library_, k.lowered_name.c_str()));
-      kernel_ = reinterpret_cast<const void*>(kernel);
+      const LoadedExpression& loaded = load_expression(
+          cuda_, expression_prelude(), name_expression(), "the expression '" + p_.expression + "'");
+      ptx_ = loaded.ptx;
+      kernel_ = reinterpret_cast<const void*>(loaded.kernel);
     } else if (p_.kernel == PairwiseKernel::gaussian) {
       kernel_ = builtin_kernel<GaussianTerm>(shape_);
       gaussian_.s = gaussian_scale(p_.h);
@@ -155,10 +181,6 @@ class CudaPairwise final : public PairwiseKernelImpl {
       throw_invalid("threads per block " + std::to_string(tpb_) + " exceeds the " +
                     std::to_string(attr.maxThreadsPerBlock) + " this kernel allows on " +
                     d.info().name);
-  }
-
-  ~CudaPairwise() override {
-    if (library_) cudaLibraryUnload(library_);
   }
 
   int threads_per_block() const override { return tpb_; }
@@ -218,7 +240,6 @@ class CudaPairwise final : public PairwiseKernelImpl {
   Shape shape_;
   int tpb_ = 256;
   const void* kernel_ = nullptr;
-  cudaLibrary_t library_ = nullptr;
   std::string ptx_;
   GaussianTerm gaussian_{1.0f};
   ProductTerm product_;

@@ -2,6 +2,7 @@
 // and the plan object, which handles empty B itself (C is all zeros) so kernels never see it.
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 #include "pairwise/pairwise_internal.hpp"
 #include "runtime/device_impl.hpp"
@@ -89,6 +90,14 @@ double pairwise_max_relative_error(const std::vector<float>& got,
 
 }  // namespace detail
 
+namespace {
+std::string shortest(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+}  // namespace
+
 struct Pairwise::Impl {
   Device device;
   detail::PairwiseProblem problem;
@@ -104,7 +113,7 @@ Pairwise::Pairwise(const Device& device, std::int64_t x, std::int64_t y,
   if (y < 0) throw_invalid("pairwise needs Y ≥ 0");
   if (options.kernel == PairwiseKernel::gaussian && !(options.h > 0 && std::isfinite(options.h)))
     throw_invalid("gaussian bandwidth h must be a positive finite number, got " +
-                  std::to_string(options.h));
+                  shortest(options.h));
   if (options.kernel == PairwiseKernel::expression) {
     if (options.expression.find_first_not_of(" \t") == std::string::npos)
       throw_invalid("the pairwise expression is empty");
