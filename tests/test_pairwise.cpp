@@ -140,6 +140,36 @@ TEST_P(PairwiseTest, BlockSizes) {
   }
 }
 
+// One plan, built once, runs again on new data (its workspaces are reused, not rebuilt).
+TEST_P(PairwiseTest, PlanRunsAgainOnNewData) {
+  const Target& t = GetParam();
+  std::mt19937_64 rng(run_seed() + 8);
+  const std::int64_t x = 999, y = 1027;
+  for (auto kernel : {PairwiseKernel::product, PairwiseKernel::gaussian}) {
+    Pairwise plan(t.device, x, y, {kernel, 0.5, "", t.variant, kernel == PairwiseKernel::product});
+    detail::PairwiseProblem p;
+    p.x = x;
+    p.y = y;
+    p.kernel = kernel;
+    p.h = 0.5f;
+    for (int round = 0; round < 2; ++round) {
+      auto a = uniform(x, rng), b = uniform(y, rng);
+      Array av = Array::from_vector(t.device, a), bv = Array::from_vector(t.device, b);
+      Array cv(t.device, DType::float32, {x});
+      plan.run(av, bv, cv);
+      std::vector<double> expected(x), magnitude(x);
+      detail::pairwise_reference(a.data(), b.data(), p, expected.data());
+      detail::pairwise_magnitude(a.data(), b.data(), p, magnitude.data());
+      EXPECT_LE(detail::pairwise_max_relative_error(cv.to_vector<float>(), expected, magnitude),
+                kTolerance)
+          << pairwise_kernel_name(kernel) << " round " << round << ", seed " << run_seed();
+    }
+    Array wrong(t.device, DType::float32, {x + 1});
+    Array bv(t.device, DType::float32, {y}), cv(t.device, DType::float32, {x});
+    EXPECT_THROW(plan.run(wrong, bv, cv), Error) << "a plan runs only on its own extents";
+  }
+}
+
 TEST_P(PairwiseTest, EmptyBGivesZeros) {
   std::mt19937_64 rng(run_seed() + 5);
   for (auto kernel : {PairwiseKernel::product, PairwiseKernel::gaussian})
