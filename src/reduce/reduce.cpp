@@ -128,6 +128,8 @@ Reducer::Reducer(const Device& device, DType dtype, std::vector<std::int64_t> sh
     : impl_(new Impl{device, {}, nullptr, {}}) {
   if (shape.empty() || shape.size() > 2)
     throw_invalid("reduce takes 1-D or 2-D input, got " + std::to_string(shape.size()) + "-D");
+  if (dtype == DType::uint16)
+    throw_invalid("reduce takes uint8, int32, uint32, int64, uint64, float32 or float64, not uint16");
   auto& s = impl_->shape;
   s.dtype = dtype;
   s.op = options.op;
