@@ -3,7 +3,10 @@
 // compiles the same kernel text with NVRTC around `#define PAIRWISE_EXPRESSION(a, b)` and loads
 // it as a library through the runtime API (no driver library is linked). The product shortcut
 // sums B with the library's reduce when CUDA has one, else with one block, then scales A.
+#include <dlfcn.h>
 #include <nvrtc.h>
+
+#include <cstdlib>
 
 #include <iostream>
 #include <map>
@@ -69,10 +72,62 @@ const void* builtin_kernel(Shape s) {
   return reinterpret_cast<const void*>(&pairwise_fast<F>);
 }
 
+// NVRTC, loaded on first use: binaries that never compile an expression start on machines
+// without the NVRTC library, and no static NVRTC is needed at link time.
+struct Nvrtc {
+#define PARPAT_NVRTC_FUNCTIONS(X) \
+  X(nvrtcGetErrorString)          \
+  X(nvrtcCreateProgram)           \
+  X(nvrtcDestroyProgram)          \
+  X(nvrtcAddNameExpression)       \
+  X(nvrtcCompileProgram)          \
+  X(nvrtcGetProgramLogSize)       \
+  X(nvrtcGetProgramLog)           \
+  X(nvrtcGetPTXSize)              \
+  X(nvrtcGetPTX)                  \
+  X(nvrtcGetLoweredName)
+#define PARPAT_NVRTC_MEMBER(name) decltype(&::name) name = nullptr;
+  PARPAT_NVRTC_FUNCTIONS(PARPAT_NVRTC_MEMBER)
+#undef PARPAT_NVRTC_MEMBER
+  std::string missing;  // why NVRTC could not be loaded; empty when it was
+};
+
+const Nvrtc& nvrtc() {
+  static const Nvrtc api = [] {
+    Nvrtc n;
+    std::string major = std::to_string(CUDART_VERSION / 1000);
+    void* lib = nullptr;
+    // The loader's search path first, then the toolkit's usual homes.
+    std::vector<std::string> names = {"libnvrtc.so." + major, "libnvrtc.so"};
+    for (const char* env : {"CUDA_HOME", "CUDA_PATH"})
+      if (const char* home = std::getenv(env))
+        names.push_back(std::string(home) + "/lib64/libnvrtc.so." + major);
+    names.push_back("/usr/local/cuda/lib64/libnvrtc.so." + major);
+    for (const auto& name : names)
+      if ((lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL))) break;
+    if (!lib) {
+      n.missing = "the NVRTC library (libnvrtc.so." + major + ") was not found";
+      return n;
+    }
+#define PARPAT_NVRTC_LOAD(name)                                    \
+  n.name = reinterpret_cast<decltype(&::name)>(dlsym(lib, #name)); \
+  if (!n.name && n.missing.empty()) n.missing = "the NVRTC library lacks " #name;
+    PARPAT_NVRTC_FUNCTIONS(PARPAT_NVRTC_LOAD)
+#undef PARPAT_NVRTC_LOAD
+    return n;
+  }();
+  if (!api.missing.empty())
+    throw Error(ErrorKind::unsupported, "run-time CUDA compilation needs NVRTC, but " + api.missing,
+                "cuda", "dlopen");
+  return api;
+}
+#undef PARPAT_NVRTC_FUNCTIONS
+
 void nvrtc_check(nvrtcResult status, const char* call) {
   if (status != NVRTC_SUCCESS)
-    throw Error(ErrorKind::backend, std::string(call) + " failed: " + nvrtcGetErrorString(status),
-                "cuda", call, static_cast<int>(status));
+    throw Error(ErrorKind::backend,
+                std::string(call) + " failed: " + nvrtc().nvrtcGetErrorString(status), "cuda", call,
+                static_cast<int>(status));
 }
 
 // PTX of the kernel `name_expression` ("pairwise_fast<GaussianTerm>") from the embedded kernel
@@ -83,24 +138,27 @@ struct CompiledKernel {
 
 CompiledKernel nvrtc_compile(const CudaDevice& device, const std::string& prelude,
                              const std::string& name_expression, const std::string& what) {
+  const Nvrtc& api = nvrtc();
   std::string source = prelude + parpat_cl_pairwise_kernels;
   nvrtcProgram program;
   nvrtc_check(
-      nvrtcCreateProgram(&program, source.c_str(), "pairwise_kernels.cu", 0, nullptr, nullptr),
+      api.nvrtcCreateProgram(&program, source.c_str(), "pairwise_kernels.cu", 0, nullptr, nullptr),
       "nvrtcCreateProgram");
   struct Destroy {
+    const Nvrtc& api;
     nvrtcProgram* p;
-    ~Destroy() { nvrtcDestroyProgram(p); }
-  } destroy{&program};
-  nvrtc_check(nvrtcAddNameExpression(program, name_expression.c_str()), "nvrtcAddNameExpression");
+    ~Destroy() { api.nvrtcDestroyProgram(p); }
+  } destroy{api, &program};
+  nvrtc_check(api.nvrtcAddNameExpression(program, name_expression.c_str()),
+              "nvrtcAddNameExpression");
   std::string arch = "--gpu-architecture=compute_" + std::to_string(device.props().major) +
                      std::to_string(device.props().minor);
   const char* options[] = {arch.c_str(), "--std=c++17", "-default-device"};
-  nvrtcResult status = nvrtcCompileProgram(program, 3, options);
+  nvrtcResult status = api.nvrtcCompileProgram(program, 3, options);
   std::size_t log_size = 0;
-  nvrtcGetProgramLogSize(program, &log_size);
+  api.nvrtcGetProgramLogSize(program, &log_size);
   std::string log(log_size, '\0');
-  if (log_size > 1) nvrtcGetProgramLog(program, log.data());
+  if (log_size > 1) api.nvrtcGetProgramLog(program, log.data());
   while (!log.empty() && (log.back() == '\0' || log.back() == '\n'))
     log.pop_back();
   if (verbose() && !log.empty())
@@ -111,13 +169,13 @@ CompiledKernel nvrtc_compile(const CudaDevice& device, const std::string& prelud
                 "nvrtcCompileProgram", static_cast<int>(status));
   CompiledKernel out;
   std::size_t ptx_size = 0;
-  nvrtc_check(nvrtcGetPTXSize(program, &ptx_size), "nvrtcGetPTXSize");
+  nvrtc_check(api.nvrtcGetPTXSize(program, &ptx_size), "nvrtcGetPTXSize");
   out.ptx.assign(ptx_size, '\0');
-  nvrtc_check(nvrtcGetPTX(program, out.ptx.data()), "nvrtcGetPTX");
+  nvrtc_check(api.nvrtcGetPTX(program, out.ptx.data()), "nvrtcGetPTX");
   while (!out.ptx.empty() && out.ptx.back() == '\0')
     out.ptx.pop_back();  // c_str() terminates it again for the loader
   const char* lowered = nullptr;
-  nvrtc_check(nvrtcGetLoweredName(program, name_expression.c_str(), &lowered),
+  nvrtc_check(api.nvrtcGetLoweredName(program, name_expression.c_str(), &lowered),
               "nvrtcGetLoweredName");
   out.lowered_name = lowered;
   return out;
