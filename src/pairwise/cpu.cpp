@@ -1,6 +1,6 @@
 // CPU pairwise variants. `serial` is the reference loop (float64 terms and sums) rounded to
 // float32. `parallel` hands blocks of x to the thread pool; each block runs over B in tiles that
-// stay in L1, with eight x at a time in independent float accumulators that the compiler
+// stay in L1, with 32 x at a time in independent float accumulators that the compiler
 // vectorises, and a float64 sum per tile so long sums keep their accuracy. The default product
 // path of both is A[x]·ΣB: a reduce of B and a scale.
 #include <algorithm>
@@ -40,7 +40,7 @@ class SerialKernel final : public PairwiseKernelImpl {
   std::vector<double> c_;
 };
 
-constexpr int kLanes = 8;
+constexpr int kLanes = 32;
 
 struct ProductTerm {
   float operator()(float a, float b) const { return a * b; }
@@ -165,7 +165,8 @@ std::vector<PairwiseVariant> cpu_pairwise_variants() {
          return std::make_unique<SerialKernel>(p);
        }},
       {info("parallel",
-            "all cores over blocks of x, 8 x per SIMD step, B in L1-sized tiles summed in float64",
+            "all cores over blocks of x, 32 x per step in SIMD accumulators, B in L1-sized tiles "
+            "summed in float64",
             "block=256 tile=4096"),
        make_parallel},
   };
