@@ -57,6 +57,12 @@ std::vector<BenchRow> bench_reduce(const Device& device, const BenchOptions& opt
 std::vector<BenchRow> bench_barrier(const Device& device, const BenchOptions& options,
                                     const Peaks& peaks);
 
+// Pairwise rows: `gbps` holds GFLOPS (product, 2 flops per pair) or billions of pairs per second
+// (gaussian), `pct_peak` the % of the measured FP32 FMA rate (product), `bytes` the pairs X·Y.
+std::vector<BenchRow> bench_pairwise(const Device& device, const BenchOptions& options,
+                                     const Peaks& peaks);
+std::string pairwise_markdown_table(const std::vector<BenchRow>& rows);
+
 // Runs bench/numpy_baseline.py (python3 with numpy) and returns its median milliseconds for
 // each requested case, or an empty vector when python3 or numpy is missing.
 std::vector<double> numpy_times(const std::string& pattern,

@@ -45,6 +45,15 @@ const std::vector<Entry>& table() {
       {Backend::opencl, "", "reduce.atomic.block", 256},
       {Backend::opencl, "", "reduce.atomic.blocks_per_cu", 8},
       {Backend::cpu, "", "reduce.parallel.chunk", 1 << 16},
+      // Pairwise `fast`: 256 threads × 8 x per thread; Hopper keeps 8 such blocks per SM.
+      {Backend::cuda, "H100", "pairwise.fast.block", 256},
+      {Backend::cuda, "H200", "pairwise.fast.block", 256},
+      {Backend::cuda, "", "pairwise.fast.block", 256},
+      {Backend::cuda, "", "pairwise.simple.block", 256},
+      {Backend::opencl, "", "pairwise.fast.block", 256},
+      {Backend::opencl, "", "pairwise.simple.block", 256},
+      {Backend::cpu, "", "pairwise.parallel.block", 256},
+      {Backend::cpu, "", "pairwise.parallel.tile", 4096},
   };
   return entries;
 }
