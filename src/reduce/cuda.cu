@@ -665,11 +665,15 @@ constexpr int kFastBlock = 512;
 constexpr int kRowsBlock = 256;
 constexpr int kColsBlock = 128;
 
-// Blocks of `fast` for `vectors` 16-byte loads: enough to fill every SM once, never more than
-// there is work for.
+// Blocks of `fast` for `vectors` 16-byte loads: one wave that fills every SM as far as the
+// kernel's occupancy allows (never a second wave), never more blocks than there is work for.
+template <class T, class Op>
 int fast_grid(const DeviceInfo& info, std::int64_t vectors) {
-  std::int64_t fill =
-      static_cast<std::int64_t>(info.compute_units) * tuning(info, "reduce.fast.blocks_per_cu", 4);
+  int resident = 0;
+  PARPAT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, fast_all<T, Op, kFastBlock>,
+                                                            kFastBlock, 0));
+  int per_cu = std::max(1, std::min(resident, tuning(info, "reduce.fast.blocks_per_cu", 4)));
+  std::int64_t fill = static_cast<std::int64_t>(info.compute_units) * per_cu;
   return static_cast<int>(
       std::clamp<std::int64_t>(ceil_div(vectors, kFastBlock * kFastUnroll), 1, fill));
 }
@@ -685,7 +689,7 @@ class FastReduce final : public CudaReduce<T, Op> {
     const auto& info = d.info();
     if (s.axis == Axis::all) {
       grid_ = s.contiguous()
-                  ? fast_grid(info, ceil_div(s.size(), V))
+                  ? fast_grid<T, Op>(info, ceil_div(s.size(), V))
                   : static_cast<int>(std::clamp<std::int64_t>(s.rows, 1, info.compute_units * 4));
       partials_ = Buffer(d, grid_ * sizeof(Acc));
       counters_ = this->zeroed(sizeof(unsigned));
@@ -867,7 +871,7 @@ void reduce(const void* d_in, DType dtype, std::int64_t n, ReduceOp op, void* d_
       visit_reduce_op<T>(op, [&](auto o) {
         using Op = decltype(o);
         using Acc = typename Op::Acc;
-        int grid = fast_grid(info, ceil_div(n, Vec16<T>::kCount));
+        int grid = fast_grid<T, Op>(info, ceil_div(n, Vec16<T>::kCount));
         std::size_t counter_at = (grid * sizeof(Acc) + 255) / 256 * 256;
         std::size_t need = counter_at + 256;
         if (!d_workspace) {

@@ -101,7 +101,10 @@ struct MinOp {
     if (is_nan_value(b)) return b;
     return b < a ? b : a;
   }
-  static PARPAT_HD Acc append(Acc a, T v, std::int64_t i) { return combine(a, load(v, i)); }
+  // A NaN accumulator stays (v < NaN is false); a NaN element is taken.
+  static PARPAT_HD Acc append(Acc a, T v, std::int64_t) {
+    return (v < a) | is_nan_value(v) ? v : a;
+  }
   static PARPAT_HD Result result(Acc a) { return a; }
 };
 
@@ -116,7 +119,9 @@ struct MaxOp {
     if (is_nan_value(b)) return b;
     return b > a ? b : a;
   }
-  static PARPAT_HD Acc append(Acc a, T v, std::int64_t i) { return combine(a, load(v, i)); }
+  static PARPAT_HD Acc append(Acc a, T v, std::int64_t) {
+    return (v > a) | is_nan_value(v) ? v : a;
+  }
   static PARPAT_HD Result result(Acc a) { return a; }
 };
 
