@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what building parpat needs from Debian's packages, when something is missing, and
+# configures + builds into build/ (CUDA and OpenCL are used when present).
+#   BUILD_DIR       build folder (default build)
+#   CUDA_ARCH       CMAKE_CUDA_ARCHITECTURES (default 90: sm_90 code plus PTX)
+#   EXTRA_CMAKE     extra arguments for cmake
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev
+          ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd python3 python3-numpy)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo=sudo
+  echo "installing: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+BUILD_DIR=${BUILD_DIR:-build}
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" \
+  "${launcher[@]}" ${EXTRA_CMAKE:-}
+cmake --build "$BUILD_DIR" -j "$(nproc)"
