@@ -115,7 +115,9 @@ std::vector<double> numpy_times(const std::string& pattern,
   if (fd < 0) return {};
   close(fd);
   { std::ofstream(tmpl) << nlohmann::json{{"pattern", pattern}, {"cases", cases}}.dump(); }
-  std::string cmd = "python3 '" + script + "' '" + tmpl + "' 2>/dev/null";
+  // The python on PATH may lack numpy where the system's has it (Debian's python3-numpy).
+  std::string cmd = "{ python3 -c 'import numpy' 2>/dev/null && python3 '" + script + "' '" + tmpl +
+                    "' || /usr/bin/python3 '" + script + "' '" + tmpl + "'; } 2>/dev/null";
   std::string output;
   if (FILE* pipe = popen(cmd.c_str(), "r")) {
     std::array<char, 4096> buf;

@@ -96,15 +96,28 @@ CliResult run_cli(const std::string& args) {
   return r;
 }
 
+namespace {
+// The first python that has numpy: the one on PATH, else the system's (Debian's python3-numpy).
+const std::string& python_command() {
+  static const std::string cmd = []() -> std::string {
+    for (const char* candidate : {"python3", "/usr/bin/python3"}) {
+      std::string probe = std::string(candidate) + " -c 'import numpy' >/dev/null 2>&1";
+      if (std::system(probe.c_str()) == 0) return candidate;
+    }
+    return {};
+  }();
+  return cmd;
+}
+}  // namespace
+
 bool python_numpy_available() {
-  static const bool ok = std::system("python3 -c 'import numpy' >/dev/null 2>&1") == 0;
-  return ok;
+  return !python_command().empty();
 }
 
 std::string run_python(const std::string& code) {
   std::string script = temp_path("snippet.py");
   std::ofstream(script) << code;
-  std::string cmd = "python3 " + script;
+  std::string cmd = python_command() + " " + script;
   std::string output;
   if (FILE* pipe = popen(cmd.c_str(), "r")) {
     std::array<char, 4096> buf;

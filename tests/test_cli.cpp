@@ -1,0 +1,239 @@
+// The command line: the JSON contract of `parpat reduce` (checked against numpy when python3
+// has it, else against the CPU reference), and every bad input of DESIGN.md §5 giving exit
+// status 2 with exactly one line on stderr.
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+#include "parpat/io.hpp"
+#include "parpat/reduce.hpp"
+#include "reduce/reduce_internal.hpp"
+#include "test_support.hpp"
+
+namespace parpat::test {
+namespace {
+
+using nlohmann::json;
+
+// Runs parpat and expects a failure: status 2, one line on stderr naming the problem.
+void expect_rejected(const std::string& args, const std::string& fragment) {
+  SCOPED_TRACE(args);
+  CliResult r = run_cli(args);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("parpat: error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(fragment), std::string::npos) << "stderr: " << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+std::string write_random(const std::string& name, DType t, std::vector<std::int64_t> shape,
+                         std::uint64_t seed) {
+  std::int64_t n = 1;
+  for (auto d : shape)
+    n *= d;
+  std::vector<unsigned char> bytes(static_cast<std::size_t>(n) * dtype_size(t));
+  std::mt19937_64 rng(seed);
+  visit_dtype(t, [&](auto v) {
+    using T = decltype(v);
+    T* p = reinterpret_cast<T*>(bytes.data());
+    for (std::int64_t i = 0; i < n; ++i) {
+      if constexpr (std::is_floating_point_v<T>) {
+        p[i] = static_cast<T>(std::uniform_real_distribution<double>(-1, 1)(rng));
+      } else {
+        p[i] = static_cast<T>(rng() % 1000);
+      }
+    }
+  });
+  std::string path = temp_path(name);
+  write_npy(path, t, shape, bytes.data());
+  return path;
+}
+
+double number(const json& j) {
+  if (j.is_string()) {
+    std::string s = j.get<std::string>();
+    if (s == "nan") return std::nan("");
+    return s == "inf" ? INFINITY : -INFINITY;
+  }
+  return j.get<double>();
+}
+
+TEST(Cli, ReduceJsonContractMatchesNumpy) {
+  const char* ops[] = {"sum", "prod", "min", "max", "argmin", "argmax"};
+  const DType types[] = {DType::uint8,  DType::int32,   DType::uint32, DType::int64,
+                         DType::uint64, DType::float32, DType::float64};
+  std::uint64_t seed = run_seed();
+  int k = 0;
+  for (DType t : types) {
+    std::string file =
+        write_random(std::string("r") + dtype_name(t) + ".npy", t, {1000 + k}, seed + k);
+    ++k;
+    for (const char* op : ops) {
+      SCOPED_TRACE(std::string(op) + " " + dtype_name(t) + ", seed " + std::to_string(seed));
+      CliResult r = run_cli(std::string("reduce --backend cpu --json --op ") + op + " " + file);
+      ASSERT_EQ(r.status, 0) << r.err;
+      json j = json::parse(r.out);
+      for (const char* key : {"pattern", "op", "dtype", "shape", "axis", "backend", "device",
+                              "variant", "result", "time_ms"})
+        EXPECT_TRUE(j.contains(key)) << key;
+      EXPECT_EQ(j["pattern"], "reduce");
+      EXPECT_EQ(j["op"], op);
+      EXPECT_EQ(j["dtype"], dtype_name(t));
+      EXPECT_EQ(j["axis"], "all");
+      EXPECT_EQ(j["backend"], "cpu");
+      EXPECT_EQ(j.contains("index"), std::string(op).rfind("arg", 0) == 0);
+      if (!python_numpy_available()) continue;
+      std::string expr = std::string("np.") + op + "(x)";
+      std::string expected =
+          run_python("import numpy as np\nx = np.load('" + file + "')\nprint(repr(" +
+                     (std::string(op).rfind("arg", 0) == 0 ? "int(" + expr + ")"
+                      : is_float(t)                        ? "float(" + expr + ")"
+                                                           : "int(" + expr + ")") +
+                     "))\n");
+      if (std::string(op).rfind("arg", 0) == 0) {
+        EXPECT_EQ(j["index"].get<std::int64_t>(), std::stoll(expected));
+      } else if (is_float(t)) {
+        double e = std::stod(expected), g = number(j["result"]);
+        EXPECT_NEAR(g, e, 1e-5 * std::max(1.0, std::fabs(e))) << r.out;
+      } else if (t == DType::uint64 || t == DType::uint8 || t == DType::uint32) {
+        // numpy's unsigned sums and products wrap modulo 2^64 as parpat's do.
+        EXPECT_EQ(j["result"].get<std::uint64_t>(), std::stoull(expected));
+      } else {
+        EXPECT_EQ(j["result"].get<std::int64_t>(), std::stoll(expected));
+      }
+    }
+  }
+}
+
+TEST(Cli, ReduceAxisAndNonFiniteJson) {
+  std::vector<float> v = {1, NAN, 3, -INFINITY, 5, 6};
+  std::string file = temp_path("nan.npy");
+  write_npy(file, DType::float32, {2, 3}, v.data());
+  CliResult r = run_cli("reduce --backend cpu --json --op max --axis rows " + file);
+  ASSERT_EQ(r.status, 0) << r.err;
+  json j = json::parse(r.out);
+  ASSERT_TRUE(j["result"].is_array());
+  EXPECT_EQ(j["result"][0], "nan");
+  EXPECT_EQ(j["result"][1].get<double>(), 6.0);
+  r = run_cli("reduce --backend cpu --json --op argmin --axis cols " + file);
+  ASSERT_EQ(r.status, 0) << r.err;
+  j = json::parse(r.out);
+  EXPECT_EQ(j["index"], json({1, 0, 0}));  // -inf, the first NaN, the first of 3 and 6
+  EXPECT_EQ(j["result"][0], "-inf");
+  EXPECT_EQ(j["result"][1], "nan");
+  EXPECT_EQ(j["result"][2].get<double>(), 3.0);
+  EXPECT_EQ(j["shape"], json({2, 3}));
+}
+
+TEST(Cli, ReadsEveryNpyVersionNumpyWrites) {
+  if (!python_numpy_available()) GTEST_SKIP() << "python3 with numpy is not installed";
+  for (const char* version : {"(1, 0)", "(2, 0)", "(3, 0)"}) {
+    std::string file = temp_path(std::string("v") + version[1] + ".npy");
+    run_python(
+        "import numpy as np\nx = np.arange(1, 101, dtype=np.int64).reshape(4, 25)\n"
+        "with open('" +
+        file +
+        "', 'wb') as f:\n"
+        "    np.lib.format.write_array(f, x, version=" +
+        version + ")\n");
+    CliResult r = run_cli("reduce --backend cpu --json --op sum --axis rows " + file);
+    ASSERT_EQ(r.status, 0) << version << ": " << r.err;
+    json j = json::parse(r.out);
+    EXPECT_EQ(j["result"], json({325, 950, 1575, 2200})) << version;
+  }
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+std::string npy_header(const std::string& dict) {
+  std::string h = dict;
+  std::size_t total = 10 + h.size() + 1;
+  h.append((64 - total % 64) % 64, ' ');
+  h.push_back('\n');
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out.push_back(static_cast<char>(h.size() & 0xff));
+  out.push_back(static_cast<char>(h.size() >> 8));
+  return out + h;
+}
+
+TEST(Cli, BadInputIsOneLineAndExitTwo) {
+  std::string good = write_random("good.npy", DType::float32, {16}, 1);
+  std::string data(64, '\0');
+  std::string truncated = temp_path("truncated.npy");
+  write_bytes(truncated, npy_header("{'descr': '<f4', 'fortran_order': False, 'shape': (16,), }") +
+                             data.substr(0, 10));
+  std::string lying = temp_path("lying.npy");
+  write_bytes(lying,
+              npy_header("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000,), }") + data);
+  std::string corrupt = temp_path("corrupt.npy");
+  write_bytes(corrupt, "\x93NUMPX garbage that is not a header");
+  std::string garbled = temp_path("garbled.npy");
+  write_bytes(garbled, npy_header("this is not a dict at all") + data);
+  std::string complex_file = temp_path("complex.npy");
+  write_bytes(complex_file,
+              npy_header("{'descr': '<c8', 'fortran_order': False, 'shape': (8,), }") + data);
+  std::string fortran = temp_path("fortran.npy");
+  write_bytes(fortran,
+              npy_header("{'descr': '<f4', 'fortran_order': True, 'shape': (4, 4), }") + data);
+  std::string three_d = temp_path("3d.npy");
+  write_bytes(three_d,
+              npy_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2, 4), }") + data);
+  std::string empty = temp_path("empty.npy");
+  write_bytes(empty, npy_header("{'descr': '<f4', 'fortran_order': False, 'shape': (0,), }"));
+  std::string big_endian = temp_path("be.npy");
+  write_bytes(big_endian,
+              npy_header("{'descr': '>f4', 'fortran_order': False, 'shape': (16,), }") + data);
+
+  expect_rejected("reduce --op sum " + temp_path("missing.npy"), "cannot open");
+  expect_rejected("reduce --op sum " + truncated, "truncated");
+  expect_rejected("reduce --op sum " + lying, "header promises");
+  expect_rejected("reduce --op sum " + corrupt, "bad magic");
+  expect_rejected("reduce --op sum " + garbled, "not a dict");
+  expect_rejected("reduce --op sum " + complex_file, "unsupported dtype");
+  expect_rejected("reduce --op sum " + fortran, "Fortran");
+  expect_rejected("reduce --op sum " + three_d, "3-D");
+  expect_rejected("reduce --op sum " + big_endian, "big-endian");
+  expect_rejected("reduce --backend cpu --op min " + empty, "empty");
+  expect_rejected("reduce --backend cpu --op argmax " + empty, "empty");
+  expect_rejected("reduce --op mean " + good, "unknown op");
+  expect_rejected("reduce --op sum --axis depth " + good, "unknown axis");
+  expect_rejected("reduce --op sum --axis rows " + good, "needs 2-D");
+  expect_rejected("reduce --backend cpu --variant warp-magic --op sum " + good,
+                  "unknown reduce variant");
+  expect_rejected("reduce --backend tpu --op sum " + good, "unknown backend");
+  expect_rejected("reduce --backend cpu --device 7 --op sum " + good, "no device 7");
+  expect_rejected("reduce " + good, "--op");
+  expect_rejected("frobnicate", "subcommand");
+}
+
+TEST(Cli, EmptySumIsZeroAndProdIsOne) {
+  std::string empty = temp_path("empty_ok.npy");
+  write_bytes(empty, npy_header("{'descr': '<i4', 'fortran_order': False, 'shape': (0,), }"));
+  CliResult r = run_cli("reduce --backend cpu --json --op sum " + empty);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["result"], 0);
+  r = run_cli("reduce --backend cpu --json --op prod " + empty);
+  EXPECT_EQ(json::parse(r.out)["result"], 1);
+}
+
+TEST(Cli, InfoAndListDescribeWhatIsBuilt) {
+  CliResult r = run_cli("list reduce --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  json j = json::parse(r.out);
+  bool cpu_default = false;
+  for (auto& v : j["variants"])
+    cpu_default |= v["backend"] == "cpu" && v["default"] == true;
+  EXPECT_TRUE(cpu_default);
+  r = run_cli("info --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(json::parse(r.out)["devices"].empty());
+  expect_rejected("list teleport", "unknown pattern");
+}
+
+}  // namespace
+}  // namespace parpat::test
