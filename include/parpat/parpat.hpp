@@ -1,0 +1,13 @@
+// parpat/parpat.hpp — everything of the portable API in one include.
+#pragma once
+
+#include "parpat/array.hpp"
+#include "parpat/device.hpp"
+#include "parpat/dtype.hpp"
+#include "parpat/error.hpp"
+#include "parpat/io.hpp"
+#include "parpat/measure.hpp"
+#include "parpat/reduce.hpp"
+#include "parpat/registry.hpp"
+#include "parpat/barrier.hpp"
+#include "parpat/pairwise.hpp"
