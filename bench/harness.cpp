@@ -99,6 +99,7 @@ std::string numpy_script() {
     dir = dir.substr(0, dir.rfind('/'));
     candidates = {dir + "/../bench/numpy_baseline.py", dir + "/../../bench/numpy_baseline.py"};
   }
+  candidates.push_back(PARPAT_SOURCE_DIR "/bench/numpy_baseline.py");
   for (auto& c : candidates)
     if (std::ifstream(c)) return c;
   return {};
