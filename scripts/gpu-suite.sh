@@ -47,10 +47,14 @@ for stage in "${stages[@]}"; do
       run info 300 "$BIN/parpat" info --measure
       cat "$OUT/info.log" ;;
     tests)
-      for t in "$BIN"/test_*; do run "$(basename "$t")" 900 "$t" --gtest_brief=1; grep -E "PASSED|FAILED|SKIPPED \]" "$OUT/$(basename "$t").log" | tail -4; done ;;
+      for t in "$BIN"/test_*; do
+        run "$(basename "$t")" 900 "$t" --gtest_brief=1 --gtest_filter="${TEST_FILTER:-*}"
+        grep -E "PASSED|FAILED|SKIPPED \]" "$OUT/$(basename "$t").log" | tail -4
+      done ;;
     sanitize)
-      for tool in memcheck racecheck synccheck; do
-        for t in "$BIN"/test_*; do
+      export PARPAT_SANITIZE_RUN=1  # spinning tests shrink so a serialising sanitizer stays bounded
+      for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
+        for t in ${SANITIZE_BINS:-"$BIN"/test_*}; do
           run "sanitize-$tool-$(basename "$t")" "${SANITIZE_LIMIT:-600}" compute-sanitizer --tool "$tool" --error-exitcode 3 \
             "$t" --gtest_brief=1 --gtest_filter="${SANITIZE_FILTER:-*cuda_0_*:-*Beyond*:*Accurate*}"
           tail -n 3 "$OUT/sanitize-$tool-$(basename "$t").log"
