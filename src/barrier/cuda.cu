@@ -158,13 +158,17 @@ struct CgBarrier {
 };
 
 // The cluster's blocks meet in hardware; block rank 0 of each cluster then arrives at the flip
-// word for the whole cluster, and the cluster meets again to hear the outcome. The outcome
-// travels through distributed shared memory of rank 0 so that all blocks of a cluster leave
-// with the same answer (a block that stopped early would leave the others in the hardware
-// barrier, which has no bound). Rank 0 keeps the word's generation bit in a register (read once,
-// at the first barrier, before its first arrival, when the bit cannot flip yet), so its arrival
-// is a fire-and-forget reduction and its poll starts at once instead of after the round trip
-// of an atomic's return value: the last arriver, which sets the pace, saves that round trip.
+// word for the whole cluster, and the cluster meets again to hear the outcome. Rank 0 pushes the
+// outcome into every block's own shared memory (distributed shared memory stores) before the
+// second meeting, so after it each block reads only its local copy: no block ever reads the
+// shared memory of another block that may already have left the barrier or exited the kernel
+// (reading a block's shared memory after it exited is an illegal access), and all blocks of a
+// cluster leave with the same answer (a block that stopped early would leave the others in the
+// hardware barrier, which has no bound). Rank 0 overwrites the copies only after the next first
+// meeting, which every block reaches after reading its copy. Rank 0 keeps the word's generation
+// bit in a register (read once, at the first barrier, before its first arrival, when the bit
+// cannot flip yet), so its arrival is a fire-and-forget reduction and its poll starts at once
+// instead of after the round trip of an atomic's return value.
 struct HierarchicalBarrier {
   static constexpr unsigned int kUnknownGeneration = 1u;  // a real generation is 0 or bit 31
   Words words;
@@ -180,13 +184,16 @@ struct HierarchicalBarrier {
       red_add_release(word, blockIdx.x == 0 ? 0x80000000u - (clusters - 1u) : 1u);
       generation ^= 0x80000000u;
       unsigned int expected = generation;
-      outcome = gb::bounded_spin([&] { return (gb::load_acquire(word) & 0x80000000u) == expected; },
-                                 words.error(), kTimeoutCycles)
-                    ? 1u
-                    : 0u;
+      unsigned int ok =
+          gb::bounded_spin([&] { return (gb::load_acquire(word) & 0x80000000u) == expected; },
+                           words.error(), kTimeoutCycles)
+              ? 1u
+              : 0u;
+      for (unsigned int rank = 0; rank < cluster.num_blocks(); ++rank)
+        *cluster.map_shared_rank(&outcome, rank) = ok;
     }
     cluster.sync();
-    return *cluster.map_shared_rank(&outcome, 0) != 0;
+    return outcome != 0;
   }
 };
 
