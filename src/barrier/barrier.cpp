@@ -3,6 +3,8 @@
 // anything, so that an unsafe request is refused up front and never hangs.
 #include <algorithm>
 #include <climits>
+#include <map>
+#include <mutex>
 
 #include "barrier/barrier_internal.hpp"
 #include "parpat/error.hpp"
@@ -75,6 +77,33 @@ namespace {
 
 constexpr int kUnlimitedGroupSize = 1 << 20;
 
+// The first backend failure of a method on each device, so that a later failure on the same
+// device (a CUDA error is sticky: once a kernel faulted, every later call in the process fails)
+// names the method that caused it rather than only the one that happened to run next.
+std::mutex first_failure_mutex;
+std::map<std::string, std::string> first_failure;
+
+// Runs one backend call of method `v`; a backend error comes back naming the method and, when an
+// earlier method already failed on this device, that method too. Invalid and unsupported
+// requests pass unchanged.
+template <class F>
+void run_method(const Device& device, const detail::BarrierVariant& v, F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::backend) throw;
+    std::string message =
+        "the " + v.info.name + " barrier failed on " + device.label() + ": " + e.what();
+    {
+      std::lock_guard<std::mutex> lock(first_failure_mutex);
+      auto [earlier, first] = first_failure.emplace(device.label(), message);
+      if (!first && earlier->second != message)
+        message += " (this device has been failing since: " + earlier->second + ")";
+    }
+    throw Error(ErrorKind::backend, message, e.backend(), e.call(), e.code());
+  }
+}
+
 // The method asked for; an empty name is the backend's default, or `relaunch` on a device whose
 // groups do not progress independently (a spin barrier would hang there).
 const detail::BarrierVariant& resolve(const Device& device, const std::string& method) {
@@ -95,7 +124,8 @@ void check_group_size(const Device& device, int group_size) {
 // Refuses `groups` above what `method` can keep resident, naming the largest safe count.
 void check_groups(const Device& device, const detail::BarrierVariant& v, int groups,
                   int group_size) {
-  int largest = v.max_groups(device, group_size);
+  int largest = 0;
+  run_method(device, v, [&] { largest = v.max_groups(device, group_size); });
   if (groups < 1 || groups > largest)
     throw_invalid("the " + v.info.name + " barrier cannot synchronise " + std::to_string(groups) +
                   " groups of " + std::to_string(group_size) + " on " + device.label() +
@@ -113,7 +143,10 @@ std::vector<std::string> barrier_methods(const Device& device) {
 
 int barrier_max_groups(const Device& device, const std::string& method, int group_size) {
   check_group_size(device, group_size);
-  return resolve(device, method).max_groups(device, group_size);
+  const auto& v = resolve(device, method);
+  int largest = 0;
+  run_method(device, v, [&] { largest = v.max_groups(device, group_size); });
+  return largest;
 }
 
 int opencl_grid_barrier_groups(const Device& device, int group_size, std::size_t local_bytes) {
@@ -152,7 +185,7 @@ StencilResult barrier_stencil(const Device& device, const StencilOptions& option
   int groups = options.work_items / options.group_size;
   check_groups(device, v, groups, options.group_size);
   StencilResult r;
-  v.stencil(device, groups, options.group_size, options.steps, r);
+  run_method(device, v, [&] { v.stencil(device, groups, options.group_size, options.steps, r); });
   r.method = v.info.name;
   r.work_items = options.work_items;
   r.group_size = options.group_size;
@@ -169,12 +202,13 @@ StressResult barrier_stress(const Device& device, const StressOptions& options) 
     throw_invalid("the stress test needs between 1 and 2^31 rounds");
   int groups = options.groups;
   if (groups == 0) {
-    int largest = v.max_groups(device, options.group_size);
+    int largest = 0;
+    run_method(device, v, [&] { largest = v.max_groups(device, options.group_size); });
     groups = std::min(largest, 2 * std::max(1, device.info().compute_units));
   }
   check_groups(device, v, groups, options.group_size);
   StressResult r;
-  v.stress(device, groups, options.group_size, options.rounds, r);
+  run_method(device, v, [&] { v.stress(device, groups, options.group_size, options.rounds, r); });
   r.method = v.info.name;
   r.groups = groups;
   r.group_size = options.group_size;
@@ -190,8 +224,11 @@ LatencyResult barrier_latency(const Device& device, const std::string& method, i
   if (reps < 1) throw_invalid("the latency needs at least one timed run");
   check_groups(device, v, groups, group_size);
   bool failed_empty = false, failed = false;
-  double empty = v.barriers_ms(device, groups, group_size, 0, reps, failed_empty);
-  double full = v.barriers_ms(device, groups, group_size, barriers, reps, failed);
+  double empty = 0, full = 0;
+  run_method(device, v, [&] {
+    empty = v.barriers_ms(device, groups, group_size, 0, reps, failed_empty);
+    full = v.barriers_ms(device, groups, group_size, barriers, reps, failed);
+  });
   LatencyResult r;
   r.method = v.info.name;
   r.groups = groups;

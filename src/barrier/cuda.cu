@@ -19,7 +19,9 @@
 //   implementations that cleared the flags for reuse raced with the next barrier. Here the
 //   flags hold the barrier number (monotonic, never cleared) and are written with release
 //   stores and read with acquire loads.
-// `flip` is the one-word barrier of the public header; `hierarchical` first meets in the
+// `flip` is the bit-31 flip of the public header made cheaper: fire-and-forget arrivals at the
+// top word and, above a few dozen blocks, a first level of sub-words so that no L2 line
+// serialises more than about √n atomics (see FlipBarrier). `hierarchical` first meets in the
 // thread-block cluster's hardware barrier (barrier.cluster arrive.release / wait.acquire) and
 // then sends one arrival per cluster to the flip word. `cg` is cooperative groups' grid.sync
 // and `relaunch` a kernel boundary per phase.
@@ -67,18 +69,27 @@ __device__ inline bool reached(unsigned int value, unsigned int target) {
 }
 
 // The workspace: word 0 the arrival word or counter, word 1 the error word, then the flags
-// method's `in` and `out` arrays (one word per block each).
+// method's `in` and `out` arrays (one word per block each), then the flip method's sub-words,
+// each alone in its own 128-byte line so that their atomics go to different L2 lines.
+constexpr unsigned int kLineWords = 32;
+
 struct Words {
   unsigned int* base;
+  unsigned int blocks_per_subword;  // flip: blocks sharing one sub-word; >= the grid: one level
   __device__ GridBarrierState* state() const { return reinterpret_cast<GridBarrierState*>(base); }
   __device__ unsigned int* counter() const { return base; }
   __device__ unsigned int* error() const { return base + 1; }
   __device__ unsigned int* in() const { return base + 2; }
   __device__ unsigned int* out() const { return base + 2 + gridDim.x; }
+  __device__ unsigned int* subword(unsigned int i) const {
+    unsigned int first_line = (2 + 2 * gridDim.x + kLineWords - 1) / kLineWords;
+    return base + (first_line + i) * kLineWords;
+  }
 };
 
 std::size_t workspace_words(int groups) {
-  return 2 + 2 * static_cast<std::size_t>(groups);
+  std::size_t lines = (2 + 2 * static_cast<std::size_t>(groups) + kLineWords - 1) / kLineWords;
+  return (lines + static_cast<std::size_t>(groups)) * kLineWords;
 }
 
 // Every thread is a participant: one release increment each, then an acquire spin.
@@ -144,9 +155,60 @@ struct FlagsBarrier {
   }
 };
 
+__device__ inline unsigned int fetch_add_acq_rel(unsigned int* p, unsigned int v) {
+  return ::cuda::atomic_ref<unsigned int, ::cuda::thread_scope_device>(*p).fetch_add(
+      v, ::cuda::memory_order_acq_rel);
+}
+
+// Flip arrivals, at up to two levels. Above a few dozen blocks the cost of a one-word barrier is
+// the serialisation of all n atomics on one L2 line, so the blocks are split into runs of m
+// (about √n) that each meet first in a sub-word of their own line; the last arriver of each run
+// (the one whose atomic flips bit 31 of the sub-word, found from the returned value; acq_rel, so
+// that it has seen its run's writes) then arrives at the top word for the run. Each level uses
+// the flip arithmetic of the public header: the first member adds 0x80000000 − (members − 1),
+// the others 1, so bit 31 flips exactly at the last arrival and the low bits are zero again:
+// nothing is ever reset. A block cannot arrive at a sub-word for barrier k + 1 before the top
+// word flipped for barrier k, which needs every arrival of k, so levels never mix barriers.
+// The top arrival is a fire-and-forget red.release: each block keeps the top word's generation
+// bit in a register (read once before its first arrival, when the bit cannot flip yet), so it
+// needs no returned value and starts polling at once, with acquire loads and no sleep.
 struct FlipBarrier {
+  static constexpr unsigned int kUnknownGeneration = 1u;  // a real generation is 0 or bit 31
   Words words;
-  __device__ bool sync() { return parpat::cuda::GridBarrier(words.state(), kTimeoutCycles).sync(); }
+  unsigned int generation = kUnknownGeneration;
+
+  __device__ bool arrive_and_wait() {
+    unsigned int* top = words.counter();
+    if (generation == kUnknownGeneration) generation = gb::load_relaxed(top) & 0x80000000u;
+    unsigned int blocks = gridDim.x;
+    unsigned int per = words.blocks_per_subword;
+    unsigned int top_participants = blocks;
+    bool arrives_at_top = true;
+    bool top_master = blockIdx.x == 0;
+    if (per < blocks) {
+      unsigned int run = blockIdx.x / per;
+      unsigned int first = run * per;
+      unsigned int members = min(per, blocks - first);
+      unsigned int add = blockIdx.x == first ? 0x80000000u - (members - 1u) : 1u;
+      unsigned int old = fetch_add_acq_rel(words.subword(run), add);
+      arrives_at_top = ((old ^ (old + add)) & 0x80000000u) != 0;
+      top_master = run == 0;
+      top_participants = (blocks + per - 1) / per;
+    }
+    if (arrives_at_top)
+      red_add_release(top, top_master ? 0x80000000u - (top_participants - 1u) : 1u);
+    generation ^= 0x80000000u;
+    unsigned int expected = generation;
+    return gb::bounded_spin([&] { return (gb::load_acquire(top) & 0x80000000u) == expected; },
+                            words.error(), kTimeoutCycles);
+  }
+
+  __device__ bool sync() {
+    __syncthreads();
+    bool ok = true;
+    if (threadIdx.x == 0) ok = arrive_and_wait();
+    return __syncthreads_and(ok) != 0;
+  }
 };
 
 struct CgBarrier {
@@ -158,13 +220,17 @@ struct CgBarrier {
 };
 
 // The cluster's blocks meet in hardware; block rank 0 of each cluster then arrives at the flip
-// word for the whole cluster, and the cluster meets again to hear the outcome. The outcome
-// travels through distributed shared memory of rank 0 so that all blocks of a cluster leave
-// with the same answer (a block that stopped early would leave the others in the hardware
-// barrier, which has no bound). Rank 0 keeps the word's generation bit in a register (read once,
-// at the first barrier, before its first arrival, when the bit cannot flip yet), so its arrival
-// is a fire-and-forget reduction and its poll starts at once instead of after the round trip
-// of an atomic's return value: the last arriver, which sets the pace, saves that round trip.
+// word for the whole cluster, and the cluster meets again to hear the outcome. Rank 0 pushes the
+// outcome into every block's own shared memory (distributed shared memory stores) before the
+// second meeting, so after it each block reads only its local copy: no block ever reads the
+// shared memory of another block that may already have left the barrier or exited the kernel
+// (reading a block's shared memory after it exited is an illegal access), and all blocks of a
+// cluster leave with the same answer (a block that stopped early would leave the others in the
+// hardware barrier, which has no bound). Rank 0 overwrites the copies only after the next first
+// meeting, which every block reaches after reading its copy. Rank 0 keeps the word's generation
+// bit in a register (read once, at the first barrier, before its first arrival, when the bit
+// cannot flip yet), so its arrival is a fire-and-forget reduction and its poll starts at once
+// instead of after the round trip of an atomic's return value.
 struct HierarchicalBarrier {
   static constexpr unsigned int kUnknownGeneration = 1u;  // a real generation is 0 or bit 31
   Words words;
@@ -180,13 +246,16 @@ struct HierarchicalBarrier {
       red_add_release(word, blockIdx.x == 0 ? 0x80000000u - (clusters - 1u) : 1u);
       generation ^= 0x80000000u;
       unsigned int expected = generation;
-      outcome = gb::bounded_spin([&] { return (gb::load_acquire(word) & 0x80000000u) == expected; },
-                                 words.error(), kTimeoutCycles)
-                    ? 1u
-                    : 0u;
+      unsigned int ok =
+          gb::bounded_spin([&] { return (gb::load_acquire(word) & 0x80000000u) == expected; },
+                           words.error(), kTimeoutCycles)
+              ? 1u
+              : 0u;
+      for (unsigned int rank = 0; rank < cluster.num_blocks(); ++rank)
+        *cluster.map_shared_rank(&outcome, rank) = ok;
     }
     cluster.sync();
-    return *cluster.map_shared_rank(&outcome, 0) != 0;
+    return outcome != 0;
   }
 };
 
@@ -395,12 +464,31 @@ int spin_max_groups(const Device& device, int group_size) {
   return groups;
 }
 
+// How many blocks of `groups` share one flip sub-word: the whole grid (one level) up to the
+// tuned `barrier.flip.one_level_max` blocks, where one word's serialised atomics still cost
+// less than a second level's round trip; above it about √groups, which balances the atomics
+// per sub-word against the arrivals at the top word (a tuned `barrier.flip.subword_blocks`
+// overrides it).
+unsigned int blocks_per_subword(const DeviceInfo& info, int groups) {
+  if (groups <= tuning(info, "barrier.flip.one_level_max", 64))
+    return static_cast<unsigned int>(groups);
+  int per = tuning(info, "barrier.flip.subword_blocks", 0);
+  if (per <= 0) {
+    per = 1;
+    while (per * per < groups)
+      ++per;
+  }
+  return static_cast<unsigned int>(per);
+}
+
 // A zeroed workspace for `groups` blocks.
 struct Workspace {
   Buffer buffer;
+  unsigned int per_subword;
   Workspace(const Device& device, int groups)
-      : buffer(device, workspace_words(groups) * sizeof(unsigned int)) {}
-  Words words() const { return Words{static_cast<unsigned int*>(buffer.handle())}; }
+      : buffer(device, workspace_words(groups) * sizeof(unsigned int)),
+        per_subword(blocks_per_subword(device.info(), groups)) {}
+  Words words() const { return Words{static_cast<unsigned int*>(buffer.handle()), per_subword}; }
   void clear(CudaDevice& cuda) const {
     PARPAT_CUDA(cudaMemsetAsync(buffer.handle(), 0, buffer.bytes(), cuda.stream()));
   }
@@ -563,7 +651,9 @@ std::vector<BarrierVariant> cuda_barrier_variants() {
           info("flags", "Xiao & Feng: per-block in/out flags, block 0 gathers and releases",
                "cooperative launch")),
       spin_variant<Method::flip>(
-          info("flip", "one word, one release atomic per block, bit-31 generation flip",
+          info("flip",
+               "bit-31 generation flip; above 64 blocks runs of ~sqrt(n) blocks meet in "
+               "sub-words first, the last of each run arrives at the top word",
                "cooperative launch", true)),
       spin_variant<Method::hierarchical>(
           info("hierarchical", "cluster barrier in hardware, then one flip arrival per cluster",

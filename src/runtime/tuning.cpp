@@ -54,6 +54,9 @@ const std::vector<Entry>& table() {
       {Backend::opencl, "", "pairwise.simple.block", 256},
       {Backend::cpu, "", "pairwise.parallel.block", 256},
       {Backend::cpu, "", "pairwise.parallel.tile", 4096},
+      // Barrier `flip`: one level up to 64 blocks, then sub-words of about √n blocks (0: auto).
+      {Backend::cuda, "", "barrier.flip.one_level_max", 64},
+      {Backend::cuda, "", "barrier.flip.subword_blocks", 0},
   };
   return entries;
 }

@@ -27,13 +27,16 @@ struct BarrierOpts {
   std::int64_t rounds = 100000;
 };
 
-// Runs `f`, turning an Error(unsupported) into its message (the method is refused here).
+// Runs `f`. An Error(unsupported) comes back as its message (the method is refused here); an
+// Error(backend) too, with `failed` set (the method broke on the device: the run goes on with
+// the other methods, reports the failure, and exits with an error at the end).
 template <class F>
-std::string refused(F&& f) {
+std::string refused(F&& f, bool& failed) {
   try {
     f();
   } catch (const Error& e) {
-    if (e.kind() != ErrorKind::unsupported) throw;
+    if (e.kind() != ErrorKind::unsupported && e.kind() != ErrorKind::backend) throw;
+    failed = failed || e.kind() == ErrorKind::backend;
     return e.what();
   }
   return {};
@@ -48,10 +51,10 @@ void run_barrier(const BarrierOpts& o) {
   nlohmann::json out = {{"pattern", "barrier"},
                         {"backend", backend_name(device.backend())},
                         {"device", device.info().name},
-                        {"stencil", nlohmann::json::array()},
-                        {"latency", nlohmann::json::array()}};
+                        {"stencil", nlohmann::json::array()}};
   bool text = !o.common.json;
   bool all_correct = true;
+  std::vector<std::string> failures;
   int runnable = 0;
 
   if (text)
@@ -68,7 +71,14 @@ void run_barrier(const BarrierOpts& o) {
       so.group_size = g;
       so.steps = o.steps;
       StencilResult r;
-      std::string why = refused([&] { r = barrier_stencil(device, so); });
+      bool failed = false;
+      std::string why = refused([&] { r = barrier_stencil(device, so); }, failed);
+      if (failed) {
+        failures.push_back(why);
+        out["stencil"].push_back({{"method", m}, {"group_size", g}, {"error", why}});
+        if (text) std::cout << fmt::format("{:<15} {:>6} FAILED: {}\n", m, g, why);
+        continue;
+      }
       if (!why.empty()) {
         out["stencil"].push_back({{"method", m}, {"group_size", g}, {"refused", why}});
         if (text) std::cout << fmt::format("{:<15} {:>6} refused: {}\n", m, g, why);
@@ -97,6 +107,7 @@ void run_barrier(const BarrierOpts& o) {
   }
 
   if (o.sweep) {
+    out["latency"] = nlohmann::json::array();
     if (text)
       std::cout << fmt::format("\nlatency, {} barriers: us per barrier = (T(K) - T(0)) / K\n",
                                barriers)
@@ -107,12 +118,22 @@ void run_barrier(const BarrierOpts& o) {
       for (int g : {128, 256}) {
         if (device.backend() != Backend::cpu && g > device.info().max_group_size) continue;
         int largest = 0;
-        std::string why = refused([&] { largest = barrier_max_groups(device, m, g); });
-        if (!why.empty()) continue;  // already reported by the stencil
+        bool failed = false;
+        std::string why = refused([&] { largest = barrier_max_groups(device, m, g); }, failed);
+        if (failed) failures.push_back(why);
+        if (!why.empty()) continue;  // a refusal is already reported by the stencil
         for (int per : {1, 2, 4, 8, 16}) {
           int groups = per * units;
           if (groups > largest) break;
-          LatencyResult r = barrier_latency(device, m, groups, g, barriers);
+          LatencyResult r;
+          why = refused([&] { r = barrier_latency(device, m, groups, g, barriers); }, failed);
+          if (!why.empty()) {
+            if (failed) failures.push_back(why);
+            out["latency"].push_back(
+                {{"method", m}, {"group_size", g}, {"groups", groups}, {"error", why}});
+            if (text) std::cout << fmt::format("{:<15} {:>6} {:>8} FAILED: {}\n", m, g, per, why);
+            break;
+          }
           out["latency"].push_back({{"method", m},
                                     {"group_size", g},
                                     {"groups_per_unit", per},
@@ -141,7 +162,14 @@ void run_barrier(const BarrierOpts& o) {
       so.method = m;
       so.rounds = o.rounds;
       StressResult r;
-      std::string why = refused([&] { r = barrier_stress(device, so); });
+      bool failed = false;
+      std::string why = refused([&] { r = barrier_stress(device, so); }, failed);
+      if (failed) {
+        failures.push_back(why);
+        out["stress"].push_back({{"method", m}, {"error", why}});
+        if (text) std::cout << fmt::format("{:<15} FAILED: {}\n", m, why);
+        continue;
+      }
       if (!why.empty()) continue;
       all_correct = all_correct && r.passed();
       out["stress"].push_back({{"method", r.method},
@@ -159,6 +187,7 @@ void run_barrier(const BarrierOpts& o) {
   }
 
   if (o.common.json) std::cout << out.dump() << "\n";
+  if (!failures.empty()) throw Error(ErrorKind::backend, failures.front());
   if (runnable == 0 && o.method != "all")
     throw Error(ErrorKind::unsupported, out["stencil"].empty()
                                             ? "no group size fits the device"
