@@ -8,5 +8,6 @@
 namespace parpat::detail {
 
 std::vector<VariantInfo> reduce_variants();
+std::vector<VariantInfo> histogram_variants();
 
 }  // namespace parpat::detail

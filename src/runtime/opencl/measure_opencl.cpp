@@ -1,4 +1,5 @@
 // OpenCL probes (measure.cl): launch and time through the device's profiling queue.
+#include "parpat/array.hpp"
 #include "runtime/measure_backends.hpp"
 #include "runtime/opencl/opencl_device.hpp"
 

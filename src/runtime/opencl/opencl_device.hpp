@@ -9,6 +9,7 @@
 
 #include <map>
 #include <string>
+#include <type_traits>
 
 #include "runtime/device_impl.hpp"
 
@@ -64,10 +65,19 @@ class OpenclDevice final : public DeviceImpl {
 };
 
 // Binds arguments in order: set_args(k, a, b, c) is k.setArg(0, a); k.setArg(1, b); ...
+// (cl_mem and other pointers go by size and address: cl::Kernel::setArg refuses raw pointers.)
+template <class T>
+void set_arg(cl::Kernel& k, cl_uint index, const T& value) {
+  if constexpr (std::is_pointer_v<T>) {
+    k.setArg(index, sizeof(T), &value);
+  } else {
+    k.setArg(index, value);
+  }
+}
 template <class... Args>
 void set_args(cl::Kernel& k, const Args&... args) {
   cl_uint i = 0;
-  (k.setArg(i++, args), ...);
+  (set_arg(k, i++, args), ...);
 }
 
 // A Buffer's handle as the cl_mem the kernels take.
