@@ -53,6 +53,9 @@ std::vector<unsigned char> random_data(DType dtype, std::int64_t n, std::uint64_
 std::vector<BenchRow> bench_reduce(const Device& device, const BenchOptions& options,
                                    const Peaks& peaks);
 
+std::vector<BenchRow> bench_histogram(const Device& device, const BenchOptions& options,
+                                      const Peaks& peaks);
+
 // Runs bench/numpy_baseline.py (python3 with numpy) and returns its median milliseconds for
 // each requested case, or an empty vector when python3 or numpy is missing.
 std::vector<double> numpy_times(const std::string& pattern,

@@ -42,7 +42,7 @@ void add_bench_command(CLI::App& app) {
     for (auto n : o->bench.sizes)
       if (n <= 0) throw_invalid("--sizes must be positive");
     std::vector<std::string> patterns = o->patterns;
-    if (patterns.empty()) patterns = {"reduce"};
+    if (patterns.empty()) patterns = {"reduce", "histogram"};
     std::cerr << "parpat bench on " << device.label() << "\n";
     Peaks peaks = measure_peaks(device);
     std::cerr << fmt::format("  measured peaks: read {:.1f} GB/s, FP32 FMA {:.1f} GFLOPS\n",
@@ -52,8 +52,10 @@ void add_bench_command(CLI::App& app) {
       std::vector<bench::BenchRow> r;
       if (p == "reduce")
         r = bench::bench_reduce(device, o->bench, peaks);
+      else if (p == "histogram")
+        r = bench::bench_histogram(device, o->bench, peaks);
       else
-        throw_invalid("unknown pattern '" + p + "' (expected reduce)");
+        throw_invalid("unknown pattern '" + p + "' (expected reduce or histogram)");
       rows.insert(rows.end(), r.begin(), r.end());
     }
     std::size_t verified = 0;
