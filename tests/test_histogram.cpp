@@ -19,6 +19,10 @@
 #include "parpat/registry.hpp"
 #include "test_support.hpp"
 
+#ifdef PARPAT_HAVE_CUDA
+#include "parpat/cuda/histogram.cuh"
+#endif
+
 namespace parpat::test {
 namespace {
 
@@ -406,6 +410,39 @@ TEST_P(HistogramTest, BadInputIsRejected) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, HistogramTest, ::testing::ValuesIn(targets()), target_name);
+
+#ifdef PARPAT_HAVE_CUDA
+// The raw-pointer CUDA layer: device pointers, a stream and caller-owned workspace.
+TEST(HistogramCudaRaw, MatchesTheReference) {
+  std::vector<Device> gpus;
+  for (const auto& d : devices())
+    if (d.backend() == Backend::cuda) gpus.push_back(d);
+  if (gpus.empty()) GTEST_SKIP() << "no CUDA device";
+  std::mt19937_64 rng(run_seed() + 10);
+  for (DType t : kDTypes)
+    for (std::int64_t bins : {7, 256, 65536, 1 << 20}) {
+      const std::int64_t n = (1 << 20) + 13;
+      auto [lo, hi] = range_for(t);
+      std::uniform_real_distribution<double> u(lo - 10, hi + 10);
+      auto host = make_values(t, n, [&] { return fit(t, u(rng)); });
+      HistogramBins b = HistogramBins::even(bins, lo, hi);
+      auto p = problem_of(t, n, b);
+      std::vector<std::uint64_t> expected(static_cast<std::size_t>(p.slots()));
+      detail::histogram_reference(host.data(), p, expected.data());
+      Array in = Array::from_host(gpus[0], t, {n}, host.data());
+      Buffer counts(gpus[0], expected.size() * 8);
+      Buffer workspace(gpus[0], std::max<std::size_t>(cuda::histogram_workspace_bytes(t), 1));
+      cuda::histogram_even(in.buffer().handle(), t, n, bins, lo, hi,
+                           static_cast<unsigned long long*>(counts.handle()), workspace.handle(),
+                           workspace.bytes(), nullptr);
+      gpus[0].synchronize();
+      cudaDeviceSynchronize();
+      std::vector<std::uint64_t> got(expected.size());
+      counts.download(got.data(), got.size() * 8);
+      EXPECT_EQ(got, expected) << dtype_name(t) << " " << bins << " bins, seed " << run_seed();
+    }
+}
+#endif
 
 // The CLI: the text example of the issue (letters a–z in groups of four), JSON, bad input.
 class HistogramCli : public ::testing::Test {

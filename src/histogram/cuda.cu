@@ -18,10 +18,14 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <string>
 #include <type_traits>
 
 #include "histogram/histogram_internal.hpp"
+#include "parpat/cuda/histogram.cuh"
+#include "parpat/error.hpp"
 #include "runtime/cuda/cuda_device.hpp"
 #include "runtime/tuning.hpp"
 
@@ -229,14 +233,68 @@ __global__ void fast_global_kernel(const T* __restrict__ in, long long n, Rule r
 
 enum class Strategy { global_atomic, interleaved, privatized, aggregated, fast };
 
-int blocks_for(const CudaDevice& d, const void* kernel, int block, std::size_t shared,
-               long long n) {
+int blocks_for(int sms, const void* kernel, int block, std::size_t shared, long long n) {
   int per_sm = 0;
   PARPAT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, shared));
-  long long blocks = (long long)std::max(per_sm, 1) * d.props().multiProcessorCount;
+  long long blocks = (long long)std::max(per_sm, 1) * sms;
   blocks = std::min(blocks, (n + block - 1) / block);
   blocks = std::max(blocks, (n + kMaxValuesPerBlock - 1) / kMaxValuesPerBlock);
   return int(std::max(blocks, 1ll));
+}
+
+// How `fast` runs one problem: shared passes over slot ranges with `replicas` sub-histograms,
+// or warp-aggregated global atomics when the passes would be too many.
+struct FastConfig {
+  int block = 512, blocks = 1;
+  std::size_t shared = 0;
+  unsigned passes = 1, range = 0, replicas = 1;
+  bool global = false;
+};
+
+template <class T, class Rule>
+FastConfig fast_config(const DeviceInfo& info, int sms, unsigned slots, long long n) {
+  FastConfig c;
+  c.block = tuning(info, "histogram.fast.block", 512);
+  // Below the opt-in maximum, leaving room for the static value table.
+  std::size_t budget = std::min<std::size_t>(info.local_memory, 200u << 10);
+  unsigned cap = unsigned(budget / sizeof(unsigned));
+  c.passes = (slots + cap - 1) / cap;
+  c.range = (slots + c.passes - 1) / c.passes;
+  std::size_t replica_budget = std::size_t(tuning(info, "histogram.fast.replica_kib", 16)) << 10;
+  c.replicas = std::clamp<unsigned>(unsigned(replica_budget / (c.range * sizeof(unsigned))), 1,
+                                    unsigned(c.block / 32));
+  c.global = c.passes > unsigned(tuning(info, "histogram.fast.max_passes", 4));
+  c.shared = c.global ? 0 : std::size_t(c.range) * c.replicas * sizeof(unsigned);
+  const void* k = c.global ? reinterpret_cast<const void*>(&fast_global_kernel<T, Rule>)
+                           : reinterpret_cast<const void*>(&fast_shared_kernel<T, Rule>);
+  if (c.shared > (48u << 10))
+    PARPAT_CUDA(
+        cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(c.shared)));
+  c.blocks = blocks_for(sms, k, c.block, c.shared, n);
+  return c;
+}
+
+// Adds the histogram of x[0, n) to `out` (slots counters, already zeroed or holding counts).
+template <class T, class Rule>
+void launch_fast(const FastConfig& c, const T* x, long long n, Rule rule, unsigned slots,
+                 unsigned long long* out, cudaStream_t st) {
+  if (c.global) {
+    fast_global_kernel<T><<<c.blocks, c.block, 0, st>>>(x, n, rule, slots, out);
+    check_launch("histogram fast_global_kernel");
+    return;
+  }
+  for (unsigned pass = 0; pass < c.passes; ++pass) {
+    unsigned first = pass * c.range;
+    unsigned range = std::min(c.range, slots - first);
+    fast_shared_kernel<T>
+        <<<c.blocks, c.block, c.shared, st>>>(x, n, rule, first, range, c.replicas, out);
+    check_launch("histogram fast_shared_kernel");
+  }
+}
+
+EvenRuleDevice even_rule_device(const HistogramProblem& p) {
+  EvenRule r(p);
+  return EvenRuleDevice{r.bins, r.lo, r.hi, r.step, r.norm};
 }
 
 template <class T>
@@ -253,26 +311,9 @@ class CudaHistogram final : public HistogramKernel {
       aux_ = Buffer(d, p.edges.size() * sizeof(double));
       aux_.upload(p.edges.data(), aux_.bytes());
     }
-    const auto& info = d.info();
-    const unsigned slots = unsigned(p.slots());
-    block_ = tuning(info, strategy == Strategy::fast ? "histogram.fast.block" : "histogram.block",
-                    strategy == Strategy::fast ? 512 : 256);
-    if (strategy == Strategy::fast) {
-      // Leave room for the static table and a little more so two blocks can share an SM.
-      std::size_t budget = std::min<std::size_t>(info.local_memory, 200u << 10);
-      unsigned cap = unsigned(budget / sizeof(unsigned));
-      passes_ = (slots + cap - 1) / cap;
-      range_ = (slots + passes_ - 1) / passes_;
-      unsigned max_replicas = unsigned(block_ / 32);
-      std::size_t replica_budget =
-          std::size_t(tuning(info, "histogram.fast.replica_kib", 16) << 10);
-      replicas_ = std::clamp<unsigned>(unsigned(replica_budget / (range_ * sizeof(unsigned))), 1,
-                                       max_replicas);
-      global_ = passes_ > unsigned(tuning(info, "histogram.fast.max_passes", 4));
-      shared_ = global_ ? 0 : std::size_t(range_) * replicas_ * sizeof(unsigned);
-    } else if (strategy == Strategy::privatized || strategy == Strategy::aggregated) {
-      shared_ = std::size_t(slots) * sizeof(unsigned);
-    }
+    block_ = tuning(d.info(), "histogram.block", 256);
+    if (strategy == Strategy::privatized || strategy == Strategy::aggregated)
+      shared_ = std::size_t(p.slots()) * sizeof(unsigned);
     with_rule([&](auto rule) { configure(rule); });
   }
 
@@ -292,38 +333,37 @@ class CudaHistogram final : public HistogramKernel {
     if constexpr (sizeof(T) <= 2) {
       f(TableRule{static_cast<const unsigned*>(aux_.handle())});
     } else if (p_.even) {
-      EvenRule r(p_);
-      f(EvenRuleDevice{r.bins, r.lo, r.hi, r.step, r.norm});
+      f(even_rule_device(p_));
     } else {
       f(EdgesRuleDevice{static_cast<const double*>(aux_.handle()), p_.bins});
     }
   }
 
   template <class Rule>
-  const void* kernel_of() const {
+  void configure(Rule) {
+    const int sms = cuda_.props().multiProcessorCount;
+    const void* k = nullptr;
     switch (strategy_) {
       case Strategy::global_atomic:
-        return reinterpret_cast<const void*>(&global_atomic_kernel<T, Rule>);
-      case Strategy::interleaved:
-        return reinterpret_cast<const void*>(&interleaved_kernel<T, Rule>);
-      case Strategy::privatized:
-        return reinterpret_cast<const void*>(&privatized_kernel<T, Rule, false>);
-      case Strategy::aggregated:
-        return reinterpret_cast<const void*>(&privatized_kernel<T, Rule, true>);
-      case Strategy::fast:
+        k = reinterpret_cast<const void*>(&global_atomic_kernel<T, Rule>);
         break;
+      case Strategy::interleaved:
+        k = reinterpret_cast<const void*>(&interleaved_kernel<T, Rule>);
+        break;
+      case Strategy::privatized:
+        k = reinterpret_cast<const void*>(&privatized_kernel<T, Rule, false>);
+        break;
+      case Strategy::aggregated:
+        k = reinterpret_cast<const void*>(&privatized_kernel<T, Rule, true>);
+        break;
+      case Strategy::fast:
+        fast_ = fast_config<T, Rule>(device_.info(), sms, unsigned(p_.slots()), p_.n);
+        return;
     }
-    return global_ ? reinterpret_cast<const void*>(&fast_global_kernel<T, Rule>)
-                   : reinterpret_cast<const void*>(&fast_shared_kernel<T, Rule>);
-  }
-
-  template <class Rule>
-  void configure(Rule) {
-    const void* k = kernel_of<Rule>();
     if (shared_ > (48u << 10))
       PARPAT_CUDA(
           cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared_)));
-    blocks_ = blocks_for(cuda_, k, block_, shared_, p_.n);
+    blocks_ = blocks_for(sms, k, block_, shared_, p_.n);
   }
 
   template <class Rule>
@@ -349,19 +389,8 @@ class CudaHistogram final : public HistogramKernel {
         check_launch("histogram aggregated_kernel");
         return;
       case Strategy::fast:
-        break;
-    }
-    if (global_) {
-      fast_global_kernel<T><<<blocks_, block_, 0, st>>>(x, n, rule, slots, out);
-      check_launch("histogram fast_global_kernel");
-      return;
-    }
-    for (unsigned pass = 0; pass < passes_; ++pass) {
-      unsigned first = pass * range_;
-      unsigned range = std::min(range_, slots - first);
-      fast_shared_kernel<T>
-          <<<blocks_, block_, shared_, st>>>(x, n, rule, first, range, replicas_, out);
-      check_launch("histogram fast_shared_kernel");
+        launch_fast(fast_, x, n, rule, slots, out, st);
+        return;
     }
   }
 
@@ -372,9 +401,14 @@ class CudaHistogram final : public HistogramKernel {
   Buffer aux_;  // value → slot table (uint8/uint16) or explicit edges
   int block_ = 256, blocks_ = 1;
   std::size_t shared_ = 0;
-  unsigned passes_ = 1, range_ = 0, replicas_ = 1;
-  bool global_ = false;
+  FastConfig fast_;
 };
+
+// Fills the value → slot table of a uint8/uint16 input on the device with the even rule itself.
+__global__ void fill_table_kernel(unsigned* table, unsigned values, EvenRuleDevice rule) {
+  unsigned v = blockIdx.x * blockDim.x + threadIdx.x;
+  if (v < values) table[v] = rule.slot(double(v));
+}
 
 template <Strategy S>
 std::unique_ptr<HistogramKernel> make(const Device& d, const HistogramProblem& p) {
@@ -439,3 +473,64 @@ std::vector<HistogramVariant> cuda_histogram_variants() {
 }
 
 }  // namespace parpat::detail
+
+namespace parpat::cuda {
+
+std::size_t histogram_workspace_bytes(DType dtype) {
+  if (dtype == DType::uint8) return 256 * sizeof(unsigned);
+  if (dtype == DType::uint16) return 65536 * sizeof(unsigned);
+  return 0;
+}
+
+void histogram_even(const void* d_in, DType dtype, std::int64_t n, std::int64_t bins, double lo,
+                    double hi, unsigned long long* d_counts, void* d_workspace,
+                    std::size_t workspace_bytes, cudaStream_t stream) {
+  using namespace parpat::detail;
+  if (!histogram_dtype_supported(dtype))
+    throw_invalid(
+        std::string("histogram takes uint8, uint16, int32, float32 or float64 input, got ") +
+        dtype_name(dtype));
+  if (n < 0) throw_invalid("histogram: negative number of values");
+  if (bins <= 0 || bins > kMaxHistogramBins)
+    throw_invalid("the number of bins must be in [1, 2^26], got " + std::to_string(bins));
+  if (!std::isfinite(lo) || !std::isfinite(hi) || !(lo < hi) || !std::isfinite(hi - lo))
+    throw_invalid("the histogram range must be finite with lo < hi");
+  if (workspace_bytes < histogram_workspace_bytes(dtype))
+    throw_invalid("histogram workspace too small: " + std::to_string(workspace_bytes) + " < " +
+                  std::to_string(histogram_workspace_bytes(dtype)) + " bytes");
+  HistogramProblem p;
+  p.dtype = dtype;
+  p.n = n;
+  p.bins = bins;
+  p.lo = lo;
+  p.hi = hi;
+  const unsigned slots = unsigned(p.slots());
+  PARPAT_CUDA(cudaMemsetAsync(d_counts, 0, std::size_t(slots) * 8, stream));
+  if (n == 0) return;
+  int ordinal = 0, sms = 0, shared_optin = 0;
+  PARPAT_CUDA(cudaGetDevice(&ordinal));
+  PARPAT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal));
+  PARPAT_CUDA(
+      cudaDeviceGetAttribute(&shared_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ordinal));
+  DeviceInfo info;
+  info.backend = Backend::cuda;
+  info.local_memory = std::uint64_t(shared_optin);
+  const EvenRuleDevice even = even_rule_device(p);
+  visit_dtype(dtype, [&](auto t) {
+    using T = decltype(t);
+    const T* x = static_cast<const T*>(d_in);
+    if constexpr (std::is_same_v<T, std::uint8_t> || std::is_same_v<T, std::uint16_t>) {
+      auto* table = static_cast<unsigned*>(d_workspace);
+      unsigned values = sizeof(T) == 1 ? 256u : 65536u;
+      fill_table_kernel<<<(values + 255) / 256, 256, 0, stream>>>(table, values, even);
+      check_launch("histogram fill_table_kernel");
+      auto c = fast_config<T, TableRule>(info, sms, slots, n);
+      launch_fast(c, x, n, TableRule{table}, slots, d_counts, stream);
+    } else if constexpr (std::is_same_v<T, std::int32_t> || std::is_floating_point_v<T>) {
+      auto c = fast_config<T, EvenRuleDevice>(info, sms, slots, n);
+      launch_fast(c, x, n, even, slots, d_counts, stream);
+    }
+  });
+}
+
+}  // namespace parpat::cuda
