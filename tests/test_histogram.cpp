@@ -111,6 +111,13 @@ double fit(DType t, double v) {
 
 class HistogramTest : public ::testing::TestWithParam<Target> {
  protected:
+  // The default range and per-value bins of int32 come from parpat::reduce on the same device.
+  bool device_reduces() const {
+    for (const auto& v : list_variants("reduce"))
+      if (v.backend == backend_name(GetParam().device.backend())) return true;
+    return false;
+  }
+
   bool covers(DType t, std::int64_t n, const HistogramBins& b) {
     const auto& v = detail::find_histogram_variant(GetParam().device.backend(), GetParam().variant);
     return v.supports(problem_of(t, n, b), GetParam().device.info());
@@ -270,6 +277,11 @@ TEST_P(HistogramTest, PerValueBinsMatchBincount) {
   std::mt19937_64 rng(run_seed() + 5);
   const Target& target = GetParam();
   for (DType t : {DType::uint8, DType::uint16, DType::int32}) {
+    if (t == DType::int32 && !device_reduces()) {
+      std::cerr << "[parpat] int32 per-value bins skipped: no reduce variant on "
+                << backend_name(target.device.backend()) << " in this build\n";
+      continue;
+    }
     const std::int64_t n = 200003;
     std::uniform_int_distribution<int> u(t == DType::int32 ? -5 : 0,
                                          t == DType::uint8 ? 255 : 3000);
@@ -305,6 +317,9 @@ TEST_P(HistogramTest, PerValueBinsMatchBincount) {
 TEST_P(HistogramTest, DefaultRangeIsMinMaxOfTheData) {
   std::mt19937_64 rng(run_seed() + 6);
   const Target& target = GetParam();
+  if (!device_reduces())
+    GTEST_SKIP() << "this build has no reduce variant on " << backend_name(target.device.backend())
+                 << " (the default range is the data's min and max)";
   std::uniform_real_distribution<double> u(-3, 7);
   const std::int64_t n = 10007;
   auto host = make_values(DType::float64, n, [&] { return u(rng); });
