@@ -22,6 +22,10 @@
 #ifdef PARPAT_HAVE_CUDA
 #include "parpat/cuda/histogram.cuh"
 #endif
+#ifdef PARPAT_HAVE_OPENCL
+#include "runtime/opencl/opencl_device.hpp"
+extern const char* const parpat_cl_histogram;
+#endif
 
 namespace parpat::test {
 namespace {
@@ -456,6 +460,58 @@ TEST(HistogramCudaRaw, MatchesTheReference) {
       counts.download(got.data(), got.size() * 8);
       EXPECT_EQ(got, expected) << dtype_name(t) << " " << bins << " bins, seed " << run_seed();
     }
+}
+#endif
+
+#ifdef PARPAT_HAVE_OPENCL
+// Devices without cl_khr_int64_base_atomics count into two 32-bit words with a carry: build
+// that path on every OpenCL device and check that counts cross 2^32 correctly.
+TEST(HistogramOpenclWithout64BitAtomics, CarriesIntoTheHighWord) {
+  for (const auto& d : devices()) {
+    if (d.backend() != Backend::opencl) continue;
+    auto& cl = detail::backend_cast<detail::OpenclDevice>(d);
+    const std::int64_t n = 100003;
+    std::vector<std::uint8_t> values(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i)
+      values[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(i % 3 == 0 ? 7 : i % 256);
+    HistogramBins b = HistogramBins::even(256, -0.5, 255.5);
+    auto p = problem_of(DType::uint8, n, b);
+    std::vector<std::uint64_t> expected(static_cast<std::size_t>(p.slots()));
+    detail::histogram_reference(values.data(), p, expected.data());
+    // Every counter starts just below 2^32 so most of them carry.
+    const std::uint64_t start = (std::uint64_t{1} << 32) - 1000;
+    std::vector<std::uint64_t> initial(expected.size(), start);
+    for (auto& e : expected)
+      e += start;
+    auto table = detail::slot_table(p);
+    Buffer in(d, values.size()), table_buf(d, table.size() * 4), counts(d, initial.size() * 8);
+    in.upload(values.data(), values.size());
+    table_buf.upload(table.data(), table_buf.bytes());
+    for (const char* name : {"interleaved", "aggregated", "fast_local", "fast_global"}) {
+      counts.upload(initial.data(), counts.bytes());
+      cl::Kernel& k = cl.kernel("histogram.cl", parpat_cl_histogram,
+                                "-DT=uchar -DVEC=16 -DRULE=0 -DINT64_ATOMICS=0", name);
+      cl_uint i = 0;
+      detail::set_arg(k, i++, detail::as_mem(in.handle()));
+      detail::set_arg(k, i++, static_cast<cl_long>(n));
+      detail::set_arg(k, i++, detail::as_mem(table_buf.handle()));
+      std::string kernel = name;
+      if (kernel == "aggregated") {
+        detail::set_arg(k, i++, static_cast<cl_uint>(p.slots()));
+        detail::set_arg(k, i++, cl::Local(static_cast<std::size_t>(p.slots()) * 4));
+      } else if (kernel == "fast_local") {
+        detail::set_arg(k, i++, cl_uint{0});
+        detail::set_arg(k, i++, static_cast<cl_uint>(p.slots()));
+        detail::set_arg(k, i++, cl_uint{2});
+        detail::set_arg(k, i++, cl::Local(static_cast<std::size_t>(p.slots()) * 8));
+      }
+      detail::set_arg(k, i++, detail::as_mem(counts.handle()));
+      cl.launch(k, 64 * 8, 64);
+      std::vector<std::uint64_t> got(expected.size());
+      counts.download(got.data(), got.size() * 8);
+      EXPECT_EQ(got, expected) << name;
+    }
+  }
 }
 #endif
 
