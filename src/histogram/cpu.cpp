@@ -1,5 +1,6 @@
 // CPU histogram variants. `serial` is the reference itself. `parallel` gives each thread one
-// contiguous section of the input and its own private histogram (no sharing, no atomics), then
+// contiguous section of the input and its own private histogram (four of them, used in turn,
+// when the slots are few: no sharing, no atomics, no chain of increments on one counter), then
 // adds the private histograms bin range by bin range in parallel. Values find their slot
 // through a value → slot table for uint8/uint16, the candidate-and-correct even rule, or a
 // binary search over explicit edges. Past a memory budget for the private copies (very many
@@ -47,8 +48,11 @@ class ParallelKernel final : public HistogramKernel {
     sections_ = std::max<std::int64_t>(1, std::min<std::int64_t>(cpu_.threads(), p.n / 4096 + 1));
     auto budget = static_cast<std::int64_t>(tuning(d.info(), "histogram.parallel.private_mib", 256))
                   << 20;
-    shared_ = sections_ > 1 && sections_ * p.slots() * 8 > budget;
-    private_.resize(static_cast<std::size_t>(shared_ ? 0 : sections_ * p.slots()));
+    // Few slots: four copies per thread, used in turn, so consecutive equal values do not wait
+    // on each other's increments.
+    ways_ = p.slots() <= 4096 ? 4 : 1;
+    shared_ = sections_ > 1 && sections_ * ways_ * p.slots() * 8 > budget;
+    private_.resize(static_cast<std::size_t>(shared_ ? 0 : sections_ * ways_ * p.slots()));
   }
 
   void run(const Buffer& in, const Buffer& counts) override {
@@ -59,13 +63,16 @@ class ParallelKernel final : public HistogramKernel {
     cpu_.parallel_for(sections_, [&](std::int64_t s) {
       std::int64_t begin = p_.n * s / sections_, end = p_.n * (s + 1) / sections_;
       if (shared_) {
-        count(x, begin, end, [out](std::int64_t slot) {
+        count(x, begin, end, [out](std::int64_t slot, std::int64_t) {
           __atomic_fetch_add(out + slot, std::uint64_t{1}, __ATOMIC_RELAXED);
         });
       } else {
-        std::uint64_t* mine = private_.data() + s * slots;
-        std::fill(mine, mine + slots, std::uint64_t{0});
-        count(x, begin, end, [mine](std::int64_t slot) { ++mine[slot]; });
+        std::uint64_t* mine = private_.data() + s * ways_ * slots;
+        std::fill(mine, mine + ways_ * slots, std::uint64_t{0});
+        const std::int64_t way_mask = ways_ - 1;
+        count(x, begin, end, [mine, slots, way_mask](std::int64_t slot, std::int64_t i) {
+          ++mine[(i & way_mask) * slots + slot];
+        });
       }
     });
     if (shared_) return;
@@ -74,8 +81,8 @@ class ParallelKernel final : public HistogramKernel {
       std::int64_t b = c * kMergeChunk, e = std::min(slots, b + kMergeChunk);
       for (std::int64_t i = b; i < e; ++i) {
         std::uint64_t sum = 0;
-        for (std::int64_t s = 0; s < sections_; ++s)
-          sum += private_[static_cast<std::size_t>(s * slots + i)];
+        for (std::int64_t copy = 0; copy < sections_ * ways_; ++copy)
+          sum += private_[static_cast<std::size_t>(copy * slots + i)];
         out[i] = sum;
       }
     });
@@ -87,14 +94,14 @@ class ParallelKernel final : public HistogramKernel {
     if constexpr (sizeof(T) <= 2) {
       const std::uint32_t* table = table_.data();
       for (std::int64_t i = begin; i < end; ++i)
-        add(table[x[i]]);
+        add(table[x[i]], i);
     } else if (p_.even) {
       for (std::int64_t i = begin; i < end; ++i)
-        add(even_.slot(static_cast<double>(x[i])));
+        add(even_.slot(static_cast<double>(x[i])), i);
     } else {
       EdgesRule rule{&p_.edges, p_.bins};
       for (std::int64_t i = begin; i < end; ++i)
-        add(rule.slot(static_cast<double>(x[i])));
+        add(rule.slot(static_cast<double>(x[i])), i);
     }
   }
 
@@ -103,6 +110,7 @@ class ParallelKernel final : public HistogramKernel {
   EvenRule even_;
   std::vector<std::uint32_t> table_;
   std::int64_t sections_ = 1;
+  std::int64_t ways_ = 1;  // private copies per thread (a power of two)
   bool shared_ = false;
   std::vector<std::uint64_t> private_;
 };
