@@ -166,10 +166,12 @@ __device__ void warp_count(Counter* hist, unsigned s, unsigned lane) {
 
 // The fast kernel's main loop: 16-byte vectors in a warp-uniform grid-stride loop (every lane
 // of a warp iterates equally often, so the warp intrinsics see a converged warp), each value's
-// slot shifted into the pass's range [first, first + range) and counted by `count`.
-template <class T, class Rule, class Count>
-__device__ void for_each_slot(const T* __restrict__ in, long long n, const Rule& rule,
-                              unsigned first, unsigned range, Count count) {
+// slot shifted into the pass's range [first, first + range) and counted into `hist`. One vote
+// per vector decides how the warp counts its 32·kVec values: when few lanes share lane 0's
+// first slot (spread data) plain atomics; otherwise (skewed data) warp aggregation per value.
+template <class T, class Rule, class Counter>
+__device__ void count_values(const T* __restrict__ in, long long n, const Rule& rule,
+                             unsigned first, unsigned range, Counter* hist) {
   constexpr int kVec = 16 / sizeof(T);
   const unsigned lane = threadIdx.x % 32;
   // Elements before the first 16-byte boundary, and after the last whole vector.
@@ -188,9 +190,21 @@ __device__ void for_each_slot(const T* __restrict__ in, long long n, const Rule&
     if (v < vectors) raw = __ldcs(vec + v);
     T values[kVec];
     memcpy(values, &raw, sizeof raw);
+    unsigned slots[kVec];
 #pragma unroll
     for (int k = 0; k < kVec; ++k)
-      count(v < vectors ? shift(rule.slot(values[k])) : kNone, lane);
+      slots[k] = v < vectors ? shift(rule.slot(values[k])) : kNone;
+    unsigned leader = __shfl_sync(0xFFFFFFFFu, slots[0], 0);
+    unsigned same = __ballot_sync(0xFFFFFFFFu, slots[0] == leader && leader != kNone);
+    if (__popc(same) >= 4) {
+#pragma unroll
+      for (int k = 0; k < kVec; ++k)
+        warp_count(hist, slots[k], lane);
+    } else {
+#pragma unroll
+      for (int k = 0; k < kVec; ++k)
+        if (slots[k] != kNone) atomicAdd(hist + slots[k], Counter(1));
+    }
   }
   // At most 2·kVec − 2 leftover values: warp 0 of the grid takes them, one per lane.
   if (warp == 0) {
@@ -198,7 +212,7 @@ __device__ void for_each_slot(const T* __restrict__ in, long long n, const Rule&
     for (long long base = 0; base < leftover; base += 32) {
       long long j = base + lane;
       long long i = j < head ? j : tail_begin + (j - head);
-      count(j < leftover ? shift(rule.slot(in[i])) : kNone, lane);
+      warp_count(hist, j < leftover ? shift(rule.slot(in[i])) : kNone, lane);
     }
   }
 }
@@ -218,8 +232,7 @@ __global__ void fast_shared_kernel(const T* __restrict__ in, long long n, Rule r
   }
   __syncthreads();
   unsigned* mine = hist + (threadIdx.x / 32) % replicas * range;
-  for_each_slot(in, n, local, first, range,
-                [&](unsigned s, unsigned lane) { warp_count(mine, s, lane); });
+  count_values(in, n, local, first, range, mine);
   __syncthreads();
   flush(hist, range, replicas, counts + first);
 }
@@ -227,8 +240,7 @@ __global__ void fast_shared_kernel(const T* __restrict__ in, long long n, Rule r
 template <class T, class Rule>
 __global__ void fast_global_kernel(const T* __restrict__ in, long long n, Rule rule, unsigned slots,
                                    unsigned long long* counts) {
-  for_each_slot(in, n, rule, 0, slots,
-                [&](unsigned s, unsigned lane) { warp_count(counts, s, lane); });
+  count_values(in, n, rule, 0u, slots, counts);
 }
 
 enum class Strategy { global_atomic, interleaved, privatized, aggregated, fast };
