@@ -136,8 +136,7 @@ std::vector<double> numpy_times(const std::string& pattern,
 bool cub_available() {
   return false;
 }
-double cub_reduce_ms(const Device&, DType, ReduceOp, const std::vector<Array>&, int,
-                     std::vector<unsigned char>&) {
+double cub_reduce_ms(const Device&, DType, ReduceOp, const std::vector<Array>&, int) {
   return 0;
 }
 double cub_segmented_reduce_ms(const Device&, DType, ReduceOp, const Array&, int) {

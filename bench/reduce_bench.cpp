@@ -96,8 +96,7 @@ std::vector<BenchRow> bench_reduce(const Device& device, const BenchOptions& o,
 
     double cub_ms = 0;
     if (cuda && c.axis == Axis::all) {
-      std::vector<unsigned char> cub_value;
-      cub_ms = cub_reduce_ms(device, c.dtype, c.op, inputs, o.reps, cub_value);
+      cub_ms = cub_reduce_ms(device, c.dtype, c.op, inputs, o.reps);
     } else if (cuda && c.axis == Axis::rows) {
       cub_ms = cub_segmented_reduce_ms(device, c.dtype, c.op, inputs[0], o.reps);
     }

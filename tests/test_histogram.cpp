@@ -498,20 +498,27 @@ TEST(HistogramOpenclWithout64BitAtomics, CarriesIntoTheHighWord) {
       cl::Kernel& k = cl.kernel("histogram.cl", parpat_cl_histogram,
                                 "-DT=uchar -DVEC=16 -DRULE=0 -DINT64_ATOMICS=0", name);
       cl_uint i = 0;
-      detail::set_arg(k, i++, detail::as_mem(in.handle()));
-      detail::set_arg(k, i++, static_cast<cl_long>(n));
-      detail::set_arg(k, i++, detail::as_mem(table_buf.handle()));
+      auto set_arg = [&k](cl_uint index, const auto& value) {
+        if constexpr (std::is_pointer_v<std::decay_t<decltype(value)>>) {
+          k.setArg(index, sizeof(value), &value);
+        } else {
+          k.setArg(index, value);
+        }
+      };
+      set_arg(i++, detail::as_mem(in.handle()));
+      set_arg(i++, static_cast<cl_long>(n));
+      set_arg(i++, detail::as_mem(table_buf.handle()));
       std::string kernel = name;
       if (kernel == "aggregated") {
-        detail::set_arg(k, i++, static_cast<cl_uint>(p.slots()));
-        detail::set_arg(k, i++, cl::Local(static_cast<std::size_t>(p.slots()) * 4));
+        set_arg(i++, static_cast<cl_uint>(p.slots()));
+        set_arg(i++, cl::Local(static_cast<std::size_t>(p.slots()) * 4));
       } else if (kernel == "fast_local") {
-        detail::set_arg(k, i++, cl_uint{0});
-        detail::set_arg(k, i++, static_cast<cl_uint>(p.slots()));
-        detail::set_arg(k, i++, cl_uint{2});
-        detail::set_arg(k, i++, cl::Local(static_cast<std::size_t>(p.slots()) * 8));
+        set_arg(i++, cl_uint{0});
+        set_arg(i++, static_cast<cl_uint>(p.slots()));
+        set_arg(i++, cl_uint{2});
+        set_arg(i++, cl::Local(static_cast<std::size_t>(p.slots()) * 8));
       }
-      detail::set_arg(k, i++, detail::as_mem(counts.handle()));
+      set_arg(i++, detail::as_mem(counts.handle()));
       cl.launch(k, 64 * 8, 64);
       std::vector<std::uint64_t> got(expected.size());
       counts.download(got.data(), got.size() * 8);

@@ -70,11 +70,24 @@ std::string slurp(const std::string& path) {
 }
 }  // namespace
 
+// The parpat binary: $PARPAT_CLI, else beside the build's tests/ folder, else where it was built.
+std::string cli_path() {
+  if (const char* env = std::getenv("PARPAT_CLI")) return env;
+  char exe[4096];
+  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (len > 0) {
+    std::string dir(exe, static_cast<std::size_t>(len));
+    std::string candidate = dir.substr(0, dir.rfind('/')) + "/../parpat";
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return PARPAT_CLI;
+}
+
 CliResult run_cli(const std::string& args) {
   static int counter = 0;
   std::string out = temp_path("cli" + std::to_string(counter) + ".out");
   std::string err = temp_path("cli" + std::to_string(counter++) + ".err");
-  std::string cmd = std::string(PARPAT_CLI) + " " + args + " >" + out + " 2>" + err;
+  std::string cmd = cli_path() + " " + args + " >" + out + " 2>" + err;
   int raw = std::system(cmd.c_str());
   CliResult r;
   r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);

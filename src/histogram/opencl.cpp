@@ -4,6 +4,7 @@
 // global memory past histogram.fast.max_passes passes.
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 #include "histogram/histogram_internal.hpp"
 #include "runtime/opencl/opencl_device.hpp"
@@ -18,6 +19,17 @@ namespace {
 enum class Strategy { global_atomic, interleaved, privatized, aggregated, fast };
 
 constexpr std::int64_t kMaxValuesPerGroup = std::int64_t{1} << 30;
+
+// One kernel argument: cl_mem handles by size and address (the C++ bindings refuse raw
+// pointers), cl::Local sizes and scalars through the bindings.
+template <class T>
+void set_arg(cl::Kernel& k, cl_uint index, const T& value) {
+  if constexpr (std::is_pointer_v<T>) {
+    k.setArg(index, sizeof(T), &value);
+  } else {
+    k.setArg(index, value);
+  }
+}
 
 const char* cl_type(DType t) {
   switch (t) {

@@ -7,6 +7,8 @@
 //   combine(a, b)         associative and commutative, so any tree order gives the same value;
 //                         min/max propagate NaN, arg ops keep the first NaN, else the first
 //                         extreme (smallest index on ties)
+//   append(a, v, i)       combine(a, load(v, i)) for an element whose index i is larger than
+//                         every index already in a; arg ops then need no index comparison
 //   Result                the output element type; result(acc) converts
 #pragma once
 
@@ -73,6 +75,7 @@ struct SumOp {
   static PARPAT_HD Acc identity() { return Acc(0); }
   static PARPAT_HD Acc load(T v, std::int64_t) { return static_cast<Acc>(v); }
   static PARPAT_HD Acc combine(Acc a, Acc b) { return a + b; }
+  static PARPAT_HD Acc append(Acc a, T v, std::int64_t i) { return combine(a, load(v, i)); }
   static PARPAT_HD Result result(Acc a) { return static_cast<Result>(a); }
 };
 
@@ -83,6 +86,7 @@ struct ProdOp {
   static PARPAT_HD Acc identity() { return Acc(1); }
   static PARPAT_HD Acc load(T v, std::int64_t) { return static_cast<Acc>(v); }
   static PARPAT_HD Acc combine(Acc a, Acc b) { return a * b; }
+  static PARPAT_HD Acc append(Acc a, T v, std::int64_t i) { return combine(a, load(v, i)); }
   static PARPAT_HD Result result(Acc a) { return static_cast<Result>(a); }
 };
 
@@ -97,6 +101,7 @@ struct MinOp {
     if (is_nan_value(b)) return b;
     return b < a ? b : a;
   }
+  static PARPAT_HD Acc append(Acc a, T v, std::int64_t i) { return combine(a, load(v, i)); }
   static PARPAT_HD Result result(Acc a) { return a; }
 };
 
@@ -111,6 +116,7 @@ struct MaxOp {
     if (is_nan_value(b)) return b;
     return b > a ? b : a;
   }
+  static PARPAT_HD Acc append(Acc a, T v, std::int64_t i) { return combine(a, load(v, i)); }
   static PARPAT_HD Result result(Acc a) { return a; }
 };
 
@@ -132,6 +138,14 @@ struct ArgOp {
     if (kMin ? a.value < b.value : a.value > b.value) return a;
     if (kMin ? b.value < a.value : b.value > a.value) return b;
     return a.index < b.index ? a : b;
+  }
+  // Elements arrive in index order, so only a strictly better value (or the first NaN, or the
+  // very first element) replaces the current best.
+  static PARPAT_HD Acc append(Acc a, T v, std::int64_t i) {
+    bool better = kMin ? v < a.value : v > a.value;
+    if constexpr (std::is_floating_point_v<T>) better |= (v != v) & (a.value == a.value);
+    better |= a.index == std::numeric_limits<std::int64_t>::max();
+    return better ? Acc{v, i} : a;
   }
   static PARPAT_HD Result result(Acc a) { return a.value; }
 };

@@ -30,6 +30,11 @@ const std::vector<Entry>& table() {
       {Backend::cuda, "", "reduce.gridstride.blocks_per_cu", 8},
       {Backend::cuda, "", "reduce.atomic.block", 256},
       {Backend::cuda, "", "reduce.atomic.blocks_per_cu", 8},
+      // NVIDIA's OpenCL names the device as CUDA does ("NVIDIA H100 80GB HBM3").
+      {Backend::opencl, "H100", "reduce.fast.block", 512},
+      {Backend::opencl, "H100", "reduce.fast.blocks_per_cu", 4},
+      {Backend::opencl, "H200", "reduce.fast.block", 512},
+      {Backend::opencl, "H200", "reduce.fast.blocks_per_cu", 4},
       {Backend::opencl, "", "reduce.fast.block", 256},
       {Backend::opencl, "", "reduce.fast.blocks_per_cu", 8},
       {Backend::opencl, "", "reduce.tree.block", 256},

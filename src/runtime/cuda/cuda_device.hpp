@@ -1,4 +1,6 @@
-// The CUDA backend: one stream per device, cudaMalloc'd memory, event timing.
+// The CUDA backend: one stream per device, cudaMalloc'd memory, event timing. Timing holds the
+// stream behind a blocking kernel while the timed work is enqueued (nvbench's method), so the
+// events measure device time only, not the host's launch overhead.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -39,6 +41,8 @@ class CudaDevice final : public DeviceImpl {
   DeviceInfo info_;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  volatile int* release_flag_ = nullptr;  // pinned, mapped: the host releases the blocking kernel
+  int* release_flag_device_ = nullptr;
 };
 
 // Checks the last launch on `device`'s stream; call right after every kernel launch.

@@ -1,4 +1,4 @@
-// CUDA probes. read_probe streams a buffer of 4× L2 with 16-byte loads, four in flight per
+// CUDA probes. read_probe streams a buffer of 4× L2 with 16-byte loads, eight in flight per
 // thread, folding them with XOR so nothing is optimised away. fma_probe runs eight independent
 // FMA chains per thread on a full grid, so the FMA pipes, not latency, set the rate.
 #include "parpat/array.hpp"

@@ -9,7 +9,6 @@
 
 #include <map>
 #include <string>
-#include <type_traits>
 
 #include "runtime/device_impl.hpp"
 
@@ -64,20 +63,12 @@ class OpenclDevice final : public DeviceImpl {
   cl::Event first_, last_;
 };
 
-// Binds arguments in order: set_args(k, a, b, c) is k.setArg(0, a); k.setArg(1, b); ...
-// (cl_mem and other pointers go by size and address: cl::Kernel::setArg refuses raw pointers.)
-template <class T>
-void set_arg(cl::Kernel& k, cl_uint index, const T& value) {
-  if constexpr (std::is_pointer_v<T>) {
-    k.setArg(index, sizeof(T), &value);
-  } else {
-    k.setArg(index, value);
-  }
-}
+// Binds arguments in order by value: set_args(k, a, b, c) sets argument 0 to a, 1 to b, ...
+// Scalars and cl_mem handles alike (the C++ bindings refuse raw pointers such as cl_mem).
 template <class... Args>
 void set_args(cl::Kernel& k, const Args&... args) {
   cl_uint i = 0;
-  (set_arg(k, i++, args), ...);
+  (k.setArg(i++, sizeof(Args), &args), ...);
 }
 
 // A Buffer's handle as the cl_mem the kernels take.

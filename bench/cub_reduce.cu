@@ -1,0 +1,129 @@
+// CUB baselines for `parpat bench reduce`: DeviceReduce (Sum, Min, Max, ArgMin, ArgMax) and
+// DeviceSegmentedReduce over matrix rows, timed exactly as parpat's variants are (device
+// events, warm-up, median, rotated inputs), with temporary storage allocated outside timing.
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_segmented_reduce.cuh>
+
+#include <functional>
+#include <vector>
+
+#include "bench.hpp"
+#include "cub_baselines.hpp"
+#include "runtime/cuda/cuda_device.hpp"
+
+namespace parpat::bench {
+
+bool cub_available() {
+  return true;
+}
+
+namespace {
+
+template <class T>
+using WideSum =
+    std::conditional_t<std::is_floating_point_v<T>, T,
+                       std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
+
+// Calls f(T{}) for the reduce dtypes CUB is compared on.
+template <class F>
+double with_type(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::uint8:
+      return f(std::uint8_t{});
+    case DType::int32:
+      return f(std::int32_t{});
+    case DType::uint32:
+      return f(std::uint32_t{});
+    case DType::int64:
+      return f(std::int64_t{});
+    case DType::uint64:
+      return f(std::uint64_t{});
+    case DType::float32:
+      return f(float{});
+    case DType::float64:
+      return f(double{});
+    default:
+      return 0;
+  }
+}
+
+// Sizes CUB's temporary storage with a first call, then times `call(temp, bytes, input)`.
+double time_cub(const Device& device, const std::vector<Array>& inputs, int reps,
+                const std::function<cudaError_t(void*, std::size_t&, const void*)>& call) {
+  std::size_t bytes = 0;
+  PARPAT_CUDA(call(nullptr, bytes, inputs[0].buffer().handle()));
+  Buffer temp(device, bytes);
+  return median_time_ms(
+      device,
+      [&](int rep) {
+        std::size_t b = bytes;
+        PARPAT_CUDA(call(temp.handle(), b, inputs[rep % inputs.size()].buffer().handle()));
+      },
+      reps);
+}
+
+}  // namespace
+
+double cub_reduce_ms(const Device& device, DType dtype, ReduceOp op,
+                     const std::vector<Array>& inputs, int reps) {
+  auto& cuda = detail::backend_cast<detail::CudaDevice>(device);
+  cudaStream_t stream = cuda.stream();
+  std::int64_t n = inputs[0].size();
+  Buffer out(device, 16), index(device, 8);
+  return with_type(dtype, [&](auto t) -> double {
+    using T = decltype(t);
+    auto* o = static_cast<T*>(out.handle());
+    auto* i = static_cast<std::int64_t*>(index.handle());
+    switch (op) {
+      case ReduceOp::sum:
+        return time_cub(device, inputs, reps, [&](void* tmp, std::size_t& b, const void* in) {
+          return cub::DeviceReduce::Sum(tmp, b, static_cast<const T*>(in),
+                                        static_cast<WideSum<T>*>(out.handle()), n, stream);
+        });
+      case ReduceOp::min:
+        return time_cub(device, inputs, reps, [&](void* tmp, std::size_t& b, const void* in) {
+          return cub::DeviceReduce::Min(tmp, b, static_cast<const T*>(in), o, n, stream);
+        });
+      case ReduceOp::max:
+        return time_cub(device, inputs, reps, [&](void* tmp, std::size_t& b, const void* in) {
+          return cub::DeviceReduce::Max(tmp, b, static_cast<const T*>(in), o, n, stream);
+        });
+      case ReduceOp::argmin:
+        return time_cub(device, inputs, reps, [&](void* tmp, std::size_t& b, const void* in) {
+          return cub::DeviceReduce::ArgMin(tmp, b, static_cast<const T*>(in), o, i, n, stream);
+        });
+      case ReduceOp::argmax:
+        return time_cub(device, inputs, reps, [&](void* tmp, std::size_t& b, const void* in) {
+          return cub::DeviceReduce::ArgMax(tmp, b, static_cast<const T*>(in), o, i, n, stream);
+        });
+      default:
+        return 0.0;
+    }
+  });
+}
+
+double cub_segmented_reduce_ms(const Device& device, DType dtype, ReduceOp op, const Array& input,
+                               int reps) {
+  if (op != ReduceOp::sum || input.row_stride() != input.cols()) return 0;
+  auto& cuda = detail::backend_cast<detail::CudaDevice>(device);
+  cudaStream_t stream = cuda.stream();
+  std::int64_t rows = input.rows(), cols = input.cols();
+  std::vector<std::int64_t> offsets(static_cast<std::size_t>(rows + 1));
+  for (std::int64_t r = 0; r <= rows; ++r)
+    offsets[r] = r * cols;
+  Buffer d_offsets(device, offsets.size() * sizeof(std::int64_t));
+  d_offsets.upload(offsets.data(), d_offsets.bytes());
+  const auto* begin = static_cast<const std::int64_t*>(d_offsets.handle());
+  return with_type(dtype, [&](auto t) -> double {
+    using T = decltype(t);
+    Buffer out(device, rows * sizeof(WideSum<T>));
+    std::vector<Array> one{input};
+    return time_cub(device, one, reps, [&](void* tmp, std::size_t& b, const void* in) {
+      return cub::DeviceSegmentedReduce::Sum(tmp, b, static_cast<const T*>(in),
+                                             static_cast<WideSum<T>*>(out.handle()), rows, begin,
+                                             begin + 1, stream);
+    });
+  });
+}
+
+}  // namespace parpat::bench

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The GPU suite in one call, for a machine with an NVIDIA GPU and no package registry: sets up
+# the OpenCL ICD loader from carried .deb files, then runs the stages named on the command line
+# (default: info tests sanitize bench); logs and JSON are packed into $OUT/gpu-suite.tgz.
+#   BIN   folder with parpat and the test binaries (default .carry/bin)
+#   DEBS  folder with the OpenCL loader .deb files (default .carry/debs)
+#   OUT   where the archive goes (default ./gpu-out)
+set -u
+BIN=${BIN:-.carry/bin}
+DEBS=${DEBS:-.carry/debs}
+ARCHIVE_DIR=${OUT:-gpu-out}
+OUT=$(mktemp -d /tmp/gpu-suite.XXXXXX)
+mkdir -p "$ARCHIVE_DIR"
+export PARPAT_CLI=$PWD/$BIN/parpat PARPAT_NUMPY_SCRIPT=$PWD/bench/numpy_baseline.py
+
+if ! ldconfig -p | grep -q libOpenCL.so.1 && ls "$DEBS"/ocl-icd-libopencl1_*.deb >/dev/null 2>&1; then
+  dpkg -x "$DEBS"/ocl-icd-libopencl1_*.deb /tmp/ocl
+  export LD_LIBRARY_PATH=/tmp/ocl/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
+nvidia_cl=$(ls /usr/lib/libnvidia-opencl.so.1 /usr/lib/x86_64-linux-gnu/libnvidia-opencl.so.1 \
+  /usr/local/nvidia/lib64/libnvidia-opencl.so.1 2>/dev/null | head -1)
+if [ -n "$nvidia_cl" ] && [ ! -e /etc/OpenCL/vendors/nvidia.icd ]; then
+  mkdir -p /etc/OpenCL/vendors
+  echo "$nvidia_cl" > /etc/OpenCL/vendors/nvidia.icd
+fi
+
+stages=("$@")
+[ ${#stages[@]} -eq 0 ] && stages=(info tests sanitize bench)
+status=0
+run() {  # run NAME TIMEOUT COMMAND...: logs to $OUT/NAME.log, records the exit status
+  local name=$1 limit=$2
+  shift 2
+  echo "== $name: $*"
+  local start=$SECONDS
+  timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
+  local rc=$?
+  echo "   exit $rc after $((SECONDS - start)) s"
+  [ $rc -ne 0 ] && status=1 && tail -n 15 "$OUT/$name.log"
+  return 0
+}
+
+for stage in "${stages[@]}"; do
+  case $stage in
+    info)
+      nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv | tee "$OUT/nvidia-smi.log"
+      run info 300 "$BIN/parpat" info --measure
+      cat "$OUT/info.log" ;;
+    tests)
+      for t in "$BIN"/test_*; do run "$(basename "$t")" 900 "$t" --gtest_brief=1; grep -E "PASSED|FAILED|SKIPPED \]" "$OUT/$(basename "$t").log" | tail -4; done ;;
+    sanitize)
+      for tool in memcheck racecheck synccheck; do
+        for t in "$BIN"/test_*; do
+          run "sanitize-$tool-$(basename "$t")" "${SANITIZE_LIMIT:-600}" compute-sanitizer --tool "$tool" --error-exitcode 3 \
+            "$t" --gtest_brief=1 --gtest_filter="${SANITIZE_FILTER:-*cuda_0_*:-*Beyond*:*Accurate*}"
+          tail -n 3 "$OUT/sanitize-$tool-$(basename "$t").log"
+        done
+      done ;;
+    bench)
+      for p in ${BENCH_PATTERNS:-reduce}; do
+        for b in cuda opencl; do
+          run "bench-$p-$b" 900 "$BIN/parpat" bench "$p" --backend "$b" --json "$OUT/bench-$p-$b.json" --markdown
+        done
+      done ;;
+    quick)
+      run quick 300 "$BIN/parpat" bench --quick
+      cat "$OUT/quick.log" ;;
+    *) echo "unknown stage $stage"; status=1 ;;
+  esac
+  tar czf "$ARCHIVE_DIR/gpu-suite.tgz" -C "$OUT" .  # after every stage: a cut-off run keeps the rest
+done
+tar czf "$ARCHIVE_DIR/gpu-suite.tgz" -C "$OUT" .
+exit $status

@@ -1,0 +1,896 @@
+// CUDA reduce variants. All of them fold with the operators of reduce_ops.hpp, so every variant
+// computes the same function; they differ only in how the work is spread over the GPU.
+//
+//   tree        one element per thread into shared memory, halving tree with a barrier per
+//               step, one partial per block; the host loops passes over two ping-pong buffers.
+//   serial      each thread folds its own contiguous block of `items` elements (uncoalesced:
+//               neighbouring threads read addresses `items` apart); host loop of passes.
+//   gridstride  a fixed grid accumulates in registers over a grid-stride loop (coalesced), a
+//               shared-memory tree per block, per-block partials, then a second launch of one
+//               block.
+//   atomic      one pass; block results meet in one global accumulator through atomicAdd or a
+//               compare-and-swap loop (float sums then depend on arrival order).
+//   fast        one launch: 16-byte loads, eight in flight per thread, a grid sized to fill the
+//               device once, warp-shuffle block reduction, per-block partials, and the last
+//               block to arrive (atomic ticket) folds the partials in block order. The grid and
+//               every fold order are fixed, so the result is bit-identical run to run. Rows
+//               (numpy axis=1) use a thread, a warp or a block per row by row length; columns
+//               (axis=0) give each thread a 16-byte strip of columns over a chunk of rows, and
+//               the last chunk of a column strip to finish folds the chunks in order.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "parpat/cuda/reduce.hpp"
+#include "reduce/reduce_internal.hpp"
+#include "reduce/reduce_ops.hpp"
+#include "runtime/cuda/cuda_device.hpp"
+#include "runtime/tuning.hpp"
+
+namespace parpat::detail {
+
+namespace {
+
+constexpr int kWarp = 32;
+constexpr int kFastUnroll = 8;
+
+// ---------------------------------------------------------------------------------------------
+// Device helpers
+
+template <class T>
+__device__ __forceinline__ T shuffle_down(T v, int delta) {
+  if constexpr (sizeof(T) < 4) {
+    return static_cast<T>(__shfl_down_sync(0xffffffffu, static_cast<unsigned>(v), delta));
+  } else {
+    return __shfl_down_sync(0xffffffffu, v, delta);
+  }
+}
+
+template <class T>
+__device__ __forceinline__ ArgPair<T> shuffle_down(ArgPair<T> v, int delta) {
+  return {shuffle_down(v.value, delta), shuffle_down(v.index, delta)};
+}
+
+// Reads memory written by other blocks of this launch, bypassing the non-coherent L1.
+template <class T>
+__device__ __forceinline__ T load_coherent(const T* p) {
+  return *reinterpret_cast<const volatile T*>(p);
+}
+template <class T>
+__device__ __forceinline__ ArgPair<T> load_coherent(const ArgPair<T>* p) {
+  return {load_coherent(&p->value), load_coherent(&p->index)};
+}
+
+template <class Op>
+__device__ __forceinline__ typename Op::Acc warp_reduce(typename Op::Acc v) {
+#pragma unroll
+  for (int d = kWarp / 2; d > 0; d /= 2)
+    v = Op::combine(v, shuffle_down(v, d));
+  return v;
+}
+
+// Block-wide fold with shuffles; the result is valid in thread 0. Any blockDim that is a
+// multiple of 32 up to 1024.
+template <class Op>
+__device__ typename Op::Acc block_reduce(typename Op::Acc v) {
+  using Acc = typename Op::Acc;
+  __shared__ Acc warp_results[32];
+  int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+  v = warp_reduce<Op>(v);
+  __syncthreads();  // warp_results may still be read by a previous call
+  if (lane == 0) warp_results[warp] = v;
+  __syncthreads();
+  int warps = blockDim.x / kWarp;
+  if (warp == 0) {
+    v = lane < warps ? warp_results[lane] : Op::identity();
+    v = warp_reduce<Op>(v);
+  }
+  return v;
+}
+
+template <class Op>
+__device__ __forceinline__ void write_result(const typename Op::Acc& acc,
+                                             typename Op::Result* values, std::int64_t* indices,
+                                             std::int64_t o) {
+  values[o] = Op::result(acc);
+  if constexpr (is_arg_pair<typename Op::Acc>::value) indices[o] = acc.index;
+}
+
+// Element i of a (possibly strided) matrix seen as a flat array of rows × cols.
+template <class T>
+__device__ __forceinline__ T flat_at(const T* in, std::int64_t i, std::int64_t cols,
+                                     std::int64_t stride) {
+  return stride == cols ? in[i] : in[(i / cols) * stride + i % cols];
+}
+
+template <class T>
+struct Vec16 {
+  static constexpr int kCount = 16 / sizeof(T);
+  T v[kCount];
+};
+
+template <class T>
+__device__ __forceinline__ Vec16<T> load16(const T* p) {
+  uint4 raw = __ldg(reinterpret_cast<const uint4*>(p));
+  Vec16<T> out;
+  memcpy(&out, &raw, 16);
+  return out;
+}
+
+// Folds a 16-byte vector whose first element has flat index `base`. Byte sums take the
+// dot-product unit: four bytes per instruction instead of one add each.
+template <class Op, class T>
+__device__ __forceinline__ typename Op::Acc fold16(typename Op::Acc acc, const Vec16<T>& x,
+                                                   std::int64_t base) {
+  if constexpr (std::is_same_v<Op, SumOp<std::uint8_t>>) {
+    unsigned words[4];
+    memcpy(words, x.v, 16);
+    unsigned s = 0;
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+      s = __dp4a(words[k], 0x01010101u, s);
+    return acc + s;
+  } else {
+#pragma unroll
+    for (int k = 0; k < Vec16<T>::kCount; ++k)
+      acc = Op::combine(acc, Op::load(x.v[k], base + k));
+    return acc;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// tree: one element per thread, halving tree in shared memory.
+
+template <class T, class Op, bool kFromInput>
+__global__ void tree_pass(const void* in, std::int64_t n, std::int64_t cols, std::int64_t stride,
+                          typename Op::Acc* partials, typename Op::Result* values,
+                          std::int64_t* indices) {
+  using Acc = typename Op::Acc;
+  extern __shared__ unsigned char tree_smem[];
+  Acc* s = reinterpret_cast<Acc*>(tree_smem);
+  std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  Acc v = Op::identity();
+  if (i < n) {
+    if constexpr (kFromInput) {
+      v = Op::load(flat_at(static_cast<const T*>(in), i, cols, stride), i);
+    } else {
+      v = static_cast<const Acc*>(in)[i];
+    }
+  }
+  s[threadIdx.x] = v;
+  __syncthreads();
+  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) s[threadIdx.x] = Op::combine(s[threadIdx.x], s[threadIdx.x + half]);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    if (gridDim.x == 1)
+      write_result<Op>(s[0], values, indices, 0);
+    else
+      partials[blockIdx.x] = s[0];
+  }
+}
+
+// serial: each thread folds `items` consecutive elements on its own.
+template <class T, class Op, bool kFromInput>
+__global__ void serial_pass(const void* in, std::int64_t n, std::int64_t cols, std::int64_t stride,
+                            int items, typename Op::Acc* partials, typename Op::Result* values,
+                            std::int64_t* indices) {
+  using Acc = typename Op::Acc;
+  std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  std::int64_t begin = t * items;
+  if (begin >= n) return;
+  std::int64_t end = min(n, begin + items);
+  Acc v = Op::identity();
+  for (std::int64_t i = begin; i < end; ++i) {
+    if constexpr (kFromInput) {
+      v = Op::combine(v, Op::load(flat_at(static_cast<const T*>(in), i, cols, stride), i));
+    } else {
+      v = Op::combine(v, static_cast<const Acc*>(in)[i]);
+    }
+  }
+  if (n <= items)
+    write_result<Op>(v, values, indices, 0);
+  else
+    partials[t] = v;
+}
+
+// gridstride: registers over a grid-stride loop, then the classic shared-memory tree.
+template <class Op>
+__device__ typename Op::Acc shared_tree(typename Op::Acc v) {
+  using Acc = typename Op::Acc;
+  extern __shared__ unsigned char tree_smem[];
+  Acc* s = reinterpret_cast<Acc*>(tree_smem);
+  s[threadIdx.x] = v;
+  __syncthreads();
+  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) s[threadIdx.x] = Op::combine(s[threadIdx.x], s[threadIdx.x + half]);
+    __syncthreads();
+  }
+  return s[0];
+}
+
+template <class T, class Op>
+__global__ void gridstride_partials(const T* in, std::int64_t n, std::int64_t cols,
+                                    std::int64_t stride, typename Op::Acc* partials) {
+  typename Op::Acc v = Op::identity();
+  std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += step)
+    v = Op::combine(v, Op::load(flat_at(in, i, cols, stride), i));
+  v = shared_tree<Op>(v);
+  if (threadIdx.x == 0) partials[blockIdx.x] = v;
+}
+
+template <class Op>
+__global__ void gridstride_finish(const typename Op::Acc* partials, int count,
+                                  typename Op::Result* values, std::int64_t* indices) {
+  typename Op::Acc v = Op::identity();
+  for (int i = threadIdx.x; i < count; i += blockDim.x)
+    v = Op::combine(v, partials[i]);
+  v = shared_tree<Op>(v);
+  if (threadIdx.x == 0) write_result<Op>(v, values, indices, 0);
+}
+
+// atomic: one global accumulator. Ops without a native atomic fold through compare-and-swap
+// on the accumulator's bit pattern.
+template <class Op>
+__device__ void atomic_combine(typename Op::Acc* slot, typename Op::Acc v) {
+  using Acc = typename Op::Acc;
+  using Word = std::conditional_t<sizeof(Acc) == 8, unsigned long long, unsigned>;
+  Word* word = reinterpret_cast<Word*>(slot);
+  Word seen = *reinterpret_cast<volatile Word*>(word), expected;
+  do {
+    expected = seen;
+    Acc current;
+    memcpy(&current, &expected, sizeof(Acc));
+    Acc next = Op::combine(current, v);
+    Word desired;
+    memcpy(&desired, &next, sizeof(Acc));
+    if (desired == expected) return;
+    seen = atomicCAS(word, expected, desired);
+  } while (seen != expected);
+}
+
+template <class Op>
+__global__ void atomic_init(typename Op::Acc* slot) {
+  *slot = Op::identity();
+}
+
+template <class T, class Op>
+__global__ void atomic_pass(const T* in, std::int64_t n, std::int64_t cols, std::int64_t stride,
+                            typename Op::Acc* slot) {
+  typename Op::Acc v = Op::identity();
+  std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += step)
+    v = Op::combine(v, Op::load(flat_at(in, i, cols, stride), i));
+  v = block_reduce<Op>(v);
+  if (threadIdx.x == 0) {
+    if constexpr (std::is_same_v<Op, SumOp<std::uint8_t>> ||
+                  std::is_same_v<Op, SumOp<std::int32_t>> ||
+                  std::is_same_v<Op, SumOp<std::uint32_t>> ||
+                  std::is_same_v<Op, SumOp<std::int64_t>> ||
+                  std::is_same_v<Op, SumOp<std::uint64_t>>) {
+      atomicAdd(reinterpret_cast<unsigned long long*>(slot), static_cast<unsigned long long>(v));
+    } else if constexpr (std::is_same_v<Op, SumOp<float>> || std::is_same_v<Op, SumOp<double>>) {
+      atomicAdd(slot, v);
+    } else {
+      atomic_combine<Op>(slot, v);
+    }
+  }
+}
+
+template <class Op>
+__global__ void atomic_finish(const typename Op::Acc* slot, typename Op::Result* values) {
+  values[0] = Op::result(*slot);
+}
+
+// ---------------------------------------------------------------------------------------------
+// fast, axis all.
+
+// Every block folds its grid-stride share; block results go to `partials`; the last block to
+// take a ticket folds them in block order and resets the ticket counter for the next launch.
+template <class Op>
+__device__ void finish_by_last_block(typename Op::Acc v, typename Op::Acc* partials,
+                                     unsigned* counter, typename Op::Result* values,
+                                     std::int64_t* indices, std::int64_t o) {
+  __shared__ bool is_last;
+  if (gridDim.x == 1) {
+    if (threadIdx.x == 0) write_result<Op>(v, values, indices, o);
+    return;
+  }
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x] = v;
+    __threadfence();  // publish the partial before taking a ticket
+    is_last = atomicAdd(counter, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();
+  typename Op::Acc acc = Op::identity();
+  for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x)
+    acc = Op::combine(acc, load_coherent(partials + b));
+  acc = block_reduce<Op>(acc);
+  if (threadIdx.x == 0) {
+    write_result<Op>(acc, values, indices, o);
+    *counter = 0;
+  }
+}
+
+template <class T, class Op, int kBlock>
+__global__ void __launch_bounds__(kBlock)
+    fast_all(const T* in, std::int64_t n, std::int64_t head, typename Op::Acc* partials,
+             unsigned* counter, typename Op::Result* values, std::int64_t* indices) {
+  using Acc = typename Op::Acc;
+  constexpr int V = Vec16<T>::kCount;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kBlock;
+  const std::int64_t gid = static_cast<std::int64_t>(blockIdx.x) * kBlock + threadIdx.x;
+  const std::int64_t vectors = (n - head) / V;
+  const std::int64_t tail = head + vectors * V;
+  const T* body = in + head;
+  // Each thread visits its elements in increasing index order: head, body, tail.
+  Acc acc = Op::identity();
+  if (gid < head) acc = Op::append(acc, in[gid], gid);
+  std::int64_t v = gid;
+  for (; v + (kFastUnroll - 1) * stride < vectors; v += kFastUnroll * stride) {
+    Vec16<T> x[kFastUnroll];
+#pragma unroll
+    for (int u = 0; u < kFastUnroll; ++u)
+      x[u] = load16(body + (v + u * stride) * V);
+#pragma unroll
+    for (int u = 0; u < kFastUnroll; ++u)
+      acc = fold16<Op>(acc, x[u], head + (v + u * stride) * V);
+  }
+  for (; v < vectors; v += stride)
+    acc = fold16<Op>(acc, load16(body + v * V), head + v * V);
+  acc = block_reduce<Op>(acc);
+  finish_by_last_block<Op>(acc, partials, counter, values, indices, 0);
+}
+
+// Strided 2-D input seen as one flat array: scalar loads through the row stride.
+template <class T, class Op, int kBlock>
+__global__ void __launch_bounds__(kBlock)
+    fast_all_strided(const T* in, std::int64_t rows, std::int64_t cols, std::int64_t stride,
+                     typename Op::Acc* partials, unsigned* counter, typename Op::Result* values,
+                     std::int64_t* indices) {
+  typename Op::Acc acc = Op::identity();
+  for (std::int64_t r = blockIdx.x; r < rows; r += gridDim.x)
+    for (std::int64_t c = threadIdx.x; c < cols; c += kBlock)
+      acc = Op::append(acc, in[r * stride + c], r * cols + c);
+  acc = block_reduce<Op>(acc);
+  finish_by_last_block<Op>(acc, partials, counter, values, indices, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// fast, axis rows.
+
+template <class T, class Op>
+__global__ void rows_by_thread(const T* in, std::int64_t rows, std::int64_t cols,
+                               std::int64_t stride, typename Op::Result* values,
+                               std::int64_t* indices) {
+  std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  typename Op::Acc acc = Op::identity();
+  for (std::int64_t c = 0; c < cols; ++c)
+    acc = Op::combine(acc, Op::load(in[r * stride + c], c));
+  write_result<Op>(acc, values, indices, r);
+}
+
+template <class T, class Op>
+__global__ void rows_by_warp(const T* in, std::int64_t rows, std::int64_t cols, std::int64_t stride,
+                             typename Op::Result* values, std::int64_t* indices) {
+  std::int64_t r = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
+  if (r >= rows) return;  // whole warps leave together: rows are warp-uniform
+  int lane = threadIdx.x % kWarp;
+  typename Op::Acc acc = Op::identity();
+  const T* row = in + r * stride;
+  for (std::int64_t c = lane; c < cols; c += kWarp)
+    acc = Op::combine(acc, Op::load(row[c], c));
+  acc = warp_reduce<Op>(acc);
+  if (lane == 0) write_result<Op>(acc, values, indices, r);
+}
+
+template <class T, class Op, int kBlock, bool kVector>
+__global__ void __launch_bounds__(kBlock)
+    rows_by_block(const T* in, std::int64_t rows, std::int64_t cols, std::int64_t stride,
+                  typename Op::Result* values, std::int64_t* indices) {
+  constexpr int V = Vec16<T>::kCount;
+  for (std::int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* row = in + r * stride;
+    typename Op::Acc acc = Op::identity();
+    if constexpr (kVector) {
+      std::int64_t vectors = cols / V;
+      std::int64_t v = threadIdx.x;
+      for (; v + (kFastUnroll - 1) * kBlock < vectors; v += kFastUnroll * kBlock) {
+        Vec16<T> x[kFastUnroll];
+#pragma unroll
+        for (int u = 0; u < kFastUnroll; ++u)
+          x[u] = load16(row + (v + u * kBlock) * V);
+#pragma unroll
+        for (int u = 0; u < kFastUnroll; ++u)
+          acc = fold16<Op>(acc, x[u], (v + u * kBlock) * V);
+      }
+      for (; v < vectors; v += kBlock)
+        acc = fold16<Op>(acc, load16(row + v * V), v * V);
+      for (std::int64_t c = vectors * V + threadIdx.x; c < cols; c += kBlock)
+        acc = Op::append(acc, row[c], c);
+    } else {
+      for (std::int64_t c = threadIdx.x; c < cols; c += kBlock)
+        acc = Op::append(acc, row[c], c);
+    }
+    acc = block_reduce<Op>(acc);
+    if (threadIdx.x == 0) write_result<Op>(acc, values, indices, r);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// fast, axis cols: thread = strip of W columns (16 bytes when rows are 16-byte aligned), block
+// row = chunk of rows; per-chunk partials and a ticket per column tile.
+
+template <class T, class Op, int kBlock, int W>
+__global__ void __launch_bounds__(kBlock)
+    cols_chunked(const T* in, std::int64_t rows, std::int64_t cols, std::int64_t stride,
+                 std::int64_t chunk_rows, typename Op::Acc* partials, unsigned* counters,
+                 typename Op::Result* values, std::int64_t* indices) {
+  using Acc = typename Op::Acc;
+  const std::int64_t c0 = (static_cast<std::int64_t>(blockIdx.x) * kBlock + threadIdx.x) * W;
+  const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.y) * chunk_rows;
+  const std::int64_t r1 = min(rows, r0 + chunk_rows);
+  const bool full = c0 + W <= cols;
+  Acc acc[W];
+#pragma unroll
+  for (int k = 0; k < W; ++k)
+    acc[k] = Op::identity();
+  if (c0 < cols) {
+    std::int64_t r = r0;
+    if (full && W * sizeof(T) == 16) {
+      for (; r + kFastUnroll <= r1; r += kFastUnroll) {
+        Vec16<T> x[kFastUnroll];
+#pragma unroll
+        for (int u = 0; u < kFastUnroll; ++u)
+          x[u] = load16(in + (r + u) * stride + c0);
+#pragma unroll
+        for (int u = 0; u < kFastUnroll; ++u)
+#pragma unroll
+          for (int k = 0; k < W; ++k)
+            acc[k] = Op::combine(acc[k], Op::load(x[u].v[k], r + u));
+      }
+    }
+    for (; r < r1; ++r)
+#pragma unroll
+      for (int k = 0; k < W; ++k)
+        if (c0 + k < cols) acc[k] = Op::append(acc[k], in[r * stride + c0 + k], r);
+  }
+  if (gridDim.y == 1) {
+#pragma unroll
+    for (int k = 0; k < W; ++k)
+      if (c0 + k < cols) write_result<Op>(acc[k], values, indices, c0 + k);
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < W; ++k)
+    if (c0 + k < cols) partials[blockIdx.y * cols + c0 + k] = acc[k];
+  __threadfence();
+  __syncthreads();
+  __shared__ bool is_last;
+  if (threadIdx.x == 0) is_last = atomicAdd(counters + blockIdx.x, 1u) == gridDim.y - 1;
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();
+#pragma unroll
+  for (int k = 0; k < W; ++k) {
+    if (c0 + k >= cols) continue;
+    Acc total = Op::identity();
+    for (unsigned y = 0; y < gridDim.y; ++y)
+      total = Op::combine(total, load_coherent(partials + y * cols + c0 + k));
+    write_result<Op>(total, values, indices, c0 + k);
+  }
+  if (threadIdx.x == 0) counters[blockIdx.x] = 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host side
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
+
+template <class T, class Op>
+class CudaReduce : public ReduceKernel {
+ protected:
+  using Acc = typename Op::Acc;
+  using R = typename Op::Result;
+
+  CudaReduce(const Device& d, const ReduceShape& s)
+      : device_(d), cuda_(backend_cast<CudaDevice>(d)), s_(s) {}
+
+  const T* input(const Buffer& in) const { return static_cast<const T*>(in.handle()); }
+  static R* out(const Buffer& b) { return static_cast<R*>(b.handle()); }
+  static std::int64_t* idx(const Buffer& b) { return static_cast<std::int64_t*>(b.handle()); }
+  Acc* acc_buffer(const Buffer& b) const { return static_cast<Acc*>(b.handle()); }
+  Buffer zeroed(std::size_t bytes) const {
+    Buffer b(device_, bytes);
+    PARPAT_CUDA(cudaMemsetAsync(b.handle(), 0, b.bytes(), cuda_.stream()));
+    PARPAT_CUDA(cudaStreamSynchronize(cuda_.stream()));
+    return b;
+  }
+
+  Device device_;
+  CudaDevice& cuda_;
+  ReduceShape s_;
+};
+
+template <class T, class Op>
+class TreeReduce final : public CudaReduce<T, Op> {
+  using Base = CudaReduce<T, Op>;
+  using typename Base::Acc;
+
+ public:
+  TreeReduce(const Device& d, const ReduceShape& s) : Base(d, s) {
+    block_ = tuning(d.info(), "reduce.tree.block", 256);
+    std::int64_t first = ceil_div(s.size(), block_);
+    a_ = Buffer(d, std::max<std::int64_t>(first, 1) * sizeof(Acc));
+    b_ = Buffer(d, std::max<std::int64_t>(ceil_div(first, block_), 1) * sizeof(Acc));
+  }
+  void run(const Buffer& in, const Buffer& values, const Buffer& indices) override {
+    auto stream = this->cuda_.stream();
+    std::size_t smem = block_ * sizeof(Acc);
+    std::int64_t n = this->s_.size();
+    std::int64_t blocks = ceil_div(n, block_);
+    tree_pass<T, Op, true><<<blocks, block_, smem, stream>>>(
+        in.handle(), n, this->s_.cols, this->s_.row_stride, this->acc_buffer(a_), this->out(values),
+        this->idx(indices));
+    check_launch("tree_pass");
+    const Buffer* src = &a_;
+    const Buffer* dst = &b_;
+    while (blocks > 1) {
+      n = blocks;
+      blocks = ceil_div(n, block_);
+      tree_pass<T, Op, false><<<blocks, block_, smem, stream>>>(
+          src->handle(), n, n, n, this->acc_buffer(*dst), this->out(values), this->idx(indices));
+      check_launch("tree_pass");
+      std::swap(src, dst);
+    }
+  }
+
+ private:
+  int block_;
+  Buffer a_, b_;
+};
+
+template <class T, class Op>
+class SerialReduce final : public CudaReduce<T, Op> {
+  using Base = CudaReduce<T, Op>;
+  using typename Base::Acc;
+
+ public:
+  SerialReduce(const Device& d, const ReduceShape& s) : Base(d, s) {
+    block_ = tuning(d.info(), "reduce.serial.block", 256);
+    items_ = tuning(d.info(), "reduce.serial.items", 64);
+    std::int64_t first = ceil_div(s.size(), items_);
+    a_ = Buffer(d, std::max<std::int64_t>(first, 1) * sizeof(Acc));
+    b_ = Buffer(d, std::max<std::int64_t>(ceil_div(first, items_), 1) * sizeof(Acc));
+  }
+  void run(const Buffer& in, const Buffer& values, const Buffer& indices) override {
+    auto stream = this->cuda_.stream();
+    std::int64_t n = this->s_.size();
+    std::int64_t threads = ceil_div(n, items_);
+    serial_pass<T, Op, true><<<ceil_div(threads, block_), block_, 0, stream>>>(
+        in.handle(), n, this->s_.cols, this->s_.row_stride, items_, this->acc_buffer(a_),
+        this->out(values), this->idx(indices));
+    check_launch("serial_pass");
+    const Buffer* src = &a_;
+    const Buffer* dst = &b_;
+    while (threads > 1) {
+      n = threads;
+      threads = ceil_div(n, items_);
+      serial_pass<T, Op, false><<<ceil_div(threads, block_), block_, 0, stream>>>(
+          src->handle(), n, n, n, items_, this->acc_buffer(*dst), this->out(values),
+          this->idx(indices));
+      check_launch("serial_pass");
+      std::swap(src, dst);
+    }
+  }
+
+ private:
+  int block_, items_;
+  Buffer a_, b_;
+};
+
+template <class T, class Op>
+class GridStrideReduce final : public CudaReduce<T, Op> {
+  using Base = CudaReduce<T, Op>;
+  using typename Base::Acc;
+
+ public:
+  GridStrideReduce(const Device& d, const ReduceShape& s) : Base(d, s) {
+    block_ = tuning(d.info(), "reduce.gridstride.block", 256);
+    grid_ = static_cast<int>(std::clamp<std::int64_t>(
+        ceil_div(s.size(), block_), 1,
+        d.info().compute_units * tuning(d.info(), "reduce.gridstride.blocks_per_cu", 8)));
+    partials_ = Buffer(d, grid_ * sizeof(Acc));
+  }
+  void run(const Buffer& in, const Buffer& values, const Buffer& indices) override {
+    auto stream = this->cuda_.stream();
+    std::size_t smem = block_ * sizeof(Acc);
+    gridstride_partials<T, Op><<<grid_, block_, smem, stream>>>(this->input(in), this->s_.size(),
+                                                                this->s_.cols, this->s_.row_stride,
+                                                                this->acc_buffer(partials_));
+    check_launch("gridstride_partials");
+    gridstride_finish<Op><<<1, block_, smem, stream>>>(this->acc_buffer(partials_), grid_,
+                                                       this->out(values), this->idx(indices));
+    check_launch("gridstride_finish");
+  }
+
+ private:
+  int block_, grid_;
+  Buffer partials_;
+};
+
+template <class T, class Op>
+class AtomicReduce final : public CudaReduce<T, Op> {
+  using Base = CudaReduce<T, Op>;
+  using typename Base::Acc;
+
+ public:
+  AtomicReduce(const Device& d, const ReduceShape& s) : Base(d, s) {
+    block_ = tuning(d.info(), "reduce.atomic.block", 256);
+    grid_ = static_cast<int>(std::clamp<std::int64_t>(
+        ceil_div(s.size(), block_), 1,
+        d.info().compute_units * tuning(d.info(), "reduce.atomic.blocks_per_cu", 8)));
+    slot_ = Buffer(d, sizeof(Acc));
+  }
+  void run(const Buffer& in, const Buffer& values, const Buffer&) override {
+    auto stream = this->cuda_.stream();
+    Acc* slot = this->acc_buffer(slot_);
+    atomic_init<Op><<<1, 1, 0, stream>>>(slot);
+    check_launch("atomic_init");
+    atomic_pass<T, Op><<<grid_, block_, 0, stream>>>(this->input(in), this->s_.size(),
+                                                     this->s_.cols, this->s_.row_stride, slot);
+    check_launch("atomic_pass");
+    atomic_finish<Op><<<1, 1, 0, stream>>>(slot, this->out(values));
+    check_launch("atomic_finish");
+  }
+
+ private:
+  int block_, grid_;
+  Buffer slot_;
+};
+
+constexpr int kFastBlock = 512;
+constexpr int kRowsBlock = 256;
+constexpr int kColsBlock = 128;
+
+// Blocks of `fast` for `vectors` 16-byte loads: enough to fill every SM once, never more than
+// there is work for.
+int fast_grid(const DeviceInfo& info, std::int64_t vectors) {
+  std::int64_t fill =
+      static_cast<std::int64_t>(info.compute_units) * tuning(info, "reduce.fast.blocks_per_cu", 4);
+  return static_cast<int>(
+      std::clamp<std::int64_t>(ceil_div(vectors, kFastBlock * kFastUnroll), 1, fill));
+}
+
+template <class T, class Op>
+class FastReduce final : public CudaReduce<T, Op> {
+  using Base = CudaReduce<T, Op>;
+  using typename Base::Acc;
+  static constexpr int V = Vec16<T>::kCount;
+
+ public:
+  FastReduce(const Device& d, const ReduceShape& s) : Base(d, s) {
+    const auto& info = d.info();
+    if (s.axis == Axis::all) {
+      grid_ = s.contiguous()
+                  ? fast_grid(info, ceil_div(s.size(), V))
+                  : static_cast<int>(std::clamp<std::int64_t>(s.rows, 1, info.compute_units * 4));
+      partials_ = Buffer(d, grid_ * sizeof(Acc));
+      counters_ = this->zeroed(sizeof(unsigned));
+    } else if (s.axis == Axis::cols) {
+      bool vec = (s.row_stride * sizeof(T)) % 16 == 0;
+      width_ = vec ? V : 1;
+      col_tiles_ = ceil_div(s.cols, static_cast<std::int64_t>(kColsBlock) * width_);
+      std::int64_t fill = static_cast<std::int64_t>(info.compute_units) * 8;
+      std::int64_t chunks = std::clamp<std::int64_t>(fill / col_tiles_, 1, 65535);
+      chunks = std::min(chunks, ceil_div(s.rows, 16));  // at least 16 rows per chunk
+      chunk_rows_ = ceil_div(s.rows, std::max<std::int64_t>(chunks, 1));
+      chunks_ = ceil_div(s.rows, chunk_rows_);
+      partials_ = Buffer(d, std::max<std::int64_t>(chunks_ * s.cols, 1) * sizeof(Acc));
+      counters_ = this->zeroed(col_tiles_ * sizeof(unsigned));
+    }
+  }
+
+  void run(const Buffer& in, const Buffer& values, const Buffer& indices) override {
+    const auto& s = this->s_;
+    auto stream = this->cuda_.stream();
+    const T* x = this->input(in);
+    auto* out = this->out(values);
+    auto* idx = this->idx(indices);
+    if (s.axis == Axis::all) {
+      auto* partials = this->acc_buffer(partials_);
+      auto* counter = static_cast<unsigned*>(counters_.handle());
+      if (s.contiguous()) {
+        auto addr = reinterpret_cast<std::uintptr_t>(x);
+        std::int64_t head = std::min<std::int64_t>(s.size(), ((16 - addr % 16) % 16) / sizeof(T));
+        fast_all<T, Op, kFastBlock>
+            <<<grid_, kFastBlock, 0, stream>>>(x, s.size(), head, partials, counter, out, idx);
+        check_launch("fast_all");
+      } else {
+        fast_all_strided<T, Op, kFastBlock><<<grid_, kFastBlock, 0, stream>>>(
+            x, s.rows, s.cols, s.row_stride, partials, counter, out, idx);
+        check_launch("fast_all_strided");
+      }
+    } else if (s.axis == Axis::rows) {
+      if (s.cols <= 32) {
+        rows_by_thread<T, Op>
+            <<<ceil_div(s.rows, 256), 256, 0, stream>>>(x, s.rows, s.cols, s.row_stride, out, idx);
+        check_launch("rows_by_thread");
+      } else if (s.cols <= 2048) {
+        rows_by_warp<T, Op><<<ceil_div(s.rows * kWarp, 256), 256, 0, stream>>>(
+            x, s.rows, s.cols, s.row_stride, out, idx);
+        check_launch("rows_by_warp");
+      } else {
+        int grid = static_cast<int>(std::min<std::int64_t>(s.rows, 1 << 30));
+        bool vec =
+            reinterpret_cast<std::uintptr_t>(x) % 16 == 0 && (s.row_stride * sizeof(T)) % 16 == 0;
+        if (vec) {
+          rows_by_block<T, Op, kRowsBlock, true>
+              <<<grid, kRowsBlock, 0, stream>>>(x, s.rows, s.cols, s.row_stride, out, idx);
+        } else {
+          rows_by_block<T, Op, kRowsBlock, false>
+              <<<grid, kRowsBlock, 0, stream>>>(x, s.rows, s.cols, s.row_stride, out, idx);
+        }
+        check_launch("rows_by_block");
+      }
+    } else {
+      dim3 grid(static_cast<unsigned>(col_tiles_), static_cast<unsigned>(chunks_));
+      auto* partials = this->acc_buffer(partials_);
+      auto* counters = static_cast<unsigned*>(counters_.handle());
+      bool aligned = reinterpret_cast<std::uintptr_t>(x) % 16 == 0;
+      if (width_ == V && aligned) {
+        cols_chunked<T, Op, kColsBlock, V><<<grid, kColsBlock, 0, stream>>>(
+            x, s.rows, s.cols, s.row_stride, chunk_rows_, partials, counters, out, idx);
+      } else {
+        dim3 narrow(static_cast<unsigned>(ceil_div(s.cols, kColsBlock)),
+                    static_cast<unsigned>(chunks_));
+        cols_chunked<T, Op, kColsBlock, 1><<<narrow, kColsBlock, 0, stream>>>(
+            x, s.rows, s.cols, s.row_stride, chunk_rows_, partials, counters, out, idx);
+      }
+      check_launch("cols_chunked");
+    }
+  }
+
+ private:
+  int grid_ = 1;
+  int width_ = 1;
+  std::int64_t col_tiles_ = 1, chunks_ = 1, chunk_rows_ = 1;
+  Buffer partials_, counters_;
+};
+
+template <template <class, class> class Kernel>
+std::unique_ptr<ReduceKernel> make(const Device& d, const ReduceShape& s) {
+  return visit_dtype(s.dtype, [&](auto t) -> std::unique_ptr<ReduceKernel> {
+    using T = decltype(t);
+    if constexpr (std::is_same_v<T, std::uint16_t>) {
+      throw_invalid("reduce does not take uint16 input");
+    } else {
+      return visit_reduce_op<T>(s.op, [&](auto op) -> std::unique_ptr<ReduceKernel> {
+        return std::make_unique<Kernel<T, decltype(op)>>(d, s);
+      });
+    }
+  });
+}
+
+bool all_axis_only(const ReduceShape& s, const DeviceInfo&) {
+  return s.axis == Axis::all;
+}
+bool everything(const ReduceShape&, const DeviceInfo&) {
+  return true;
+}
+
+// Atomics need an accumulator of 4 or 8 bytes and an op without an index.
+bool atomic_supports(const ReduceShape& s, const DeviceInfo&) {
+  if (s.axis != Axis::all || is_arg_op(s.op)) return false;
+  bool narrow = s.dtype == DType::uint8 && (s.op == ReduceOp::min || s.op == ReduceOp::max);
+  return !narrow;
+}
+
+VariantInfo cuda_info(const char* name, const char* idea, std::string params, const char* limits,
+                      bool deterministic = true) {
+  VariantInfo v;
+  v.pattern = "reduce";
+  v.backend = "cuda";
+  v.name = name;
+  v.idea = idea;
+  v.params = std::move(params);
+  v.limits = limits;
+  v.deterministic = deterministic;
+  v.is_default = std::string(name) == "fast";
+  return v;
+}
+
+}  // namespace
+
+std::vector<ReduceVariant> cuda_reduce_variants() {
+  return {
+      {cuda_info("tree",
+                 "one element per thread, halving tree in shared memory, host loop of passes",
+                 "block=256", "axis all"),
+       all_axis_only, make<TreeReduce>},
+      {cuda_info("serial",
+                 "each thread folds its own block serially (uncoalesced), host loop of passes",
+                 "block=256 items=64", "axis all"),
+       all_axis_only, make<SerialReduce>},
+      {cuda_info("gridstride",
+                 "registers over a grid-stride loop, shared-memory tree, partials, second launch",
+                 "block=256 blocks/SM=8", "axis all"),
+       all_axis_only, make<GridStrideReduce>},
+      {cuda_info("atomic", "one pass, block results combined with atomicAdd / compare-and-swap",
+                 "block=256 blocks/SM=8",
+                 "axis all; sum, prod, min, max (not uint8 min/max, no arg ops)", false),
+       atomic_supports, make<AtomicReduce>},
+      {cuda_info("fast",
+                 "16-byte loads x8 in flight, shuffles, one launch finished by the last block",
+                 "block=512 blocks/SM=4", ""),
+       everything, make<FastReduce>},
+  };
+}
+
+}  // namespace parpat::detail
+
+namespace parpat::cuda {
+
+void reduce(const void* d_in, DType dtype, std::int64_t n, ReduceOp op, void* d_value,
+            std::int64_t* d_index, void* d_workspace, std::size_t& workspace_bytes,
+            cudaStream_t stream) {
+  using namespace parpat::detail;
+  int ordinal = 0;
+  PARPAT_CUDA(cudaGetDevice(&ordinal));
+  int sms = 0;
+  PARPAT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal));
+  DeviceInfo info;
+  info.backend = Backend::cuda;
+  info.compute_units = sms;
+  cudaDeviceProp props{};
+  PARPAT_CUDA(cudaGetDeviceProperties(&props, ordinal));
+  info.name = props.name;
+  if (n == 0 && op != ReduceOp::sum && op != ReduceOp::prod)
+    throw_invalid(std::string(reduce_op_name(op)) + " of an empty array has no identity");
+  visit_dtype(dtype, [&](auto t) {
+    using T = decltype(t);
+    if constexpr (std::is_same_v<T, std::uint16_t>) {
+      throw_invalid("reduce does not take uint16 input");
+    } else {
+      visit_reduce_op<T>(op, [&](auto o) {
+        using Op = decltype(o);
+        using Acc = typename Op::Acc;
+        int grid = fast_grid(info, ceil_div(n, Vec16<T>::kCount));
+        std::size_t counter_at = (grid * sizeof(Acc) + 255) / 256 * 256;
+        std::size_t need = counter_at + 256;
+        if (!d_workspace) {
+          workspace_bytes = need;
+          return;
+        }
+        if (workspace_bytes < need) throw_invalid("reduce workspace is too small");
+        if (n == 0) {
+          typename Op::Result v = Op::result(Op::identity());
+          PARPAT_CUDA(cudaMemcpyAsync(d_value, &v, sizeof v, cudaMemcpyHostToDevice, stream));
+          PARPAT_CUDA(cudaStreamSynchronize(stream));
+          return;
+        }
+        auto* base = static_cast<unsigned char*>(d_workspace);
+        auto addr = reinterpret_cast<std::uintptr_t>(d_in);
+        std::int64_t head = std::min<std::int64_t>(n, ((16 - addr % 16) % 16) / sizeof(T));
+        fast_all<T, Op, kFastBlock><<<grid, kFastBlock, 0, stream>>>(
+            static_cast<const T*>(d_in), n, head, reinterpret_cast<Acc*>(base),
+            reinterpret_cast<unsigned*>(base + counter_at),
+            static_cast<typename Op::Result*>(d_value), d_index);
+        check_launch("fast_all");
+      });
+    }
+  });
+}
+
+}  // namespace parpat::cuda

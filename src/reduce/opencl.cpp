@@ -1,0 +1,485 @@
+// OpenCL reduce variants (kernels in reduce.cl). One program per (dtype, op) and device holds
+// every variant's kernels: the element and accumulator types and the operator's macros come in
+// as -D options, block sizes from the tuning table. Each kernel object builds its program and
+// allocates its partials and counters once, in its constructor; run() only sets arguments and
+// enqueues.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "parpat/array.hpp"
+#include "reduce/reduce_internal.hpp"
+#include "runtime/opencl/opencl_device.hpp"
+#include "runtime/tuning.hpp"
+
+extern const char* const parpat_cl_reduce;
+
+namespace parpat::detail {
+
+namespace {
+
+constexpr std::size_t kVectorBytes = 16;
+// The largest accumulator: an arg pair {value, int64 index} padded to 16 bytes.
+constexpr std::size_t kMaxAccBytes = 16;
+
+bool is_sum_or_prod(ReduceOp op) {
+  return op == ReduceOp::sum || op == ReduceOp::prod;
+}
+
+const char* cl_type(DType t) {
+  switch (t) {
+    case DType::uint8:
+      return "uchar";
+    case DType::int32:
+      return "int";
+    case DType::uint32:
+      return "uint";
+    case DType::int64:
+      return "long";
+    case DType::uint64:
+      return "ulong";
+    case DType::float32:
+      return "float";
+    case DType::float64:
+      return "double";
+    case DType::uint16:
+      break;
+  }
+  return "ushort";
+}
+
+// Bytes of the accumulator the kernels use for (dtype, op) on this device.
+std::size_t acc_bytes(DType t, ReduceOp op, const DeviceInfo& device) {
+  if (is_arg_op(op)) return kMaxAccBytes;
+  if (is_sum_or_prod(op)) return is_float(t) && !device.fp64 ? 4 : 8;
+  return dtype_size(t);
+}
+
+const char* highest(DType t) {
+  switch (t) {
+    case DType::uint8:
+      return "UCHAR_MAX";
+    case DType::int32:
+      return "INT_MAX";
+    case DType::uint32:
+      return "UINT_MAX";
+    case DType::int64:
+      return "LONG_MAX";
+    case DType::uint64:
+      return "ULONG_MAX";
+    default:
+      return "INFINITY";
+  }
+}
+
+const char* lowest(DType t) {
+  switch (t) {
+    case DType::int32:
+      return "INT_MIN";
+    case DType::int64:
+      return "LONG_MIN";
+    case DType::float32:
+    case DType::float64:
+      return "-INFINITY";
+    default:
+      return "0";
+  }
+}
+
+// The atomic variant merges through a compare-and-swap on the accumulator's bits: 4 bytes with
+// core atomics, 8 with cl_khr_int64_base_atomics. Arg pairs and uint8 min/max do not fit.
+bool atomic_fits(DType t, ReduceOp op, const DeviceInfo& device) {
+  if (is_arg_op(op)) return false;
+  std::size_t bytes = acc_bytes(t, op, device);
+  return bytes == 4 || (bytes == 8 && device.int64_atomics);
+}
+
+// Largest power of two ≤ the tuned size and the device's group limit.
+std::size_t block_size(const DeviceInfo& device, const std::string& key) {
+  auto limit = static_cast<std::size_t>(
+      std::min(tuning(device, key, 256), std::max(device.max_group_size, 1)));
+  std::size_t b = 1;
+  while (b * 2 <= limit)
+    b *= 2;
+  return b;
+}
+
+std::size_t pow2_ceil(std::int64_t x) {
+  std::size_t p = 1;
+  while (static_cast<std::int64_t>(p) < x)
+    p *= 2;
+  return p;
+}
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
+
+struct Tunables {
+  std::size_t tree_block, serial_block, serial_items, gridstride_block, gridstride_groups,
+      atomic_block, atomic_groups, fast_block, fast_groups;
+};
+
+Tunables tunables(const DeviceInfo& d) {
+  Tunables t;
+  std::size_t cus = static_cast<std::size_t>(std::max(d.compute_units, 1));
+  t.tree_block = block_size(d, "reduce.tree.block");
+  t.serial_block = block_size(d, "reduce.serial.block");
+  t.serial_items = static_cast<std::size_t>(std::max(tuning(d, "reduce.serial.items", 64), 2));
+  t.gridstride_block = block_size(d, "reduce.gridstride.block");
+  t.gridstride_groups = cus * std::max(tuning(d, "reduce.gridstride.blocks_per_cu", 8), 1);
+  t.atomic_block = block_size(d, "reduce.atomic.block");
+  t.atomic_groups = cus * std::max(tuning(d, "reduce.atomic.blocks_per_cu", 8), 1);
+  t.fast_block = block_size(d, "reduce.fast.block");
+  t.fast_groups = cus * std::max(tuning(d, "reduce.fast.blocks_per_cu", 8), 1);
+  return t;
+}
+
+// The -D options of the program for (dtype, op) on `device`: the same for every variant.
+std::string build_options(DType t, ReduceOp op, const DeviceInfo& device) {
+  const char* elem = cl_type(t);
+  bool fp64 = device.fp64;
+  std::string o =
+      std::string("-DELEM=") + elem + " -DVW=" + std::to_string(kVectorBytes / dtype_size(t));
+  if (t == DType::float64 || (is_float(t) && is_sum_or_prod(op) && fp64)) o += " -DUSE_FP64";
+  if (is_arg_op(op)) {
+    o += " -DARG_OP -DRES=" + std::string(elem) + " -DIDENTITY=IDENTITY_ARG -DLOAD=LOAD_ARG" +
+         " -DRESULT=RESULT_ARG -DIDENTITY_VALUE=" +
+         (op == ReduceOp::argmin ? highest(t) : lowest(t)) +
+         (op == ReduceOp::argmin ? " -DCOMBINE=COMBINE_ARGMIN" : " -DCOMBINE=COMBINE_ARGMAX");
+  } else if (is_sum_or_prod(op)) {
+    std::string acc = is_float(t) ? (fp64 ? "double" : "float") : "ulong";
+    std::string res = is_float(t) ? elem : is_signed_integer(t) ? "long" : "ulong";
+    o += " -DACC=" + acc + " -DRES=" + res + " -DIDENTITY=IDENTITY_SCALAR -DLOAD=LOAD_SCALAR" +
+         (op == ReduceOp::sum ? " -DIDENTITY_VALUE=0 -DCOMBINE=COMBINE_SUM"
+                              : " -DIDENTITY_VALUE=1 -DCOMBINE=COMBINE_PROD") +
+         (res == "long" ? " -DRESULT=RESULT_BITS" : " -DRESULT=RESULT_CAST");
+  } else {
+    o += std::string(" -DACC=") + elem + " -DRES=" + elem +
+         " -DIDENTITY=IDENTITY_SCALAR -DLOAD=LOAD_SCALAR -DRESULT=RESULT_CAST -DIDENTITY_VALUE=" +
+         (op == ReduceOp::min ? highest(t) : lowest(t)) +
+         (op == ReduceOp::min ? " -DCOMBINE=COMBINE_MIN" : " -DCOMBINE=COMBINE_MAX");
+  }
+  if (atomic_fits(t, op, device)) {
+    if (acc_bytes(t, op, device) == 8)
+      o += " -DACC_BITS=ulong -DATOMIC_64";
+    else
+      o += " -DACC_BITS=uint";
+  }
+  Tunables k = tunables(device);
+  o += " -DTREE_BLOCK=" + std::to_string(k.tree_block) +
+       " -DSERIAL_BLOCK=" + std::to_string(k.serial_block) +
+       " -DSERIAL_ITEMS=" + std::to_string(k.serial_items) +
+       " -DGRIDSTRIDE_BLOCK=" + std::to_string(k.gridstride_block) +
+       " -DATOMIC_BLOCK=" + std::to_string(k.atomic_block) +
+       " -DFAST_BLOCK=" + std::to_string(k.fast_block);
+  return o;
+}
+
+// What every variant shares: the device, the shape, the program's options and the argument
+// conventions (pad = row_stride − cols locates flat index i at i + (i / cols) · pad).
+class OpenclReduce : public ReduceKernel {
+ protected:
+  OpenclReduce(const Device& d, const ReduceShape& s)
+      : device_(d),
+        cl_(backend_cast<OpenclDevice>(d)),
+        s_(s),
+        options_(build_options(s.dtype, s.op, d.info())),
+        tune_(tunables(d.info())),
+        n_(static_cast<cl_long>(s.size())),
+        cols_(static_cast<cl_long>(s.cols)),
+        pad_(static_cast<cl_long>(s.rows > 1 ? s.row_stride - s.cols : 0)) {}
+
+  cl::Kernel& kernel(const char* name) {
+    return cl_.kernel("reduce.cl", parpat_cl_reduce, options_, name);
+  }
+  // Kernels always take an indices argument; non-arg ops never write it.
+  static cl_mem indices_or(const Buffer& indices, const Buffer& values) {
+    return as_mem(indices.empty() ? values.handle() : indices.handle());
+  }
+  Buffer partials(std::int64_t count) const {
+    return Buffer(device_,
+                  static_cast<std::size_t>(std::max<std::int64_t>(count, 1)) * kMaxAccBytes);
+  }
+
+  Device device_;
+  OpenclDevice& cl_;
+  ReduceShape s_;
+  std::string options_;
+  Tunables tune_;
+  cl_long n_, cols_, pad_;
+};
+
+// ---- tree and serial: passes until one group / work-item is left --------------------------------
+
+class PassesKernel final : public OpenclReduce {
+ public:
+  // `per_group` elements fold into one partial per pass: the block for tree, the items for serial.
+  PassesKernel(const Device& d, const ReduceShape& s, bool tree)
+      : OpenclReduce(d, s),
+        tree_(tree),
+        block_(tree ? tune_.tree_block : tune_.serial_block),
+        fold_(tree ? tune_.tree_block : tune_.serial_items),
+        first_(kernel(tree ? "tree_first" : "serial_first")),
+        next_(kernel(tree ? "tree_next" : "serial_next")) {
+    std::int64_t f = static_cast<std::int64_t>(fold_);
+    ping_ = partials(ceil_div(s.size(), f));
+    pong_ = partials(ceil_div(ceil_div(s.size(), f), f));
+  }
+
+  void run(const Buffer& in, const Buffer& values, const Buffer& indices) override {
+    cl_mem idx = indices_or(indices, values), out = as_mem(values.handle());
+    std::int64_t count = ceil_div(n_, static_cast<std::int64_t>(fold_));
+    set_args(first_, as_mem(in.handle()), n_, cols_, pad_, as_mem(ping_.handle()), out, idx);
+    cl_.launch(first_, global_for(count), block_);
+    const Buffer* src = &ping_;
+    const Buffer* dst = &pong_;
+    while (count > 1) {
+      std::int64_t next = ceil_div(count, static_cast<std::int64_t>(fold_));
+      set_args(next_, as_mem(src->handle()), static_cast<cl_long>(count), as_mem(dst->handle()),
+               out, idx);
+      cl_.launch(next_, global_for(next), block_);
+      std::swap(src, dst);
+      count = next;
+    }
+  }
+
+ private:
+  // Work-items for `outputs` partials: one group each for tree, one work-item each for serial.
+  std::size_t global_for(std::int64_t outputs) const {
+    if (tree_) return static_cast<std::size_t>(outputs) * block_;
+    return static_cast<std::size_t>(ceil_div(outputs, static_cast<std::int64_t>(block_))) * block_;
+  }
+
+  bool tree_;
+  std::size_t block_, fold_;
+  cl::Kernel& first_;
+  cl::Kernel& next_;
+  Buffer ping_, pong_;
+};
+
+// Groups of a grid-stride launch: the tuned grid, no more than the data fills.
+std::size_t grid_groups(std::int64_t n, std::size_t block, std::size_t most) {
+  return static_cast<std::size_t>(std::clamp<std::int64_t>(
+      ceil_div(n, static_cast<std::int64_t>(block)), 1, static_cast<std::int64_t>(most)));
+}
+
+// ---- gridstride -------------------------------------------------------------------------------
+
+class GridstrideKernel final : public OpenclReduce {
+ public:
+  GridstrideKernel(const Device& d, const ReduceShape& s)
+      : OpenclReduce(d, s),
+        groups_(grid_groups(s.size(), tune_.gridstride_block, tune_.gridstride_groups)),
+        fold_(kernel("gridstride_partials")),
+        finish_(kernel("gridstride_finish")),
+        partials_(partials(static_cast<std::int64_t>(groups_))) {}
+
+  void run(const Buffer& in, const Buffer& values, const Buffer& indices) override {
+    std::size_t block = tune_.gridstride_block;
+    set_args(fold_, as_mem(in.handle()), n_, cols_, pad_, as_mem(partials_.handle()));
+    cl_.launch(fold_, groups_ * block, block);
+    set_args(finish_, as_mem(partials_.handle()), static_cast<cl_long>(groups_),
+             as_mem(values.handle()), indices_or(indices, values));
+    cl_.launch(finish_, block, block);
+  }
+
+ private:
+  std::size_t groups_;
+  cl::Kernel& fold_;
+  cl::Kernel& finish_;
+  Buffer partials_;
+};
+
+// ---- atomic -----------------------------------------------------------------------------------
+
+class AtomicKernel final : public OpenclReduce {
+ public:
+  AtomicKernel(const Device& d, const ReduceShape& s)
+      : OpenclReduce(d, s),
+        groups_(grid_groups(s.size(), tune_.atomic_block, tune_.atomic_groups)),
+        init_(kernel("atomic_reset")),
+        fold_(kernel("atomic_fold")),
+        finish_(kernel("atomic_result")),
+        target_(d, 8) {}
+
+  void run(const Buffer& in, const Buffer& values, const Buffer&) override {
+    cl_mem target = as_mem(target_.handle());
+    set_args(init_, target);
+    cl_.launch(init_, 1, 1);
+    set_args(fold_, as_mem(in.handle()), n_, cols_, pad_, target);
+    cl_.launch(fold_, groups_ * tune_.atomic_block, tune_.atomic_block);
+    set_args(finish_, target, as_mem(values.handle()));
+    cl_.launch(finish_, 1, 1);
+  }
+
+ private:
+  std::size_t groups_;
+  cl::Kernel& init_;
+  cl::Kernel& fold_;
+  cl::Kernel& finish_;
+  Buffer target_;
+};
+
+// ---- fast -------------------------------------------------------------------------------------
+
+class FastKernel final : public OpenclReduce {
+ public:
+  FastKernel(const Device& d, const ReduceShape& s) : OpenclReduce(d, s) {
+    std::size_t block = tune_.fast_block;
+    auto most = static_cast<std::int64_t>(tune_.fast_groups);
+    auto vw = static_cast<std::int64_t>(kVectorBytes / dtype_size(s.dtype));
+    std::int64_t counters = 1;
+    if (s.axis == Axis::all) {
+      // Enough work per work-item for four vectors in flight before the grid grows.
+      groups_ = static_cast<std::size_t>(std::clamp<std::int64_t>(
+          ceil_div(s.size(), static_cast<std::int64_t>(block) * vw * 4), 1, most));
+      kernel_ = &kernel("fast_all");
+      partials_ = partials(static_cast<std::int64_t>(groups_));
+    } else if (s.axis == Axis::rows) {
+      // Slices wide enough that each work-item loads about 16 vectors of its row (so the
+      // slice's tree is paid once per 16 loads), wider while the rows alone cannot fill the grid.
+      slice_ = std::min(block, pow2_ceil(ceil_div(s.cols, vw * 16)));
+      while (slice_ < block && ceil_div(s.rows, static_cast<std::int64_t>(block / slice_)) < most)
+        slice_ *= 2;
+      std::int64_t rows_per_group = static_cast<std::int64_t>(block / slice_);
+      groups_ = static_cast<std::size_t>(
+          std::clamp<std::int64_t>(ceil_div(s.rows, rows_per_group), 1, most));
+      kernel_ = &kernel("fast_rows");
+    } else {
+      tile_ = std::min(block, pow2_ceil(s.cols));
+      std::int64_t height = static_cast<std::int64_t>(block / tile_);
+      std::int64_t tiles = ceil_div(s.cols, static_cast<std::int64_t>(tile_));
+      // Split the rows into chunks while the grid is smaller than the tuned one, keeping at
+      // least four rows per work-item in each chunk.
+      chunks_ = std::clamp<std::int64_t>(most / tiles, 1,
+                                         std::max<std::int64_t>(1, s.rows / (height * 4)));
+      rows_per_chunk_ = ceil_div(s.rows, chunks_);
+      chunks_ = ceil_div(s.rows, rows_per_chunk_);
+      groups_ = static_cast<std::size_t>(tiles * chunks_);
+      counters = tiles;
+      kernel_ = &kernel("fast_cols");
+      partials_ = partials(chunks_ > 1 ? chunks_ * s.cols : 1);
+    }
+    counters_ = Buffer(d, static_cast<std::size_t>(counters) * sizeof(cl_uint));
+    std::vector<cl_uint> zeros(static_cast<std::size_t>(counters), 0);
+    counters_.upload(zeros.data(), counters_.bytes());
+  }
+
+  void run(const Buffer& in, const Buffer& values, const Buffer& indices) override {
+    cl_mem x = as_mem(in.handle()), out = as_mem(values.handle()),
+           idx = indices_or(indices, values);
+    auto rows = static_cast<cl_long>(s_.rows), stride = static_cast<cl_long>(s_.row_stride);
+    if (s_.axis == Axis::all) {
+      set_args(*kernel_, x, n_, cols_, pad_, as_mem(partials_.handle()), as_mem(counters_.handle()),
+               out, idx);
+    } else if (s_.axis == Axis::rows) {
+      set_args(*kernel_, x, rows, cols_, stride, static_cast<cl_uint>(slice_), out, idx);
+    } else {
+      set_args(*kernel_, x, rows, cols_, stride, static_cast<cl_uint>(tile_),
+               static_cast<cl_long>(chunks_), static_cast<cl_long>(rows_per_chunk_),
+               as_mem(partials_.handle()), as_mem(counters_.handle()), out, idx);
+    }
+    cl_.launch(*kernel_, groups_ * tune_.fast_block, tune_.fast_block);
+  }
+
+ private:
+  cl::Kernel* kernel_ = nullptr;
+  std::size_t groups_ = 1, slice_ = 1, tile_ = 1;
+  std::int64_t chunks_ = 1, rows_per_chunk_ = 1;
+  Buffer partials_, counters_;
+};
+
+bool dtype_fits(const ReduceShape& s, const DeviceInfo& d) {
+  return s.dtype != DType::float64 || d.fp64;
+}
+
+bool supports_axis_all(const ReduceShape& s, const DeviceInfo& d) {
+  return s.axis == Axis::all && dtype_fits(s, d);
+}
+
+bool supports_atomic(const ReduceShape& s, const DeviceInfo& d) {
+  return supports_axis_all(s, d) && atomic_fits(s.dtype, s.op, d);
+}
+
+VariantInfo info(const char* name, const char* idea, std::string params, const char* limits,
+                 bool deterministic) {
+  VariantInfo v;
+  v.pattern = "reduce";
+  v.backend = "opencl";
+  v.name = name;
+  v.idea = idea;
+  v.params = std::move(params);
+  v.limits = limits;
+  v.deterministic = deterministic;
+  v.is_default = std::string(name) == "fast";
+  return v;
+}
+
+std::string params_of(const char* prefix, const char* second_key) {
+  // Generic values: the tuning table can differ per device, `parpat list` shows the defaults.
+  DeviceInfo any;
+  any.backend = Backend::opencl;
+  any.max_group_size = 1024;
+  std::string p = "block=" + std::to_string(block_size(any, std::string(prefix) + ".block"));
+  if (second_key)
+    p += std::string(" ") + second_key + "=" +
+         std::to_string(tuning(any, std::string(prefix) + "." + second_key, 0));
+  return p;
+}
+
+}  // namespace
+
+std::vector<ReduceVariant> opencl_reduce_variants() {
+  return {
+      {info("tree",
+            "one element per work-item, halving tree in local memory, passes over two "
+            "ping-pong buffers",
+            params_of("reduce.tree", nullptr), "axis all; float64 needs cl_khr_fp64", true),
+       supports_axis_all,
+       [](const Device& d, const ReduceShape& s) -> std::unique_ptr<ReduceKernel> {
+         return std::make_unique<PassesKernel>(d, s, true);
+       }},
+      {info("serial",
+            "each work-item folds its own block of items serially, no local memory, "
+            "passes over two ping-pong buffers",
+            params_of("reduce.serial", "items"), "axis all; float64 needs cl_khr_fp64", true),
+       supports_axis_all,
+       [](const Device& d, const ReduceShape& s) -> std::unique_ptr<ReduceKernel> {
+         return std::make_unique<PassesKernel>(d, s, false);
+       }},
+      {info("gridstride",
+            "grid-stride loop in registers, local-memory tree, per-group partials, "
+            "second launch of one group",
+            params_of("reduce.gridstride", "blocks_per_cu"), "axis all; float64 needs cl_khr_fp64",
+            true),
+       supports_axis_all,
+       [](const Device& d, const ReduceShape& s) -> std::unique_ptr<ReduceKernel> {
+         return std::make_unique<GridstrideKernel>(d, s);
+       }},
+      {info("atomic",
+            "grid-stride loop, local-memory tree, group results merged into one "
+            "accumulator by compare-and-swap",
+            params_of("reduce.atomic", "blocks_per_cu"),
+            "axis all; ops sum prod min max (no argmin/argmax, no uint8 min/max); 64-bit "
+            "accumulators (integer and float sum/prod, 64-bit min/max) need "
+            "cl_khr_int64_base_atomics; float sum/prod order depends on timing",
+            false),
+       supports_atomic,
+       [](const Device& d, const ReduceShape& s) -> std::unique_ptr<ReduceKernel> {
+         return std::make_unique<AtomicKernel>(d, s);
+       }},
+      {info("fast",
+            "16-byte vector loads, 4 in flight, fixed grid, last group combines the "
+            "partials in order (one launch); rows: a slice per row; cols: coalesced "
+            "columns, row chunks",
+            params_of("reduce.fast", "blocks_per_cu"), "float64 needs cl_khr_fp64", true),
+       [](const ReduceShape& s, const DeviceInfo& d) { return dtype_fits(s, d); },
+       [](const Device& d, const ReduceShape& s) -> std::unique_ptr<ReduceKernel> {
+         return std::make_unique<FastKernel>(d, s);
+       }},
+  };
+}
+
+}  // namespace parpat::detail
