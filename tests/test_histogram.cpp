@@ -377,7 +377,7 @@ TEST_P(HistogramTest, PlanRunsRepeatedlyWithoutStaleCounts) {
   }
 }
 
-TEST_P(HistogramTest, Uint8AboveTwoToThe32Values) {
+TEST_P(HistogramTest, Uint8BeyondTwoToThe32Values) {
   const Target& target = GetParam();
   const DeviceInfo& info = target.device.info();
   const std::int64_t n = (std::int64_t{1} << 32) + (std::int64_t{1} << 26) + 4099;
