@@ -52,6 +52,16 @@ std::vector<unsigned char> random_data(DType dtype, std::int64_t n, std::uint64_
 
 std::vector<BenchRow> bench_reduce(const Device& device, const BenchOptions& options,
                                    const Peaks& peaks);
+// Barrier latency per method at 1–16 groups per compute unit × groups of 128 and 256, and the
+// classic stencil, with cooperative groups' grid.sync as the baseline where CUDA has it.
+std::vector<BenchRow> bench_barrier(const Device& device, const BenchOptions& options,
+                                    const Peaks& peaks);
+
+// Pairwise rows: `gbps` holds GFLOPS (product, 2 flops per pair) or billions of pairs per second
+// (gaussian), `pct_peak` the % of the measured FP32 FMA rate (product), `bytes` the pairs X·Y.
+std::vector<BenchRow> bench_pairwise(const Device& device, const BenchOptions& options,
+                                     const Peaks& peaks);
+std::string pairwise_markdown_table(const std::vector<BenchRow>& rows);
 
 std::vector<BenchRow> bench_histogram(const Device& device, const BenchOptions& options,
                                       const Peaks& peaks);

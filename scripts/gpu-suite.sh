@@ -39,6 +39,7 @@ run() {  # run NAME TIMEOUT COMMAND...: logs to $OUT/NAME.log, records the exit 
   return 0
 }
 
+ocl=$("$BIN/parpat" info --json 2>/dev/null | python3 -c 'import json,sys; d=[x["index"] for x in json.load(sys.stdin)["devices"] if x["backend"]=="opencl" and "NVIDIA" in x["vendor"]]; print(d[0] if d else "")' 2>/dev/null)
 for stage in "${stages[@]}"; do
   case $stage in
     info)
@@ -56,11 +57,17 @@ for stage in "${stages[@]}"; do
         done
       done ;;
     bench)
-      for p in ${BENCH_PATTERNS:-reduce}; do
+      for p in ${BENCH_PATTERNS:-reduce barrier}; do
         for b in cuda opencl; do
-          run "bench-$p-$b" 900 "$BIN/parpat" bench "$p" --backend "$b" --json "$OUT/bench-$p-$b.json" --markdown
+          dev=()
+          [ "$b" = opencl ] && [ -n "${ocl:-}" ] && dev=(--device "$ocl")
+          run "bench-$p-$b" 900 "$BIN/parpat" bench "$p" --backend "$b" "${dev[@]}" --json "$OUT/bench-$p-$b.json" --markdown
         done
       done ;;
+    barrier)
+      run barrier-cuda 300 "$BIN/parpat" barrier --backend cuda --stress --json
+      [ -n "$ocl" ] && run barrier-opencl 300 "$BIN/parpat" barrier --backend opencl --device "$ocl" --stress --no-sweep --json
+      [ -x "$BIN/jacobi_persistent" ] && run jacobi 120 "$BIN/jacobi_persistent" ;;
     quick)
       run quick 300 "$BIN/parpat" bench --quick
       cat "$OUT/quick.log" ;;

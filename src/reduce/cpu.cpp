@@ -38,10 +38,10 @@ typename Op::Acc fold_run(const T* p, std::int64_t begin, std::int64_t end, std:
   std::int64_t i = begin;
   for (; i + kLanes <= end; i += kLanes)
     for (int j = 0; j < kLanes; ++j)
-      lane[j] = Op::combine(lane[j], Op::load(p[i + j], base + i + j));
+      lane[j] = Op::append(lane[j], p[i + j], base + i + j);
   Acc acc = Op::identity();
   for (; i < end; ++i)
-    acc = Op::combine(acc, Op::load(p[i], base + i));
+    acc = Op::append(acc, p[i], base + i);
   for (auto& a : lane)
     acc = Op::combine(acc, a);
   return acc;
@@ -103,7 +103,7 @@ class ParallelKernel final : public ReduceKernel {
         for (std::int64_t r = k * per; r < end; ++r) {
           const T* row = x + r * s_.row_stride;
           for (std::int64_t c = 0; c < s_.cols; ++c)
-            acc[c] = Op::combine(acc[c], Op::load(row[c], r));
+            acc[c] = Op::append(acc[c], row[c], r);
         }
       });
       for (std::int64_t c = 0; c < s_.cols; ++c) {

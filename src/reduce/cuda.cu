@@ -135,7 +135,7 @@ __device__ __forceinline__ typename Op::Acc fold16(typename Op::Acc acc, const V
   } else {
 #pragma unroll
     for (int k = 0; k < Vec16<T>::kCount; ++k)
-      acc = Op::combine(acc, Op::load(x.v[k], base + k));
+      acc = Op::append(acc, x.v[k], base + k);
     return acc;
   }
 }
@@ -346,6 +346,7 @@ __global__ void __launch_bounds__(kBlock)
   }
   for (; v < vectors; v += stride)
     acc = fold16<Op>(acc, load16(body + v * V), head + v * V);
+  if (gid < n - tail) acc = Op::append(acc, in[tail + gid], tail + gid);
   acc = block_reduce<Op>(acc);
   finish_by_last_block<Op>(acc, partials, counter, values, indices, 0);
 }
@@ -375,7 +376,7 @@ __global__ void rows_by_thread(const T* in, std::int64_t rows, std::int64_t cols
   if (r >= rows) return;
   typename Op::Acc acc = Op::identity();
   for (std::int64_t c = 0; c < cols; ++c)
-    acc = Op::combine(acc, Op::load(in[r * stride + c], c));
+    acc = Op::append(acc, in[r * stride + c], c);
   write_result<Op>(acc, values, indices, r);
 }
 
@@ -388,7 +389,7 @@ __global__ void rows_by_warp(const T* in, std::int64_t rows, std::int64_t cols, 
   typename Op::Acc acc = Op::identity();
   const T* row = in + r * stride;
   for (std::int64_t c = lane; c < cols; c += kWarp)
-    acc = Op::combine(acc, Op::load(row[c], c));
+    acc = Op::append(acc, row[c], c);
   acc = warp_reduce<Op>(acc);
   if (lane == 0) write_result<Op>(acc, values, indices, r);
 }
@@ -456,7 +457,7 @@ __global__ void __launch_bounds__(kBlock)
         for (int u = 0; u < kFastUnroll; ++u)
 #pragma unroll
           for (int k = 0; k < W; ++k)
-            acc[k] = Op::combine(acc[k], Op::load(x[u].v[k], r + u));
+            acc[k] = Op::append(acc[k], x[u].v[k], r + u);
       }
     }
     for (; r < r1; ++r)

@@ -58,6 +58,15 @@ const std::vector<Entry>& table() {
       {Backend::opencl, "", "histogram.fast.max_passes", 4},
       {Backend::opencl, "", "histogram.groups_per_cu", 8},
       {Backend::cpu, "", "histogram.parallel.private_mib", 256},
+      // Pairwise `fast`: 256 threads × 8 x per thread; Hopper keeps 8 such blocks per SM.
+      {Backend::cuda, "H100", "pairwise.fast.block", 256},
+      {Backend::cuda, "H200", "pairwise.fast.block", 256},
+      {Backend::cuda, "", "pairwise.fast.block", 256},
+      {Backend::cuda, "", "pairwise.simple.block", 256},
+      {Backend::opencl, "", "pairwise.fast.block", 256},
+      {Backend::opencl, "", "pairwise.simple.block", 256},
+      {Backend::cpu, "", "pairwise.parallel.block", 256},
+      {Backend::cpu, "", "pairwise.parallel.tile", 4096},
   };
   return entries;
 }

@@ -42,7 +42,7 @@ void add_bench_command(CLI::App& app) {
     for (auto n : o->bench.sizes)
       if (n <= 0) throw_invalid("--sizes must be positive");
     std::vector<std::string> patterns = o->patterns;
-    if (patterns.empty()) patterns = {"reduce", "histogram"};
+    if (patterns.empty()) patterns = {"reduce", "histogram", "pairwise", "barrier"};
     std::cerr << "parpat bench on " << device.label() << "\n";
     Peaks peaks = measure_peaks(device);
     std::cerr << fmt::format("  measured peaks: read {:.1f} GB/s, FP32 FMA {:.1f} GFLOPS\n",
@@ -54,8 +54,13 @@ void add_bench_command(CLI::App& app) {
         r = bench::bench_reduce(device, o->bench, peaks);
       else if (p == "histogram")
         r = bench::bench_histogram(device, o->bench, peaks);
+      else if (p == "pairwise")
+        r = bench::bench_pairwise(device, o->bench, peaks);
+      else if (p == "barrier")
+        r = bench::bench_barrier(device, o->bench, peaks);
       else
-        throw_invalid("unknown pattern '" + p + "' (expected reduce or histogram)");
+        throw_invalid("unknown pattern '" + p +
+                      "' (expected reduce, histogram, pairwise or barrier)");
       rows.insert(rows.end(), r.begin(), r.end());
     }
     std::size_t verified = 0;
@@ -74,7 +79,15 @@ void add_bench_command(CLI::App& app) {
     std::cout << fmt::format(
         "parpat bench on {} — read peak {:.1f} GB/s, FP32 FMA {:.1f} GFLOPS\n\n", device.label(),
         peaks.read_gbps, peaks.fma_gflops);
-    std::cout << bench::markdown_table(rows);
+    // Pairwise rows are rates of arithmetic, not of bytes: they get their own table.
+    std::vector<bench::BenchRow> pairwise_rows, other_rows;
+    for (auto& r : rows)
+      (r.pattern == "pairwise" ? pairwise_rows : other_rows).push_back(r);
+    if (!other_rows.empty()) std::cout << bench::markdown_table(other_rows);
+    if (!pairwise_rows.empty()) {
+      if (!other_rows.empty()) std::cout << "\n";
+      std::cout << bench::pairwise_markdown_table(pairwise_rows);
+    }
     std::cout << fmt::format("\n{} of {} results verified against the CPU reference\n", verified,
                              rows.size());
     if (verified != rows.size())

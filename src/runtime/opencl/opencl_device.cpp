@@ -145,7 +145,13 @@ cl::Program& OpenclDevice::program(const char* source_name, const std::string& s
   if (it != programs_.end()) return it->second;
   cl::Program program(context_, source);
   std::string build_options = "-cl-std=CL1.2 " + options;
-  cl_int status = program.build(std::vector<cl::Device>{device_}, build_options.c_str());
+  // With exceptions enabled a failed build throws; the log is read either way.
+  cl_int status = CL_SUCCESS;
+  try {
+    status = program.build(std::vector<cl::Device>{device_}, build_options.c_str());
+  } catch (const cl::Error& e) {
+    status = e.err();
+  }
   std::string log;
   try {
     log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device_);

@@ -1,0 +1,205 @@
+// Barrier dispatch: the registry entries of every backend built in, and the public entry points,
+// which check every request (sizes, the largest safe group count) before a backend launches
+// anything, so that an unsafe request is refused up front and never hangs.
+#include <algorithm>
+#include <climits>
+
+#include "barrier/barrier_internal.hpp"
+#include "parpat/error.hpp"
+#include "runtime/variant_tables.hpp"
+
+#ifdef PARPAT_BARRIER_OPENCL
+extern const char* const parpat_cl_grid_barrier;
+#endif
+
+namespace parpat {
+
+namespace detail {
+
+namespace {
+
+const std::vector<BarrierVariant>& all_barrier_variants() {
+  static const std::vector<BarrierVariant> all = [] {
+    std::vector<BarrierVariant> v = cpu_barrier_variants();
+#ifdef PARPAT_BARRIER_CUDA
+    for (auto& e : cuda_barrier_variants())
+      v.push_back(e);
+#endif
+#ifdef PARPAT_BARRIER_OPENCL
+    for (auto& e : opencl_barrier_variants())
+      v.push_back(e);
+#endif
+    return v;
+  }();
+  return all;
+}
+
+}  // namespace
+
+std::vector<VariantInfo> barrier_variants() {
+  std::vector<VariantInfo> out;
+  for (const auto& v : all_barrier_variants())
+    out.push_back(v.info);
+  return out;
+}
+
+const BarrierVariant& find_barrier_variant(Backend backend, const std::string& name) {
+  std::string known;
+  for (const auto& v : all_barrier_variants()) {
+    if (v.info.backend != backend_name(backend)) continue;
+    if (v.info.name == name || (name.empty() && v.info.is_default)) return v;
+    known += (known.empty() ? "" : ", ") + v.info.name;
+  }
+  throw_invalid("unknown barrier method '" + name + "' on backend " + backend_name(backend) +
+                " (available: " + (known.empty() ? std::string("none") : known) + ")");
+}
+
+std::uint32_t stencil_expected(std::int64_t steps) {
+  std::uint32_t value = 1, base = 3;
+  for (std::uint64_t e = static_cast<std::uint64_t>(steps); e; e >>= 1) {
+    if (e & 1) value *= base;
+    base *= base;
+  }
+  return value;
+}
+
+double median_ms(std::vector<double> times) {
+  std::sort(times.begin(), times.end());
+  std::size_t n = times.size();
+  return n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+}
+
+}  // namespace detail
+
+namespace {
+
+constexpr int kUnlimitedGroupSize = 1 << 20;
+
+// The method asked for; an empty name is the backend's default, or `relaunch` on a device whose
+// groups do not progress independently (a spin barrier would hang there).
+const detail::BarrierVariant& resolve(const Device& device, const std::string& method) {
+  if (method.empty() && !device.info().independent_groups)
+    return detail::find_barrier_variant(device.backend(), "relaunch");
+  return detail::find_barrier_variant(device.backend(), method);
+}
+
+// On the CPU a group is one thread-pool task of group_size items, so any size is fine there.
+void check_group_size(const Device& device, int group_size) {
+  int largest =
+      device.backend() == Backend::cpu ? kUnlimitedGroupSize : device.info().max_group_size;
+  if (group_size < 1 || group_size > largest)
+    throw_invalid("group size " + std::to_string(group_size) + " is outside 1.." +
+                  std::to_string(largest) + " on " + device.label());
+}
+
+// Refuses `groups` above what `method` can keep resident, naming the largest safe count.
+void check_groups(const Device& device, const detail::BarrierVariant& v, int groups,
+                  int group_size) {
+  int largest = v.max_groups(device, group_size);
+  if (groups < 1 || groups > largest)
+    throw_invalid("the " + v.info.name + " barrier cannot synchronise " + std::to_string(groups) +
+                  " groups of " + std::to_string(group_size) + " on " + device.label() +
+                  ": the largest safe grid is " + std::to_string(largest) + " groups");
+}
+
+}  // namespace
+
+std::vector<std::string> barrier_methods(const Device& device) {
+  std::vector<std::string> out;
+  for (const auto& v : list_variants("barrier"))
+    if (v.backend == backend_name(device.backend())) out.push_back(v.name);
+  return out;
+}
+
+int barrier_max_groups(const Device& device, const std::string& method, int group_size) {
+  check_group_size(device, group_size);
+  return resolve(device, method).max_groups(device, group_size);
+}
+
+int opencl_grid_barrier_groups(const Device& device, int group_size, std::size_t local_bytes) {
+  if (device.backend() != Backend::opencl)
+    throw_invalid("opencl_grid_barrier_groups needs an OpenCL device, got " + device.label());
+  check_group_size(device, group_size);
+  if (local_bytes > device.info().local_memory)
+    throw_invalid(std::to_string(local_bytes) + " bytes of local memory per group exceed the " +
+                  std::to_string(device.info().local_memory) + " of " + device.label());
+#ifdef PARPAT_BARRIER_OPENCL
+  return detail::opencl_user_barrier_groups(device, group_size, local_bytes);
+#else
+  throw Error(ErrorKind::unsupported, "this build has no OpenCL barrier");
+#endif
+}
+
+const char* opencl_grid_barrier_source() {
+#ifdef PARPAT_BARRIER_OPENCL
+  return parpat_cl_grid_barrier;
+#else
+  throw Error(ErrorKind::unsupported, "this build has no OpenCL barrier");
+#endif
+}
+
+StencilResult barrier_stencil(const Device& device, const StencilOptions& options) {
+  const auto& v = resolve(device, options.method);
+  check_group_size(device, options.group_size);
+  if (options.work_items < 1 || options.work_items % options.group_size != 0)
+    throw_invalid(
+        "the stencil needs a positive number of work-items that is a multiple of the "
+        "group size (" +
+        std::to_string(options.work_items) + " items, groups of " +
+        std::to_string(options.group_size) + ")");
+  if (options.work_items < 3) throw_invalid("the stencil needs at least 3 work-items");
+  if (options.steps < 0) throw_invalid("the number of steps must not be negative");
+  int groups = options.work_items / options.group_size;
+  check_groups(device, v, groups, options.group_size);
+  StencilResult r;
+  v.stencil(device, groups, options.group_size, options.steps, r);
+  r.method = v.info.name;
+  r.work_items = options.work_items;
+  r.group_size = options.group_size;
+  r.groups = groups;
+  r.steps = options.steps;
+  r.correct = r.all_equal && !r.barrier_failed && r.value == detail::stencil_expected(r.steps);
+  return r;
+}
+
+StressResult barrier_stress(const Device& device, const StressOptions& options) {
+  const auto& v = resolve(device, options.method);
+  check_group_size(device, options.group_size);
+  if (options.rounds < 1 || options.rounds > UINT_MAX / 2)
+    throw_invalid("the stress test needs between 1 and 2^31 rounds");
+  int groups = options.groups;
+  if (groups == 0) {
+    int largest = v.max_groups(device, options.group_size);
+    groups = std::min(largest, 2 * std::max(1, device.info().compute_units));
+  }
+  check_groups(device, v, groups, options.group_size);
+  StressResult r;
+  v.stress(device, groups, options.group_size, options.rounds, r);
+  r.method = v.info.name;
+  r.groups = groups;
+  r.group_size = options.group_size;
+  r.rounds = options.rounds;
+  return r;
+}
+
+LatencyResult barrier_latency(const Device& device, const std::string& method, int groups,
+                              int group_size, int barriers, int reps) {
+  const auto& v = resolve(device, method);
+  check_group_size(device, group_size);
+  if (barriers < 1) throw_invalid("the latency needs at least one barrier");
+  if (reps < 1) throw_invalid("the latency needs at least one timed run");
+  check_groups(device, v, groups, group_size);
+  bool failed_empty = false, failed = false;
+  double empty = v.barriers_ms(device, groups, group_size, 0, reps, failed_empty);
+  double full = v.barriers_ms(device, groups, group_size, barriers, reps, failed);
+  LatencyResult r;
+  r.method = v.info.name;
+  r.groups = groups;
+  r.group_size = group_size;
+  r.barriers = barriers;
+  r.barrier_failed = failed || failed_empty;
+  r.us_per_barrier = std::max(0.0, full - empty) * 1e3 / barriers;
+  return r;
+}
+
+}  // namespace parpat

@@ -1,0 +1,168 @@
+// OpenCL pairwise: the host side of pairwise.cl. A plan builds the program once, with the term
+// chosen by -DPAIRWISE_KERNEL and a run-time expression spliced in front of the source as
+// `#define PAIRWISE_EXPRESSION(a, b) (...)` (a -D option would need quoting the platforms
+// disagree on). Build failures come back as one Error carrying the build log; --verbose prints
+// the log of every build. The product shortcut sums B with the library's reduce when OpenCL has
+// one, else with one work-group, then scales A.
+#include <algorithm>
+#include <string>
+
+#include "pairwise/pairwise_internal.hpp"
+#include "parpat/error.hpp"
+#include "runtime/opencl/opencl_device.hpp"
+#include "runtime/tuning.hpp"
+
+extern const char* const parpat_cl_pairwise;
+
+namespace parpat::detail {
+
+namespace {
+
+struct ShapeInfo {
+  const char* kernel;
+  int items;        // x per work-item
+  bool local_tile;  // a __local argument of one float per work-item
+};
+
+constexpr int kFastItems = 8;  // FAST_ITEMS of pairwise.cl
+
+class OpenclPairwise final : public PairwiseKernelImpl {
+ public:
+  OpenclPairwise(const Device& d, const PairwiseProblem& p, ShapeInfo shape)
+      : device_(d), cl_(backend_cast<OpenclDevice>(d)), p_(p), shape_(shape) {
+    tpb_ = p.threads_per_block
+               ? p.threads_per_block
+               : tuning(d.info(),
+                        std::string(shape.kernel) == "pairwise_fast" ? "pairwise.fast.block"
+                                                                     : "pairwise.simple.block",
+                        256);
+    tpb_ = p.threads_per_block ? tpb_ : std::min(tpb_, d.info().max_group_size);
+    if (tpb_ > d.info().max_group_size)
+      throw_invalid("threads per block " + std::to_string(tpb_) + " exceeds the " +
+                    std::to_string(d.info().max_group_size) + " work-items a group may hold on " +
+                    d.info().name);
+    int kind = p_.kernel == PairwiseKernel::product    ? 0
+               : p_.kernel == PairwiseKernel::gaussian ? 1
+                                                       : 2;
+    sum_threads_ = 1;
+    while (sum_threads_ * 2 <= std::min(256, d.info().max_group_size))
+      sum_threads_ *= 2;
+    options_ = "-DPAIRWISE_KERNEL=" + std::to_string(kind) +
+               " -DSUM_THREADS=" + std::to_string(sum_threads_);
+    // Gaussian terms below 2^-126 are noise next to the sum; flushing them lets native_exp2 be
+    // one special-function instruction on NVIDIA, without denormal fix-ups.
+    if (kind == 1) options_ += " -cl-denorms-are-zero";
+    source_ = parpat_cl_pairwise;
+    if (p_.kernel == PairwiseKernel::expression)
+      source_ = "#define PAIRWISE_EXPRESSION(a, b) (" + p_.expression + ")\n" + source_;
+    if (p_.kernel == PairwiseKernel::gaussian) s_ = gaussian_scale(p_.h);
+    if (p_.scaled_sum()) {
+      sum_reducer_ = make_sum_reducer(d, p_.y);
+      sum_ = Buffer(d, sizeof(float));
+      scale_ = &cl_.kernel("pairwise.cl", source_, options_, "pairwise_scale");
+      if (!sum_reducer_) sum_b_ = &cl_.kernel("pairwise.cl", source_, options_, "pairwise_sum_b");
+      return;
+    }
+    const char* what =
+        p_.kernel == PairwiseKernel::expression ? "the pairwise expression" : "pairwise.cl";
+    kernel_ = &cl_.kernel(what, source_, options_, shape_.kernel);
+    std::size_t limit = 0;
+    try {
+      limit = kernel_->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(cl_.device());
+    } catch (const cl::Error& e) {
+      rethrow_opencl(e);
+    }
+    if (static_cast<std::size_t>(tpb_) > limit)
+      throw_invalid("threads per block " + std::to_string(tpb_) + " exceeds the " +
+                    std::to_string(limit) + " this kernel allows on " + d.info().name);
+  }
+
+  int threads_per_block() const override { return tpb_; }
+
+  void run(const Array& a, const Array& b, const Array& c) override {
+    cl_mem A = as_mem(a.buffer().handle()), B = as_mem(b.buffer().handle()),
+           C = as_mem(c.buffer().handle());
+    cl_long X = p_.x, Y = p_.y;
+    try {
+      if (p_.scaled_sum()) {
+        cl_mem sum = as_mem(sum_.handle());
+        if (sum_reducer_) {
+          sum_reducer_->run(b, sum_, Buffer());
+        } else {
+          set_args(*sum_b_, B, Y, sum);
+          cl_.launch(*sum_b_, sum_threads_, sum_threads_);
+        }
+        set_args(*scale_, A, sum, C, X);
+        std::size_t groups = static_cast<std::size_t>((X + 255) / 256);
+        cl_.launch(*scale_, groups * 256, 256);
+        return;
+      }
+      set_args(*kernel_, A, B, C, X, Y, s_);
+      if (shape_.local_tile) kernel_->setArg(6, cl::Local(tpb_ * sizeof(float)));
+      long long per_group = static_cast<long long>(tpb_) * shape_.items;
+      std::size_t groups = static_cast<std::size_t>((X + per_group - 1) / per_group);
+      cl_.launch(*kernel_, groups * tpb_, tpb_);
+    } catch (const cl::Error& e) {
+      rethrow_opencl(e);
+    }
+  }
+
+  std::string program_binary() const override {
+    cl_.kernel("pairwise.cl", source_, options_, shape_.kernel);
+    return cl_.program_binary(source_, options_);
+  }
+
+ private:
+  Device device_;
+  OpenclDevice& cl_;
+  PairwiseProblem p_;
+  ShapeInfo shape_;
+  int tpb_ = 256, sum_threads_ = 256;
+  float s_ = 1.0f;
+  std::string source_, options_;
+  cl::Kernel* kernel_ = nullptr;
+  cl::Kernel* scale_ = nullptr;
+  cl::Kernel* sum_b_ = nullptr;
+  std::unique_ptr<Reducer> sum_reducer_;
+  Buffer sum_;
+};
+
+template <int Shape>
+std::unique_ptr<PairwiseKernelImpl> make(const Device& d, const PairwiseProblem& p) {
+  static const ShapeInfo shapes[] = {
+      {"pairwise_naive", 1, false},     {"pairwise_local", 1, true},
+      {"pairwise_vec4", 4, false},      {"pairwise_vec8", 8, false},
+      {"pairwise_local_vec8", 8, true}, {"pairwise_fast", kFastItems, false}};
+  return std::make_unique<OpenclPairwise>(d, p, shapes[Shape]);
+}
+
+}  // namespace
+
+std::vector<PairwiseVariant> opencl_pairwise_variants() {
+  auto info = [](const char* name, const char* idea, const char* params) {
+    VariantInfo v;
+    v.pattern = "pairwise";
+    v.backend = "opencl";
+    v.name = name;
+    v.idea = idea;
+    v.params = params;
+    v.is_default = std::string(name) == "fast";
+    return v;
+  };
+  return {
+      {info("naive", "one x per work-item, B from global memory", "block=256"), make<0>},
+      {info("local", "tiles of B in local memory, one x per work-item", "block=256 tile=block"),
+       make<1>},
+      {info("vec4", "4 x per work-item, A and C as float4", "block=256 items=4"), make<2>},
+      {info("vec8", "8 x per work-item, A and C as float8", "block=256 items=8"), make<3>},
+      {info("local-vec8", "tiles of B in local memory, 8 x per work-item", "block=256 items=8"),
+       make<4>},
+      {info("fast",
+            "8 strided x per work-item in registers, B tiles as float4 local-memory broadcasts, "
+            "32 independent FMA chains per load; gaussian: 1 exp2 in 4 as an FMA polynomial",
+            "block=256 (tuned) items=8 tile=1024"),
+       make<5>},
+  };
+}
+
+}  // namespace parpat::detail

@@ -1,0 +1,302 @@
+// OpenCL pairwise kernels, C[x] = Σ_y term(map(A[x]), map(B[y])); the same variants and ideas
+// as the CUDA kernels (pairwise_kernels.cuh), one kernel each:
+//   pairwise_naive       one x per work-item, B from global memory
+//   pairwise_local       B in tiles of one value per work-item in local memory; every
+//                        work-item reaches every barrier, the tail tile is shorter
+//   pairwise_vec4/vec8   4 or 8 consecutive x per work-item, A and C moved with vload/vstore
+//   pairwise_local_vec8  both
+//   pairwise_fast        FAST_ITEMS x per work-item in registers (strided by the group size so
+//                        accesses stay coalesced), B tiles read back from local memory as
+//                        float4 broadcasts: one load feeds 4·FAST_ITEMS independent FMA chains;
+//                        the gaussian evaluates one exp2 in four as an FMA polynomial so the
+//                        special-function unit is not the only limit
+// Sums run over chunks of B whose partial sums add into a second accumulator (float32 accuracy
+// at 2^16 terms). PAIRWISE_KERNEL picks the term: 0 product, 1 gaussian (inputs scaled by
+// s = sqrt(log2(e) / (2h²)) so the term is exp2(−(a − b)²)), 2 PAIRWISE_EXPRESSION(a, b),
+// which the host defines in front of this text.
+
+#ifndef PAIRWISE_KERNEL
+#define PAIRWISE_KERNEL 0
+#endif
+#ifndef FAST_ITEMS
+#define FAST_ITEMS 8
+#endif
+#ifndef FAST_TILE
+#define FAST_TILE 1024
+#endif
+#ifndef CHUNK
+#define CHUNK 1024
+#endif
+#ifndef SUM_THREADS
+#define SUM_THREADS 256
+#endif
+
+// 2^x for x ≤ 0 on the FMA pipe: x = n + f, n = round(x), f in [−0.5, 0.5]; a degree-4
+// polynomial gives 2^f within 3e-6 relative and n goes into the exponent field. x is clamped
+// at −125 so the exponent stays normal (2^−125 ≈ 2.4e−38 stands for 0).
+inline float exp2_poly(float x) {
+  x = fmax(x, -125.0f);
+  float shifted = x + 12582912.0f;  // 1.5·2^23: the low mantissa bits now hold round(x)
+  float n = shifted - 12582912.0f;
+  float f = x - n;
+  float p = fma(0.009560510516166687f, f, 0.05591703951358795f);
+  p = fma(p, f, 0.24024981260299683f);
+  p = fma(p, f, 0.6931219696998596f);
+  p = fma(p, f, 0.9999991655349731f);
+  return as_float(as_int(p) + (as_int(shifted) << 23));
+}
+
+#if PAIRWISE_KERNEL == 1
+#define MAP(v, s) ((v) * (s))
+inline float term(float a, float b) {
+  float d = a - b;
+  return native_exp2(-d * d);
+}
+inline float term4(float acc, float a, float4 b) {
+  float dx = a - b.x, dy = a - b.y, dz = a - b.z, dw = a - b.w;
+  acc += native_exp2(-dx * dx);
+  acc += native_exp2(-dy * dy);
+  acc += native_exp2(-dz * dz);
+  return acc + exp2_poly(-dw * dw);
+}
+#else
+#define MAP(v, s) (v)
+#if PAIRWISE_KERNEL == 2
+inline float term(float a, float b) {
+  return (float)(PAIRWISE_EXPRESSION(a, b));
+}
+#else
+inline float term(float a, float b) {
+  return a * b;
+}
+#endif
+inline float term4(float acc, float a, float4 b) {
+#if PAIRWISE_KERNEL == 0
+  acc = fma(a, b.x, acc);
+  acc = fma(a, b.y, acc);
+  acc = fma(a, b.z, acc);
+  return fma(a, b.w, acc);
+#else
+  acc += term(a, b.x);
+  acc += term(a, b.y);
+  acc += term(a, b.z);
+  return acc + term(a, b.w);
+#endif
+}
+#endif
+
+__kernel void pairwise_naive(__global const float* restrict A, __global const float* restrict B,
+                             __global float* restrict C, long X, long Y, float s) {
+  long x = get_global_id(0);
+  if (x >= X) return;
+  float a = MAP(A[x], s);
+  float total = 0.0f;
+  for (long y0 = 0; y0 < Y; y0 += CHUNK) {
+    long end = min(y0 + CHUNK, Y);
+    float part = 0.0f;
+    for (long y = y0; y < end; ++y)
+      part += term(a, MAP(B[y], s));
+    total += part;
+  }
+  C[x] = total;
+}
+
+__kernel void pairwise_local(__global const float* restrict A, __global const float* restrict B,
+                             __global float* restrict C, long X, long Y, float s,
+                             __local float* tile) {
+  const int lid = get_local_id(0), group = get_local_size(0);
+  long x = get_global_id(0);
+  float a = MAP(A[min(x, X - 1)], s);
+  float total = 0.0f;
+  for (long t0 = 0; t0 < Y; t0 += group) {
+    int n = (int)min((long)group, Y - t0);
+    barrier(CLK_LOCAL_MEM_FENCE);  // the previous tile has been read by everyone
+    if (lid < n) tile[lid] = MAP(B[t0 + lid], s);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float part = 0.0f;
+    for (int j = 0; j < n; ++j)
+      part += term(a, tile[j]);
+    total += part;
+  }
+  if (x < X) C[x] = total;
+}
+
+// W consecutive x from x0: vloadW where the run is whole, else one at a time (missing x repeat
+// the last one).
+#define LOAD_RUN(W, a, x0)                                 \
+  if (x0 + W <= X) {                                       \
+    float##W v = vload##W(0, A + x0);                      \
+    for (int k = 0; k < W; ++k)                            \
+      a[k] = MAP(((float*)&v)[k], s);                      \
+  } else {                                                 \
+    for (int k = 0; k < W; ++k)                            \
+      a[k] = MAP(A[min(x0 + k, X - 1)], s);                \
+  }
+
+#define STORE_RUN(W, c, x0)                                \
+  if (x0 + W <= X) {                                       \
+    float##W v;                                            \
+    for (int k = 0; k < W; ++k)                            \
+      ((float*)&v)[k] = c[k];                              \
+    vstore##W(v, 0, C + x0);                               \
+  } else {                                                 \
+    for (int k = 0; k < W; ++k)                            \
+      if (x0 + k < X) C[x0 + k] = c[k];                    \
+  }
+
+#define VEC_KERNEL(W)                                                                      \
+  __kernel void pairwise_vec##W(__global const float* restrict A,                          \
+                                __global const float* restrict B, __global float* restrict C, \
+                                long X, long Y, float s) {                                 \
+    long x0 = (long)get_global_id(0) * W;                                                  \
+    if (x0 >= X) return;                                                                   \
+    float a[W], total[W];                                                                  \
+    LOAD_RUN(W, a, x0)                                                                     \
+    for (int k = 0; k < W; ++k)                                                            \
+      total[k] = 0.0f;                                                                     \
+    for (long y0 = 0; y0 < Y; y0 += CHUNK) {                                               \
+      long end = min(y0 + CHUNK, Y);                                                       \
+      float part[W];                                                                       \
+      for (int k = 0; k < W; ++k)                                                          \
+        part[k] = 0.0f;                                                                    \
+      for (long y = y0; y < end; ++y) {                                                    \
+        float b = MAP(B[y], s);                                                            \
+        for (int k = 0; k < W; ++k)                                                        \
+          part[k] += term(a[k], b);                                                        \
+      }                                                                                    \
+      for (int k = 0; k < W; ++k)                                                          \
+        total[k] += part[k];                                                               \
+    }                                                                                      \
+    STORE_RUN(W, total, x0)                                                                \
+  }
+
+VEC_KERNEL(4)
+VEC_KERNEL(8)
+
+__kernel void pairwise_local_vec8(__global const float* restrict A,
+                                  __global const float* restrict B, __global float* restrict C,
+                                  long X, long Y, float s, __local float* tile) {
+  const int lid = get_local_id(0), group = get_local_size(0);
+  long x0 = (long)get_global_id(0) * 8;
+  long first = x0 < X ? x0 : 0;
+  float a[8], total[8];
+  LOAD_RUN(8, a, first)
+  for (int k = 0; k < 8; ++k)
+    total[k] = 0.0f;
+  for (long t0 = 0; t0 < Y; t0 += group) {
+    int n = (int)min((long)group, Y - t0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < n) tile[lid] = MAP(B[t0 + lid], s);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float part[8];
+    for (int k = 0; k < 8; ++k)
+      part[k] = 0.0f;
+    for (int j = 0; j < n; ++j) {
+      float b = tile[j];
+      for (int k = 0; k < 8; ++k)
+        part[k] += term(a[k], b);
+    }
+    for (int k = 0; k < 8; ++k)
+      total[k] += part[k];
+  }
+  if (x0 < X) {
+    STORE_RUN(8, total, x0)
+  }
+}
+
+// Work-item l of group g owns x = g·size·FAST_ITEMS + l + k·size, k < FAST_ITEMS.
+__kernel void pairwise_fast(__global const float* restrict A, __global const float* restrict B,
+                            __global float* restrict C, long X, long Y, float s) {
+  __local float4 tile[FAST_TILE / 4];
+  const int lid = get_local_id(0), group = get_local_size(0);
+  const long base = (long)get_group_id(0) * group * FAST_ITEMS + lid;
+  float a[FAST_ITEMS], total[FAST_ITEMS];
+#pragma unroll
+  for (int k = 0; k < FAST_ITEMS; ++k) {
+    a[k] = MAP(A[min(base + (long)k * group, X - 1)], s);
+    total[k] = 0.0f;
+  }
+  const long full_tiles = Y / FAST_TILE;
+  for (long t = 0; t < full_tiles; ++t) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = lid; i < FAST_TILE / 4; i += group) {
+      float4 q = vload4(t * (FAST_TILE / 4) + i, B);
+      tile[i] = (float4)(MAP(q.x, s), MAP(q.y, s), MAP(q.z, s), MAP(q.w, s));
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float part[FAST_ITEMS];
+#pragma unroll
+    for (int k = 0; k < FAST_ITEMS; ++k)
+      part[k] = 0.0f;
+    // Products unroll further: 8 loads and 256 FMAs between loop branches.
+#if PAIRWISE_KERNEL == 0
+#pragma unroll 8
+#else
+#pragma unroll 4
+#endif
+    for (int j = 0; j < FAST_TILE / 4; ++j) {
+      float4 b = tile[j];
+#pragma unroll
+      for (int k = 0; k < FAST_ITEMS; ++k)
+        part[k] = term4(part[k], a[k], b);
+    }
+#pragma unroll
+    for (int k = 0; k < FAST_ITEMS; ++k)
+      total[k] += part[k];
+  }
+  const long t0 = full_tiles * FAST_TILE;
+  if (t0 < Y) {
+    const int n = (int)(Y - t0);
+    __local float* tail = (__local float*)tile;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = lid; i < n; i += group)
+      tail[i] = MAP(B[t0 + i], s);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float part[FAST_ITEMS];
+#pragma unroll
+    for (int k = 0; k < FAST_ITEMS; ++k)
+      part[k] = 0.0f;
+    for (int j = 0; j < n; ++j) {
+      float b = tail[j];
+#pragma unroll
+      for (int k = 0; k < FAST_ITEMS; ++k)
+        part[k] += term(a[k], b);
+    }
+#pragma unroll
+    for (int k = 0; k < FAST_ITEMS; ++k)
+      total[k] += part[k];
+  }
+#pragma unroll
+  for (int k = 0; k < FAST_ITEMS; ++k) {
+    long x = base + (long)k * group;
+    if (x < X) C[x] = total[k];
+  }
+}
+
+// The product shortcut without a reduce on this device: one group of SUM_THREADS sums B
+// (chunked partial sums, then a tree in local memory) into sum[0].
+__kernel void pairwise_sum_b(__global const float* restrict B, long Y, __global float* sum) {
+  __local float partial[SUM_THREADS];
+  const int lid = get_local_id(0);
+  float total = 0.0f;
+  for (long y0 = (long)lid * CHUNK; y0 < Y; y0 += (long)SUM_THREADS * CHUNK) {
+    long end = min(y0 + CHUNK, Y);
+    float part = 0.0f;
+    for (long y = y0; y < end; ++y)
+      part += B[y];
+    total += part;
+  }
+  partial[lid] = total;
+  for (int stride = SUM_THREADS / 2; stride > 0; stride /= 2) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < stride) partial[lid] += partial[lid + stride];
+  }
+  if (lid == 0) sum[0] = partial[0];
+}
+
+// C = A · sum[0]: the second half of the product shortcut.
+__kernel void pairwise_scale(__global const float* restrict A, __global const float* restrict sum,
+                             __global float* restrict C, long X) {
+  long x = get_global_id(0);
+  if (x < X) C[x] = A[x] * sum[0];
+}

@@ -1,0 +1,204 @@
+// Pairwise dispatch: kernel names, option checks, the variant registry of every backend built in,
+// and the plan object, which handles empty B itself (C is all zeros) so kernels never see it.
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "pairwise/pairwise_internal.hpp"
+#include "runtime/device_impl.hpp"
+#include "runtime/variant_tables.hpp"
+
+namespace parpat {
+
+namespace {
+constexpr const char* kKernelNames[] = {"product", "gaussian", "expression"};
+}  // namespace
+
+const char* pairwise_kernel_name(PairwiseKernel k) {
+  return kKernelNames[static_cast<int>(k)];
+}
+
+PairwiseKernel parse_pairwise_kernel(const std::string& name) {
+  if (name == "product") return PairwiseKernel::product;
+  if (name == "gaussian") return PairwiseKernel::gaussian;
+  throw_invalid("unknown pairwise kernel '" + name +
+                "' (expected product or gaussian, or --expr EXPR)");
+}
+
+namespace detail {
+
+namespace {
+
+const std::vector<PairwiseVariant>& all_pairwise_variants() {
+  static const std::vector<PairwiseVariant> all = [] {
+    std::vector<PairwiseVariant> v = cpu_pairwise_variants();
+#ifdef PARPAT_PAIRWISE_CUDA
+    for (auto& e : cuda_pairwise_variants())
+      v.push_back(e);
+#endif
+#ifdef PARPAT_PAIRWISE_OPENCL
+    for (auto& e : opencl_pairwise_variants())
+      v.push_back(e);
+#endif
+    return v;
+  }();
+  return all;
+}
+
+}  // namespace
+
+std::vector<VariantInfo> pairwise_variants() {
+  std::vector<VariantInfo> out;
+  for (const auto& v : all_pairwise_variants())
+    out.push_back(v.info);
+  return out;
+}
+
+const PairwiseVariant& find_pairwise_variant(Backend backend, const std::string& name) {
+  std::string known;
+  for (const auto& v : all_pairwise_variants()) {
+    if (v.info.backend != backend_name(backend)) continue;
+    if (v.info.name == name || (name.empty() && v.info.is_default)) return v;
+    known += (known.empty() ? "" : ", ") + v.info.name;
+  }
+  throw_invalid("unknown pairwise variant '" + name + "' on backend " + backend_name(backend) +
+                " (available: " + known + ")");
+}
+
+std::unique_ptr<Reducer> make_sum_reducer(const Device& device, std::int64_t y) {
+  bool available = false;
+  for (const auto& v : list_variants("reduce"))
+    available = available || v.backend == backend_name(device.backend());
+  if (!available) return nullptr;
+  return std::make_unique<Reducer>(device, DType::float32, std::vector<std::int64_t>{y}, 0,
+                                   ReduceOptions{ReduceOp::sum, Axis::all, ""});
+}
+
+double pairwise_max_relative_error(const std::vector<float>& got,
+                                   const std::vector<double>& expected,
+                                   const std::vector<double>& magnitude) {
+  double worst = 0;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    double scale = std::max(std::fabs(expected[i]), magnitude[i]);
+    double err = std::fabs(static_cast<double>(got.at(i)) - expected[i]);
+    if (std::isnan(err)) return err;
+    if (scale > 0) err /= scale;
+    worst = std::max(worst, err);
+  }
+  return worst;
+}
+
+}  // namespace detail
+
+namespace {
+std::string shortest(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+}  // namespace
+
+struct Pairwise::Impl {
+  Device device;
+  detail::PairwiseProblem problem;
+  std::string variant;
+  std::unique_ptr<detail::PairwiseKernelImpl> kernel;  // null when B is empty
+  std::vector<float> zeros;                            // C when B is empty
+};
+
+Pairwise::Pairwise(const Device& device, std::int64_t x, std::int64_t y,
+                   const PairwiseOptions& options)
+    : impl_(new Impl{device, {}, {}, nullptr, {}}) {
+  if (x <= 0) throw_invalid("pairwise needs a non-empty A (X = 0)");
+  if (y < 0) throw_invalid("pairwise needs Y ≥ 0");
+  if (options.kernel == PairwiseKernel::gaussian && !(options.h > 0 && std::isfinite(options.h)))
+    throw_invalid("gaussian bandwidth h must be a positive finite number, got " +
+                  shortest(options.h));
+  if (options.kernel == PairwiseKernel::expression) {
+    if (options.expression.find_first_not_of(" \t") == std::string::npos)
+      throw_invalid("the pairwise expression is empty");
+    if (device.backend() == Backend::cpu)
+      throw_invalid(
+          "a custom pairwise expression needs a GPU backend (cuda or opencl): the cpu "
+          "backend has only the built-in kernels product and gaussian");
+  }
+  if (options.threads_per_block < 0 || options.threads_per_block > 1024)
+    throw_invalid("threads per block must be between 1 and 1024");
+  auto& p = impl_->problem;
+  p.x = x;
+  p.y = y;
+  p.kernel = options.kernel;
+  p.h = static_cast<float>(options.h);
+  p.expression = options.expression;
+  p.brute_force = options.brute_force;
+  p.threads_per_block = options.threads_per_block;
+  const auto& variant = detail::find_pairwise_variant(device.backend(), options.variant);
+  impl_->variant = variant.info.name;
+  if (y == 0) {
+    impl_->zeros.assign(static_cast<std::size_t>(x), 0.0f);
+    return;
+  }
+  impl_->kernel = variant.make(device, p);
+}
+
+Pairwise::~Pairwise() = default;
+Pairwise::Pairwise(Pairwise&&) noexcept = default;
+Pairwise& Pairwise::operator=(Pairwise&&) noexcept = default;
+
+std::int64_t Pairwise::x() const {
+  return impl_->problem.x;
+}
+std::int64_t Pairwise::y() const {
+  return impl_->problem.y;
+}
+const std::string& Pairwise::variant() const {
+  return impl_->variant;
+}
+int Pairwise::threads_per_block() const {
+  return impl_->kernel ? impl_->kernel->threads_per_block() : 0;
+}
+std::string Pairwise::program_binary() const {
+  return impl_->kernel ? impl_->kernel->program_binary() : std::string();
+}
+
+void Pairwise::run(const Array& a, const Array& b, const Array& c) {
+  const auto& p = impl_->problem;
+  for (const Array* arr : {&a, &b, &c})
+    if (arr->dtype() != DType::float32 || arr->ndim() != 1)
+      throw_invalid("pairwise takes 1-D float32 arrays");
+  if (a.size() != p.x || c.size() != p.x || b.size() != p.y)
+    throw_invalid("pairwise plan was made for X = " + std::to_string(p.x) +
+                  ", Y = " + std::to_string(p.y) + ", not for these arrays");
+  if (!impl_->kernel) {
+    c.buffer().device().impl().upload(c.buffer().handle(), 0, impl_->zeros.data(),
+                                      impl_->zeros.size() * sizeof(float));
+    return;
+  }
+  impl_->kernel->run(a, b, c);
+}
+
+PairwiseResult pairwise(const Array& a, const Array& b, const PairwiseOptions& options) {
+  auto check = [](const Array& arr, const char* name) {
+    if (arr.dtype() != DType::float32)
+      throw_invalid(std::string("pairwise ") + name + " must be float32, got " +
+                    dtype_name(arr.dtype()));
+    if (arr.ndim() != 1)
+      throw_invalid(std::string("pairwise ") + name + " must be 1-D, got " +
+                    std::to_string(arr.ndim()) + "-D");
+  };
+  check(a, "A");
+  check(b, "B");
+  Device device = a.device();
+  if (b.device().backend() != device.backend() || &b.device().impl() != &device.impl())
+    throw_invalid("pairwise A and B must be on the same device");
+  Pairwise plan(device, a.size(), b.size(), options);
+  Array c(device, DType::float32, {a.size()});
+  PairwiseResult result;
+  device.impl().timer_start();
+  plan.run(a, b, c);
+  result.time_ms = device.impl().timer_stop_ms();
+  result.c = c.to_vector<float>();
+  return result;
+}
+
+}  // namespace parpat

@@ -1,0 +1,74 @@
+// What the pairwise dispatch and its backends share: the problem description, the kernel
+// interface each variant implements, the per-backend variant tables and the reference.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "parpat/pairwise.hpp"
+#include "parpat/reduce.hpp"
+#include "parpat/registry.hpp"
+
+namespace parpat::detail {
+
+struct PairwiseProblem {
+  std::int64_t x = 0, y = 0;  // x ≥ 1, y ≥ 1: the dispatch handles empty extents itself
+  PairwiseKernel kernel = PairwiseKernel::product;
+  float h = 1.0f;
+  std::string expression;
+  bool brute_force = false;
+  int threads_per_block = 0;  // 0: tuned
+
+  // Whether the product shortcut A[x]·ΣB applies.
+  bool scaled_sum() const { return kernel == PairwiseKernel::product && !brute_force; }
+};
+
+// One variant bound to one problem on one device; construction compiles and sizes workspaces.
+class PairwiseKernelImpl {
+ public:
+  virtual ~PairwiseKernelImpl() = default;
+  virtual void run(const Array& a, const Array& b, const Array& c) = 0;
+  virtual std::string program_binary() const { return {}; }
+  virtual int threads_per_block() const { return 0; }
+};
+
+struct PairwiseVariant {
+  VariantInfo info;
+  std::unique_ptr<PairwiseKernelImpl> (*make)(const Device& device, const PairwiseProblem& p);
+};
+
+std::vector<PairwiseVariant> cpu_pairwise_variants();
+std::vector<PairwiseVariant> cuda_pairwise_variants();
+std::vector<PairwiseVariant> opencl_pairwise_variants();
+
+// The variant `name` of `backend` (empty: its default), or Error(invalid_argument) naming the
+// ones that exist.
+const PairwiseVariant& find_pairwise_variant(Backend backend, const std::string& name);
+
+// The sum of B through the library's reduce when `device`'s backend has a reduce variant; null
+// otherwise, and the caller sums B with its own kernel.
+std::unique_ptr<Reducer> make_sum_reducer(const Device& device, std::int64_t y);
+
+// The CPU reference: every term and the sum in float64, written for clarity. Only the built-in
+// kernels (an expression needs a GPU compiler; tests give its float64 form themselves).
+void pairwise_reference(const float* a, const float* b, const PairwiseProblem& p, double* c);
+// Σ_y |f(A[x], B[y])| in float64: the scale against which an error counts as relative, so that
+// mixed-sign product sums that cancel are judged by the size of their terms.
+void pairwise_magnitude(const float* a, const float* b, const PairwiseProblem& p, double* m);
+
+// The largest relative error of `got` against `expected`, each error divided by
+// max(|expected|, magnitude); the contract is ≤ 1e-4 for inputs in [−1, 1] and Y ≤ 2^16.
+double pairwise_max_relative_error(const std::vector<float>& got,
+                                   const std::vector<double>& expected,
+                                   const std::vector<double>& magnitude);
+
+// Gaussian constant: f = exp2(−((a − b)·s)²) with s = sqrt(log2(e) / (2h²)), so kernels scale A
+// and B by s once and the inner loop is a subtract, a square and an exp2.
+inline float gaussian_scale(float h) {
+  return static_cast<float>(std::sqrt(1.4426950408889634 / (2.0 * double(h) * double(h))));
+}
+
+}  // namespace parpat::detail
