@@ -63,6 +63,9 @@ std::vector<BenchRow> bench_pairwise(const Device& device, const BenchOptions& o
                                      const Peaks& peaks);
 std::string pairwise_markdown_table(const std::vector<BenchRow>& rows);
 
+std::vector<BenchRow> bench_histogram(const Device& device, const BenchOptions& options,
+                                      const Peaks& peaks);
+
 // Runs bench/numpy_baseline.py (python3 with numpy) and returns its median milliseconds for
 // each requested case, or an empty vector when python3 or numpy is missing.
 std::vector<double> numpy_times(const std::string& pattern,

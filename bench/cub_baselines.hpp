@@ -19,6 +19,13 @@ double cub_reduce_ms(const Device& device, DType dtype, ReduceOp op,
 double cub_segmented_reduce_ms(const Device& device, DType dtype, ReduceOp op, const Array& input,
                                int reps);
 
+// Median milliseconds of CUB's DeviceHistogram::HistogramEven (32-bit counters) of `bins` bins
+// over [lo, hi) on `inputs` (rotated); `temp_bytes` receives the temporary storage CUB asks
+// for. Returns 0 when CUB cannot run the case (its temporary storage does not fit).
+double cub_histogram_even_ms(const Device& device, DType dtype, std::int64_t bins, double lo,
+                             double hi, const std::vector<Array>& inputs, int reps,
+                             std::size_t& temp_bytes);
+
 bool cub_available();
 
 }  // namespace parpat::bench

@@ -145,6 +145,11 @@ double cub_reduce_ms(const Device&, DType, ReduceOp, const std::vector<Array>&, 
 double cub_segmented_reduce_ms(const Device&, DType, ReduceOp, const Array&, int) {
   return 0;
 }
+double cub_histogram_even_ms(const Device&, DType, std::int64_t, double, double,
+                             const std::vector<Array>&, int, std::size_t& temp_bytes) {
+  temp_bytes = 0;
+  return 0;
+}
 #endif
 
 }  // namespace parpat::bench

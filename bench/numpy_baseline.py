@@ -26,11 +26,27 @@ def splitmix(n, seed):
         return z ^ (z >> np.uint64(31))
 
 
-def make(dtype, n, seed):
+def make(dtype, n, seed, mod=100):
     z = splitmix(n, seed)
     if dtype in ("float32", "float64"):
         return ((z >> np.uint64(11)).astype(np.float64) * 2.0 ** -53).astype(DTYPES[dtype])
-    return (z % np.uint64(100)).astype(DTYPES[dtype])
+    return (z % np.uint64(mod)).astype(DTYPES[dtype])
+
+
+def make_distribution(c):
+    """The inputs of bench/histogram_bench.cpp: uniform, all-equal or normal (the mean of four
+    uniform streams)."""
+    dtype, n, seed, mod = c["dtype"], c["n"], c["seed"], c.get("mod", 100)
+    dist = c.get("dist", "uniform")
+    floating = dtype in ("float32", "float64")
+    if dist == "all-equal":
+        return np.full(n, 0.5 if floating else mod // 2, dtype=DTYPES[dtype])
+    if dist == "normal":
+        total = sum(make(dtype, n, seed + k, mod).astype(np.float64) for k in range(4))
+        if floating:
+            return (total / 4).astype(DTYPES[dtype])
+        return (total.astype(np.uint64) // np.uint64(4)).astype(DTYPES[dtype])
+    return make(dtype, n, seed, mod)
 
 
 def median_ms(fn, reps):
@@ -54,7 +70,7 @@ def reduce_case(c):
 
 
 def histogram_case(c):
-    x = make(c["dtype"], c["n"], c["seed"])
+    x = make_distribution(c)
     return median_ms(lambda: np.histogram(x, bins=c["bins"], range=tuple(c["range"])),
                      c.get("reps", 10))
 

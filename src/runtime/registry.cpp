@@ -7,8 +7,8 @@ namespace parpat {
 
 std::vector<VariantInfo> list_variants(const std::string& pattern) {
   std::vector<VariantInfo> all;
-  for (auto* table :
-       {&detail::reduce_variants, &detail::pairwise_variants, &detail::barrier_variants}) {
+  for (auto* table : {&detail::reduce_variants, &detail::histogram_variants,
+                      &detail::pairwise_variants, &detail::barrier_variants}) {
     for (auto& v : table()) {
       if (pattern.empty() || v.pattern == pattern) all.push_back(v);
     }

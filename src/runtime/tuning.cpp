@@ -45,6 +45,19 @@ const std::vector<Entry>& table() {
       {Backend::opencl, "", "reduce.atomic.block", 256},
       {Backend::opencl, "", "reduce.atomic.blocks_per_cu", 8},
       {Backend::cpu, "", "reduce.parallel.chunk", 1 << 16},
+      // Histogram: classic variants in blocks of 256; `fast` in blocks of 512 with up to 16 KiB
+      // of shared sub-histogram replicas, at most 4 passes over slot ranges before it switches
+      // to warp-aggregated global atomics.
+      {Backend::cuda, "", "histogram.block", 256},
+      {Backend::cuda, "", "histogram.fast.block", 512},
+      {Backend::cuda, "", "histogram.fast.replica_kib", 16},
+      {Backend::cuda, "", "histogram.fast.max_passes", 4},
+      {Backend::opencl, "", "histogram.block", 256},
+      {Backend::opencl, "", "histogram.fast.block", 256},
+      {Backend::opencl, "", "histogram.fast.replica_kib", 16},
+      {Backend::opencl, "", "histogram.fast.max_passes", 4},
+      {Backend::opencl, "", "histogram.groups_per_cu", 8},
+      {Backend::cpu, "", "histogram.parallel.private_mib", 256},
       // Pairwise `fast`: 256 threads × 8 x per thread; Hopper keeps 8 such blocks per SM.
       {Backend::cuda, "H100", "pairwise.fast.block", 256},
       {Backend::cuda, "H200", "pairwise.fast.block", 256},

@@ -8,6 +8,7 @@
 namespace parpat::detail {
 
 std::vector<VariantInfo> reduce_variants();
+std::vector<VariantInfo> histogram_variants();
 std::vector<VariantInfo> pairwise_variants();
 std::vector<VariantInfo> barrier_variants();
 

@@ -42,7 +42,7 @@ void add_bench_command(CLI::App& app) {
     for (auto n : o->bench.sizes)
       if (n <= 0) throw_invalid("--sizes must be positive");
     std::vector<std::string> patterns = o->patterns;
-    if (patterns.empty()) patterns = {"reduce", "pairwise", "barrier"};
+    if (patterns.empty()) patterns = {"reduce", "histogram", "pairwise", "barrier"};
     std::cerr << "parpat bench on " << device.label() << "\n";
     Peaks peaks = measure_peaks(device);
     std::cerr << fmt::format("  measured peaks: read {:.1f} GB/s, FP32 FMA {:.1f} GFLOPS\n",
@@ -52,12 +52,15 @@ void add_bench_command(CLI::App& app) {
       std::vector<bench::BenchRow> r;
       if (p == "reduce")
         r = bench::bench_reduce(device, o->bench, peaks);
+      else if (p == "histogram")
+        r = bench::bench_histogram(device, o->bench, peaks);
       else if (p == "pairwise")
         r = bench::bench_pairwise(device, o->bench, peaks);
       else if (p == "barrier")
         r = bench::bench_barrier(device, o->bench, peaks);
       else
-        throw_invalid("unknown pattern '" + p + "' (expected reduce, pairwise or barrier)");
+        throw_invalid("unknown pattern '" + p +
+                      "' (expected reduce, histogram, pairwise or barrier)");
       rows.insert(rows.end(), r.begin(), r.end());
     }
     std::size_t verified = 0;

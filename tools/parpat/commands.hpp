@@ -32,6 +32,7 @@ nlohmann::json device_json(const Device& d);
 void add_info_command(CLI::App& app);
 void add_list_command(CLI::App& app);
 void add_reduce_command(CLI::App& app);
+void add_histogram_command(CLI::App& app);
 void add_pairwise_command(CLI::App& app);
 void add_barrier_command(CLI::App& app);
 void add_bench_command(CLI::App& app);

@@ -1,0 +1,226 @@
+// `parpat bench histogram`: every variant of the device's backend over dtype × bins ×
+// distribution (uniform, all-equal, normal) on 1 GiB inputs (64 MiB on the CPU; less with
+// --quick), each verified exactly and timed beside CUB HistogramEven (CUDA) or numpy.histogram
+// (CPU) on the same inputs. Rows note the temporary device memory of the plan and of CUB.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+
+#include "bench.hpp"
+#include "cub_baselines.hpp"
+#include "histogram/histogram_internal.hpp"
+#include "parpat/error.hpp"
+#include "parpat/histogram.hpp"
+#include "parpat/registry.hpp"
+#include "runtime/device_impl.hpp"
+
+namespace parpat::bench {
+
+namespace {
+
+constexpr double kSingleRunMs = 200;
+
+enum class Distribution { uniform, all_equal, normal };
+const char* distribution_name(Distribution d) {
+  return d == Distribution::uniform     ? "uniform"
+         : d == Distribution::all_equal ? "all-equal"
+                                        : "normal";
+}
+
+// Integer inputs take values in [0, modulus): the whole uint8 / uint16 range, 2^20 for int32.
+std::uint64_t modulus_of(DType t) {
+  return t == DType::uint8 ? 256 : t == DType::uint16 ? 65536 : 1u << 20;
+}
+
+// bench/numpy_baseline.py builds the same values: splitmix64 as in random_data, floats in [0, 1)
+// and integers modulo modulus_of; "normal" is the mean of four such streams (Irwin–Hall, seeds
+// seed .. seed + 3), "all-equal" the middle of the range.
+std::vector<unsigned char> make_input(DType t, std::int64_t n, std::uint64_t seed,
+                                      Distribution dist) {
+  std::vector<unsigned char> out(static_cast<std::size_t>(n) * dtype_size(t));
+  const std::uint64_t mod = modulus_of(t);
+  auto stream = [](std::uint64_t s) {
+    return [state = s * 0x9E3779B97F4A7C15ull + 1]() mutable {
+      std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+      return z ^ (z >> 31);
+    };
+  };
+  visit_dtype(t, [&](auto v) {
+    using T = decltype(v);
+    T* p = reinterpret_cast<T*>(out.data());
+    auto value = [&](std::uint64_t z) -> double {
+      if constexpr (std::is_floating_point_v<T>) {
+        return static_cast<double>(static_cast<T>((z >> 11) * 0x1.0p-53));
+      } else {
+        return static_cast<double>(z % mod);
+      }
+    };
+    if (dist == Distribution::all_equal) {
+      T middle = std::is_floating_point_v<T> ? static_cast<T>(0.5) : static_cast<T>(mod / 2);
+      std::fill(p, p + n, middle);
+      return;
+    }
+    auto s0 = stream(seed), s1 = stream(seed + 1), s2 = stream(seed + 2), s3 = stream(seed + 3);
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (dist == Distribution::uniform) {
+        p[i] = static_cast<T>(value(s0()));
+      } else {
+        double sum = value(s0()) + value(s1()) + value(s2()) + value(s3());
+        if constexpr (std::is_floating_point_v<T>) {
+          p[i] = static_cast<T>(sum / 4);
+        } else {
+          p[i] = static_cast<T>(static_cast<std::uint64_t>(sum) / 4);
+        }
+      }
+    }
+  });
+  return out;
+}
+
+std::string size_label(std::int64_t n) {
+  int log = 0;
+  while ((std::int64_t{1} << log) < n)
+    ++log;
+  return (std::int64_t{1} << log) == n ? fmt::format("2^{}", log) : std::to_string(n);
+}
+
+std::string bytes_label(std::size_t b) {
+  if (b >= (1u << 20)) return fmt::format("{:.1f} MiB", static_cast<double>(b) / (1 << 20));
+  if (b >= 1024) return fmt::format("{:.1f} KiB", static_cast<double>(b) / 1024);
+  return fmt::format("{} B", b);
+}
+
+}  // namespace
+
+std::vector<BenchRow> bench_histogram(const Device& device, const BenchOptions& o,
+                                      const Peaks& peaks) {
+  const bool cpu = device.backend() == Backend::cpu;
+  const bool gpu = !cpu && device.info().independent_groups;
+  const bool cuda = device.backend() == Backend::cuda;
+  std::vector<DType> dtypes = o.quick
+                                  ? std::vector<DType>{DType::uint8, DType::float32}
+                                  : std::vector<DType>{DType::uint8, DType::uint16, DType::int32,
+                                                       DType::float32, DType::float64};
+  std::vector<std::int64_t> bin_counts =
+      o.quick ? std::vector<std::int64_t>{7, 256, 1024, 65536}
+              : std::vector<std::int64_t>{7, 256, 1024, 4096, 65536, 1 << 20};
+  const Distribution dists[] = {Distribution::uniform, Distribution::all_equal,
+                                Distribution::normal};
+  std::size_t input_bytes = gpu ? (o.quick ? 1u << 26 : 1u << 30) : (o.quick ? 1u << 23 : 1u << 26);
+  Device host_cpu = Device::open(Backend::cpu);
+
+  std::vector<BenchRow> rows;
+  std::vector<nlohmann::json> numpy_cases;
+  std::vector<std::size_t> numpy_rows;
+  std::uint64_t seed = 11;
+  for (DType t : dtypes) {
+    std::vector<std::int64_t> sizes = o.sizes;
+    if (sizes.empty()) sizes = {static_cast<std::int64_t>(input_bytes / dtype_size(t))};
+    for (std::int64_t n : sizes)
+      for (Distribution dist : dists) {
+        seed += 4;
+        auto host = make_input(t, n, seed, dist);
+        const std::size_t bytes = host.size();
+        std::vector<Array> inputs;
+        int copies = rotation_count(device.info(), bytes);
+        for (int k = 0; k < copies; ++k)
+          inputs.push_back(Array::from_host(device, t, {n}, host.data()));
+        Array on_cpu = Array::from_host(host_cpu, t, {n}, host.data());
+        const double hi = is_float(t) ? 1.0 : static_cast<double>(modulus_of(t));
+        for (std::int64_t bins : bin_counts) {
+          HistogramBins spec = HistogramBins::even(bins, 0.0, hi);
+          // Expected counts: the reference up to 2^24 values, else the CPU `parallel` variant
+          // (which the tests hold exactly to the reference).
+          std::vector<std::uint64_t> expected(static_cast<std::size_t>(bins + 3));
+          {
+            Histogrammer plan(host_cpu, t, n, spec, {n <= (1 << 24) ? "serial" : "parallel"});
+            Buffer counts(host_cpu, expected.size() * 8);
+            plan.run(on_cpu, counts);
+            counts.download(expected.data(), expected.size() * 8);
+          }
+          std::size_t cub_temp = 0;
+          double cub_ms =
+              cuda ? cub_histogram_even_ms(device, t, bins, 0.0, hi, inputs, o.reps, cub_temp) : 0;
+          for (const auto& v : list_variants("histogram")) {
+            if (v.backend != backend_name(device.backend())) continue;
+            if (!o.variants.empty() &&
+                std::find(o.variants.begin(), o.variants.end(), v.name) == o.variants.end())
+              continue;
+            if (cpu && v.name == "serial" && n > (1 << 24)) continue;
+            BenchRow row;
+            row.pattern = "histogram";
+            row.backend = v.backend;
+            row.device = device.info().name;
+            row.variant = v.name;
+            row.dtype = dtype_name(t);
+            row.op = distribution_name(dist);
+            row.shape = fmt::format("{} bins, {}", bins, size_label(n));
+            try {
+              Histogrammer plan(device, t, n, spec, {v.name});
+              Buffer counts(device, expected.size() * 8);
+              device.impl().timer_start();
+              plan.run(inputs[0], counts);
+              const double first_ms = device.impl().timer_stop_ms();
+              std::vector<std::uint64_t> got(expected.size());
+              counts.download(got.data(), got.size() * 8);
+              row.verified = got == expected;
+              if (!row.verified) {
+                auto bad = std::mismatch(got.begin(), got.end(), expected.begin());
+                row.note = fmt::format("slot {}: {} instead of {}", bad.first - got.begin(),
+                                       *bad.first, *bad.second);
+              }
+              // Pathological cases (global atomics on one address) take seconds per run: one
+              // timed run says enough and keeps the sweep bounded.
+              const bool single = first_ms > kSingleRunMs;
+              row.time_ms =
+                  single ? first_ms
+                         : median_time_ms(
+                               device, [&](int rep) { plan.run(inputs[rep % copies], counts); },
+                               o.reps);
+              if (row.verified) {
+                row.note = "temp " + bytes_label(plan.temp_bytes());
+                if (cuda) row.note += "; cub temp " + bytes_label(cub_temp);
+                if (single) row.note += fmt::format("; one run (over {} ms)", kSingleRunMs);
+              }
+            } catch (const Error& e) {
+              if (e.kind() == ErrorKind::unsupported) continue;  // beyond the variant's limits
+              row.note = e.what();
+            }
+            row.bytes = static_cast<double>(bytes) + static_cast<double>(bins) * 8;
+            row.gbps = row.time_ms > 0 ? row.bytes / (row.time_ms * 1e6) : 0;
+            row.pct_peak = peaks.read_gbps > 0 ? 100.0 * row.gbps / peaks.read_gbps : 0;
+            if (cub_ms > 0) {
+              row.baseline = "cub";
+              row.baseline_ms = cub_ms;
+            }
+            if (cpu) {
+              numpy_cases.push_back({{"dtype", row.dtype},
+                                     {"n", n},
+                                     {"seed", seed},
+                                     {"dist", row.op},
+                                     {"mod", modulus_of(t)},
+                                     {"bins", bins},
+                                     {"range", {0.0, hi}},
+                                     {"reps", 5}});
+              numpy_rows.push_back(rows.size());
+            }
+            rows.push_back(row);
+            std::cerr << fmt::format("  histogram {:<13} {:<8} {:<9} {:<22} {:10.2f} µs {}\n",
+                                     row.variant, row.dtype, row.op, row.shape, row.time_ms * 1e3,
+                                     row.verified ? "" : "NOT VERIFIED " + row.note);
+          }
+        }
+      }
+  }
+  auto times = numpy_times("histogram", numpy_cases);
+  for (std::size_t k = 0; k < times.size() && k < numpy_rows.size(); ++k) {
+    rows[numpy_rows[k]].baseline = "numpy";
+    rows[numpy_rows[k]].baseline_ms = times[k];
+  }
+  return rows;
+}
+
+}  // namespace parpat::bench

@@ -1,0 +1,88 @@
+// parpat/histogram.hpp — histograms with numpy.histogram's semantics and 64-bit counts.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "parpat/array.hpp"
+
+namespace parpat {
+
+// How values map to bins (DESIGN.md §2).
+//  - even: `count` bins over [lo, hi]. The edges are float64 exactly as
+//    numpy.linspace(lo, hi, count + 1) makes them (edge i = i·((hi − lo)/count) + lo, the last
+//    edge = hi); a value on an inner edge goes to the bin on its right, hi goes to the last bin.
+//    Without a range, [min, max] of the data (numpy's default; [v − 0.5, v + 0.5] when
+//    min == max, [0, 1] for empty input).
+//  - edges: a strictly increasing float64 array of count + 1 edges, same rules.
+//  - per_value: one bin per integer value 0, 1, ..., like numpy.bincount: 256 bins for uint8,
+//    65536 for uint16, max + 1 for int32 (negative values are counted as underflow).
+struct HistogramBins {
+  enum class Kind { even, edges, per_value };
+  Kind kind = Kind::even;
+  std::int64_t count = 10;
+  bool has_range = false;
+  double lo = 0, hi = 0;
+  std::vector<double> edges;
+
+  static HistogramBins even(std::int64_t count);  // range from the data
+  static HistogramBins even(std::int64_t count, double lo, double hi);
+  static HistogramBins explicit_edges(std::vector<double> edges);
+  static HistogramBins per_value();
+
+  // The count + 1 float64 edges (even bins: numpy.linspace's values). Needs a range.
+  std::vector<double> edge_values() const;
+};
+
+// The most bins a histogram may have (2^26: 512 MiB of 64-bit counts).
+constexpr std::int64_t kMaxHistogramBins = std::int64_t{1} << 26;
+
+struct HistogramOptions {
+  std::string variant;  // empty: the backend's default (`fast` on GPUs, `parallel` on the CPU)
+};
+
+struct HistogramResult {
+  HistogramBins bins;  // resolved: even with a range, or explicit edges
+  std::vector<std::uint64_t> counts;
+  std::uint64_t underflow = 0, overflow = 0, nan = 0;
+  double time_ms = 0;  // device time of the counting itself
+};
+
+// The bins `bins` stands for on the data `in`: a missing range becomes the data's [min, max]
+// (found with parpat::reduce on the array's device) and per-value bins become even bins over
+// [−0.5, V − 0.5]. Throws Error(invalid_argument) for bins ≤ 0 or above kMaxHistogramBins,
+// lo ≥ hi, a non-finite range, edges that are not strictly increasing or not finite, per-value
+// bins of float input and an unsupported dtype.
+HistogramBins resolve_bins(const Array& in, const HistogramBins& bins);
+
+// Counts the values of `in` (1-D, or a contiguous 2-D array taken flat; uint8 uint16 int32
+// float32 float64) on its own device.
+HistogramResult histogram(const Array& in, const HistogramBins& bins = {},
+                          const HistogramOptions& options = {});
+
+// A histogram bound to one device, dtype, size and resolved bins, with its workspace sized
+// once: run() only enqueues work and allocates nothing.
+class Histogrammer {
+ public:
+  Histogrammer(const Device& device, DType dtype, std::int64_t n, const HistogramBins& resolved,
+               const HistogramOptions& options = {});
+  ~Histogrammer();
+  Histogrammer(Histogrammer&&) noexcept;
+  Histogrammer& operator=(Histogrammer&&) noexcept;
+
+  // Enqueues the histogram of `in` into `counts`: slots() uint64 values, the bins followed by
+  // underflow, overflow and NaN. Asynchronous on GPU backends.
+  void run(const Array& in, const Buffer& counts);
+  std::int64_t bins() const;
+  std::int64_t slots() const { return bins() + 3; }
+  // Device memory the plan holds besides the input and the counts (tables, edges).
+  std::size_t temp_bytes() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace parpat

@@ -1,0 +1,157 @@
+// CPU histogram variants. `serial` is the reference itself. `parallel` gives each thread one
+// contiguous section of the input and its own private histogram (four of them, used in turn,
+// when the slots are few: no sharing, no atomics, no chain of increments on one counter), then
+// adds the private histograms bin range by bin range in parallel. Values find their slot
+// through a value → slot table for uint8/uint16, the candidate-and-correct even rule, or a
+// binary search over explicit edges. Past a memory budget for the private copies (very many
+// bins), the threads count into one shared histogram with relaxed atomic adds instead.
+#include <algorithm>
+#include <vector>
+
+#include "histogram/histogram_internal.hpp"
+#include "runtime/cpu/cpu_device.hpp"
+#include "runtime/tuning.hpp"
+
+namespace parpat::detail {
+
+namespace {
+
+class SerialKernel final : public HistogramKernel {
+ public:
+  explicit SerialKernel(const HistogramProblem& p) : p_(p) {}
+  void run(const Buffer& in, const Buffer& counts) override {
+    histogram_reference(in.handle(), p_, static_cast<std::uint64_t*>(counts.handle()));
+  }
+
+ private:
+  HistogramProblem p_;
+};
+
+// Slot of x by binary search over explicit edges (upper_bound − 1, clamped to the last bin).
+struct EdgesRule {
+  const std::vector<double>* edges;
+  std::int64_t bins;
+  std::int64_t slot(double x) const {
+    if (!(x >= edges->front())) return std::isnan(x) ? bins + 2 : bins;
+    if (x > edges->back()) return bins + 1;
+    auto it = std::upper_bound(edges->begin(), edges->end(), x);
+    return std::min<std::int64_t>(it - edges->begin() - 1, bins - 1);
+  }
+};
+
+template <class T>
+class ParallelKernel final : public HistogramKernel {
+ public:
+  ParallelKernel(const Device& d, const HistogramProblem& p)
+      : cpu_(backend_cast<CpuDevice>(d)), p_(p), even_(p) {
+    if constexpr (sizeof(T) <= 2) table_ = slot_table(p);
+    sections_ = std::max<std::int64_t>(1, std::min<std::int64_t>(cpu_.threads(), p.n / 4096 + 1));
+    auto budget = static_cast<std::int64_t>(tuning(d.info(), "histogram.parallel.private_mib", 256))
+                  << 20;
+    // Few slots: four copies per thread, used in turn, so consecutive equal values do not wait
+    // on each other's increments.
+    ways_ = p.slots() <= 4096 ? 4 : 1;
+    shared_ = sections_ > 1 && sections_ * ways_ * p.slots() * 8 > budget;
+    private_.resize(static_cast<std::size_t>(shared_ ? 0 : sections_ * ways_ * p.slots()));
+  }
+
+  void run(const Buffer& in, const Buffer& counts) override {
+    const T* x = static_cast<const T*>(in.handle());
+    auto* out = static_cast<std::uint64_t*>(counts.handle());
+    const std::int64_t slots = p_.slots();
+    if (shared_) std::fill(out, out + slots, std::uint64_t{0});
+    cpu_.parallel_for(sections_, [&](std::int64_t s) {
+      std::int64_t begin = p_.n * s / sections_, end = p_.n * (s + 1) / sections_;
+      if (shared_) {
+        count(x, begin, end, [out](std::int64_t slot, std::int64_t) {
+          __atomic_fetch_add(out + slot, std::uint64_t{1}, __ATOMIC_RELAXED);
+        });
+      } else {
+        std::uint64_t* mine = private_.data() + s * ways_ * slots;
+        std::fill(mine, mine + ways_ * slots, std::uint64_t{0});
+        const std::int64_t way_mask = ways_ - 1;
+        count(x, begin, end, [mine, slots, way_mask](std::int64_t slot, std::int64_t i) {
+          ++mine[(i & way_mask) * slots + slot];
+        });
+      }
+    });
+    if (shared_) return;
+    constexpr std::int64_t kMergeChunk = 1 << 14;
+    cpu_.parallel_for((slots + kMergeChunk - 1) / kMergeChunk, [&](std::int64_t c) {
+      std::int64_t b = c * kMergeChunk, e = std::min(slots, b + kMergeChunk);
+      for (std::int64_t i = b; i < e; ++i) {
+        std::uint64_t sum = 0;
+        for (std::int64_t copy = 0; copy < sections_ * ways_; ++copy)
+          sum += private_[static_cast<std::size_t>(copy * slots + i)];
+        out[i] = sum;
+      }
+    });
+  }
+
+ private:
+  template <class Add>
+  void count(const T* x, std::int64_t begin, std::int64_t end, Add add) const {
+    if constexpr (sizeof(T) <= 2) {
+      const std::uint32_t* table = table_.data();
+      for (std::int64_t i = begin; i < end; ++i)
+        add(table[x[i]], i);
+    } else if (p_.even) {
+      for (std::int64_t i = begin; i < end; ++i)
+        add(even_.slot(static_cast<double>(x[i])), i);
+    } else {
+      EdgesRule rule{&p_.edges, p_.bins};
+      for (std::int64_t i = begin; i < end; ++i)
+        add(rule.slot(static_cast<double>(x[i])), i);
+    }
+  }
+
+  CpuDevice& cpu_;
+  HistogramProblem p_;
+  EvenRule even_;
+  std::vector<std::uint32_t> table_;
+  std::int64_t sections_ = 1;
+  std::int64_t ways_ = 1;  // private copies per thread (a power of two)
+  bool shared_ = false;
+  std::vector<std::uint64_t> private_;
+};
+
+bool supports_everything(const HistogramProblem&, const DeviceInfo&) {
+  return true;
+}
+
+std::unique_ptr<HistogramKernel> make_serial(const Device&, const HistogramProblem& p) {
+  return std::make_unique<SerialKernel>(p);
+}
+
+std::unique_ptr<HistogramKernel> make_parallel(const Device& d, const HistogramProblem& p) {
+  return visit_dtype(p.dtype, [&](auto t) -> std::unique_ptr<HistogramKernel> {
+    return std::make_unique<ParallelKernel<decltype(t)>>(d, p);
+  });
+}
+
+}  // namespace
+
+std::vector<HistogramVariant> cpu_histogram_variants() {
+  auto info = [](const char* name, const char* idea, const char* params) {
+    VariantInfo v;
+    v.pattern = "histogram";
+    v.backend = "cpu";
+    v.name = name;
+    v.idea = idea;
+    v.params = params;
+    v.is_default = std::string(name) == "parallel";
+    return v;
+  };
+  return {
+      {info("serial", "the reference: binary search over the float64 edges, one value at a time",
+            "threads=1"),
+       supports_everything, make_serial},
+      {info("parallel",
+            "a contiguous section and a private histogram per thread, merged by bin ranges; "
+            "value table for uint8/uint16",
+            "threads=all private<=256MiB"),
+       supports_everything, make_parallel},
+  };
+}
+
+}  // namespace parpat::detail

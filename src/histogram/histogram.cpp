@@ -1,0 +1,283 @@
+// Histogram dispatch: bin descriptions and their validation, the default range from the data
+// (with the reduce pattern), the variant registry of every backend built in, and the portable
+// entry points. Kernels only ever see resolved bins and non-empty input.
+#include <cmath>
+#include <string>
+
+#include "histogram/histogram_internal.hpp"
+#include "parpat/reduce.hpp"
+#include "runtime/device_impl.hpp"
+#include "runtime/variant_tables.hpp"
+
+namespace parpat {
+
+HistogramBins HistogramBins::even(std::int64_t count) {
+  HistogramBins b;
+  b.count = count;
+  return b;
+}
+
+HistogramBins HistogramBins::even(std::int64_t count, double lo, double hi) {
+  HistogramBins b;
+  b.count = count;
+  b.has_range = true;
+  b.lo = lo;
+  b.hi = hi;
+  return b;
+}
+
+HistogramBins HistogramBins::explicit_edges(std::vector<double> edges) {
+  HistogramBins b;
+  b.kind = Kind::edges;
+  b.count = static_cast<std::int64_t>(edges.size()) - 1;
+  b.edges = std::move(edges);
+  return b;
+}
+
+HistogramBins HistogramBins::per_value() {
+  HistogramBins b;
+  b.kind = Kind::per_value;
+  return b;
+}
+
+std::vector<double> HistogramBins::edge_values() const {
+  if (kind == Kind::edges) return edges;
+  if (kind != Kind::even || !has_range)
+    throw_invalid("bins without a range have no edges yet (resolve them on the data first)");
+  detail::HistogramProblem p;
+  p.bins = count;
+  p.lo = lo;
+  p.hi = hi;
+  std::vector<double> out(static_cast<std::size_t>(count) + 1);
+  for (std::int64_t i = 0; i <= count; ++i)
+    out[static_cast<std::size_t>(i)] = detail::even_edge(p, i);
+  return out;
+}
+
+namespace {
+
+void check_bin_count(std::int64_t count) {
+  if (count <= 0)
+    throw_invalid("the number of bins must be positive, got " + std::to_string(count));
+  if (count > kMaxHistogramBins)
+    throw_invalid("at most " + std::to_string(kMaxHistogramBins) +
+                  " bins (2^26) are supported, got " + std::to_string(count));
+}
+
+void check_range(double lo, double hi) {
+  if (!std::isfinite(lo) || !std::isfinite(hi))
+    throw_invalid("the histogram range must be finite, got [" + std::to_string(lo) + ", " +
+                  std::to_string(hi) + "]");
+  if (!(lo < hi))
+    throw_invalid("the histogram range needs lo < hi, got [" + std::to_string(lo) + ", " +
+                  std::to_string(hi) + "]");
+  if (!std::isfinite(hi - lo)) throw_invalid("the histogram range is too wide for float64");
+}
+
+void check_input(const Array& in) {
+  if (!detail::histogram_dtype_supported(in.dtype()))
+    throw_invalid(
+        std::string("histogram takes uint8, uint16, int32, float32 or float64 input, got ") +
+        dtype_name(in.dtype()));
+  if (in.ndim() == 2 && in.row_stride() != in.cols())
+    throw_invalid("histogram takes contiguous input (row stride equal to the row length)");
+}
+
+detail::HistogramProblem problem_of(DType dtype, std::int64_t n, const HistogramBins& b) {
+  detail::HistogramProblem p;
+  p.dtype = dtype;
+  p.n = n;
+  if (b.kind == HistogramBins::Kind::per_value ||
+      (b.kind == HistogramBins::Kind::even && !b.has_range))
+    throw_invalid("a histogram plan needs resolved bins (see resolve_bins)");
+  check_bin_count(b.count);
+  if (b.kind == HistogramBins::Kind::even) {
+    check_range(b.lo, b.hi);
+    p.even = true;
+    p.bins = b.count;
+    p.lo = b.lo;
+    p.hi = b.hi;
+  } else {
+    if (b.edges.size() < 2) throw_invalid("explicit bins need at least two edges");
+    if (static_cast<std::int64_t>(b.edges.size()) != b.count + 1)
+      throw_invalid("explicit bins: count must be the number of edges minus one");
+    for (std::size_t i = 0; i < b.edges.size(); ++i) {
+      if (!std::isfinite(b.edges[i]))
+        throw_invalid("bin edges must be finite, edge " + std::to_string(i) + " is not");
+      if (i > 0 && !(b.edges[i - 1] < b.edges[i]))
+        throw_invalid("bin edges must be strictly increasing, edge " + std::to_string(i) +
+                      " is not greater than edge " + std::to_string(i - 1));
+    }
+    p.even = false;
+    p.bins = b.count;
+    p.edges = b.edges;
+  }
+  return p;
+}
+
+}  // namespace
+
+HistogramBins resolve_bins(const Array& in, const HistogramBins& bins) {
+  check_input(in);
+  using Kind = HistogramBins::Kind;
+  if (bins.kind == Kind::per_value) {
+    if (is_float(in.dtype()))
+      throw_invalid(std::string("per-value bins need integer input, got ") +
+                    dtype_name(in.dtype()));
+    std::int64_t values = 256;
+    if (in.dtype() == DType::uint16) values = 65536;
+    if (in.dtype() == DType::int32) {
+      values = 1;
+      if (in.size() > 0) {
+        ReduceResult r = reduce(in, {ReduceOp::max, Axis::all, {}});
+        values = std::max<std::int64_t>(r.values.at(0).i + 1, 1);
+      }
+    }
+    check_bin_count(values);
+    return HistogramBins::even(values, -0.5, static_cast<double>(values) - 0.5);
+  }
+  if (bins.kind == Kind::edges) {
+    HistogramBins out = bins;
+    out.count = static_cast<std::int64_t>(bins.edges.size()) - 1;
+    problem_of(in.dtype(), in.size(), out);  // validates
+    return out;
+  }
+  check_bin_count(bins.count);
+  if (bins.has_range) {
+    check_range(bins.lo, bins.hi);
+    return bins;
+  }
+  double lo = 0, hi = 1;
+  if (in.size() > 0) {
+    lo = reduce(in, {ReduceOp::min, Axis::all, {}}).values.at(0).as_double();
+    hi = reduce(in, {ReduceOp::max, Axis::all, {}}).values.at(0).as_double();
+    if (!std::isfinite(lo) || !std::isfinite(hi))
+      throw_invalid("autodetected range of [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                    "] is not finite (give --range)");
+    if (lo == hi) {
+      lo -= 0.5;
+      hi += 0.5;
+    }
+  }
+  check_range(lo, hi);
+  return HistogramBins::even(bins.count, lo, hi);
+}
+
+namespace detail {
+
+namespace {
+
+const std::vector<HistogramVariant>& all_histogram_variants() {
+  static const std::vector<HistogramVariant> all = [] {
+    std::vector<HistogramVariant> v = cpu_histogram_variants();
+#ifdef PARPAT_HISTOGRAM_CUDA
+    for (auto& e : cuda_histogram_variants())
+      v.push_back(e);
+#endif
+#ifdef PARPAT_HISTOGRAM_OPENCL
+    for (auto& e : opencl_histogram_variants())
+      v.push_back(e);
+#endif
+    return v;
+  }();
+  return all;
+}
+
+}  // namespace
+
+std::vector<VariantInfo> histogram_variants() {
+  std::vector<VariantInfo> out;
+  for (const auto& v : all_histogram_variants())
+    out.push_back(v.info);
+  return out;
+}
+
+const HistogramVariant& find_histogram_variant(Backend backend, const std::string& name) {
+  std::string known;
+  for (const auto& v : all_histogram_variants()) {
+    if (v.info.backend != backend_name(backend)) continue;
+    if (v.info.name == name || (name.empty() && v.info.is_default)) return v;
+    known += (known.empty() ? "" : ", ") + v.info.name;
+  }
+  throw_invalid("unknown histogram variant '" + name + "' on backend " + backend_name(backend) +
+                " (available: " + known + ")");
+}
+
+}  // namespace detail
+
+struct Histogrammer::Impl {
+  Device device;
+  detail::HistogramProblem problem;
+  std::unique_ptr<detail::HistogramKernel> kernel;  // null for empty input
+  std::vector<std::uint64_t> zeros;                 // what empty input counts to
+};
+
+Histogrammer::Histogrammer(const Device& device, DType dtype, std::int64_t n,
+                           const HistogramBins& resolved, const HistogramOptions& options)
+    : impl_(new Impl{device, {}, nullptr, {}}) {
+  if (!detail::histogram_dtype_supported(dtype))
+    throw_invalid(
+        std::string("histogram takes uint8, uint16, int32, float32 or float64 input, got ") +
+        dtype_name(dtype));
+  impl_->problem = problem_of(dtype, n, resolved);
+  const auto& variant = detail::find_histogram_variant(device.backend(), options.variant);
+  if (n == 0) {
+    impl_->zeros.assign(static_cast<std::size_t>(impl_->problem.slots()), 0);
+    return;
+  }
+  if (!variant.supports(impl_->problem, device.info()))
+    throw Error(ErrorKind::unsupported, "histogram variant " + variant.info.name + " on " +
+                                            backend_name(device.backend()) + " does not cover " +
+                                            std::to_string(impl_->problem.bins) + " bins of " +
+                                            dtype_name(dtype) + " (" + variant.info.limits + ")");
+  impl_->kernel = variant.make(device, impl_->problem);
+}
+
+Histogrammer::~Histogrammer() = default;
+Histogrammer::Histogrammer(Histogrammer&&) noexcept = default;
+Histogrammer& Histogrammer::operator=(Histogrammer&&) noexcept = default;
+
+std::int64_t Histogrammer::bins() const {
+  return impl_->problem.bins;
+}
+
+std::size_t Histogrammer::temp_bytes() const {
+  return impl_->kernel ? impl_->kernel->temp_bytes() : 0;
+}
+
+void Histogrammer::run(const Array& in, const Buffer& counts) {
+  const auto& p = impl_->problem;
+  if (in.dtype() != p.dtype || in.size() != p.n)
+    throw_invalid("histogram plan was made for another array size or dtype");
+  if (counts.bytes() < static_cast<std::size_t>(p.slots()) * sizeof(std::uint64_t))
+    throw_invalid("histogram counts buffer is too small (needs bins + 3 uint64)");
+  if (!impl_->kernel) {
+    counts.device().impl().upload(counts.handle(), 0, impl_->zeros.data(),
+                                  impl_->zeros.size() * sizeof(std::uint64_t));
+    return;
+  }
+  impl_->kernel->run(in.buffer(), counts);
+}
+
+HistogramResult histogram(const Array& in, const HistogramBins& bins,
+                          const HistogramOptions& options) {
+  Device device = in.device();
+  HistogramResult result;
+  result.bins = resolve_bins(in, bins);
+  Histogrammer plan(device, in.dtype(), in.size(), result.bins, options);
+  Buffer counts(device, static_cast<std::size_t>(plan.slots()) * sizeof(std::uint64_t));
+  device.impl().timer_start();
+  plan.run(in, counts);
+  result.time_ms = device.impl().timer_stop_ms();
+  std::vector<std::uint64_t> all(static_cast<std::size_t>(plan.slots()));
+  counts.download(all.data(), all.size() * sizeof(std::uint64_t));
+  auto bins_n = static_cast<std::size_t>(plan.bins());
+  result.underflow = all[bins_n];
+  result.overflow = all[bins_n + 1];
+  result.nan = all[bins_n + 2];
+  all.resize(bins_n);
+  result.counts = std::move(all);
+  return result;
+}
+
+}  // namespace parpat

@@ -1,0 +1,123 @@
+// What the histogram dispatch and its backends share: the resolved problem, the exact bin rule
+// (the one every variant must reproduce), the kernel interface and the variant tables.
+//
+// Kernels count into "slots": bins 0 .. N−1, then underflow (N), overflow (N + 1), NaN (N + 2),
+// so out-of-range values are just three more bins.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "parpat/histogram.hpp"
+#include "parpat/registry.hpp"
+
+namespace parpat::detail {
+
+struct HistogramProblem {
+  DType dtype = DType::float32;
+  std::int64_t n = 0;
+  bool even = true;  // even bins over [lo, hi]; otherwise explicit `edges`
+  std::int64_t bins = 0;
+  double lo = 0, hi = 0;
+  std::vector<double> edges;  // explicit edges only (bins + 1 values)
+
+  std::int64_t slots() const { return bins + 3; }
+  double step() const { return (hi - lo) / static_cast<double>(bins); }
+};
+
+// Edge i of even bins, as numpy.linspace computes it: i·step + lo, rounded twice (no fused
+// multiply-add), and the last edge is hi itself.
+inline double even_edge(const HistogramProblem& p, std::int64_t i) {
+  if (i == p.bins) return p.hi;
+  double scaled = static_cast<double>(i) * p.step();
+  return scaled + p.lo;
+}
+
+// The slot of value x: the largest bin i with edge[i] ≤ x (so inner-edge values go right),
+// the last bin for x == hi; underflow, overflow and NaN after the bins. A plain binary search
+// over the float64 edges, written for clarity: this is the rule, the variants are checked
+// against it.
+inline std::int64_t reference_slot(const HistogramProblem& p, double x) {
+  if (std::isnan(x)) return p.bins + 2;
+  double first = p.even ? p.lo : p.edges.front();
+  double last = p.even ? p.hi : p.edges.back();
+  if (x < first) return p.bins;
+  if (x > last) return p.bins + 1;
+  std::int64_t below = 0, above = p.bins;  // edge(below) ≤ x; answer in [below, above)
+  while (above - below > 1) {
+    std::int64_t mid = below + (above - below) / 2;
+    double edge = p.even ? even_edge(p, mid) : p.edges[static_cast<std::size_t>(mid)];
+    if (edge <= x) {
+      below = mid;
+    } else {
+      above = mid;
+    }
+  }
+  return below;
+}
+
+// The even-bin rule at speed: a candidate bin from (x − lo)·(N / (hi − lo)), as numpy computes
+// it, then moved until edge[c] ≤ x < edge[c + 1] holds for the exact float64 edges, so the
+// answer is reference_slot's whatever the rounding of the candidate.
+struct EvenRule {
+  std::int64_t bins;
+  double lo, hi, step, norm;
+
+  explicit EvenRule(const HistogramProblem& p)
+      : bins(p.bins),
+        lo(p.lo),
+        hi(p.hi),
+        step(p.step()),
+        norm(static_cast<double>(p.bins) / (p.hi - p.lo)) {}
+
+  double edge(std::int64_t i) const {
+    double scaled = static_cast<double>(i) * step;
+    return scaled + lo;
+  }
+  std::int64_t slot(double x) const {
+    if (!(x >= lo)) return std::isnan(x) ? bins + 2 : bins;
+    if (x > hi) return bins + 1;
+    double t = (x - lo) * norm;
+    std::int64_t c = t < static_cast<double>(bins) ? static_cast<std::int64_t>(t) : bins - 1;
+    while (c > 0 && x < edge(c))
+      --c;
+    while (c < bins - 1 && x >= edge(c + 1))
+      ++c;
+    return c;
+  }
+};
+
+// Value → slot for every value of a uint8 or uint16 input (256 or 65536 entries): the fastest
+// bin rule for small integer types, exact because the reference fills it.
+std::vector<std::uint32_t> slot_table(const HistogramProblem& p);
+
+// One variant bound to one problem on one device; construction sizes its workspace once.
+// run() enqueues the counting of `in` into `counts` (slots() uint64, zeroed by the kernel).
+class HistogramKernel {
+ public:
+  virtual ~HistogramKernel() = default;
+  virtual void run(const Buffer& in, const Buffer& counts) = 0;
+  virtual std::size_t temp_bytes() const { return 0; }
+};
+
+struct HistogramVariant {
+  VariantInfo info;
+  bool (*supports)(const HistogramProblem& problem, const DeviceInfo& device);
+  std::unique_ptr<HistogramKernel> (*make)(const Device& device, const HistogramProblem& problem);
+};
+
+std::vector<HistogramVariant> cpu_histogram_variants();
+std::vector<HistogramVariant> cuda_histogram_variants();
+std::vector<HistogramVariant> opencl_histogram_variants();
+
+const HistogramVariant& find_histogram_variant(Backend backend, const std::string& name);
+
+// The CPU reference: counts[slots()] of `in` (n elements of p.dtype), one value at a time.
+void histogram_reference(const void* in, const HistogramProblem& p, std::uint64_t* counts);
+
+bool histogram_dtype_supported(DType t);
+
+}  // namespace parpat::detail

@@ -1,0 +1,638 @@
+// Histogram: every backend × variant present against the CPU reference with exact counts
+// (DESIGN.md §2, §6): random inputs at the edge sizes, the distributions, values on and around
+// the edges, NaN and infinities, bin counts 1 … 2^20, explicit edges, per-value bins, the
+// default range, bad input, the CLI (the text example, numpy cross-check) and, on GPUs, one
+// uint8 case above 2^32 values.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "histogram/histogram_internal.hpp"
+#include "parpat/array.hpp"
+#include "parpat/error.hpp"
+#include "parpat/histogram.hpp"
+#include "parpat/registry.hpp"
+#include "test_support.hpp"
+
+#ifdef PARPAT_HAVE_CUDA
+#include "parpat/cuda/histogram.cuh"
+#endif
+#ifdef PARPAT_HAVE_OPENCL
+#include "runtime/opencl/opencl_device.hpp"
+extern const char* const parpat_cl_histogram;
+#endif
+
+namespace parpat::test {
+namespace {
+
+struct Target {
+  Device device;
+  std::string variant;
+};
+
+std::vector<Target> targets() {
+  std::vector<Target> out;
+  for (const auto& d : devices())
+    for (const auto& v : list_variants("histogram"))
+      if (v.backend == backend_name(d.backend())) out.push_back({d, v.name});
+  return out;
+}
+
+std::string target_name(const ::testing::TestParamInfo<Target>& info) {
+  std::string name = device_name(info.param.device) + "_" + info.param.variant;
+  for (auto& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
+constexpr DType kDTypes[] = {DType::uint8, DType::uint16, DType::int32, DType::float32,
+                             DType::float64};
+
+detail::HistogramProblem problem_of(DType t, std::int64_t n, const HistogramBins& b) {
+  detail::HistogramProblem p;
+  p.dtype = t;
+  p.n = n;
+  p.even = b.kind == HistogramBins::Kind::even;
+  p.bins = b.count;
+  p.lo = b.lo;
+  p.hi = b.hi;
+  if (!p.even) p.edges = b.edges;
+  return p;
+}
+
+template <class T>
+std::vector<unsigned char> bytes_of(const std::vector<T>& v) {
+  std::vector<unsigned char> out(v.size() * sizeof(T));
+  if (!out.empty()) std::memcpy(out.data(), v.data(), out.size());
+  return out;
+}
+
+// n values of t drawn from `draw` (a double, converted to t).
+template <class Draw>
+std::vector<unsigned char> make_values(DType t, std::int64_t n, Draw draw) {
+  std::vector<unsigned char> out(static_cast<std::size_t>(n) * dtype_size(t));
+  visit_dtype(t, [&](auto v) {
+    using T = decltype(v);
+    T* p = reinterpret_cast<T*>(out.data());
+    for (std::int64_t i = 0; i < n; ++i)
+      p[i] = static_cast<T>(draw());
+  });
+  return out;
+}
+
+// A range suited to dtype t: the integer types' values, [−1, 1] for floats.
+std::pair<double, double> range_for(DType t) {
+  switch (t) {
+    case DType::uint8:
+      return {3, 250};
+    case DType::uint16:
+      return {100, 60000};
+    case DType::int32:
+      return {-100000, 100000};
+    default:
+      return {-0.75, 0.9};
+  }
+}
+
+// v as a value of integer dtype t (rounded, clamped to the type's range); floats unchanged.
+double fit(DType t, double v) {
+  switch (t) {
+    case DType::uint8:
+      return std::clamp(std::round(v), 0.0, 255.0);
+    case DType::uint16:
+      return std::clamp(std::round(v), 0.0, 65535.0);
+    case DType::int32:
+      return std::round(v);
+    default:
+      return v;
+  }
+}
+
+class HistogramTest : public ::testing::TestWithParam<Target> {
+ protected:
+  // The default range and per-value bins of int32 come from parpat::reduce on the same device.
+  bool device_reduces() const {
+    for (const auto& v : list_variants("reduce"))
+      if (v.backend == backend_name(GetParam().device.backend())) return true;
+    return false;
+  }
+
+  bool covers(DType t, std::int64_t n, const HistogramBins& b) {
+    const auto& v = detail::find_histogram_variant(GetParam().device.backend(), GetParam().variant);
+    return v.supports(problem_of(t, n, b), GetParam().device.info());
+  }
+
+  // Counts `host` (n values of t) with resolved bins `b` on the target and compares every count
+  // with the reference. Returns false when the variant does not cover the case.
+  bool check(DType t, std::int64_t n, const std::vector<unsigned char>& host,
+             const HistogramBins& b, const std::string& what) {
+    if (!covers(t, n, b)) return false;
+    SCOPED_TRACE(what + ": " + std::to_string(n) + " " + dtype_name(t) + " into " +
+                 std::to_string(b.count) + " bins, seed " + std::to_string(run_seed()));
+    auto p = problem_of(t, n, b);
+    std::vector<std::uint64_t> expected(static_cast<std::size_t>(p.slots()));
+    detail::histogram_reference(host.data(), p, expected.data());
+    Array in = Array::from_host(GetParam().device, t, {n}, host.data());
+    HistogramResult r = histogram(in, b, {GetParam().variant});
+    EXPECT_EQ(r.counts.size(), static_cast<std::size_t>(b.count));
+    std::size_t bins = static_cast<std::size_t>(b.count);
+    for (std::size_t i = 0; i < bins && i < r.counts.size(); ++i) {
+      if (r.counts[i] != expected[i]) {
+        ADD_FAILURE() << "bin " << i << ": " << r.counts[i] << " instead of " << expected[i];
+        return true;
+      }
+    }
+    EXPECT_EQ(r.underflow, expected[bins]);
+    EXPECT_EQ(r.overflow, expected[bins + 1]);
+    EXPECT_EQ(r.nan, expected[bins + 2]);
+    return true;
+  }
+};
+
+TEST_P(HistogramTest, RandomInputsAtEdgeSizes) {
+  std::mt19937_64 rng(run_seed());
+  const std::int64_t sizes[] = {1, 2, 31, 32, 33, 1023, 1024, 1025, 4099, 65537, (1 << 20) + 7};
+  int covered = 0;
+  for (DType t : kDTypes)
+    for (std::int64_t bins : {1, 7, 256, 1000})
+      for (std::int64_t n : sizes) {
+        auto [lo, hi] = range_for(t);
+        // Values reach a little beyond the range so underflow and overflow are exercised.
+        double margin = (hi - lo) * 0.05;
+        std::uniform_real_distribution<double> u(lo - margin, hi + margin);
+        auto host = make_values(t, n, [&] { return fit(t, u(rng)); });
+        covered += check(t, n, host, HistogramBins::even(bins, lo, hi), "random");
+        if (HasFailure()) return;
+      }
+  EXPECT_GT(covered, 0) << "the variant covers no case at all";
+}
+
+TEST_P(HistogramTest, Distributions) {
+  std::mt19937_64 rng(run_seed() + 1);
+  const std::int64_t n = (1 << 20) + 3;
+  for (DType t : {DType::uint8, DType::int32, DType::float32, DType::float64})
+    for (std::int64_t bins : {7, 256, 1024}) {
+      auto [lo, hi] = range_for(t);
+      double mid = (lo + hi) / 2, width = hi - lo;
+      std::uniform_real_distribution<double> uniform(lo, hi);
+      std::normal_distribution<double> normal(mid, width / 8);
+      std::bernoulli_distribution hot(0.9);
+      auto fix = [&](double v) { return is_float(t) ? v : std::round(std::clamp(v, lo, hi)); };
+      check(t, n, make_values(t, n, [&] { return fix(uniform(rng)); }),
+            HistogramBins::even(bins, lo, hi), "uniform");
+      check(t, n, make_values(t, n, [&] { return fix(normal(rng)); }),
+            HistogramBins::even(bins, lo, hi), "normal");
+      check(t, n, make_values(t, n, [&] { return fix(mid); }), HistogramBins::even(bins, lo, hi),
+            "all-equal");
+      check(t, n,
+            make_values(t, n, [&] { return fix(hot(rng) ? lo + width * 0.3 : uniform(rng)); }),
+            HistogramBins::even(bins, lo, hi), "90% in one bin");
+      if (HasFailure()) return;
+    }
+}
+
+TEST_P(HistogramTest, ValuesOnAndAroundEdgesNaNAndInfinities) {
+  std::mt19937_64 rng(run_seed() + 2);
+  const double inf = std::numeric_limits<double>::infinity();
+  struct Range {
+    double lo, hi;
+    std::int64_t bins;
+  };
+  // Steps that are not exact in binary, so the edges are rounded like numpy.linspace rounds them.
+  for (Range r : {Range{0.1, 0.7, 7}, Range{-1.3, 2.9, 1000}, Range{-3, 3, 6}, Range{0, 1, 10},
+                  Range{1e-3, 1e3, 4096}}) {
+    HistogramBins b = HistogramBins::even(r.bins, r.lo, r.hi);
+    std::vector<double> edges = b.edge_values();
+    for (DType t : {DType::float32, DType::float64}) {
+      std::vector<double> pool = {r.lo,
+                                  r.hi,
+                                  std::nextafter(r.lo, -inf),
+                                  std::nextafter(r.hi, inf),
+                                  -inf,
+                                  inf,
+                                  std::nan(""),
+                                  -0.0,
+                                  0.0,
+                                  r.lo - 1,
+                                  r.hi + 1};
+      for (double e : edges) {
+        pool.push_back(e);
+        pool.push_back(std::nextafter(e, -inf));
+        pool.push_back(std::nextafter(e, inf));
+        pool.push_back(static_cast<double>(static_cast<float>(e)));  // the float32 near an edge
+      }
+      std::uniform_int_distribution<std::size_t> pick(0, pool.size() - 1);
+      for (std::int64_t n : {std::int64_t{64}, std::int64_t{100003}}) {
+        auto host = make_values(t, n, [&] { return pool[pick(rng)]; });
+        check(t, n, host, b, "edges");
+        if (HasFailure()) return;
+      }
+    }
+  }
+}
+
+TEST_P(HistogramTest, BinCounts) {
+  std::mt19937_64 rng(run_seed() + 3);
+  const std::int64_t n = (1 << 18) + 5;
+  for (std::int64_t bins : {1, 7, 256, 1000, 4096, 65536, 1 << 20})
+    for (DType t : {DType::uint16, DType::int32, DType::float32}) {
+      auto [lo, hi] = range_for(t);
+      std::uniform_real_distribution<double> u(lo, hi);
+      auto host = make_values(t, n, [&] { return is_float(t) ? u(rng) : std::round(u(rng)); });
+      check(t, n, host, HistogramBins::even(bins, lo, hi), "bin count");
+      if (HasFailure()) return;
+    }
+}
+
+TEST_P(HistogramTest, ExplicitEdges) {
+  std::mt19937_64 rng(run_seed() + 4);
+  for (std::size_t count : {2u, 9u, 300u, 70000u}) {
+    std::uniform_real_distribution<double> u(-50, 50);
+    std::vector<double> edges(count);
+    for (auto& e : edges)
+      e = u(rng);
+    std::sort(edges.begin(), edges.end());
+    edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+    if (edges.size() < 2) continue;
+    HistogramBins b = HistogramBins::explicit_edges(edges);
+    std::vector<double> pool = edges;
+    pool.push_back(std::nan(""));
+    std::uniform_int_distribution<int> coin(0, 2);
+    std::uniform_int_distribution<std::size_t> pick(0, pool.size() - 1);
+    for (DType t : kDTypes) {
+      const std::int64_t n = 50001;
+      auto host = make_values(t, n, [&] {
+        double v = coin(rng) ? u(rng) * 1.1 : pool[pick(rng)];
+        if (!is_float(t)) v = std::round(std::clamp(std::isnan(v) ? 0.0 : v, 0.0, 100.0));
+        return v;
+      });
+      check(t, n, host, b, "explicit edges");
+      if (HasFailure()) return;
+    }
+  }
+}
+
+TEST_P(HistogramTest, PerValueBinsMatchBincount) {
+  std::mt19937_64 rng(run_seed() + 5);
+  const Target& target = GetParam();
+  for (DType t : {DType::uint8, DType::uint16, DType::int32}) {
+    if (t == DType::int32 && !device_reduces()) {
+      std::cerr << "[parpat] int32 per-value bins skipped: no reduce variant on "
+                << backend_name(target.device.backend()) << " in this build\n";
+      continue;
+    }
+    const std::int64_t n = 200003;
+    std::uniform_int_distribution<int> u(t == DType::int32 ? -5 : 0,
+                                         t == DType::uint8 ? 255 : 3000);
+    auto host = make_values(t, n, [&] { return u(rng); });
+    Array in = Array::from_host(target.device, t, {n}, host.data());
+    HistogramBins resolved = resolve_bins(in, HistogramBins::per_value());
+    if (!covers(t, n, resolved)) continue;
+    HistogramResult r = histogram(in, HistogramBins::per_value(), {target.variant});
+    std::vector<std::uint64_t> expected(r.counts.size());
+    std::uint64_t negative = 0;
+    std::int64_t max = 0;
+    visit_dtype(t, [&](auto v) {
+      using T = decltype(v);
+      const T* p = reinterpret_cast<const T*>(host.data());
+      for (std::int64_t i = 0; i < n; ++i)
+        max = std::max<std::int64_t>(max, p[i]);
+      for (std::int64_t i = 0; i < n; ++i) {
+        if (p[i] < 0) {
+          ++negative;
+        } else {
+          ++expected.at(static_cast<std::size_t>(p[i]));
+        }
+      }
+    });
+    std::size_t want = t == DType::uint8 ? 256 : t == DType::uint16 ? 65536 : max + 1;
+    EXPECT_EQ(r.counts.size(), want) << dtype_name(t);
+    EXPECT_EQ(r.counts, expected) << dtype_name(t) << ", seed " << run_seed();
+    EXPECT_EQ(r.underflow, negative);
+    EXPECT_EQ(r.overflow, 0u);
+  }
+}
+
+TEST_P(HistogramTest, DefaultRangeIsMinMaxOfTheData) {
+  std::mt19937_64 rng(run_seed() + 6);
+  const Target& target = GetParam();
+  if (!device_reduces())
+    GTEST_SKIP() << "this build has no reduce variant on " << backend_name(target.device.backend())
+                 << " (the default range is the data's min and max)";
+  std::uniform_real_distribution<double> u(-3, 7);
+  const std::int64_t n = 10007;
+  auto host = make_values(DType::float64, n, [&] { return u(rng); });
+  const double* x = reinterpret_cast<const double*>(host.data());
+  double lo = *std::min_element(x, x + n), hi = *std::max_element(x, x + n);
+  Array in = Array::from_host(target.device, DType::float64, {n}, host.data());
+  HistogramResult r = histogram(in, HistogramBins::even(13), {target.variant});
+  EXPECT_EQ(r.bins.lo, lo);
+  EXPECT_EQ(r.bins.hi, hi);
+  check(DType::float64, n, host, HistogramBins::even(13, lo, hi), "default range");
+  // min == max: numpy widens the range to [v − 0.5, v + 0.5].
+  auto same = make_values(DType::int32, 100, [] { return 42; });
+  Array in_same = Array::from_host(target.device, DType::int32, {100}, same.data());
+  HistogramResult s = histogram(in_same, HistogramBins::even(10), {target.variant});
+  EXPECT_EQ(s.bins.lo, 41.5);
+  EXPECT_EQ(s.bins.hi, 42.5);
+  EXPECT_EQ(s.counts.at(5), 100u);  // 42 sits on the inner edge 42.0: it goes right
+}
+
+TEST_P(HistogramTest, EmptyInput) {
+  const Target& target = GetParam();
+  for (DType t : kDTypes) {
+    Array empty(target.device, t, {0});
+    HistogramResult r = histogram(empty, HistogramBins::even(5), {target.variant});
+    EXPECT_EQ(r.bins.lo, 0.0);
+    EXPECT_EQ(r.bins.hi, 1.0);
+    EXPECT_EQ(r.counts, std::vector<std::uint64_t>(5, 0));
+    EXPECT_EQ(r.underflow + r.overflow + r.nan, 0u);
+  }
+}
+
+TEST_P(HistogramTest, PlanRunsRepeatedlyWithoutStaleCounts) {
+  std::mt19937_64 rng(run_seed() + 7);
+  const Target& target = GetParam();
+  const std::int64_t n = 300001;
+  HistogramBins b = HistogramBins::even(256, 0, 1);
+  if (!covers(DType::float32, n, b)) GTEST_SKIP() << "variant does not cover 256 bins";
+  std::uniform_real_distribution<double> u(0, 1);
+  auto host = make_values(DType::float32, n, [&] { return u(rng); });
+  auto p = problem_of(DType::float32, n, b);
+  std::vector<std::uint64_t> expected(static_cast<std::size_t>(p.slots()));
+  detail::histogram_reference(host.data(), p, expected.data());
+  Array in = Array::from_host(target.device, DType::float32, {n}, host.data());
+  Histogrammer plan(target.device, DType::float32, n, b, {target.variant});
+  Buffer counts(target.device, static_cast<std::size_t>(plan.slots()) * 8);
+  for (int rep = 0; rep < 3; ++rep) {
+    plan.run(in, counts);
+    std::vector<std::uint64_t> got(expected.size());
+    counts.download(got.data(), got.size() * 8);
+    EXPECT_EQ(got, expected) << "run " << rep;
+  }
+}
+
+TEST_P(HistogramTest, Uint8BeyondTwoToThe32Values) {
+  const Target& target = GetParam();
+  const DeviceInfo& info = target.device.info();
+  const std::int64_t n = (std::int64_t{1} << 32) + (std::int64_t{1} << 26) + 4099;
+  if (target.device.backend() == Backend::cpu || !info.independent_groups ||
+      info.global_memory < static_cast<std::uint64_t>(n) + (std::uint64_t{2} << 30))
+    GTEST_SKIP() << "the 2^32-value uint8 case runs on GPU devices with more than 6 GiB only";
+  // Built once and shared by every GPU variant: 4 GiB of values whose hot bin passes 2^32.
+  static const std::vector<std::uint8_t> host = [n] {
+    std::vector<std::uint8_t> v(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i)
+      v[static_cast<std::size_t>(i)] =
+          static_cast<std::uint8_t>((i * 7) % 251 < 250 ? 65 : i % 256);
+    return v;
+  }();
+  static const std::vector<std::uint64_t> expected = [] {
+    std::vector<std::uint64_t> counts(256);
+    for (auto v : host)
+      ++counts[v];
+    return counts;
+  }();
+  Array in = Array::from_host(target.device, DType::uint8, {n}, host.data());
+  HistogramResult r = histogram(in, HistogramBins::per_value(), {target.variant});
+  EXPECT_EQ(r.counts, expected);
+  EXPECT_GT(expected[65], std::uint64_t{1} << 32);  // the hot bin itself passes 2^32
+}
+
+TEST_P(HistogramTest, BadInputIsRejected) {
+  const Target& target = GetParam();
+  auto vals = make_values(DType::float32, 10, [] { return 0.5; });
+  Array in = Array::from_host(target.device, DType::float32, {10}, vals.data());
+  auto rejected = [&](const HistogramBins& b, const char* what) {
+    try {
+      histogram(in, b, {target.variant});
+      ADD_FAILURE() << what << " must be rejected";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::invalid_argument) << what;
+    }
+  };
+  const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+  rejected(HistogramBins::even(0, 0, 1), "zero bins");
+  rejected(HistogramBins::even(-3, 0, 1), "negative bins");
+  rejected(HistogramBins::even(kMaxHistogramBins + 1, 0, 1), "too many bins");
+  rejected(HistogramBins::even(4, 1, 1), "lo == hi");
+  rejected(HistogramBins::even(4, 2, 1), "lo > hi");
+  rejected(HistogramBins::even(4, nan, 1), "NaN range");
+  rejected(HistogramBins::even(4, 0, inf), "infinite range");
+  rejected(HistogramBins::explicit_edges({0, 1, 1, 2}), "repeated edges");
+  rejected(HistogramBins::explicit_edges({0, 2, 1}), "decreasing edges");
+  rejected(HistogramBins::explicit_edges({0}), "a single edge");
+  rejected(HistogramBins::explicit_edges({0, nan}), "NaN edge");
+  rejected(HistogramBins::per_value(), "per-value bins of float input");
+  auto wide = make_values(DType::int64, 4, [] { return 1; });
+  Array in64 = Array::from_host(target.device, DType::int64, {4}, wide.data());
+  EXPECT_THROW(histogram(in64, HistogramBins::even(3, 0, 2), {target.variant}), Error);
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, HistogramTest, ::testing::ValuesIn(targets()), target_name);
+
+#ifdef PARPAT_HAVE_CUDA
+// The raw-pointer CUDA layer: device pointers, a stream and caller-owned workspace.
+TEST(HistogramCudaRaw, MatchesTheReference) {
+  std::vector<Device> gpus;
+  for (const auto& d : devices())
+    if (d.backend() == Backend::cuda) gpus.push_back(d);
+  if (gpus.empty()) GTEST_SKIP() << "no CUDA device";
+  std::mt19937_64 rng(run_seed() + 10);
+  for (DType t : kDTypes)
+    for (std::int64_t bins : {7, 256, 65536, 1 << 20}) {
+      const std::int64_t n = (1 << 20) + 13;
+      auto [lo, hi] = range_for(t);
+      std::uniform_real_distribution<double> u(lo - 10, hi + 10);
+      auto host = make_values(t, n, [&] { return fit(t, u(rng)); });
+      HistogramBins b = HistogramBins::even(bins, lo, hi);
+      auto p = problem_of(t, n, b);
+      std::vector<std::uint64_t> expected(static_cast<std::size_t>(p.slots()));
+      detail::histogram_reference(host.data(), p, expected.data());
+      Array in = Array::from_host(gpus[0], t, {n}, host.data());
+      Buffer counts(gpus[0], expected.size() * 8);
+      Buffer workspace(gpus[0], std::max<std::size_t>(cuda::histogram_workspace_bytes(t), 1));
+      cuda::histogram_even(in.buffer().handle(), t, n, bins, lo, hi,
+                           static_cast<unsigned long long*>(counts.handle()), workspace.handle(),
+                           workspace.bytes(), nullptr);
+      gpus[0].synchronize();
+      cudaDeviceSynchronize();
+      std::vector<std::uint64_t> got(expected.size());
+      counts.download(got.data(), got.size() * 8);
+      EXPECT_EQ(got, expected) << dtype_name(t) << " " << bins << " bins, seed " << run_seed();
+    }
+}
+#endif
+
+#ifdef PARPAT_HAVE_OPENCL
+// Devices without cl_khr_int64_base_atomics count into two 32-bit words with a carry: build
+// that path on every OpenCL device and check that counts cross 2^32 correctly.
+TEST(HistogramOpenclWithout64BitAtomics, CarriesIntoTheHighWord) {
+  for (const auto& d : devices()) {
+    if (d.backend() != Backend::opencl) continue;
+    auto& cl = detail::backend_cast<detail::OpenclDevice>(d);
+    const std::int64_t n = 100003;
+    std::vector<std::uint8_t> values(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i)
+      values[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(i % 3 == 0 ? 7 : i % 256);
+    HistogramBins b = HistogramBins::even(256, -0.5, 255.5);
+    auto p = problem_of(DType::uint8, n, b);
+    std::vector<std::uint64_t> expected(static_cast<std::size_t>(p.slots()));
+    detail::histogram_reference(values.data(), p, expected.data());
+    // Every counter starts just below 2^32 so most of them carry.
+    const std::uint64_t start = (std::uint64_t{1} << 32) - 1000;
+    std::vector<std::uint64_t> initial(expected.size(), start);
+    for (auto& e : expected)
+      e += start;
+    auto table = detail::slot_table(p);
+    Buffer in(d, values.size()), table_buf(d, table.size() * 4), counts(d, initial.size() * 8);
+    in.upload(values.data(), values.size());
+    table_buf.upload(table.data(), table_buf.bytes());
+    for (const char* name : {"interleaved", "aggregated", "fast_local", "fast_global"}) {
+      counts.upload(initial.data(), counts.bytes());
+      cl::Kernel& k = cl.kernel("histogram.cl", parpat_cl_histogram,
+                                "-DT=uchar -DVEC=16 -DRULE=0 -DINT64_ATOMICS=0", name);
+      cl_uint i = 0;
+      auto set_arg = [&k](cl_uint index, const auto& value) {
+        if constexpr (std::is_pointer_v<std::decay_t<decltype(value)>>) {
+          k.setArg(index, sizeof(value), &value);
+        } else {
+          k.setArg(index, value);
+        }
+      };
+      set_arg(i++, detail::as_mem(in.handle()));
+      set_arg(i++, static_cast<cl_long>(n));
+      set_arg(i++, detail::as_mem(table_buf.handle()));
+      std::string kernel = name;
+      if (kernel == "aggregated") {
+        set_arg(i++, static_cast<cl_uint>(p.slots()));
+        set_arg(i++, cl::Local(static_cast<std::size_t>(p.slots()) * 4));
+      } else if (kernel == "fast_local") {
+        set_arg(i++, cl_uint{0});
+        set_arg(i++, static_cast<cl_uint>(p.slots()));
+        set_arg(i++, cl_uint{2});
+        set_arg(i++, cl::Local(static_cast<std::size_t>(p.slots()) * 8));
+      }
+      set_arg(i++, detail::as_mem(counts.handle()));
+      cl.launch(k, 64 * 8, 64);
+      std::vector<std::uint64_t> got(expected.size());
+      counts.download(got.data(), got.size() * 8);
+      EXPECT_EQ(got, expected) << name;
+    }
+  }
+}
+#endif
+
+// The CLI: the text example of the issue (letters a–z in groups of four), JSON, bad input.
+class HistogramCli : public ::testing::Test {
+ protected:
+  std::string text_file() {
+    std::string path = temp_path("text.txt");
+    std::ofstream f(path, std::ios::binary);
+    for (char c = 'a'; c <= 'z'; ++c)
+      f << std::string(4, c);
+    return path;
+  }
+};
+
+TEST_F(HistogramCli, TextExample) {
+  std::string path = text_file();
+  for (const auto& d : devices()) {
+    std::string backend = backend_name(d.backend());
+    auto r = run_cli("histogram --bins 7 --range 97 125 --json --backend " + backend + " " + path);
+    ASSERT_EQ(r.status, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["counts"], nlohmann::json({16, 16, 16, 16, 16, 16, 8})) << backend;
+    EXPECT_EQ(j["range"], nlohmann::json({97.0, 125.0}));
+    EXPECT_EQ(j["n"], 104);
+    EXPECT_EQ(j["underflow"], 0);
+    EXPECT_EQ(j["overflow"], 0);
+    EXPECT_EQ(j["nan"], 0);
+    EXPECT_EQ(j["pattern"], "histogram");
+    EXPECT_EQ(j["dtype"], "uint8");
+  }
+  auto table = run_cli("histogram --bins 7 --range 97 125 --backend cpu " + path);
+  ASSERT_EQ(table.status, 0);
+  EXPECT_NE(table.out.find("[121, 125]"), std::string::npos) << table.out;
+  std::string svg = temp_path("text.svg");
+  auto plot = run_cli("histogram --bins 7 --range 97 125 --backend cpu --plot " + svg + " " + path);
+  ASSERT_EQ(plot.status, 0);
+  std::ifstream in(svg);
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(content.find("<svg"), std::string::npos);
+  EXPECT_EQ(std::count(content.begin(), content.end(), '\n') > 7, true);
+  // Raw bytes default to one bin per byte value.
+  auto per = run_cli("histogram --json --backend cpu " + path);
+  ASSERT_EQ(per.status, 0) << per.err;
+  auto pj = nlohmann::json::parse(per.out);
+  EXPECT_EQ(pj["counts"].size(), 256u);
+  EXPECT_EQ(pj["counts"][97], 4);
+}
+
+TEST_F(HistogramCli, BadInputExitsWithStatusTwoAndOneLine) {
+  std::string path = text_file();
+  std::string floats = temp_path("f.npy");
+  std::vector<float> fv = {0.5f, 1.5f};
+  write_npy(floats, DType::float32, {2}, fv.data());
+  std::string bad_edges = temp_path("bad_edges.npy");
+  std::vector<double> ev = {0, 2, 1};
+  write_npy(bad_edges, DType::float64, {3}, ev.data());
+  std::string int_edges = temp_path("int_edges.npy");
+  std::vector<std::int32_t> iv = {0, 1, 2};
+  write_npy(int_edges, DType::int32, {3}, iv.data());
+  for (std::string args :
+       {"--bins 0 " + path, "--bins -4 " + path, "--bins 100000000000 " + path,
+        "--bins 4 --range 5 5 " + path, "--bins 4 --range 6 5 " + path,
+        "--bins 4 --range nan 5 " + path, "--bins 4 --range 0 inf " + path,
+        "--edges " + bad_edges + " " + floats, "--edges " + int_edges + " " + floats,
+        "--per-value " + floats, std::string("/nonexistent/file.npy")}) {
+    auto r = run_cli("histogram --backend cpu " + args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("parpat: error: ", 0), 0u) << r.err;
+  }
+}
+
+TEST_F(HistogramCli, AgreesWithNumpy) {
+  if (!python_numpy_available()) GTEST_SKIP() << "python3 with numpy is not available";
+  std::mt19937_64 rng(run_seed() + 9);
+  std::normal_distribution<double> normal(0.2, 1.0);
+  const std::size_t n = 100000;
+  struct Case {
+    DType t;
+    std::string args;
+    std::string numpy_args;
+  };
+  std::string f64 = temp_path("x64.npy"), i32 = temp_path("x32.npy");
+  std::vector<double> xd(n);
+  std::vector<std::int32_t> xi(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    xd[i] = std::round(normal(rng) * 64) / 64;  // many values on edges
+    xi[i] = static_cast<std::int32_t>(std::round(normal(rng) * 300));
+  }
+  write_npy(f64, DType::float64, {static_cast<std::int64_t>(n)}, xd.data());
+  write_npy(i32, DType::int32, {static_cast<std::int64_t>(n)}, xi.data());
+  for (auto [file, args, numpy_args] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {f64, "--bins 7 --range -1.3 2.9", "bins=7, range=(-1.3, 2.9)"},
+           {f64, "--bins 1000 --range -2 2", "bins=1000, range=(-2, 2)"},
+           {f64, "--bins 10", "bins=10"},
+           {i32, "--bins 33", "bins=33"},
+           {i32, "--bins 256 --range -500.5 700.25", "bins=256, range=(-500.5, 700.25)"}}) {
+    auto r = run_cli("histogram --json --backend cpu " + args + " " + file);
+    ASSERT_EQ(r.status, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    std::string np = run_python("import numpy as np, json; a = np.load('" + file +
+                                "'); c, e = np.histogram(a, " + numpy_args +
+                                "); print(json.dumps([int(v) for v in c]))");
+    EXPECT_EQ(j["counts"], nlohmann::json::parse(np)) << args;
+  }
+}
+
+}  // namespace
+}  // namespace parpat::test

@@ -1,0 +1,173 @@
+// parpat histogram [--bins N] [--range LO HI | --edges FILE] [--per-value] [COMMON] [--csv]
+//                  [--plot OUT.svg] FILE
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+
+#include "commands.hpp"
+#include "parpat/error.hpp"
+#include "parpat/histogram.hpp"
+#include "parpat/io.hpp"
+
+namespace parpat::cli {
+
+namespace {
+
+// A file is .npy when named so or when it starts with the .npy magic (as read_input decides).
+bool is_npy(const std::string& path) {
+  if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0) return true;
+  std::ifstream f(path, std::ios::binary);
+  char magic[6] = {};
+  f.read(magic, 6);
+  return f.gcount() == 6 && std::string(magic, 6) == "\x93NUMPY";
+}
+
+nlohmann::json number_json(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+void write_svg(const std::string& path, const std::vector<double>& edges,
+               const std::vector<std::uint64_t>& counts, const std::string& title) {
+  std::ofstream out(path);
+  if (!out) throw Error(ErrorKind::io, "cannot write " + path);
+  const double width = 800, height = 400, left = 70, bottom = 40, top = 30, right = 20;
+  const double plot_w = width - left - right, plot_h = height - top - bottom;
+  std::uint64_t peak = std::max<std::uint64_t>(1, *std::max_element(counts.begin(), counts.end()));
+  double lo = edges.front(), hi = edges.back();
+  auto x_of = [&](double e) { return left + (e - lo) / (hi - lo) * plot_w; };
+  out << fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
+      "viewBox=\"0 0 {0} {1}\" font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      "<text x=\"{2}\" y=\"18\">{3}</text>\n",
+      width, height, left, title);
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    double x0 = x_of(edges[i]), x1 = x_of(edges[i + 1]);
+    double h = plot_h * static_cast<double>(counts[i]) / static_cast<double>(peak);
+    out << fmt::format(
+        "<rect x=\"{:.3f}\" y=\"{:.3f}\" width=\"{:.3f}\" height=\"{:.3f}\" fill=\"#4477aa\" "
+        "stroke=\"white\" stroke-width=\"{}\"><title>[{}, {}{}: {}</title></rect>\n",
+        x0, top + plot_h - h, std::max(x1 - x0, 0.0), h, counts.size() > 200 ? 0 : 0.5, edges[i],
+        edges[i + 1], i + 1 == counts.size() ? "]" : ")", counts[i]);
+  }
+  out << fmt::format(
+      "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"black\"/>\n"
+      "<line x1=\"{0}\" y1=\"{3}\" x2=\"{0}\" y2=\"{1}\" stroke=\"black\"/>\n"
+      "<text x=\"{0}\" y=\"{4}\" text-anchor=\"middle\">{5}</text>\n"
+      "<text x=\"{2}\" y=\"{4}\" text-anchor=\"middle\">{6}</text>\n"
+      "<text x=\"{7}\" y=\"{3}\" text-anchor=\"end\" dominant-baseline=\"hanging\">{8}</text>\n"
+      "<text x=\"{7}\" y=\"{1}\" text-anchor=\"end\">0</text>\n</svg>\n",
+      left, top + plot_h, left + plot_w, top, top + plot_h + 18, lo, hi, left - 6, peak);
+}
+
+}  // namespace
+
+void add_histogram_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "histogram", "histogram of a .npy file (numpy.histogram's bins) or of a file's bytes");
+  struct Opts {
+    CommonOptions common;
+    std::int64_t bins = 10;
+    std::pair<double, double> range;
+    std::string edges, file, plot;
+    bool per_value = false, csv = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* bins = cmd->add_option("--bins", o->bins, "number of even bins (default 10)");
+  auto* range = cmd->add_option("--range", o->range, "LO HI: the bins' range (default: min, max)");
+  auto* edges =
+      cmd->add_option("--edges", o->edges, "a .npy file of strictly increasing float64 edges");
+  range->excludes(edges);
+  auto* per_value = cmd->add_flag("--per-value", o->per_value,
+                                  "one bin per integer value (default for raw byte files)");
+  per_value->excludes(bins)->excludes(range)->excludes(edges);
+  edges->excludes(bins);
+  o->common.add_to(*cmd);
+  cmd->add_flag("--csv", o->csv, "print left,right,count lines");
+  cmd->add_option("--plot", o->plot, "write an SVG bar chart to this file");
+  cmd->add_option("file", o->file, "input .npy file (other files are read as raw bytes)")
+      ->required();
+  cmd->callback([o, bins, range, edges] {
+    if (o->common.json && o->csv) throw_invalid("--json and --csv exclude each other");
+    const bool raw = !is_npy(o->file);
+    HostArray host = read_input(o->file);
+    HistogramBins spec = HistogramBins::even(o->bins);
+    if (o->per_value || (raw && !*bins && !*range && !*edges)) {
+      spec = HistogramBins::per_value();
+    } else if (*edges) {
+      HostArray e = read_npy(o->edges);
+      if (e.dtype != DType::float64 || e.shape.size() != 1)
+        throw_invalid("--edges needs a 1-D float64 .npy file, got " +
+                      std::string(dtype_name(e.dtype)) + " with " + std::to_string(e.shape.size()) +
+                      " dimensions");
+      spec = HistogramBins::explicit_edges(
+          std::vector<double>(e.as<double>(), e.as<double>() + e.size()));
+    } else if (*range) {
+      spec = HistogramBins::even(o->bins, o->range.first, o->range.second);
+    }
+    Device device = o->common.open_device();
+    Array in = Array::from_host(device, host.dtype, host.shape, host.data.data());
+    HistogramOptions options;
+    options.variant = o->common.variant;
+    HistogramResult r = histogram(in, spec, options);
+    std::string variant = options.variant;
+    if (variant.empty()) variant = device.backend() == Backend::cpu ? "parallel" : "fast";
+    std::vector<double> edge_values = r.bins.edge_values();
+    if (!o->plot.empty())
+      write_svg(o->plot, edge_values, r.counts,
+                fmt::format("{} ({} values of {})", o->file, host.size(), dtype_name(host.dtype)));
+    if (o->common.json) {
+      nlohmann::json j = {{"pattern", "histogram"},
+                          {"dtype", dtype_name(host.dtype)},
+                          {"n", host.size()},
+                          {"bins", r.counts.size()}};
+      if (r.bins.kind == HistogramBins::Kind::edges) {
+        nlohmann::json e = nlohmann::json::array();
+        for (double v : r.bins.edges)
+          e.push_back(number_json(v));
+        j["edges"] = e;
+      } else {
+        j["range"] = {number_json(r.bins.lo), number_json(r.bins.hi)};
+      }
+      if (spec.kind == HistogramBins::Kind::per_value) j["per_value"] = true;
+      j["counts"] = r.counts;
+      j["underflow"] = r.underflow;
+      j["overflow"] = r.overflow;
+      j["nan"] = r.nan;
+      j["backend"] = backend_name(device.backend());
+      j["device"] = device.info().name;
+      j["variant"] = variant;
+      j["time_ms"] = r.time_ms;
+      std::cout << j.dump() << "\n";
+      return;
+    }
+    if (o->csv) {
+      std::cout << "left,right,count\n";
+      for (std::size_t i = 0; i < r.counts.size(); ++i)
+        std::cout << fmt::format("{},{},{}\n", edge_values[i], edge_values[i + 1], r.counts[i]);
+      return;
+    }
+    std::cout << fmt::format("histogram of {} {} values of {} on {} [{}], {:.4f} ms\n", host.size(),
+                             dtype_name(host.dtype), o->file, device.label(), variant, r.time_ms);
+    std::uint64_t peak = r.counts.empty() ? 0 : *std::max_element(r.counts.begin(), r.counts.end());
+    const bool per = spec.kind == HistogramBins::Kind::per_value;
+    for (std::size_t i = 0; i < r.counts.size(); ++i) {
+      std::string label = per ? fmt::format("{}", i)
+                              : fmt::format("[{}, {}{}", edge_values[i], edge_values[i + 1],
+                                            i + 1 == r.counts.size() ? "]" : ")");
+      auto bar =
+          peak ? static_cast<std::size_t>(
+                     40.0 * static_cast<double>(r.counts[i]) / static_cast<double>(peak) + 0.5)
+               : 0;
+      std::cout << fmt::format("{:>28} {:>14} {}\n", label, r.counts[i], std::string(bar, '#'));
+    }
+    std::cout << fmt::format("underflow {}, overflow {}, nan {}\n", r.underflow, r.overflow, r.nan);
+  });
+}
+
+}  // namespace parpat::cli
