@@ -61,7 +61,7 @@ for stage in "${stages[@]}"; do
         done
       done ;;
     bench)
-      for p in ${BENCH_PATTERNS:-reduce barrier}; do
+      for p in ${BENCH_PATTERNS:-reduce histogram pairwise barrier}; do
         for b in cuda opencl; do
           dev=()
           [ "$b" = opencl ] && [ -n "${ocl:-}" ] && dev=(--device "$ocl")
