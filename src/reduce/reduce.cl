@@ -59,6 +59,11 @@
 #ifndef FAST_BLOCK
 #define FAST_BLOCK 256
 #endif
+#ifndef FAST_COLS_BLOCK
+#define FAST_COLS_BLOCK 128
+#endif
+// 16-byte loads each work-item of `fast` keeps in flight.
+#define FAST_UNROLL 8
 
 #define PASTE_(a, b) a##b
 #define PASTE(a, b) PASTE_(a, b)
@@ -100,6 +105,19 @@ ACC arg_max(ACC a, ACC b) {
   if (b.value > a.value) return b;
   return a.index < b.index ? a : b;
 }
+
+// Appends element v at index i, larger than every index already in `a` (each work-item visits
+// its elements in increasing index order): only a strictly better value, the first NaN, or the
+// very first element replaces the best, with no index comparison.
+ACC arg_append_min(ACC a, ELEM v, long i) {
+  bool better = v < a.value || (v != v && a.value == a.value) || a.index == LONG_MAX;
+  return better ? make_arg(v, i) : a;
+}
+
+ACC arg_append_max(ACC a, ELEM v, long i) {
+  bool better = v > a.value || (v != v && a.value == a.value) || a.index == LONG_MAX;
+  return better ? make_arg(v, i) : a;
+}
 #else
 // A NaN anywhere wins (x != x is false for integers, so these serve every type).
 ACC min_nan(ACC a, ACC b) {
@@ -125,6 +143,13 @@ ACC max_nan(ACC a, ACC b) {
 #define COMBINE_MAX(a, b) max_nan((a), (b))
 #define COMBINE_ARGMIN(a, b) arg_min((a), (b))
 #define COMBINE_ARGMAX(a, b) arg_max((a), (b))
+#if defined(ARG_OP) && defined(ARG_MIN)
+#define APPEND(a, v, i) arg_append_min((a), (v), (i))
+#elif defined(ARG_OP)
+#define APPEND(a, v, i) arg_append_max((a), (v), (i))
+#else
+#define APPEND(a, v, i) COMBINE((a), LOAD((v), (i)))
+#endif
 #define RESULT_CAST(a) ((RES)(a))
 #define RESULT_BITS(a) as_long(a)  // uint64 accumulator of a signed sum: same bits as int64
 #define RESULT_ARG(a) ((a).value)
@@ -167,37 +192,71 @@ ACC group_reduce(__local ACC* scratch, ACC acc, uint lid, uint size) {
   return total;
 }
 
+// Appends the lanes of one vector (flattened indices index, index + 1, ...) in order. A uint8
+// sum adds the 16 lanes in 32 bits first (at most 16 · 255) and widens once.
 ACC fold_vector(ACC acc, ELEMV v, long index) {
   ELEM lanes[VW];
   PASTE(vstore, VW)(v, 0, lanes);
+#ifdef VECTOR_PRESUM
+  uint sum = 0;
   for (int j = 0; j < VW; ++j)
-    acc = COMBINE(acc, LOAD(lanes[j], index + j));
+    sum += lanes[j];
+  return acc + sum;
+#else
+  for (int j = 0; j < VW; ++j)
+    acc = APPEND(acc, lanes[j], index + j);
+  return acc;
+#endif
+}
+
+// Combines the accumulators of each slice of `width` work-items (a power of two dividing the
+// group) in eight-way steps, a third of the barriers of a halving tree; every work-item gets its
+// slice's combination. The trailing barrier lets the caller reuse `scratch` at once.
+ACC slice_reduce(__local ACC* scratch, ACC acc, uint lid, uint width) {
+  uint lane = lid & (width - 1);
+  scratch[lid] = acc;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint active = width; active > 1;) {
+    uint next = active > 8 ? active / 8 : 1;
+    if (lane < next) {
+      // Slots at and beyond `next` are only read at this step, so the writes below are safe.
+      for (uint k = 1; k < active / next; ++k)
+        acc = COMBINE(acc, scratch[lid + k * next]);
+      scratch[lid] = acc;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    active = next;
+  }
+  acc = scratch[lid - lane];
+  barrier(CLK_LOCAL_MEM_FENCE);
   return acc;
 }
 
 // Folds the contiguous run p[0, len) (flattened index base + j for p[j]) as worker `w` of
-// `workers`: scalar loads up to the first 16-byte boundary, 16-byte vectors (four in flight),
-// scalar tail.
+// `workers`: scalar loads up to the first 16-byte boundary, 16-byte vectors (FAST_UNROLL in
+// flight), scalar tail. Each worker visits its elements in increasing index order.
 ACC fold_span(__global const ELEM* p, long len, long base, long w, long workers, ACC acc) {
   long head = (long)((16 - ((size_t)p & 15)) & 15) / (long)sizeof(ELEM);
   if (head > len) head = len;
   long vectors = (len - head) / VW;
   for (long j = w; j < head; j += workers)
-    acc = COMBINE(acc, LOAD(p[j], base + j));
+    acc = APPEND(acc, p[j], base + j);
   __global const ELEMV* body = (__global const ELEMV*)(p + head);
   long body_base = base + head;
   long v = w;
-  for (; v + 3 * workers < vectors; v += 4 * workers) {
-    ELEMV a = body[v], b = body[v + workers], c = body[v + 2 * workers], d = body[v + 3 * workers];
-    acc = fold_vector(acc, a, body_base + v * VW);
-    acc = fold_vector(acc, b, body_base + (v + workers) * VW);
-    acc = fold_vector(acc, c, body_base + (v + 2 * workers) * VW);
-    acc = fold_vector(acc, d, body_base + (v + 3 * workers) * VW);
+  for (; v + (FAST_UNROLL - 1) * workers < vectors; v += FAST_UNROLL * workers) {
+    ELEMV x[FAST_UNROLL];
+#pragma unroll
+    for (int u = 0; u < FAST_UNROLL; ++u)
+      x[u] = body[v + u * workers];
+#pragma unroll
+    for (int u = 0; u < FAST_UNROLL; ++u)
+      acc = fold_vector(acc, x[u], body_base + (v + u * workers) * VW);
   }
   for (; v < vectors; v += workers)
     acc = fold_vector(acc, body[v], body_base + v * VW);
   for (long j = head + vectors * VW + w; j < len; j += workers)
-    acc = COMBINE(acc, LOAD(p[j], base + j));
+    acc = APPEND(acc, p[j], base + j);
   return acc;
 }
 
@@ -357,9 +416,13 @@ __kernel __attribute__((reqd_work_group_size(FAST_BLOCK, 1, 1))) void fast_all(
   } else {
     // Many narrow rows: flat indices, scalar loads.
     for (long i = get_global_id(0); i < n; i += get_global_size(0))
-      acc = COMBINE(acc, LOAD(in[element_offset(i, cols, pad)], i));
+      acc = APPEND(acc, in[element_offset(i, cols, pad)], i);
   }
-  acc = group_reduce(scratch, acc, lid, FAST_BLOCK);
+  acc = slice_reduce(scratch, acc, lid, FAST_BLOCK);
+  if (groups_in_grid == 1) {
+    if (lid == 0) store_result(values, indices, 0, acc);
+    return;
+  }
   if (lid == 0) {
     partials[get_group_id(0)] = acc;
     mem_fence(CLK_GLOBAL_MEM_FENCE);
@@ -371,7 +434,7 @@ __kernel __attribute__((reqd_work_group_size(FAST_BLOCK, 1, 1))) void fast_all(
   ACC total = IDENTITY;
   for (long k = lid; k < groups_in_grid; k += FAST_BLOCK)
     total = COMBINE(total, load_partial(partials, k));
-  total = group_reduce(scratch, total, lid, FAST_BLOCK);
+  total = slice_reduce(scratch, total, lid, FAST_BLOCK);
   if (lid == 0) {
     store_result(values, indices, 0, total);
     *counter = 0;
@@ -392,14 +455,8 @@ __kernel __attribute__((reqd_work_group_size(FAST_BLOCK, 1, 1))) void fast_rows(
     long r = first + lid / slice;
     ACC acc = IDENTITY;
     if (r < rows) acc = fold_span(in + r * row_stride, cols, 0, lane, slice, acc);
-    scratch[lid] = acc;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint s = slice / 2; s > 0; s >>= 1) {
-      if (lane < s) scratch[lid] = COMBINE(scratch[lid], scratch[lid + s]);
-      barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (lane == 0 && r < rows) store_result(values, indices, r, scratch[lid]);
-    barrier(CLK_LOCAL_MEM_FENCE);
+    acc = slice_reduce(scratch, acc, lid, slice);
+    if (lane == 0 && r < rows) store_result(values, indices, r, acc);
   }
 }
 
@@ -427,13 +484,13 @@ __kernel __attribute__((reqd_work_group_size(FAST_BLOCK, 1, 1))) void fast_cols(
     for (; r + 3 * height < r_end; r += 4 * height) {
       ELEM a = column[r * row_stride], b = column[(r + height) * row_stride],
            d = column[(r + 2 * height) * row_stride], e = column[(r + 3 * height) * row_stride];
-      acc = COMBINE(acc, LOAD(a, r));
-      acc = COMBINE(acc, LOAD(b, r + height));
-      acc = COMBINE(acc, LOAD(d, r + 2 * height));
-      acc = COMBINE(acc, LOAD(e, r + 3 * height));
+      acc = APPEND(acc, a, r);
+      acc = APPEND(acc, b, r + height);
+      acc = APPEND(acc, d, r + 2 * height);
+      acc = APPEND(acc, e, r + 3 * height);
     }
     for (; r < r_end; r += height)
-      acc = COMBINE(acc, LOAD(column[r * row_stride], r));
+      acc = APPEND(acc, column[r * row_stride], r);
   }
   scratch[lid] = acc;
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -458,6 +515,79 @@ __kernel __attribute__((reqd_work_group_size(FAST_BLOCK, 1, 1))) void fast_cols(
     for (long k = 1; k < chunks; ++k)
       total = COMBINE(total, load_partial(partials, k * cols + c));
     store_result(values, indices, c, total);
+  }
+  if (lid == 0) counters[tile_index] = 0;
+}
+
+// Appends row r's lanes of a strip to the strip's per-column accumulators.
+void append_strip(ACC* acc, ELEMV v, long r) {
+  ELEM lanes[VW];
+  PASTE(vstore, VW)(v, 0, lanes);
+  for (int k = 0; k < VW; ++k)
+    acc[k] = APPEND(acc[k], lanes[k], r);
+}
+
+// Axis cols with 16-byte aligned rows: work-item x of a group owns the strip of VW consecutive
+// columns at (tile · FAST_COLS_BLOCK + x) · VW, so a warp reads 512 contiguous bytes of a row
+// with one 16-byte load per work-item; each group folds one chunk of rows down its strips with
+// FAST_UNROLL rows' loads in flight. Groups are numbered tile-fastest. With several chunks, each
+// writes its partials [chunk][column] and the last group of a column tile combines them in chunk
+// order.
+__kernel __attribute__((reqd_work_group_size(FAST_COLS_BLOCK, 1, 1))) void fast_cols_strips(
+    __global const ELEM* in, long rows, long cols, long row_stride, long chunks,
+    long rows_per_chunk, __global ACC* partials, volatile __global uint* counters,
+    __global RES* values, __global long* indices) {
+  __local int is_last;
+  uint lid = get_local_id(0);
+  long strips = (cols + VW - 1) / VW;
+  long tiles = (strips + FAST_COLS_BLOCK - 1) / FAST_COLS_BLOCK;
+  long tile_index = get_group_id(0) % tiles, chunk = get_group_id(0) / tiles;
+  long c0 = (tile_index * FAST_COLS_BLOCK + lid) * VW;
+  long r = chunk * rows_per_chunk, r_end = min(rows, r + rows_per_chunk);
+  ACC acc[VW];
+  for (int k = 0; k < VW; ++k)
+    acc[k] = IDENTITY;
+  if (c0 + VW <= cols) {
+    __global const ELEM* strip = in + c0;
+    for (; r + FAST_UNROLL <= r_end; r += FAST_UNROLL) {
+      ELEMV x[FAST_UNROLL];
+#pragma unroll
+      for (int u = 0; u < FAST_UNROLL; ++u)
+        x[u] = *(__global const ELEMV*)(strip + (r + u) * row_stride);
+#pragma unroll
+      for (int u = 0; u < FAST_UNROLL; ++u)
+        append_strip(acc, x[u], r + u);
+    }
+    for (; r < r_end; ++r)
+      append_strip(acc, *(__global const ELEMV*)(strip + r * row_stride), r);
+  } else if (c0 < cols) {
+    // The last strip of a row whose width is not a multiple of VW.
+    for (; r < r_end; ++r)
+      for (int k = 0; k < VW; ++k)
+        if (c0 + k < cols) acc[k] = APPEND(acc[k], in[r * row_stride + c0 + k], r);
+  }
+  if (chunks == 1) {
+    for (int k = 0; k < VW; ++k)
+      if (c0 + k < cols) store_result(values, indices, c0 + k, acc[k]);
+    return;
+  }
+  for (int k = 0; k < VW; ++k)
+    if (c0 + k < cols) partials[chunk * cols + c0 + k] = acc[k];
+  mem_fence(CLK_GLOBAL_MEM_FENCE);
+  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+  if (lid == 0) is_last = atomic_inc(counters + tile_index) == chunks - 1;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (!is_last) return;
+  mem_fence(CLK_GLOBAL_MEM_FENCE);
+  if (c0 < cols) {
+    // Chunk by chunk, the strip's columns' loads in flight together.
+    for (int k = 0; k < VW; ++k)
+      acc[k] = c0 + k < cols ? load_partial(partials, c0 + k) : IDENTITY;
+    for (long ch = 1; ch < chunks; ++ch)
+      for (int k = 0; k < VW; ++k)
+        if (c0 + k < cols) acc[k] = COMBINE(acc[k], load_partial(partials, ch * cols + c0 + k));
+    for (int k = 0; k < VW; ++k)
+      if (c0 + k < cols) store_result(values, indices, c0 + k, acc[k]);
   }
   if (lid == 0) counters[tile_index] = 0;
 }
