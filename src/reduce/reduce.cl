@@ -253,8 +253,17 @@ ACC fold_span(__global const ELEM* p, long len, long base, long w, long workers,
     for (int u = 0; u < FAST_UNROLL; ++u)
       acc = fold_vector(acc, x[u], body_base + (v + u * workers) * VW);
   }
-  for (; v < vectors; v += workers)
-    acc = fold_vector(acc, body[v], body_base + v * VW);
+  if (v < vectors) {
+    // Fewer than FAST_UNROLL vectors left: still one batch of (predicated) loads in flight.
+    ELEMV x[FAST_UNROLL];
+#pragma unroll
+    for (int u = 0; u < FAST_UNROLL; ++u)
+      x[u] = v + u * workers < vectors ? body[v + u * workers] : (ELEMV)(0);
+#pragma unroll
+    for (int u = 0; u < FAST_UNROLL; ++u)
+      if (v + u * workers < vectors)
+        acc = fold_vector(acc, x[u], body_base + (v + u * workers) * VW);
+  }
   for (long j = head + vectors * VW + w; j < len; j += workers)
     acc = APPEND(acc, p[j], base + j);
   return acc;
@@ -558,8 +567,16 @@ __kernel __attribute__((reqd_work_group_size(FAST_COLS_BLOCK, 1, 1))) void fast_
       for (int u = 0; u < FAST_UNROLL; ++u)
         append_strip(acc, x[u], r + u);
     }
-    for (; r < r_end; ++r)
-      append_strip(acc, *(__global const ELEMV*)(strip + r * row_stride), r);
+    if (r < r_end) {
+      // Fewer than FAST_UNROLL rows left: one batch of (predicated) loads in flight.
+      ELEMV x[FAST_UNROLL];
+#pragma unroll
+      for (int u = 0; u < FAST_UNROLL; ++u)
+        x[u] = r + u < r_end ? *(__global const ELEMV*)(strip + (r + u) * row_stride) : (ELEMV)(0);
+#pragma unroll
+      for (int u = 0; u < FAST_UNROLL; ++u)
+        if (r + u < r_end) append_strip(acc, x[u], r + u);
+    }
   } else if (c0 < cols) {
     // The last strip of a row whose width is not a multiple of VW.
     for (; r < r_end; ++r)
