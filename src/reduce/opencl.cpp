@@ -337,9 +337,15 @@ class FastKernel final : public OpenclReduce {
     auto vw = static_cast<std::int64_t>(kVectorBytes / dtype_size(s.dtype));
     std::int64_t counters = 1;
     if (s.axis == Axis::all) {
-      // Enough work per work-item for one batch of 8 vectors in flight before the grid grows.
+      // A batch of 8 vectors per work-item (group_elements per vector step) before the grid grows
+      // past one group per compute unit; below that, every compute unit gets a group while
+      // work-items have 2 vectors, so small inputs are spread over the device's load paths rather
+      // than a few units.
+      auto group_elements = static_cast<std::int64_t>(block) * vw;
+      std::int64_t spread = std::min<std::int64_t>(std::max(d.info().compute_units, 1),
+                                                   ceil_div(s.size(), group_elements * 2));
       groups_ = static_cast<std::size_t>(std::clamp<std::int64_t>(
-          ceil_div(s.size(), static_cast<std::int64_t>(block) * vw * 8), 1, most));
+          std::max(ceil_div(s.size(), group_elements * 8), spread), 1, most));
       kernel_ = &kernel("fast_all");
       partials_ = partials(static_cast<std::int64_t>(groups_));
     } else if (s.axis == Axis::rows) {
