@@ -118,7 +118,8 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
 
 struct Tunables {
   std::size_t tree_block, serial_block, serial_items, gridstride_block, gridstride_groups,
-      atomic_block, atomic_groups, fast_block, fast_groups, fast_cols_block, fast_cols_groups;
+      atomic_block, atomic_groups, fast_block, fast_groups, fast_rows_block, fast_rows_groups,
+      fast_cols_block, fast_cols_groups;
 };
 
 Tunables tunables(const DeviceInfo& d) {
@@ -133,6 +134,8 @@ Tunables tunables(const DeviceInfo& d) {
   t.atomic_groups = cus * std::max(tuning(d, "reduce.atomic.blocks_per_cu", 8), 1);
   t.fast_block = block_size(d, "reduce.fast.block");
   t.fast_groups = cus * std::max(tuning(d, "reduce.fast.blocks_per_cu", 8), 1);
+  t.fast_rows_block = block_size(d, "reduce.fast.rows_block");
+  t.fast_rows_groups = cus * std::max(tuning(d, "reduce.fast.rows_blocks_per_cu", 8), 1);
   t.fast_cols_block = block_size(d, "reduce.fast.cols_block");
   t.fast_cols_groups = cus * std::max(tuning(d, "reduce.fast.cols_blocks_per_cu", 8), 1);
   return t;
@@ -178,6 +181,7 @@ std::string build_options(DType t, ReduceOp op, const DeviceInfo& device) {
        " -DGRIDSTRIDE_BLOCK=" + std::to_string(k.gridstride_block) +
        " -DATOMIC_BLOCK=" + std::to_string(k.atomic_block) +
        " -DFAST_BLOCK=" + std::to_string(k.fast_block) +
+       " -DFAST_ROWS_BLOCK=" + std::to_string(k.fast_rows_block) +
        " -DFAST_COLS_BLOCK=" + std::to_string(k.fast_cols_block);
   return o;
 }
@@ -349,12 +353,16 @@ class FastKernel final : public OpenclReduce {
       kernel_ = &kernel("fast_all");
       partials_ = partials(static_cast<std::int64_t>(groups_));
     } else if (s.axis == Axis::rows) {
-      // Slices wide enough that each work-item loads about 16 vectors of its row (so the
-      // slice's tree is paid once per 16 loads), wider while the rows alone cannot fill the grid.
-      slice_ = std::min(block, pow2_ceil(ceil_div(s.cols, vw * 16)));
-      while (slice_ < block && ceil_div(s.rows, static_cast<std::int64_t>(block / slice_)) < most)
+      // Groups of their own size (smaller than axis all's, so a group combining its rows stalls
+      // less of a compute unit). Slices wide enough that each work-item loads about 16 vectors
+      // of its row (so the slice's combine is paid once per 16 loads), wider while the rows
+      // alone cannot fill the grid.
+      block_ = tune_.fast_rows_block;
+      most = static_cast<std::int64_t>(tune_.fast_rows_groups);
+      slice_ = std::min(block_, pow2_ceil(ceil_div(s.cols, vw * 16)));
+      while (slice_ < block_ && ceil_div(s.rows, static_cast<std::int64_t>(block_ / slice_)) < most)
         slice_ *= 2;
-      std::int64_t rows_per_group = static_cast<std::int64_t>(block / slice_);
+      std::int64_t rows_per_group = static_cast<std::int64_t>(block_ / slice_);
       groups_ = static_cast<std::size_t>(
           std::clamp<std::int64_t>(ceil_div(s.rows, rows_per_group), 1, most));
       kernel_ = &kernel("fast_rows");

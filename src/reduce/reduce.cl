@@ -59,6 +59,9 @@
 #ifndef FAST_BLOCK
 #define FAST_BLOCK 256
 #endif
+#ifndef FAST_ROWS_BLOCK
+#define FAST_ROWS_BLOCK 256
+#endif
 #ifndef FAST_COLS_BLOCK
 #define FAST_COLS_BLOCK 128
 #endif
@@ -451,14 +454,14 @@ __kernel __attribute__((reqd_work_group_size(FAST_BLOCK, 1, 1))) void fast_all(
 }
 
 // Axis rows: slices of `slice` work-items (a power of two) each fold one row; groups take
-// FAST_BLOCK / slice rows at a time, grid-stride over the rows.
-__kernel __attribute__((reqd_work_group_size(FAST_BLOCK, 1, 1))) void fast_rows(
+// FAST_ROWS_BLOCK / slice rows at a time, grid-stride over the rows.
+__kernel __attribute__((reqd_work_group_size(FAST_ROWS_BLOCK, 1, 1))) void fast_rows(
     __global const ELEM* in, long rows, long cols, long row_stride, uint slice,
     __global RES* values, __global long* indices) {
-  __local ACC scratch[FAST_BLOCK];
+  __local ACC scratch[FAST_ROWS_BLOCK];
   uint lid = get_local_id(0);
   uint lane = lid & (slice - 1);
-  long rows_per_group = FAST_BLOCK / slice;
+  long rows_per_group = FAST_ROWS_BLOCK / slice;
   for (long first = get_group_id(0) * rows_per_group; first < rows;
        first += get_num_groups(0) * rows_per_group) {
     long r = first + lid / slice;
