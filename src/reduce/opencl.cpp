@@ -518,9 +518,9 @@ std::vector<ReduceVariant> opencl_reduce_variants() {
          return std::make_unique<AtomicKernel>(d, s);
        }},
       {info("fast",
-            "16-byte vector loads, 4 in flight, fixed grid, last group combines the "
-            "partials in order (one launch); rows: a slice per row; cols: coalesced "
-            "columns, row chunks",
+            "16-byte vector loads, 8 in flight, fixed grid, last group combines the "
+            "partials in order (one launch); rows: a slice per row; cols: 16-byte column "
+            "strips, row chunks",
             params_of("reduce.fast", "blocks_per_cu"), "float64 needs cl_khr_fp64", true),
        [](const ReduceShape& s, const DeviceInfo& d) { return dtype_fits(s, d); },
        [](const Device& d, const ReduceShape& s) -> std::unique_ptr<ReduceKernel> {

@@ -12,12 +12,15 @@
 //               one group finishes the per-group partials in a second launch.
 //   atomic      like gridstride, but each group merges its result into one global accumulator
 //               with a compare-and-swap loop on its bit pattern (ACC_BITS defined).
-//   fast        16-byte vector loads from an aligned body (scalar head and tail), four loads in
-//               flight per work-item, a fixed grid; the last group to arrive (counted with
-//               atomic_inc after a global fence) combines the partials in group order, so the
-//               result is the same bit for bit on every run. Axis rows gives each row a slice of
-//               work-items; axis cols gives work-items columns (coalesced) and a chunk of rows,
-//               and the last group of a column tile combines the chunks in chunk order.
+//   fast        16-byte vector loads from an aligned body (scalar head and tail), eight loads
+//               in flight per work-item, a fixed grid; each work-item visits its elements in
+//               increasing index order, so arg ops append without index comparisons. The last
+//               group to arrive (counted with atomic_inc after a global fence) combines the
+//               partials in group order, so the result is the same bit for bit on every run.
+//               Axis rows gives each row a slice of work-items; axis cols gives each work-item a
+//               16-byte strip of columns (a warp reads 512 contiguous bytes of a row; one column
+//               per work-item when rows are not 16-byte aligned) and a chunk of rows, and the
+//               last group of a column tile combines the chunks in chunk order.
 // Element positions: flat index i of a rows × cols input with row_stride = cols + pad lies at
 // i + (i / cols) * pad.
 
