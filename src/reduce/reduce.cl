@@ -407,10 +407,13 @@ __kernel void atomic_result(__global const ACC_BITS* target, __global RES* value
 
 // ---- fast --------------------------------------------------------------------------------------
 
+// The input is read-only and never aliases an output (`restrict`): NVIDIA's compiler may then
+// read it through the non-coherent read-only path.
+
 // Axis all. `counter` is 0 before the launch and is left 0 by the last group. Strided 2-D input
 // is swept row by row (vector loads within rows) unless its rows are narrower than a group.
 __kernel __attribute__((reqd_work_group_size(FAST_BLOCK, 1, 1))) void fast_all(
-    __global const ELEM* in, long n, long cols, long pad, __global ACC* partials,
+    __global const ELEM* restrict in, long n, long cols, long pad, __global ACC* partials,
     volatile __global uint* counter, __global RES* values, __global long* indices) {
   __local ACC scratch[FAST_BLOCK];
   __local int is_last;
@@ -459,7 +462,7 @@ __kernel __attribute__((reqd_work_group_size(FAST_BLOCK, 1, 1))) void fast_all(
 // Axis rows: slices of `slice` work-items (a power of two) each fold one row; groups take
 // FAST_ROWS_BLOCK / slice rows at a time, grid-stride over the rows.
 __kernel __attribute__((reqd_work_group_size(FAST_ROWS_BLOCK, 1, 1))) void fast_rows(
-    __global const ELEM* in, long rows, long cols, long row_stride, uint slice,
+    __global const ELEM* restrict in, long rows, long cols, long row_stride, uint slice,
     __global RES* values, __global long* indices) {
   __local ACC scratch[FAST_ROWS_BLOCK];
   uint lid = get_local_id(0);
@@ -480,7 +483,7 @@ __kernel __attribute__((reqd_work_group_size(FAST_ROWS_BLOCK, 1, 1))) void fast_
 // one chunk of rows. Groups are numbered tile-fastest. With several chunks, each writes its
 // partials and the last group of a column tile combines them in chunk order.
 __kernel __attribute__((reqd_work_group_size(FAST_BLOCK, 1, 1))) void fast_cols(
-    __global const ELEM* in, long rows, long cols, long row_stride, uint tile, long chunks,
+    __global const ELEM* restrict in, long rows, long cols, long row_stride, uint tile, long chunks,
     long rows_per_chunk, __global ACC* partials, volatile __global uint* counters,
     __global RES* values, __global long* indices) {
   __local ACC scratch[FAST_BLOCK];
@@ -549,7 +552,7 @@ void append_strip(ACC* acc, ELEMV v, long r) {
 // writes its partials [chunk][column] and the last group of a column tile combines them in chunk
 // order.
 __kernel __attribute__((reqd_work_group_size(FAST_COLS_BLOCK, 1, 1))) void fast_cols_strips(
-    __global const ELEM* in, long rows, long cols, long row_stride, long chunks,
+    __global const ELEM* restrict in, long rows, long cols, long row_stride, long chunks,
     long rows_per_chunk, __global ACC* partials, volatile __global uint* counters,
     __global RES* values, __global long* indices) {
   __local int is_last;
