@@ -118,7 +118,8 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
 
 struct Tunables {
   std::size_t tree_block, serial_block, serial_items, gridstride_block, gridstride_groups,
-      atomic_block, atomic_groups, fast_block, fast_groups;
+      atomic_block, atomic_groups, fast_block, fast_groups, fast_rows_block, fast_rows_groups,
+      fast_cols_block, fast_cols_groups;
 };
 
 Tunables tunables(const DeviceInfo& d) {
@@ -133,6 +134,10 @@ Tunables tunables(const DeviceInfo& d) {
   t.atomic_groups = cus * std::max(tuning(d, "reduce.atomic.blocks_per_cu", 8), 1);
   t.fast_block = block_size(d, "reduce.fast.block");
   t.fast_groups = cus * std::max(tuning(d, "reduce.fast.blocks_per_cu", 8), 1);
+  t.fast_rows_block = block_size(d, "reduce.fast.rows_block");
+  t.fast_rows_groups = cus * std::max(tuning(d, "reduce.fast.rows_blocks_per_cu", 8), 1);
+  t.fast_cols_block = block_size(d, "reduce.fast.cols_block");
+  t.fast_cols_groups = cus * std::max(tuning(d, "reduce.fast.cols_blocks_per_cu", 8), 1);
   return t;
 }
 
@@ -147,7 +152,8 @@ std::string build_options(DType t, ReduceOp op, const DeviceInfo& device) {
     o += " -DARG_OP -DRES=" + std::string(elem) + " -DIDENTITY=IDENTITY_ARG -DLOAD=LOAD_ARG" +
          " -DRESULT=RESULT_ARG -DIDENTITY_VALUE=" +
          (op == ReduceOp::argmin ? highest(t) : lowest(t)) +
-         (op == ReduceOp::argmin ? " -DCOMBINE=COMBINE_ARGMIN" : " -DCOMBINE=COMBINE_ARGMAX");
+         (op == ReduceOp::argmin ? " -DCOMBINE=COMBINE_ARGMIN -DARG_MIN"
+                                 : " -DCOMBINE=COMBINE_ARGMAX");
   } else if (is_sum_or_prod(op)) {
     std::string acc = is_float(t) ? (fp64 ? "double" : "float") : "ulong";
     std::string res = is_float(t) ? elem : is_signed_integer(t) ? "long" : "ulong";
@@ -155,6 +161,7 @@ std::string build_options(DType t, ReduceOp op, const DeviceInfo& device) {
          (op == ReduceOp::sum ? " -DIDENTITY_VALUE=0 -DCOMBINE=COMBINE_SUM"
                               : " -DIDENTITY_VALUE=1 -DCOMBINE=COMBINE_PROD") +
          (res == "long" ? " -DRESULT=RESULT_BITS" : " -DRESULT=RESULT_CAST");
+    if (t == DType::uint8 && op == ReduceOp::sum) o += " -DVECTOR_PRESUM";
   } else {
     o += std::string(" -DACC=") + elem + " -DRES=" + elem +
          " -DIDENTITY=IDENTITY_SCALAR -DLOAD=LOAD_SCALAR -DRESULT=RESULT_CAST -DIDENTITY_VALUE=" +
@@ -173,7 +180,9 @@ std::string build_options(DType t, ReduceOp op, const DeviceInfo& device) {
        " -DSERIAL_ITEMS=" + std::to_string(k.serial_items) +
        " -DGRIDSTRIDE_BLOCK=" + std::to_string(k.gridstride_block) +
        " -DATOMIC_BLOCK=" + std::to_string(k.atomic_block) +
-       " -DFAST_BLOCK=" + std::to_string(k.fast_block);
+       " -DFAST_BLOCK=" + std::to_string(k.fast_block) +
+       " -DFAST_ROWS_BLOCK=" + std::to_string(k.fast_rows_block) +
+       " -DFAST_COLS_BLOCK=" + std::to_string(k.fast_cols_block);
   return o;
 }
 
@@ -326,27 +335,52 @@ class AtomicKernel final : public OpenclReduce {
 
 class FastKernel final : public OpenclReduce {
  public:
-  FastKernel(const Device& d, const ReduceShape& s) : OpenclReduce(d, s) {
+  FastKernel(const Device& d, const ReduceShape& s) : OpenclReduce(d, s), block_(tune_.fast_block) {
     std::size_t block = tune_.fast_block;
     auto most = static_cast<std::int64_t>(tune_.fast_groups);
     auto vw = static_cast<std::int64_t>(kVectorBytes / dtype_size(s.dtype));
     std::int64_t counters = 1;
     if (s.axis == Axis::all) {
-      // Enough work per work-item for four vectors in flight before the grid grows.
+      // A batch of 8 vectors per work-item (group_elements per vector step) before the grid grows
+      // past one group per compute unit; below that, every compute unit gets a group while
+      // work-items have 2 vectors, so small inputs are spread over the device's load paths rather
+      // than a few units.
+      auto group_elements = static_cast<std::int64_t>(block) * vw;
+      std::int64_t spread = std::min<std::int64_t>(std::max(d.info().compute_units, 1),
+                                                   ceil_div(s.size(), group_elements * 2));
       groups_ = static_cast<std::size_t>(std::clamp<std::int64_t>(
-          ceil_div(s.size(), static_cast<std::int64_t>(block) * vw * 4), 1, most));
+          std::max(ceil_div(s.size(), group_elements * 8), spread), 1, most));
       kernel_ = &kernel("fast_all");
       partials_ = partials(static_cast<std::int64_t>(groups_));
     } else if (s.axis == Axis::rows) {
-      // Slices wide enough that each work-item loads about 16 vectors of its row (so the
-      // slice's tree is paid once per 16 loads), wider while the rows alone cannot fill the grid.
-      slice_ = std::min(block, pow2_ceil(ceil_div(s.cols, vw * 16)));
-      while (slice_ < block && ceil_div(s.rows, static_cast<std::int64_t>(block / slice_)) < most)
+      // Groups of their own size (smaller than axis all's, so a group combining its rows stalls
+      // less of a compute unit). Slices wide enough that each work-item loads about 16 vectors
+      // of its row (so the slice's combine is paid once per 16 loads), wider while the rows
+      // alone cannot fill the grid.
+      block_ = tune_.fast_rows_block;
+      most = static_cast<std::int64_t>(tune_.fast_rows_groups);
+      slice_ = std::min(block_, pow2_ceil(ceil_div(s.cols, vw * 16)));
+      while (slice_ < block_ && ceil_div(s.rows, static_cast<std::int64_t>(block_ / slice_)) < most)
         slice_ *= 2;
-      std::int64_t rows_per_group = static_cast<std::int64_t>(block / slice_);
+      std::int64_t rows_per_group = static_cast<std::int64_t>(block_ / slice_);
       groups_ = static_cast<std::size_t>(
           std::clamp<std::int64_t>(ceil_div(s.rows, rows_per_group), 1, most));
       kernel_ = &kernel("fast_rows");
+    } else if (strips_fit(s)) {
+      strips_ = true;
+      block_ = tune_.fast_cols_block;
+      // 16-byte strips of columns; chunks of rows until tiles × chunks fills the device, each
+      // chunk at least 16 rows.
+      std::int64_t strips = ceil_div(s.cols, vw);
+      std::int64_t tiles = ceil_div(strips, static_cast<std::int64_t>(block_));
+      auto fill = static_cast<std::int64_t>(tune_.fast_cols_groups);
+      chunks_ = std::clamp<std::int64_t>(fill / tiles, 1, ceil_div(s.rows, 16));
+      rows_per_chunk_ = ceil_div(s.rows, chunks_);
+      chunks_ = ceil_div(s.rows, rows_per_chunk_);
+      groups_ = static_cast<std::size_t>(tiles * chunks_);
+      counters = tiles;
+      kernel_ = &kernel("fast_cols_strips");
+      partials_ = partials(chunks_ > 1 ? chunks_ * s.cols : 1);
     } else {
       tile_ = std::min(block, pow2_ceil(s.cols));
       std::int64_t height = static_cast<std::int64_t>(block / tile_);
@@ -376,17 +410,30 @@ class FastKernel final : public OpenclReduce {
                out, idx);
     } else if (s_.axis == Axis::rows) {
       set_args(*kernel_, x, rows, cols_, stride, static_cast<cl_uint>(slice_), out, idx);
+    } else if (strips_) {
+      set_args(*kernel_, x, rows, cols_, stride, static_cast<cl_long>(chunks_),
+               static_cast<cl_long>(rows_per_chunk_), as_mem(partials_.handle()),
+               as_mem(counters_.handle()), out, idx);
     } else {
       set_args(*kernel_, x, rows, cols_, stride, static_cast<cl_uint>(tile_),
                static_cast<cl_long>(chunks_), static_cast<cl_long>(rows_per_chunk_),
                as_mem(partials_.handle()), as_mem(counters_.handle()), out, idx);
     }
-    cl_.launch(*kernel_, groups_ * tune_.fast_block, tune_.fast_block);
+    cl_.launch(*kernel_, groups_ * block_, block_);
   }
 
  private:
+  // Axis cols takes 16-byte strips when every row starts 16-byte aligned (buffers are) and the
+  // strips fill at least half a group.
+  bool strips_fit(const ReduceShape& s) const {
+    auto vw = static_cast<std::int64_t>(kVectorBytes / dtype_size(s.dtype));
+    return s.row_stride % vw == 0 &&
+           ceil_div(s.cols, vw) * 2 >= static_cast<std::int64_t>(tune_.fast_cols_block);
+  }
+
   cl::Kernel* kernel_ = nullptr;
-  std::size_t groups_ = 1, slice_ = 1, tile_ = 1;
+  bool strips_ = false;
+  std::size_t block_, groups_ = 1, slice_ = 1, tile_ = 1;
   std::int64_t chunks_ = 1, rows_per_chunk_ = 1;
   Buffer partials_, counters_;
 };
@@ -471,9 +518,9 @@ std::vector<ReduceVariant> opencl_reduce_variants() {
          return std::make_unique<AtomicKernel>(d, s);
        }},
       {info("fast",
-            "16-byte vector loads, 4 in flight, fixed grid, last group combines the "
-            "partials in order (one launch); rows: a slice per row; cols: coalesced "
-            "columns, row chunks",
+            "16-byte vector loads, 8 in flight, fixed grid, last group combines the "
+            "partials in order (one launch); rows: a slice per row; cols: 16-byte column "
+            "strips, row chunks",
             params_of("reduce.fast", "blocks_per_cu"), "float64 needs cl_khr_fp64", true),
        [](const ReduceShape& s, const DeviceInfo& d) { return dtype_fits(s, d); },
        [](const Device& d, const ReduceShape& s) -> std::unique_ptr<ReduceKernel> {

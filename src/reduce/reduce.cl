@@ -12,12 +12,15 @@
 //               one group finishes the per-group partials in a second launch.
 //   atomic      like gridstride, but each group merges its result into one global accumulator
 //               with a compare-and-swap loop on its bit pattern (ACC_BITS defined).
-//   fast        16-byte vector loads from an aligned body (scalar head and tail), four loads in
-//               flight per work-item, a fixed grid; the last group to arrive (counted with
-//               atomic_inc after a global fence) combines the partials in group order, so the
-//               result is the same bit for bit on every run. Axis rows gives each row a slice of
-//               work-items; axis cols gives work-items columns (coalesced) and a chunk of rows,
-//               and the last group of a column tile combines the chunks in chunk order.
+//   fast        16-byte vector loads from an aligned body (scalar head and tail), eight loads
+//               in flight per work-item, a fixed grid; each work-item visits its elements in
+//               increasing index order, so arg ops append without index comparisons. The last
+//               group to arrive (counted with atomic_inc after a global fence) combines the
+//               partials in group order, so the result is the same bit for bit on every run.
+//               Axis rows gives each row a slice of work-items; axis cols gives each work-item a
+//               16-byte strip of columns (a warp reads 512 contiguous bytes of a row; one column
+//               per work-item when rows are not 16-byte aligned) and a chunk of rows, and the
+//               last group of a column tile combines the chunks in chunk order.
 // Element positions: flat index i of a rows × cols input with row_stride = cols + pad lies at
 // i + (i / cols) * pad.
 
@@ -59,6 +62,14 @@
 #ifndef FAST_BLOCK
 #define FAST_BLOCK 256
 #endif
+#ifndef FAST_ROWS_BLOCK
+#define FAST_ROWS_BLOCK 256
+#endif
+#ifndef FAST_COLS_BLOCK
+#define FAST_COLS_BLOCK 128
+#endif
+// 16-byte loads each work-item of `fast` keeps in flight.
+#define FAST_UNROLL 8
 
 #define PASTE_(a, b) a##b
 #define PASTE(a, b) PASTE_(a, b)
@@ -100,6 +111,19 @@ ACC arg_max(ACC a, ACC b) {
   if (b.value > a.value) return b;
   return a.index < b.index ? a : b;
 }
+
+// Appends element v at index i, larger than every index already in `a` (each work-item visits
+// its elements in increasing index order): only a strictly better value, the first NaN, or the
+// very first element replaces the best, with no index comparison.
+ACC arg_append_min(ACC a, ELEM v, long i) {
+  bool better = v < a.value || (v != v && a.value == a.value) || a.index == LONG_MAX;
+  return better ? make_arg(v, i) : a;
+}
+
+ACC arg_append_max(ACC a, ELEM v, long i) {
+  bool better = v > a.value || (v != v && a.value == a.value) || a.index == LONG_MAX;
+  return better ? make_arg(v, i) : a;
+}
 #else
 // A NaN anywhere wins (x != x is false for integers, so these serve every type).
 ACC min_nan(ACC a, ACC b) {
@@ -125,6 +149,13 @@ ACC max_nan(ACC a, ACC b) {
 #define COMBINE_MAX(a, b) max_nan((a), (b))
 #define COMBINE_ARGMIN(a, b) arg_min((a), (b))
 #define COMBINE_ARGMAX(a, b) arg_max((a), (b))
+#if defined(ARG_OP) && defined(ARG_MIN)
+#define APPEND(a, v, i) arg_append_min((a), (v), (i))
+#elif defined(ARG_OP)
+#define APPEND(a, v, i) arg_append_max((a), (v), (i))
+#else
+#define APPEND(a, v, i) COMBINE((a), LOAD((v), (i)))
+#endif
 #define RESULT_CAST(a) ((RES)(a))
 #define RESULT_BITS(a) as_long(a)  // uint64 accumulator of a signed sum: same bits as int64
 #define RESULT_ARG(a) ((a).value)
@@ -167,37 +198,80 @@ ACC group_reduce(__local ACC* scratch, ACC acc, uint lid, uint size) {
   return total;
 }
 
+// Appends the lanes of one vector (flattened indices index, index + 1, ...) in order. A uint8
+// sum adds the 16 lanes in 32 bits first (at most 16 · 255) and widens once.
 ACC fold_vector(ACC acc, ELEMV v, long index) {
   ELEM lanes[VW];
   PASTE(vstore, VW)(v, 0, lanes);
+#ifdef VECTOR_PRESUM
+  uint sum = 0;
   for (int j = 0; j < VW; ++j)
-    acc = COMBINE(acc, LOAD(lanes[j], index + j));
+    sum += lanes[j];
+  return acc + sum;
+#else
+  for (int j = 0; j < VW; ++j)
+    acc = APPEND(acc, lanes[j], index + j);
+  return acc;
+#endif
+}
+
+// Combines the accumulators of each slice of `width` work-items (a power of two dividing the
+// group) in eight-way steps, a third of the barriers of a halving tree; every work-item gets its
+// slice's combination. The trailing barrier lets the caller reuse `scratch` at once.
+ACC slice_reduce(__local ACC* scratch, ACC acc, uint lid, uint width) {
+  uint lane = lid & (width - 1);
+  scratch[lid] = acc;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint active = width; active > 1;) {
+    uint next = active > 8 ? active / 8 : 1;
+    if (lane < next) {
+      // Slots at and beyond `next` are only read at this step, so the writes below are safe.
+      for (uint k = 1; k < active / next; ++k)
+        acc = COMBINE(acc, scratch[lid + k * next]);
+      scratch[lid] = acc;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    active = next;
+  }
+  acc = scratch[lid - lane];
+  barrier(CLK_LOCAL_MEM_FENCE);
   return acc;
 }
 
 // Folds the contiguous run p[0, len) (flattened index base + j for p[j]) as worker `w` of
-// `workers`: scalar loads up to the first 16-byte boundary, 16-byte vectors (four in flight),
-// scalar tail.
+// `workers`: scalar loads up to the first 16-byte boundary, 16-byte vectors (FAST_UNROLL in
+// flight), scalar tail. Each worker visits its elements in increasing index order.
 ACC fold_span(__global const ELEM* p, long len, long base, long w, long workers, ACC acc) {
   long head = (long)((16 - ((size_t)p & 15)) & 15) / (long)sizeof(ELEM);
   if (head > len) head = len;
   long vectors = (len - head) / VW;
   for (long j = w; j < head; j += workers)
-    acc = COMBINE(acc, LOAD(p[j], base + j));
+    acc = APPEND(acc, p[j], base + j);
   __global const ELEMV* body = (__global const ELEMV*)(p + head);
   long body_base = base + head;
   long v = w;
-  for (; v + 3 * workers < vectors; v += 4 * workers) {
-    ELEMV a = body[v], b = body[v + workers], c = body[v + 2 * workers], d = body[v + 3 * workers];
-    acc = fold_vector(acc, a, body_base + v * VW);
-    acc = fold_vector(acc, b, body_base + (v + workers) * VW);
-    acc = fold_vector(acc, c, body_base + (v + 2 * workers) * VW);
-    acc = fold_vector(acc, d, body_base + (v + 3 * workers) * VW);
+  for (; v + (FAST_UNROLL - 1) * workers < vectors; v += FAST_UNROLL * workers) {
+    ELEMV x[FAST_UNROLL];
+#pragma unroll
+    for (int u = 0; u < FAST_UNROLL; ++u)
+      x[u] = body[v + u * workers];
+#pragma unroll
+    for (int u = 0; u < FAST_UNROLL; ++u)
+      acc = fold_vector(acc, x[u], body_base + (v + u * workers) * VW);
   }
-  for (; v < vectors; v += workers)
-    acc = fold_vector(acc, body[v], body_base + v * VW);
+  if (v < vectors) {
+    // Fewer than FAST_UNROLL vectors left: still one batch of (predicated) loads in flight.
+    ELEMV x[FAST_UNROLL];
+#pragma unroll
+    for (int u = 0; u < FAST_UNROLL; ++u)
+      x[u] = v + u * workers < vectors ? body[v + u * workers] : (ELEMV)(0);
+#pragma unroll
+    for (int u = 0; u < FAST_UNROLL; ++u)
+      if (v + u * workers < vectors)
+        acc = fold_vector(acc, x[u], body_base + (v + u * workers) * VW);
+  }
   for (long j = head + vectors * VW + w; j < len; j += workers)
-    acc = COMBINE(acc, LOAD(p[j], base + j));
+    acc = APPEND(acc, p[j], base + j);
   return acc;
 }
 
@@ -333,10 +407,13 @@ __kernel void atomic_result(__global const ACC_BITS* target, __global RES* value
 
 // ---- fast --------------------------------------------------------------------------------------
 
+// The input is read-only and never aliases an output (`restrict`): NVIDIA's compiler may then
+// read it through the non-coherent read-only path.
+
 // Axis all. `counter` is 0 before the launch and is left 0 by the last group. Strided 2-D input
 // is swept row by row (vector loads within rows) unless its rows are narrower than a group.
 __kernel __attribute__((reqd_work_group_size(FAST_BLOCK, 1, 1))) void fast_all(
-    __global const ELEM* in, long n, long cols, long pad, __global ACC* partials,
+    __global const ELEM* restrict in, long n, long cols, long pad, __global ACC* partials,
     volatile __global uint* counter, __global RES* values, __global long* indices) {
   __local ACC scratch[FAST_BLOCK];
   __local int is_last;
@@ -357,9 +434,13 @@ __kernel __attribute__((reqd_work_group_size(FAST_BLOCK, 1, 1))) void fast_all(
   } else {
     // Many narrow rows: flat indices, scalar loads.
     for (long i = get_global_id(0); i < n; i += get_global_size(0))
-      acc = COMBINE(acc, LOAD(in[element_offset(i, cols, pad)], i));
+      acc = APPEND(acc, in[element_offset(i, cols, pad)], i);
   }
-  acc = group_reduce(scratch, acc, lid, FAST_BLOCK);
+  acc = slice_reduce(scratch, acc, lid, FAST_BLOCK);
+  if (groups_in_grid == 1) {
+    if (lid == 0) store_result(values, indices, 0, acc);
+    return;
+  }
   if (lid == 0) {
     partials[get_group_id(0)] = acc;
     mem_fence(CLK_GLOBAL_MEM_FENCE);
@@ -371,7 +452,7 @@ __kernel __attribute__((reqd_work_group_size(FAST_BLOCK, 1, 1))) void fast_all(
   ACC total = IDENTITY;
   for (long k = lid; k < groups_in_grid; k += FAST_BLOCK)
     total = COMBINE(total, load_partial(partials, k));
-  total = group_reduce(scratch, total, lid, FAST_BLOCK);
+  total = slice_reduce(scratch, total, lid, FAST_BLOCK);
   if (lid == 0) {
     store_result(values, indices, 0, total);
     *counter = 0;
@@ -379,27 +460,21 @@ __kernel __attribute__((reqd_work_group_size(FAST_BLOCK, 1, 1))) void fast_all(
 }
 
 // Axis rows: slices of `slice` work-items (a power of two) each fold one row; groups take
-// FAST_BLOCK / slice rows at a time, grid-stride over the rows.
-__kernel __attribute__((reqd_work_group_size(FAST_BLOCK, 1, 1))) void fast_rows(
-    __global const ELEM* in, long rows, long cols, long row_stride, uint slice,
+// FAST_ROWS_BLOCK / slice rows at a time, grid-stride over the rows.
+__kernel __attribute__((reqd_work_group_size(FAST_ROWS_BLOCK, 1, 1))) void fast_rows(
+    __global const ELEM* restrict in, long rows, long cols, long row_stride, uint slice,
     __global RES* values, __global long* indices) {
-  __local ACC scratch[FAST_BLOCK];
+  __local ACC scratch[FAST_ROWS_BLOCK];
   uint lid = get_local_id(0);
   uint lane = lid & (slice - 1);
-  long rows_per_group = FAST_BLOCK / slice;
+  long rows_per_group = FAST_ROWS_BLOCK / slice;
   for (long first = get_group_id(0) * rows_per_group; first < rows;
        first += get_num_groups(0) * rows_per_group) {
     long r = first + lid / slice;
     ACC acc = IDENTITY;
     if (r < rows) acc = fold_span(in + r * row_stride, cols, 0, lane, slice, acc);
-    scratch[lid] = acc;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint s = slice / 2; s > 0; s >>= 1) {
-      if (lane < s) scratch[lid] = COMBINE(scratch[lid], scratch[lid + s]);
-      barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (lane == 0 && r < rows) store_result(values, indices, r, scratch[lid]);
-    barrier(CLK_LOCAL_MEM_FENCE);
+    acc = slice_reduce(scratch, acc, lid, slice);
+    if (lane == 0 && r < rows) store_result(values, indices, r, acc);
   }
 }
 
@@ -408,7 +483,7 @@ __kernel __attribute__((reqd_work_group_size(FAST_BLOCK, 1, 1))) void fast_rows(
 // one chunk of rows. Groups are numbered tile-fastest. With several chunks, each writes its
 // partials and the last group of a column tile combines them in chunk order.
 __kernel __attribute__((reqd_work_group_size(FAST_BLOCK, 1, 1))) void fast_cols(
-    __global const ELEM* in, long rows, long cols, long row_stride, uint tile, long chunks,
+    __global const ELEM* restrict in, long rows, long cols, long row_stride, uint tile, long chunks,
     long rows_per_chunk, __global ACC* partials, volatile __global uint* counters,
     __global RES* values, __global long* indices) {
   __local ACC scratch[FAST_BLOCK];
@@ -427,13 +502,13 @@ __kernel __attribute__((reqd_work_group_size(FAST_BLOCK, 1, 1))) void fast_cols(
     for (; r + 3 * height < r_end; r += 4 * height) {
       ELEM a = column[r * row_stride], b = column[(r + height) * row_stride],
            d = column[(r + 2 * height) * row_stride], e = column[(r + 3 * height) * row_stride];
-      acc = COMBINE(acc, LOAD(a, r));
-      acc = COMBINE(acc, LOAD(b, r + height));
-      acc = COMBINE(acc, LOAD(d, r + 2 * height));
-      acc = COMBINE(acc, LOAD(e, r + 3 * height));
+      acc = APPEND(acc, a, r);
+      acc = APPEND(acc, b, r + height);
+      acc = APPEND(acc, d, r + 2 * height);
+      acc = APPEND(acc, e, r + 3 * height);
     }
     for (; r < r_end; r += height)
-      acc = COMBINE(acc, LOAD(column[r * row_stride], r));
+      acc = APPEND(acc, column[r * row_stride], r);
   }
   scratch[lid] = acc;
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -458,6 +533,87 @@ __kernel __attribute__((reqd_work_group_size(FAST_BLOCK, 1, 1))) void fast_cols(
     for (long k = 1; k < chunks; ++k)
       total = COMBINE(total, load_partial(partials, k * cols + c));
     store_result(values, indices, c, total);
+  }
+  if (lid == 0) counters[tile_index] = 0;
+}
+
+// Appends row r's lanes of a strip to the strip's per-column accumulators.
+void append_strip(ACC* acc, ELEMV v, long r) {
+  ELEM lanes[VW];
+  PASTE(vstore, VW)(v, 0, lanes);
+  for (int k = 0; k < VW; ++k)
+    acc[k] = APPEND(acc[k], lanes[k], r);
+}
+
+// Axis cols with 16-byte aligned rows: work-item x of a group owns the strip of VW consecutive
+// columns at (tile · FAST_COLS_BLOCK + x) · VW, so a warp reads 512 contiguous bytes of a row
+// with one 16-byte load per work-item; each group folds one chunk of rows down its strips with
+// FAST_UNROLL rows' loads in flight. Groups are numbered tile-fastest. With several chunks, each
+// writes its partials [chunk][column] and the last group of a column tile combines them in chunk
+// order.
+__kernel __attribute__((reqd_work_group_size(FAST_COLS_BLOCK, 1, 1))) void fast_cols_strips(
+    __global const ELEM* restrict in, long rows, long cols, long row_stride, long chunks,
+    long rows_per_chunk, __global ACC* partials, volatile __global uint* counters,
+    __global RES* values, __global long* indices) {
+  __local int is_last;
+  uint lid = get_local_id(0);
+  long strips = (cols + VW - 1) / VW;
+  long tiles = (strips + FAST_COLS_BLOCK - 1) / FAST_COLS_BLOCK;
+  long tile_index = get_group_id(0) % tiles, chunk = get_group_id(0) / tiles;
+  long c0 = (tile_index * FAST_COLS_BLOCK + lid) * VW;
+  long r = chunk * rows_per_chunk, r_end = min(rows, r + rows_per_chunk);
+  ACC acc[VW];
+  for (int k = 0; k < VW; ++k)
+    acc[k] = IDENTITY;
+  if (c0 + VW <= cols) {
+    __global const ELEM* strip = in + c0;
+    for (; r + FAST_UNROLL <= r_end; r += FAST_UNROLL) {
+      ELEMV x[FAST_UNROLL];
+#pragma unroll
+      for (int u = 0; u < FAST_UNROLL; ++u)
+        x[u] = *(__global const ELEMV*)(strip + (r + u) * row_stride);
+#pragma unroll
+      for (int u = 0; u < FAST_UNROLL; ++u)
+        append_strip(acc, x[u], r + u);
+    }
+    if (r < r_end) {
+      // Fewer than FAST_UNROLL rows left: one batch of (predicated) loads in flight.
+      ELEMV x[FAST_UNROLL];
+#pragma unroll
+      for (int u = 0; u < FAST_UNROLL; ++u)
+        x[u] = r + u < r_end ? *(__global const ELEMV*)(strip + (r + u) * row_stride) : (ELEMV)(0);
+#pragma unroll
+      for (int u = 0; u < FAST_UNROLL; ++u)
+        if (r + u < r_end) append_strip(acc, x[u], r + u);
+    }
+  } else if (c0 < cols) {
+    // The last strip of a row whose width is not a multiple of VW.
+    for (; r < r_end; ++r)
+      for (int k = 0; k < VW; ++k)
+        if (c0 + k < cols) acc[k] = APPEND(acc[k], in[r * row_stride + c0 + k], r);
+  }
+  if (chunks == 1) {
+    for (int k = 0; k < VW; ++k)
+      if (c0 + k < cols) store_result(values, indices, c0 + k, acc[k]);
+    return;
+  }
+  for (int k = 0; k < VW; ++k)
+    if (c0 + k < cols) partials[chunk * cols + c0 + k] = acc[k];
+  mem_fence(CLK_GLOBAL_MEM_FENCE);
+  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+  if (lid == 0) is_last = atomic_inc(counters + tile_index) == chunks - 1;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (!is_last) return;
+  mem_fence(CLK_GLOBAL_MEM_FENCE);
+  if (c0 < cols) {
+    // Chunk by chunk, the strip's columns' loads in flight together.
+    for (int k = 0; k < VW; ++k)
+      acc[k] = c0 + k < cols ? load_partial(partials, c0 + k) : IDENTITY;
+    for (long ch = 1; ch < chunks; ++ch)
+      for (int k = 0; k < VW; ++k)
+        if (c0 + k < cols) acc[k] = COMBINE(acc[k], load_partial(partials, ch * cols + c0 + k));
+    for (int k = 0; k < VW; ++k)
+      if (c0 + k < cols) store_result(values, indices, c0 + k, acc[k]);
   }
   if (lid == 0) counters[tile_index] = 0;
 }

@@ -37,6 +37,13 @@ const std::vector<Entry>& table() {
       {Backend::opencl, "H200", "reduce.fast.blocks_per_cu", 4},
       {Backend::opencl, "", "reduce.fast.block", 256},
       {Backend::opencl, "", "reduce.fast.blocks_per_cu", 8},
+      // Axis rows: groups of 256, 8 per compute unit (2048 threads per SM on NVIDIA).
+      {Backend::opencl, "", "reduce.fast.rows_block", 256},
+      {Backend::opencl, "", "reduce.fast.rows_blocks_per_cu", 8},
+      // Axis cols: 128 work-items of 16-byte strips, 8 groups per compute unit (1024 threads
+      // per SM on NVIDIA, 8 loads each in flight).
+      {Backend::opencl, "", "reduce.fast.cols_block", 128},
+      {Backend::opencl, "", "reduce.fast.cols_blocks_per_cu", 8},
       {Backend::opencl, "", "reduce.tree.block", 256},
       {Backend::opencl, "", "reduce.serial.items", 64},
       {Backend::opencl, "", "reduce.serial.block", 256},
