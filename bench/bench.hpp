@@ -19,6 +19,8 @@ struct BenchOptions {
   bool quick = false;
   std::vector<std::int64_t> sizes;    // element counts; empty: the pattern's default sweep
   std::vector<std::string> variants;  // empty: every variant of the backend
+  std::vector<std::string> dtypes;    // empty: the pattern's default dtypes
+  std::vector<std::int64_t> bins;     // histogram bin counts; empty: the default sweep
   int reps = 20;
 };
 

@@ -107,6 +107,11 @@ std::vector<BenchRow> bench_histogram(const Device& device, const BenchOptions& 
   std::vector<std::int64_t> bin_counts =
       o.quick ? std::vector<std::int64_t>{7, 256, 1024, 65536}
               : std::vector<std::int64_t>{7, 256, 1024, 4096, 65536, 1 << 20};
+  if (!o.dtypes.empty()) {
+    dtypes.clear();
+    for (const auto& name : o.dtypes) dtypes.push_back(parse_dtype(name));
+  }
+  if (!o.bins.empty()) bin_counts = o.bins;
   const Distribution dists[] = {Distribution::uniform, Distribution::all_equal,
                                 Distribution::normal};
   std::size_t input_bytes = gpu ? (o.quick ? 1u << 26 : 1u << 30) : (o.quick ? 1u << 23 : 1u << 26);

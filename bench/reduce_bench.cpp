@@ -45,6 +45,10 @@ std::vector<Case> reduce_cases(const Device& device, const BenchOptions& o) {
   std::vector<DType> dtypes =
       o.quick ? std::vector<DType>{DType::float32}
               : std::vector<DType>{DType::float32, DType::float64, DType::int32};
+  if (!o.dtypes.empty()) {
+    dtypes.clear();
+    for (const auto& name : o.dtypes) dtypes.push_back(parse_dtype(name));
+  }
   std::vector<ReduceOp> ops = o.quick ? std::vector<ReduceOp>{ReduceOp::sum, ReduceOp::max}
                                       : std::vector<ReduceOp>{ReduceOp::sum, ReduceOp::min,
                                                               ReduceOp::max, ReduceOp::argmax};

@@ -36,6 +36,7 @@ run() {  # run NAME TIMEOUT COMMAND...: logs to $OUT/NAME.log, records the exit 
   local rc=$?
   echo "   exit $rc after $((SECONDS - start)) s"
   [ $rc -ne 0 ] && status=1 && tail -n 15 "$OUT/$name.log"
+  tar czf "$ARCHIVE_DIR/gpu-suite.tgz" -C "$OUT" .  # after every step: a cut-off run keeps the rest
   return 0
 }
 
@@ -65,7 +66,9 @@ for stage in "${stages[@]}"; do
         for b in cuda opencl; do
           dev=()
           [ "$b" = opencl ] && [ -n "${ocl:-}" ] && dev=(--device "$ocl")
-          run "bench-$p-$b" 900 "$BIN/parpat" bench "$p" --backend "$b" "${dev[@]}" --json "$OUT/bench-$p-$b.json" --markdown
+          extra=BENCH_ARGS_${p}_${b}
+          run "bench-$p-$b" 900 "$BIN/parpat" bench "$p" --backend "$b" "${dev[@]}" ${!extra:-} \
+            --json "$OUT/bench-$p-$b.json" --markdown
         done
       done ;;
     barrier)

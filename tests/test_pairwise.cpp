@@ -146,8 +146,17 @@ TEST_P(PairwiseTest, BlockSizes) {
   int max_group = GetParam().device.info().max_group_size;
   for (int tpb : {32, 64, 96, 1000, 1024}) {
     if (tpb > max_group) continue;
-    check(3001, 1100, {PairwiseKernel::product, 1.0, "", "", true, tpb}, rng);
-    check(517, 2100, {PairwiseKernel::gaussian, 0.5, "", "", false, tpb}, rng);
+    try {
+      check(3001, 1100, {PairwiseKernel::product, 1.0, "", "", true, tpb}, rng);
+      check(517, 2100, {PairwiseKernel::gaussian, 0.5, "", "", false, tpb}, rng);
+    } catch (const Error& e) {
+      // A compiled kernel may hold fewer work-items than the device's group limit (its
+      // registers decide; NVIDIA's OpenCL reports 256 here). Asking for more must be refused
+      // cleanly, naming the limit; sizes up to 256 must always run.
+      EXPECT_GT(tpb, 256) << e.what();
+      EXPECT_EQ(e.kind(), ErrorKind::invalid_argument);
+      EXPECT_NE(std::string(e.what()).find("exceeds"), std::string::npos) << e.what();
+    }
   }
 }
 

@@ -26,6 +26,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--quick", o->bench.quick, "a short sweep: a few sizes, float32 only");
   cmd->add_option("--sizes", o->bench.sizes, "element counts to time");
   cmd->add_option("--variant", o->bench.variants, "only these variants");
+  cmd->add_option("--dtype", o->bench.dtypes, "only these element types");
+  cmd->add_option("--bins", o->bench.bins, "histogram bin counts to time");
   cmd->add_option("--reps", o->bench.reps, "timed runs per case (median; at least 20)");
   cmd->add_option("--json", o->json_out, "write all rows as JSON to this file");
   cmd->add_flag("--markdown", o->markdown, "print markdown tables");
