@@ -48,7 +48,7 @@ for stage in "${stages[@]}"; do
       run info 300 "$BIN/parpat" info --measure
       cat "$OUT/info.log" ;;
     tests)
-      for t in "$BIN"/test_*; do
+      for t in ${TEST_BINS:-"$BIN"/test_*}; do
         run "$(basename "$t")" 900 "$t" --gtest_brief=1 --gtest_filter="${TEST_FILTER:-*}"
         grep -E "PASSED|FAILED|SKIPPED \]" "$OUT/$(basename "$t").log" | tail -4
       done ;;
