@@ -133,6 +133,13 @@ std::vector<BenchRow> bench_pairwise(const Device& device, const BenchOptions& o
             row.time_ms = median_time_ms(
                 device, [&](int) { plan.run(av, bv, cv); }, o.reps);
           } catch (const Error& e) {
+            // A block size the compiled kernel cannot hold is a limit of the device, not a
+            // failed result: name it and move on.
+            if (e.kind() == ErrorKind::invalid_argument && tpb != 0 && row.shape.empty()) {
+              std::cerr << "  pairwise " << v.name << " " << k.label << " tpb=" << tpb
+                        << " skipped: " << e.what() << "\n";
+              continue;
+            }
             row.note = e.what();
             if (row.shape.empty())
               row.shape = fmt::format("{}×{} tpb={}", pow2_label(c.x), pow2_label(c.y), tpb);

@@ -22,8 +22,9 @@ class DeviceImpl {
   virtual void synchronize() = 0;
 
   // Device time of the work enqueued between timer_start() and timer_stop_ms(); the stop
-  // waits for that work to finish. Nothing in between may wait for the device (CUDA holds the
-  // stream until timer_stop_ms(), so a host synchronisation there would stall).
+  // waits for that work to finish. Nothing in between should wait for the device: CUDA holds
+  // the stream until timer_stop_ms() (for at most 20 ms), so a host synchronisation there
+  // stalls and the measurement then includes host time.
   virtual void timer_start() = 0;
   virtual double timer_stop_ms() = 0;
 };
