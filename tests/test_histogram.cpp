@@ -30,24 +30,8 @@ extern const char* const parpat_cl_histogram;
 namespace parpat::test {
 namespace {
 
-struct Target {
-  Device device;
-  std::string variant;
-};
-
 std::vector<Target> targets() {
-  std::vector<Target> out;
-  for (const auto& d : devices())
-    for (const auto& v : list_variants("histogram"))
-      if (v.backend == backend_name(d.backend())) out.push_back({d, v.name});
-  return out;
-}
-
-std::string target_name(const ::testing::TestParamInfo<Target>& info) {
-  std::string name = device_name(info.param.device) + "_" + info.param.variant;
-  for (auto& c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return name;
+  return variant_targets("histogram");
 }
 
 constexpr DType kDTypes[] = {DType::uint8, DType::uint16, DType::int32, DType::float32,

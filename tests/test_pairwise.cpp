@@ -22,24 +22,8 @@ namespace {
 
 constexpr double kTolerance = 1e-4;
 
-struct Target {
-  Device device;
-  std::string variant;
-};
-
 std::vector<Target> targets() {
-  std::vector<Target> out;
-  for (const auto& d : devices())
-    for (const auto& v : list_variants("pairwise"))
-      if (v.backend == backend_name(d.backend())) out.push_back({d, v.name});
-  return out;
-}
-
-std::string target_name(const ::testing::TestParamInfo<Target>& info) {
-  std::string name = device_name(info.param.device) + "_" + info.param.variant;
-  for (auto& c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return name;
+  return variant_targets("pairwise");
 }
 
 std::vector<float> uniform(std::int64_t n, std::mt19937_64& rng) {

@@ -16,24 +16,8 @@
 namespace parpat::test {
 namespace {
 
-struct Target {
-  Device device;
-  std::string variant;
-};
-
 std::vector<Target> targets() {
-  std::vector<Target> out;
-  for (const auto& d : devices())
-    for (const auto& v : list_variants("reduce"))
-      if (v.backend == backend_name(d.backend())) out.push_back({d, v.name});
-  return out;
-}
-
-std::string target_name(const ::testing::TestParamInfo<Target>& info) {
-  std::string name = device_name(info.param.device) + "_" + info.param.variant;
-  for (auto& c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return name;
+  return variant_targets("reduce");
 }
 
 constexpr DType kDTypes[] = {DType::uint8,  DType::int32,   DType::uint32, DType::int64,

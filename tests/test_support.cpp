@@ -1,5 +1,7 @@
 #include "test_support.hpp"
 
+#include "parpat/registry.hpp"
+
 #include <unistd.h>
 
 #include <sys/wait.h>
@@ -39,6 +41,21 @@ const std::vector<Device>& devices() {
 
 std::string device_name(const Device& d) {
   return std::string(backend_name(d.backend())) + "_" + std::to_string(d.info().index);
+}
+
+std::vector<Target> variant_targets(const std::string& pattern) {
+  std::vector<Target> out;
+  for (const auto& d : devices())
+    for (const auto& v : list_variants(pattern))
+      if (v.backend == backend_name(d.backend())) out.push_back({d, v.name});
+  return out;
+}
+
+std::string target_name(const ::testing::TestParamInfo<Target>& info) {
+  std::string name = device_name(info.param.device) + "_" + info.param.variant;
+  for (auto& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
 }
 
 std::uint64_t run_seed() {

@@ -19,6 +19,17 @@ namespace parpat::test {
 const std::vector<Device>& devices();
 std::string device_name(const Device& d);  // "cuda_0" for test names
 
+// One (device, variant) pair of a pattern: what the parameterised tests run on.
+struct Target {
+  Device device;
+  std::string variant;
+};
+// Every variant of `pattern` on every device of its backend, from the registry, so no variant
+// escapes the tests.
+std::vector<Target> variant_targets(const std::string& pattern);
+// "cuda_0_fast": a test-name suffix for a target.
+std::string target_name(const ::testing::TestParamInfo<Target>& info);
+
 // A fresh random seed per test run (PARPAT_SEED overrides); print it in failure messages.
 std::uint64_t run_seed();
 
