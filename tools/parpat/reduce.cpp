@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "parpat/error.hpp"
 #include "parpat/io.hpp"
+#include "reduce/reduce_internal.hpp"
 
 namespace parpat::cli {
 
@@ -30,8 +31,7 @@ void add_reduce_command(CLI::App& app) {
     Device device = o->common.open_device();
     Array in = Array::from_host(device, host.dtype, host.shape, host.data.data());
     ReduceResult r = reduce(in, options);
-    std::string variant = options.variant;
-    if (variant.empty()) variant = device.backend() == Backend::cpu ? "parallel" : "fast";
+    std::string variant = detail::find_reduce_variant(device.backend(), options.variant).info.name;
     bool many = options.axis != Axis::all;
     if (o->common.json) {
       nlohmann::json values = nlohmann::json::array(), indices = nlohmann::json::array();

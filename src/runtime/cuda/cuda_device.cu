@@ -10,8 +10,7 @@ namespace parpat::detail {
 void cuda_check(cudaError_t status, const char* call) {
   if (status == cudaSuccess) return;
   std::string text = std::string(call) + ": " + cudaGetErrorString(status);
-  throw Error(status == cudaErrorMemoryAllocation ? ErrorKind::backend : ErrorKind::backend,
-              "CUDA error in " + text, "cuda", call, static_cast<int>(status));
+  throw Error(ErrorKind::backend, "CUDA error in " + text, "cuda", call, static_cast<int>(status));
 }
 
 void check_launch(const char* kernel) {
