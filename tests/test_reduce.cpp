@@ -13,6 +13,10 @@
 #include "reduce/verify.hpp"
 #include "test_support.hpp"
 
+#ifdef PARPAT_HAVE_CUDA
+#include "parpat/cuda/reduce.hpp"
+#endif
+
 namespace parpat::test {
 namespace {
 
@@ -296,3 +300,53 @@ TEST(ReduceApi, RejectsBadArguments) {
 
 }  // namespace
 }  // namespace parpat::test
+
+#ifdef PARPAT_HAVE_CUDA
+
+namespace parpat::test {
+namespace {
+
+// The raw-pointer entry: workspace queried, zeroed by the caller, reused across calls.
+TEST(ReduceCudaRaw, MatchesTheReference) {
+  std::vector<Device> gpus;
+  for (const auto& d : devices())
+    if (d.backend() == Backend::cuda) gpus.push_back(d);
+  if (gpus.empty()) GTEST_SKIP() << "no CUDA device";
+  std::mt19937_64 rng(run_seed() + 6);
+  for (std::int64_t n : {std::int64_t{1}, std::int64_t{1025}, std::int64_t{(1 << 20) + 7}}) {
+    std::vector<float> host(static_cast<std::size_t>(n));
+    for (auto& x : host)
+      x = std::uniform_real_distribution<float>(0, 1)(rng);
+    Array in = Array::from_vector(gpus[0], host);
+    Buffer value(gpus[0], sizeof(std::int64_t)), index(gpus[0], sizeof(std::int64_t));
+    for (ReduceOp op : {ReduceOp::sum, ReduceOp::argmax}) {
+      std::size_t bytes = 0;
+      cuda::reduce(in.buffer().handle(), DType::float32, n, op, value.handle(), nullptr, nullptr,
+                   bytes);
+      Buffer workspace(gpus[0], bytes);
+      std::vector<unsigned char> zeros(bytes, 0);
+      workspace.upload(zeros.data(), bytes);
+      for (int again = 0; again < 2; ++again) {
+        cuda::reduce(in.buffer().handle(), DType::float32, n, op, value.handle(),
+                     static_cast<std::int64_t*>(index.handle()), workspace.handle(), bytes);
+        gpus[0].synchronize();
+        float got = 0;
+        std::int64_t got_index = 0;
+        value.download(&got, sizeof got);
+        index.download(&got_index, sizeof got_index);
+        detail::ReduceShape s{DType::float32, op, Axis::all, 1, n, n};
+        float expected = 0;
+        std::int64_t expected_index = 0;
+        detail::reduce_reference(host.data(), s, &expected, &expected_index);
+        Scalar e{DType::float32}, g{DType::float32};
+        e.f = expected;
+        g.f = got;
+        EXPECT_EQ(detail::reduce_mismatch(e, g, op, n), "") << "n " << n;
+        if (op == ReduceOp::argmax) EXPECT_EQ(got_index, expected_index) << "n " << n;
+      }
+    }
+  }
+}
+}  // namespace
+}  // namespace parpat::test
+#endif

@@ -140,14 +140,7 @@ bool supports_everything(const ReduceShape&, const DeviceInfo&) {
 
 std::vector<ReduceVariant> cpu_reduce_variants() {
   auto info = [](const char* name, const char* idea, const char* params) {
-    VariantInfo v;
-    v.pattern = "reduce";
-    v.backend = "cpu";
-    v.name = name;
-    v.idea = idea;
-    v.params = params;
-    v.is_default = std::string(name) == "parallel";
-    return v;
+    return reduce_variant_info(Backend::cpu, name, idea, params);
   };
   return {
       {info("serial", "the reference: one pass in order, float64 compensated / 64-bit sums", ""),

@@ -26,6 +26,7 @@
 #include "parpat/cuda/reduce.hpp"
 #include "reduce/reduce_internal.hpp"
 #include "reduce/reduce_ops.hpp"
+#include "runtime/backends.hpp"
 #include "runtime/cuda/cuda_device.hpp"
 #include "runtime/tuning.hpp"
 
@@ -804,16 +805,7 @@ bool atomic_supports(const ReduceShape& s, const DeviceInfo&) {
 
 VariantInfo cuda_info(const char* name, const char* idea, std::string params, const char* limits,
                       bool deterministic = true) {
-  VariantInfo v;
-  v.pattern = "reduce";
-  v.backend = "cuda";
-  v.name = name;
-  v.idea = idea;
-  v.params = std::move(params);
-  v.limits = limits;
-  v.deterministic = deterministic;
-  v.is_default = std::string(name) == "fast";
-  return v;
+  return reduce_variant_info(Backend::cuda, name, idea, std::move(params), limits, deterministic);
 }
 
 }  // namespace
@@ -853,14 +845,11 @@ void reduce(const void* d_in, DType dtype, std::int64_t n, ReduceOp op, void* d_
   using namespace parpat::detail;
   int ordinal = 0;
   PARPAT_CUDA(cudaGetDevice(&ordinal));
-  int sms = 0;
-  PARPAT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal));
-  DeviceInfo info;
-  info.backend = Backend::cuda;
-  info.compute_units = sms;
-  cudaDeviceProp props{};
-  PARPAT_CUDA(cudaGetDeviceProperties(&props, ordinal));
-  info.name = props.name;
+  // Device properties are slow to query: read them once, not on every call.
+  static const std::vector<DeviceInfo> devices = discover_cuda();
+  if (ordinal < 0 || ordinal >= static_cast<int>(devices.size()))
+    throw_invalid("the current CUDA device is not one parpat found");
+  const DeviceInfo& info = devices[ordinal];
   if (n == 0 && op != ReduceOp::sum && op != ReduceOp::prod)
     throw_invalid(std::string(reduce_op_name(op)) + " of an empty array has no identity");
   visit_dtype(dtype, [&](auto t) {

@@ -452,16 +452,7 @@ bool supports_atomic(const ReduceShape& s, const DeviceInfo& d) {
 
 VariantInfo info(const char* name, const char* idea, std::string params, const char* limits,
                  bool deterministic) {
-  VariantInfo v;
-  v.pattern = "reduce";
-  v.backend = "opencl";
-  v.name = name;
-  v.idea = idea;
-  v.params = std::move(params);
-  v.limits = limits;
-  v.deterministic = deterministic;
-  v.is_default = std::string(name) == "fast";
-  return v;
+  return reduce_variant_info(Backend::opencl, name, idea, std::move(params), limits, deterministic);
 }
 
 std::string params_of(const char* prefix, const char* second_key) {
