@@ -1,5 +1,7 @@
 #include "runtime/tuning.hpp"
 
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 namespace parpat::detail {
@@ -81,9 +83,36 @@ const std::vector<Entry>& table() {
   return entries;
 }
 
+// A value for `key` from PARPAT_TUNING ("key=value,key=value"), for measuring other settings
+// without a rebuild. Returns false when the variable does not name the key.
+bool tuning_override(const std::string& key, int& value) {
+  const char* env = std::getenv("PARPAT_TUNING");
+  if (!env) return false;
+  std::string all = env;
+  std::size_t begin = 0;
+  while (begin <= all.size()) {
+    std::size_t end = all.find(',', begin);
+    if (end == std::string::npos) end = all.size();
+    std::string item = all.substr(begin, end - begin);
+    std::size_t eq = item.find('=');
+    if (eq != std::string::npos && item.compare(0, eq, key) == 0) {
+      char* rest = nullptr;
+      long parsed = std::strtol(item.c_str() + eq + 1, &rest, 10);
+      if (rest && *rest == '\0' && rest != item.c_str() + eq + 1) {
+        value = int(parsed);
+        return true;
+      }
+    }
+    begin = end + 1;
+  }
+  return false;
+}
+
 }  // namespace
 
 int tuning(const DeviceInfo& device, const std::string& key, int fallback) {
+  int overridden = 0;
+  if (tuning_override(key, overridden)) return overridden;
   const Entry* generic = nullptr;
   for (const auto& e : table()) {
     if (e.backend != device.backend || key != e.key) continue;

@@ -8,8 +8,10 @@
 
 namespace parpat::detail {
 
-// The value of `key` for `device`: the first table entry whose backend matches and whose name
-// pattern occurs in the device name, else the entry with an empty pattern, else `fallback`.
+// The value of `key` for `device`: PARPAT_TUNING's value for it if the environment variable
+// names it ("reduce.fast.block=256,histogram.fast.block=1024"), else the first table entry whose
+// backend matches and whose name pattern occurs in the device name, else the entry with an empty
+// pattern, else `fallback`.
 int tuning(const DeviceInfo& device, const std::string& key, int fallback);
 
 }  // namespace parpat::detail
