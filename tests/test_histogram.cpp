@@ -420,6 +420,56 @@ TEST_P(HistogramTest, BadInputIsRejected) {
 
 INSTANTIATE_TEST_SUITE_P(Devices, HistogramTest, ::testing::ValuesIn(targets()), target_name);
 
+// The float32 even rule the GPU kernels use must place every float exactly where the float64
+// reference does: random values, and the floats on and next to every edge, over ranges that
+// make its error bound tight, loose or unusable.
+TEST(FloatEvenRule, AgreesWithTheReferenceOnAndBetweenEdges) {
+  const std::uint64_t seed = run_seed();
+  std::mt19937_64 rng(seed);
+  struct Range {
+    double lo, hi;
+  };
+  const Range ranges[] = {{0, 1},         {-1, 1},       {97, 125},         {-3.7, 1e3},
+                          {1e6, 1e6 + 3}, {-1e-3, 2e-3}, {0.1, 0.30000001}, {-5e30, 7e30}};
+  const std::int64_t bin_counts[] = {1, 7, 256, 1000, 1024, 4096, 65536, 1 << 20};
+  int usable = 0;
+  for (const Range& r : ranges) {
+    for (std::int64_t bins : bin_counts) {
+      detail::HistogramProblem p;
+      p.dtype = DType::float32;
+      p.bins = bins;
+      p.lo = r.lo;
+      p.hi = r.hi;
+      detail::FloatEvenRule rule(p);
+      if (!rule.usable) continue;
+      ++usable;
+      std::vector<float> thresholds = detail::float_thresholds(p);
+      auto check = [&](float x) {
+        ASSERT_EQ(rule.slot(x, thresholds.data()),
+                  static_cast<std::uint32_t>(detail::reference_slot(p, x)))
+            << "x=" << x << " lo=" << r.lo << " hi=" << r.hi << " bins=" << bins
+            << " seed=" << seed;
+      };
+      std::uniform_real_distribution<double> inside(r.lo - (r.hi - r.lo) * 0.01,
+                                                    r.hi + (r.hi - r.lo) * 0.01);
+      for (int i = 0; i < 20000; ++i)
+        check(static_cast<float>(inside(rng)));
+      std::int64_t step = std::max<std::int64_t>(1, bins / 4096);
+      for (std::int64_t e = 0; e <= bins; e += step) {
+        float f = static_cast<float>(detail::even_edge(p, e));
+        check(f);
+        check(std::nextafter(f, std::numeric_limits<float>::infinity()));
+        check(std::nextafter(f, -std::numeric_limits<float>::infinity()));
+      }
+      for (float special :
+           {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+            -std::numeric_limits<float>::infinity(), 0.0f, -0.0f})
+        check(special);
+    }
+  }
+  EXPECT_GT(usable, 20);
+}
+
 #ifdef PARPAT_HAVE_CUDA
 // The raw-pointer CUDA layer: device pointers, a stream and caller-owned workspace.
 TEST(HistogramCudaRaw, MatchesTheReference) {

@@ -90,6 +90,57 @@ struct EvenRule {
   }
 };
 
+#if defined(__CUDACC__)
+#define PARPAT_HOST_DEVICE __host__ __device__
+#else
+#define PARPAT_HOST_DEVICE
+#endif
+
+// The even-bin rule for float32 input in float32 arithmetic, exact all the same. The candidate
+// t = (x − lo)·N/(hi − lo) in float differs from the exact real value by less than `delta`
+// (bounded on the host from the float rounding of lo, of the difference and of the product, and
+// from how far the float64 edges sit from their ideal places), so when t's fractional part lies
+// in (delta, 1 − delta) the bin is floor(t). Otherwise — rare for spread data, always for a value
+// on an edge — the candidate is corrected against the float thresholds: threshold[i] is the
+// smallest float ≥ edge i, so for float x, x ≥ edge i ⟺ x ≥ threshold[i]. The range checks use
+// the same trick (lo_up: smallest float ≥ lo; hi_down: largest float ≤ hi).
+struct FloatEvenRule {
+  std::int64_t bins = 0;
+  float lo_up = 0, hi_down = 0, lo = 0, norm = 0, delta = 1;
+  bool usable = false;  // false when the bound is too loose or the range is beyond float
+
+  explicit FloatEvenRule(const HistogramProblem& p);
+  FloatEvenRule() = default;
+
+  // The slot of x; `thresholds` holds bins + 1 floats (float_thresholds()).
+  PARPAT_HOST_DEVICE std::uint32_t slot(float x, const float* thresholds) const {
+    if (!(x >= lo_up)) return std::uint32_t(x != x ? bins + 2 : bins);
+    if (x > hi_down) return std::uint32_t(bins + 1);
+#if defined(__CUDA_ARCH__)
+    float t = __fmul_rn(__fsub_rn(x, lo), norm);
+#else
+    float t = (x - lo) * norm;
+#endif
+    int c = int(t);  // bins ≤ 2^22, so t fits
+    float frac = t - float(c);
+    if (c < bins && frac > delta && frac < 1.0f - delta) return std::uint32_t(c);
+    return corrected(x, c, thresholds);
+  }
+
+  PARPAT_HOST_DEVICE std::uint32_t corrected(float x, int candidate,
+                                             const float* thresholds) const {
+    std::int64_t c = candidate < 0 ? 0 : (candidate > bins - 1 ? bins - 1 : candidate);
+    while (c > 0 && x < thresholds[c])
+      --c;
+    while (c < bins - 1 && x >= thresholds[c + 1])
+      ++c;
+    return std::uint32_t(c);
+  }
+};
+
+// threshold[i] = the smallest float ≥ even edge i, for i in [0, bins].
+std::vector<float> float_thresholds(const HistogramProblem& p);
+
 // Value → slot for every value of a uint8 or uint16 input (256 or 65536 entries): the fastest
 // bin rule for small integer types, exact because the reference fills it.
 std::vector<std::uint32_t> slot_table(const HistogramProblem& p);

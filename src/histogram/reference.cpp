@@ -1,5 +1,8 @@
 // The histogram reference: every value converted to float64 and placed by a binary search over
 // the float64 edges (histogram_internal.hpp's reference_slot), one at a time, in order.
+#include <cfloat>
+#include <limits>
+
 #include "histogram/histogram_internal.hpp"
 
 namespace parpat::detail {
@@ -25,6 +28,55 @@ std::vector<std::uint32_t> slot_table(const HistogramProblem& p) {
   for (std::size_t v = 0; v < values; ++v)
     table[v] = static_cast<std::uint32_t>(reference_slot(p, static_cast<double>(v)));
   return table;
+}
+
+namespace {
+
+// The smallest float ≥ v (v finite and within the float range).
+float float_at_or_above(double v) {
+  float f = static_cast<float>(v);
+  while (static_cast<double>(f) < v)
+    f = std::nextafter(f, std::numeric_limits<float>::infinity());
+  while (static_cast<double>(std::nextafter(f, -std::numeric_limits<float>::infinity())) >= v)
+    f = std::nextafter(f, -std::numeric_limits<float>::infinity());
+  return f;
+}
+
+// The largest float ≤ v.
+float float_at_or_below(double v) {
+  return -float_at_or_above(-v);
+}
+
+}  // namespace
+
+FloatEvenRule::FloatEvenRule(const HistogramProblem& p) {
+  bins = p.bins;
+  if (!p.even || p.bins > (1 << 22) || !(std::fabs(p.lo) <= FLT_MAX) ||
+      !(std::fabs(p.hi) <= FLT_MAX))
+    return;
+  const double n = static_cast<double>(p.bins);
+  const double exact_norm = n / (p.hi - p.lo);
+  const double abs_lo = std::fabs(p.lo), abs_hi = std::fabs(p.hi);
+  // |t − t*| ≤ 2^-24·(3.01·N + 1.01·norm·|lo|): the rounding of lo to float, of x − lo and of
+  // the product with norm (itself rounded); the float64 edges sit within
+  // (|lo| + |hi|)·2^-50 of their ideal places, norm·that in units of t.
+  double bound = std::ldexp(3.01 * n + 1.01 * exact_norm * abs_lo, -24) +
+                 std::ldexp(exact_norm * (abs_lo + abs_hi), -50);
+  bound = bound * (1 + 1e-6) + std::ldexp(1.0, -40);
+  if (!(bound < 0.25) || !std::isfinite(exact_norm) || exact_norm > FLT_MAX) return;
+  lo_up = float_at_or_above(p.lo);
+  hi_down = float_at_or_below(p.hi);
+  lo = static_cast<float>(p.lo);
+  norm = static_cast<float>(exact_norm);
+  delta = float_at_or_above(bound);
+  usable = std::isfinite(lo) && norm > 0;
+}
+
+std::vector<float> float_thresholds(const HistogramProblem& p) {
+  std::vector<float> t(static_cast<std::size_t>(p.bins) + 1);
+  for (std::int64_t i = 0; i <= p.bins; ++i)
+    t[static_cast<std::size_t>(i)] = float_at_or_above(even_edge(p, i));
+  return t;
 }
 
 }  // namespace parpat::detail
