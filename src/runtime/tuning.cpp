@@ -54,12 +54,12 @@ const std::vector<Entry>& table() {
       {Backend::opencl, "", "reduce.atomic.block", 256},
       {Backend::opencl, "", "reduce.atomic.blocks_per_cu", 8},
       {Backend::cpu, "", "reduce.parallel.chunk", 1 << 16},
-      // Histogram: classic variants in blocks of 256; `fast` in blocks of 512 with up to 16 KiB
-      // of shared sub-histogram replicas, at most 4 passes over slot ranges before it switches
-      // to warp-aggregated global atomics.
+      // Histogram: classic variants in blocks of 256; CUDA `fast` in blocks of 512 with a
+      // lane-striped shared histogram of up to 64 KiB, at most 4 passes over slot ranges before
+      // it switches to global atomics.
       {Backend::cuda, "", "histogram.block", 256},
       {Backend::cuda, "", "histogram.fast.block", 512},
-      {Backend::cuda, "", "histogram.fast.replica_kib", 16},
+      {Backend::cuda, "", "histogram.fast.striped_kib", 64},
       {Backend::cuda, "", "histogram.fast.max_passes", 4},
       {Backend::opencl, "", "histogram.block", 256},
       {Backend::opencl, "", "histogram.fast.block", 256},
