@@ -150,9 +150,9 @@ __global__ void privatized_kernel(const T* __restrict__ in, long long n, Rule ru
 struct FloatRuleDevice {
   FloatEvenRule rule;
   const float* thresholds;
-  template <class T>
-  __device__ unsigned slot(T x) const {
-    return rule.slot(x, thresholds);
+  __device__ unsigned quick(float x, bool& exact) const { return rule.quick(x, exact); }
+  __device__ unsigned correct(float x, unsigned candidate) const {
+    return rule.corrected(x, int(candidate), thresholds);
   }
 };
 
@@ -169,40 +169,66 @@ struct PerValueRule {
 template <class Rule>
 constexpr bool kCountsPerValue = std::is_same_v<Rule, PerValueRule>;
 
-// One thread's run of equal slots, counted with one atomic when the slot changes.
-template <class Counter>
+// `fast` asks every rule for a quick slot and, where that is not exact, a correction. Only the
+// float rule ever needs one.
+template <class Rule, class T>
+__device__ unsigned quick_slot(const Rule& rule, T x, bool& exact) {
+  if constexpr (std::is_same_v<Rule, FloatRuleDevice>) {
+    return rule.quick(x, exact);
+  } else {
+    exact = true;
+    return rule.slot(x);
+  }
+}
+
+template <class Rule, class T>
+__device__ unsigned corrected_slot(const Rule& rule, T x, unsigned candidate) {
+  if constexpr (std::is_same_v<Rule, FloatRuleDevice>) {
+    return rule.correct(x, candidate);
+  } else {
+    return candidate;
+  }
+}
+
+// One thread's run of equal slots, counted with one atomic when the slot changes. In global
+// memory the `discard` slot (a value outside the pass) is never counted; in shared memory it is
+// a spare row nobody reads.
+template <bool kGlobal, class Counter>
 struct Run {
-  unsigned slot = kNone, count = 0;
-  __device__ void add(unsigned s, Counter* hist, unsigned columns, unsigned column) {
-    if (s == kNone) return;
+  unsigned slot, count = 0;
+  __device__ explicit Run(unsigned discard) : slot(discard) {}
+  __device__ void add(unsigned s, Counter* hist, unsigned columns, unsigned column,
+                      unsigned discard) {
     if (s == slot) {
       ++count;
       return;
     }
-    flush(hist, columns, column);
+    flush(hist, columns, column, discard);
     slot = s;
     count = 1;
   }
-  __device__ void flush(Counter* hist, unsigned columns, unsigned column) {
-    if (count) atomicAdd(hist + std::size_t(slot) * columns + column, Counter(count));
+  __device__ void flush(Counter* hist, unsigned columns, unsigned column, unsigned discard) {
+    if (count && (!kGlobal || slot != discard))
+      atomicAdd(hist + std::size_t(slot) * columns + column, Counter(count));
     count = 0;
   }
 };
 
 // The fast kernels' main loop. Lanes read 16-byte vectors, kLoads of them in flight, in a
-// warp-uniform grid-stride loop; each value's slot is shifted into the pass's range
-// [first, first + range) and counted in column `column` of `hist` (slot s lives at
-// s·columns + column). With 32 columns every lane of a warp owns a bank, so neither spread nor
-// skewed data makes lanes collide. With fewer columns one vote per vector (do ≥ 8 lanes share
-// lane 0's first slot?) sends skewed vectors through a per-thread run, so all-equal data costs
-// one atomic per run rather than one per value.
-template <class T, class Rule, class Counter>
+// warp-uniform grid-stride loop. Each value's slot comes without branches (a rare inexact float
+// candidate is corrected once per vector), is shifted into the pass's rows [0, range) — row
+// `range` takes values outside the pass — and counted in column `column` of `hist` (row r
+// lives at r·columns + column). With 32 columns every lane of a warp owns a bank. One vote per
+// vector (do ≥ 8 lanes share lane 0's first slot?) sends skewed data through per-thread runs,
+// so equal values cost one atomic per run instead of one each on the same words.
+template <bool kGlobal, class T, class Rule, class Counter>
 __device__ void count_values(const T* __restrict__ in, long long n, const Rule& rule,
                              unsigned first, unsigned range, Counter* hist, unsigned columns) {
   constexpr int kVec = 16 / sizeof(T);
   constexpr int kLoads = 4;
   const unsigned lane = threadIdx.x % 32;
   const unsigned column = lane & (columns - 1);
+  const unsigned discard = range;
   long long head = (long long)((16 - (reinterpret_cast<unsigned long long>(in) % 16)) % 16) /
                    (long long)sizeof(T);
   head = min(head, n);
@@ -211,8 +237,11 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
   const uint4* vec = reinterpret_cast<const uint4*>(in + head);
   const long long warps = (long long)gridDim.x * (blockDim.x / 32);
   const long long warp = (long long)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
-  auto shift = [&](unsigned s) { return s - first < range ? s - first : kNone; };
-  Run<Counter> run;
+  auto row = [&](unsigned s) { return s - first < range ? s - first : discard; };
+  auto count = [&](unsigned r) {
+    if (!kGlobal || r != discard) atomicAdd(hist + std::size_t(r) * columns + column, Counter(1));
+  };
+  Run<kGlobal, Counter> run(discard);
   for (long long base = warp * 32 * kLoads; base < vectors; base += warps * 32 * kLoads) {
     uint4 raw[kLoads];
 #pragma unroll
@@ -225,49 +254,57 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
       const bool valid = base + u * 32 + lane < vectors;
       T values[kVec];
       memcpy(values, &raw[u], sizeof raw[u]);
-      unsigned slots[kVec];
+      unsigned rows[kVec];
+      bool exact[kVec], all_exact = true;
 #pragma unroll
-      for (int k = 0; k < kVec; ++k)
-        slots[k] = valid ? shift(rule.slot(values[k])) : kNone;
-      bool skewed = false;
-      if (columns < 32) {
-        unsigned leader = __shfl_sync(0xFFFFFFFFu, slots[0], 0);
-        skewed = __popc(__ballot_sync(0xFFFFFFFFu, slots[0] == leader)) >= 8;
+      for (int k = 0; k < kVec; ++k) {
+        rows[k] = quick_slot(rule, values[k], exact[k]);
+        all_exact = all_exact && exact[k];
       }
-      if (skewed) {
+      if (!all_exact) {
 #pragma unroll
         for (int k = 0; k < kVec; ++k)
-          run.add(slots[k], hist, columns, column);
+          if (!exact[k]) rows[k] = corrected_slot(rule, values[k], rows[k]);
+      }
+#pragma unroll
+      for (int k = 0; k < kVec; ++k)
+        rows[k] = valid ? row(rows[k]) : discard;
+      unsigned leader = __shfl_sync(0xFFFFFFFFu, rows[0], 0);
+      if (__popc(__ballot_sync(0xFFFFFFFFu, rows[0] == leader)) >= 8) {
+#pragma unroll
+        for (int k = 0; k < kVec; ++k)
+          run.add(rows[k], hist, columns, column, discard);
       } else {
 #pragma unroll
         for (int k = 0; k < kVec; ++k)
-          if (slots[k] != kNone)
-            atomicAdd(hist + std::size_t(slots[k]) * columns + column, Counter(1));
+          count(rows[k]);
       }
     }
   }
-  run.flush(hist, columns, column);
+  run.flush(hist, columns, column, discard);
   // At most 2·kVec − 2 leftover values: warp 0 of the grid takes them, one per lane.
   if (warp == 0) {
     long long leftover = head + (n - tail_begin);
     for (long long j = lane; j < leftover; j += 32) {
-      long long i = j < head ? j : tail_begin + (j - head);
-      unsigned s = shift(rule.slot(in[i]));
-      if (s != kNone) atomicAdd(hist + std::size_t(s) * columns + column, Counter(1));
+      T x = in[j < head ? j : tail_begin + (j - head)];
+      bool exact = true;
+      unsigned s = quick_slot(rule, x, exact);
+      count(row(exact ? s : corrected_slot(rule, x, s)));
     }
   }
 }
 
-// Counts into a lane-striped shared histogram of `range` slots × `columns`, then adds each
-// slot's columns to the 64-bit counts (through the value → slot table when counting per value).
+// Counts into a lane-striped shared histogram of range + 1 rows (the last for values outside
+// the pass) × `columns`, then adds each row's columns to the 64-bit counts (through the value →
+// slot table when counting per value).
 template <class T, class Rule>
 __global__ void fast_shared_kernel(const T* __restrict__ in, long long n, Rule rule, unsigned first,
                                    unsigned range, unsigned columns, unsigned long long* counts) {
   extern __shared__ unsigned hist[];
-  for (unsigned i = threadIdx.x; i < range * columns; i += blockDim.x)
+  for (unsigned i = threadIdx.x; i < (range + 1) * columns; i += blockDim.x)
     hist[i] = 0;
   __syncthreads();
-  count_values(in, n, rule, first, range, hist, columns);
+  count_values<false>(in, n, rule, first, range, hist, columns);
   __syncthreads();
   for (unsigned s = threadIdx.x; s < range; s += blockDim.x) {
     unsigned long long sum = 0;
@@ -287,7 +324,7 @@ __global__ void fast_shared_kernel(const T* __restrict__ in, long long n, Rule r
 template <class T, class Rule>
 __global__ void fast_global_kernel(const T* __restrict__ in, long long n, Rule rule, unsigned slots,
                                    unsigned long long* counts) {
-  count_values(in, n, rule, 0u, slots, counts, 1u);
+  count_values<true>(in, n, rule, 0u, slots, counts, 1u);
 }
 
 enum class Strategy { global_atomic, interleaved, privatized, aggregated, fast };
@@ -317,16 +354,16 @@ FastConfig fast_config(const DeviceInfo& info, int sms, unsigned slots, long lon
   c.block = tuning(info, "histogram.fast.block", 512);
   c.counted = kCountsPerValue<Rule> ? 256u : slots;
   std::size_t budget = std::min<std::size_t>(info.local_memory, 200u << 10);
-  unsigned cap = unsigned(budget / sizeof(unsigned));
+  unsigned cap = unsigned(budget / sizeof(unsigned)) - 1;  // a row for values outside the pass
   c.passes = (c.counted + cap - 1) / cap;
   c.range = (c.counted + c.passes - 1) / c.passes;
   std::size_t striped = std::min<std::size_t>(
       budget, std::size_t(tuning(info, "histogram.fast.striped_kib", 64)) << 10);
   c.columns = 1;
-  while (c.columns < 32 && std::size_t(c.range) * c.columns * 2 * sizeof(unsigned) <= striped)
+  while (c.columns < 32 && std::size_t(c.range + 1) * c.columns * 2 * sizeof(unsigned) <= striped)
     c.columns *= 2;
   c.global = c.passes > unsigned(tuning(info, "histogram.fast.max_passes", 4));
-  c.shared = c.global ? 0 : std::size_t(c.range) * c.columns * sizeof(unsigned);
+  c.shared = c.global ? 0 : std::size_t(c.range + 1) * c.columns * sizeof(unsigned);
   const void* k = c.global ? reinterpret_cast<const void*>(&fast_global_kernel<T, Rule>)
                            : reinterpret_cast<const void*>(&fast_shared_kernel<T, Rule>);
   if (c.shared > (48u << 10))
@@ -427,11 +464,13 @@ class CudaHistogram final : public HistogramKernel {
     } else if constexpr (sizeof(T) == 2) {
       f(TableRule{static_cast<const unsigned*>(aux_.handle())});
     } else if (p_.even) {
-      if (std::is_same_v<T, float> && fast && float_rule_.usable) {
-        f(FloatRuleDevice{float_rule_, static_cast<const float*>(aux_.handle())});
-      } else {
-        f(even_rule_device(p_));
+      if constexpr (std::is_same_v<T, float>) {
+        if (fast && float_rule_.usable) {
+          f(FloatRuleDevice{float_rule_, static_cast<const float*>(aux_.handle())});
+          return;
+        }
       }
+      f(even_rule_device(p_));
     } else {
       f(EdgesRuleDevice{static_cast<const double*>(aux_.handle()), p_.bins});
     }
@@ -585,7 +624,7 @@ std::vector<HistogramVariant> cuda_histogram_variants() {
             "arithmetic (exact: proven error bound, float thresholds); a lane-striped shared "
             "histogram (a bank per lane); per-thread runs for skewed data; passes over bin "
             "ranges beyond shared memory, global atomics past histogram.fast.max_passes passes",
-            "block=512 striped<=64KiB max_passes=4",
+            "block=1024 striped<=64KiB max_passes=4",
             "temporary memory: the uint8/uint16 value table, the explicit edges or the float32 "
             "thresholds (4·(bins + 1) bytes, float32 input with up to 2^22 bins) only"),
        supports_any, make<Strategy::fast>},

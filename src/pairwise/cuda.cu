@@ -213,11 +213,13 @@ class CudaPairwise final : public PairwiseKernelImpl {
   CudaPairwise(const Device& d, const PairwiseProblem& p, Shape shape)
       : device_(d), cuda_(backend_cast<CudaDevice>(d)), p_(p), shape_(shape) {
     cuda_.activate();
-    tpb_ =
-        p.threads_per_block
-            ? p.threads_per_block
-            : tuning(d.info(),
-                     shape == Shape::fast ? "pairwise.fast.block" : "pairwise.simple.block", 256);
+    tpb_ = p.threads_per_block
+               ? p.threads_per_block
+               : tuning(d.info(),
+                        shape != Shape::fast                   ? "pairwise.simple.block"
+                        : p.kernel == PairwiseKernel::gaussian ? "pairwise.fast.gaussian_block"
+                                                               : "pairwise.fast.block",
+                        256);
     items_ = shape_info(shape).items;
     if (shape == Shape::fast && p_.kernel != PairwiseKernel::expression) {
       items_ = tuning(d.info(),

@@ -253,9 +253,11 @@ __global__ void __launch_bounds__(1024)
   if (x0 < X) pairwise_store_run<8>(C, x0, X, total);
 }
 
-// Thread t of block g owns x = g·blockDim.x·kItems + t + k·blockDim.x, k < kItems.
+// Thread t of block g owns x = g·blockDim.x·kItems + t + k·blockDim.x, k < kItems. 16 x per
+// thread need more than the 64 registers a block of 1024 leaves each thread: blocks of at most
+// 512 then.
 template <class F, int kItems = kFastItems>
-__global__ void __launch_bounds__(1024)
+__global__ void __launch_bounds__(kItems > 8 ? 512 : 1024)
     pairwise_fast(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
                   long long X, long long Y, F f) {
   __shared__ float4 tile[kFastTile / 4];

@@ -54,11 +54,11 @@ const std::vector<Entry>& table() {
       {Backend::opencl, "", "reduce.atomic.block", 256},
       {Backend::opencl, "", "reduce.atomic.blocks_per_cu", 8},
       {Backend::cpu, "", "reduce.parallel.chunk", 1 << 16},
-      // Histogram: classic variants in blocks of 256; CUDA `fast` in blocks of 512 with a
+      // Histogram: classic variants in blocks of 256; CUDA `fast` in blocks of 1024 with a
       // lane-striped shared histogram of up to 64 KiB, at most 4 passes over slot ranges before
       // it switches to global atomics.
       {Backend::cuda, "", "histogram.block", 256},
-      {Backend::cuda, "", "histogram.fast.block", 512},
+      {Backend::cuda, "", "histogram.fast.block", 1024},
       {Backend::cuda, "", "histogram.fast.striped_kib", 64},
       {Backend::cuda, "", "histogram.fast.max_passes", 4},
       {Backend::opencl, "", "histogram.block", 256},
@@ -71,13 +71,14 @@ const std::vector<Entry>& table() {
       {Backend::cuda, "H100", "pairwise.fast.block", 256},
       {Backend::cuda, "H200", "pairwise.fast.block", 256},
       {Backend::cuda, "", "pairwise.fast.block", 256},
+      {Backend::cuda, "", "pairwise.fast.gaussian_block", 1024},
       {Backend::cuda, "", "pairwise.fast.product_items", 8},
       {Backend::cuda, "", "pairwise.fast.gaussian_items", 8},
       {Backend::cuda, "", "pairwise.simple.block", 256},
       {Backend::opencl, "", "pairwise.fast.block", 256},
-      {Backend::opencl, "", "pairwise.fast.product_items", 8},
+      {Backend::opencl, "", "pairwise.fast.product_items", 16},
       {Backend::opencl, "", "pairwise.fast.gaussian_items", 8},
-      {Backend::opencl, "", "pairwise.opencl.ptx_exp2", 0},
+      {Backend::opencl, "", "pairwise.opencl.ptx_exp2", 1},
       {Backend::opencl, "", "pairwise.simple.block", 256},
       {Backend::cpu, "", "pairwise.parallel.block", 256},
       {Backend::cpu, "", "pairwise.parallel.tile", 4096},
