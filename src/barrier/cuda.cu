@@ -527,10 +527,19 @@ int occupancy_groups(CudaDevice& cuda, void (*kernel)(Params...), int group_size
   allow_cluster(kernel, largest);
   for (int cluster = 1; cluster <= largest; cluster *= 2) {
     cudaLaunchAttribute attrs[2];
-    cudaLaunchConfig_t config =
-        launch_config(cuda, groups - groups % cluster, group_size, cluster, false, attrs);
+    cudaLaunchConfig_t config = launch_config(cuda, std::max(cluster, groups - groups % cluster),
+                                              group_size, cluster, false, attrs);
     int clusters = 0;
-    PARPAT_CUDA(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
+    cudaError_t status = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config);
+    if (status != cudaSuccess) {
+      cudaGetLastError();
+      throw Error(ErrorKind::unsupported,
+                  cuda.info().name + " cannot run clusters of " + std::to_string(cluster) +
+                      " blocks of " + std::to_string(group_size) + " threads of this kernel (" +
+                      cudaGetErrorString(status) +
+                      "); lower the tuning value barrier.hierarchical.cluster",
+                  "cuda", "cudaOccupancyMaxActiveClusters");
+    }
     groups = std::min(groups, clusters * cluster);
   }
   return groups;
