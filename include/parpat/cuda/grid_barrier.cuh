@@ -73,8 +73,8 @@ __device__ inline unsigned int load_acquire(unsigned int* p) {
   return v;
 }
 
-// Whether this compiler knows `fence.acquire` (PTX ISA 8.6, CUDA 12.8): one L1 invalidation,
-// no wait for outstanding stores as a full fence would.
+// Whether this compiler knows `fence.acquire` (PTX ISA 8.6, CUDA 12.8; sm_90 and later): one L1
+// invalidation, no wait for outstanding stores as a full fence would.
 #if defined(__CUDACC_VER_MAJOR__) && \
     (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 8))
 #define PARPAT_HAVE_FENCE_ACQUIRE 1
@@ -84,7 +84,7 @@ __device__ inline unsigned int load_acquire(unsigned int* p) {
 
 // Turns the preceding relaxed reads into acquire reads (an acquire pattern of the PTX model).
 __device__ inline void fence_acquire() {
-#if PARPAT_HAVE_FENCE_ACQUIRE
+#if PARPAT_HAVE_FENCE_ACQUIRE && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("fence.acquire.gpu;" ::: "memory");
 #else
   asm volatile("fence.acq_rel.gpu;" ::: "memory");
@@ -113,17 +113,14 @@ __device__ inline bool flipped_by(unsigned int old, unsigned int add) {
 
 // Spins until done() holds and returns true, or returns false once `timeout_cycles` have passed
 // (setting *error) or another waiter has set *error. The clock and the error word are read
-// only every `check_mask` + 1 polls (a power of two) so that the common, short wait is a tight
-// loop of loads; `sleep_ns`, when not zero, spaces the polls out to relieve the polled L2 line.
+// only every 1024 polls so that the common, short wait is a tight loop of loads.
 template <class Done>
-__device__ bool bounded_spin(Done done, unsigned int* error, long long timeout_cycles,
-                             unsigned int check_mask = 1023u, unsigned int sleep_ns = 0) {
+__device__ bool bounded_spin(Done done, unsigned int* error, long long timeout_cycles) {
   if (done()) return true;
   long long start = clock64();
   for (unsigned int polls = 1;; ++polls) {
-    if (sleep_ns != 0) __nanosleep(sleep_ns);
     if (done()) return true;
-    if ((polls & check_mask) == 0) {
+    if ((polls & 1023u) == 0) {
       if (load_relaxed(error) != 0) return false;
       if (clock64() - start > timeout_cycles) {
         atomicExch(error, 1u);
