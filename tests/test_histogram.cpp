@@ -388,6 +388,33 @@ TEST_P(HistogramTest, Uint8BeyondTwoToThe32Values) {
   EXPECT_GT(expected[65], std::uint64_t{1} << 32);  // the hot bin itself passes 2^32
 }
 
+// Bin counts beyond shared memory in 32 bits take 16-bit counters on GPUs: each block's rows
+// pass 2^16 many times here (2^26 values over a few bins of both halves of a word, in runs and
+// in spread vectors), so every carry must land exactly.
+TEST_P(HistogramTest, HotBinsOfManyBinsCarryExactly) {
+  const Target& target = GetParam();
+  if (target.device.backend() == Backend::cpu || !target.device.info().independent_groups)
+    GTEST_SKIP() << "2^26 values: GPU devices only";
+  const std::int64_t n = std::int64_t{1} << 26;
+  std::mt19937_64 rng(run_seed() + 77);
+  const float hot[] = {0.2500076f, 0.2500229f, 0.5000076f, 0.5000229f, 0.75f};  // rows 2k, 2k + 1
+  std::uniform_int_distribution<int> pick(0, 4);
+  std::uniform_real_distribution<float> spread(0.0f, 1.0f);
+  std::vector<float> values(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    // Stretches of one value (runs), of cycling hot values, and a little spread data.
+    std::int64_t stretch = (i >> 12) % 3;
+    values[static_cast<std::size_t>(i)] = stretch == 0   ? hot[(i >> 12) % 5]
+                                          : stretch == 1 ? hot[i % 5]
+                                          : (i % 8 == 0) ? spread(rng)
+                                                         : hot[pick(rng)];
+  }
+  std::vector<unsigned char> host(values.size() * sizeof(float));
+  std::memcpy(host.data(), values.data(), host.size());
+  for (std::int64_t bins : {65536, 100000})
+    check(DType::float32, n, host, HistogramBins::even(bins, 0.0, 1.0), "hot bins");
+}
+
 TEST_P(HistogramTest, BadInputIsRejected) {
   const Target& target = GetParam();
   auto vals = make_values(DType::float32, 10, [] { return 0.5; });

@@ -190,26 +190,66 @@ __device__ unsigned corrected_slot(const Rule& rule, T x, unsigned candidate) {
   }
 }
 
-// One thread's run of equal slots, counted with one atomic when the slot changes. In global
-// memory the `discard` slot (a value outside the pass) is never counted; in shared memory it is
-// a spare row nobody reads.
-template <bool kGlobal, class Counter>
+// Where `fast` counts. Row `range` of a pass takes the values outside it.
+//  - StripedSink: 32-bit shared counters, row r of lane l at r·columns + l mod columns.
+//  - PackedSink: 16-bit shared counters, two rows to a word, for twice the rows in one pass.
+//    Every atomic returns the word it changed, so the one add that carries a row out of its
+//    half is known exactly: it moves 2^16 to the row's 64-bit count and takes back the 1 that
+//    spilled into the neighbour (or, out of the top half, the 2^16 the word lost).
+//  - GlobalSink: the 64-bit global counts themselves; the discard row is skipped.
+struct StripedSink {
+  unsigned* hist;
+  unsigned columns, column;
+  __device__ void add(unsigned r, unsigned n) const {
+    atomicAdd(hist + std::size_t(r) * columns + column, n);
+  }
+};
+
+struct PackedSink {
+  unsigned* words;
+  unsigned long long* counts;  // of the pass's first row
+  unsigned range;
+  __device__ void add(unsigned r, unsigned n) const {
+    const unsigned high = r & 1;
+    const unsigned addend = n << (16 * high);
+    const unsigned old = atomicAdd(words + r / 2, addend);
+    const bool wrapped = old + addend < old;  // the word's top half overflowed
+    if (!high && (old & 0xFFFFu) + n > 0xFFFFu) {
+      take(r, 0x10000ull);
+      take(r + 1, ~0ull);  // the carry is not the neighbour's
+    }
+    if (wrapped) take(r | 1, 0x10000ull);
+  }
+  __device__ void take(unsigned r, unsigned long long v) const {
+    if (r < range) atomicAdd(counts + r, v);
+  }
+};
+
+struct GlobalSink {
+  unsigned long long* counts;
+  unsigned discard;
+  __device__ void add(unsigned r, unsigned n) const {
+    if (r != discard) atomicAdd(counts + r, (unsigned long long)n);
+  }
+};
+
+// One thread's run of equal rows, counted with one add when the row changes (or reaches 2^15,
+// which keeps a packed add below 2^16).
+template <class Sink>
 struct Run {
-  unsigned slot, count = 0;
-  __device__ explicit Run(unsigned discard) : slot(discard) {}
-  __device__ void add(unsigned s, Counter* hist, unsigned columns, unsigned column,
-                      unsigned discard) {
-    if (s == slot) {
-      ++count;
+  unsigned row, count = 0;
+  __device__ explicit Run(unsigned discard) : row(discard) {}
+  __device__ void add(unsigned r, unsigned n, const Sink& sink) {
+    if (r == row && count < 0x8000u) {
+      count += n;
       return;
     }
-    flush(hist, columns, column, discard);
-    slot = s;
-    count = 1;
+    flush(sink);
+    row = r;
+    count = n;
   }
-  __device__ void flush(Counter* hist, unsigned columns, unsigned column, unsigned discard) {
-    if (count && (!kGlobal || slot != discard))
-      atomicAdd(hist + std::size_t(slot) * columns + column, Counter(count));
+  __device__ void flush(const Sink& sink) {
+    if (count) sink.add(row, count);
     count = 0;
   }
 };
@@ -217,17 +257,15 @@ struct Run {
 // The fast kernels' main loop. Lanes read 16-byte vectors, kLoads of them in flight, in a
 // warp-uniform grid-stride loop. Each value's slot comes without branches (a rare inexact float
 // candidate is corrected once per vector), is shifted into the pass's rows [0, range) — row
-// `range` takes values outside the pass — and counted in column `column` of `hist` (row r
-// lives at r·columns + column). With 32 columns every lane of a warp owns a bank. One vote per
-// vector (do ≥ 8 lanes share lane 0's first slot?) sends skewed data through per-thread runs,
-// so equal values cost one atomic per run instead of one each on the same words.
-template <bool kGlobal, class T, class Rule, class Counter>
+// `range` takes values outside the pass — and goes to the sink. One vote per vector (do ≥ 8
+// lanes share lane 0's first row?) sends skewed data through per-thread runs, a vector of equal
+// rows in one step, so equal values cost one add per run instead of one each on the same words.
+template <class T, class Rule, class Sink>
 __device__ void count_values(const T* __restrict__ in, long long n, const Rule& rule,
-                             unsigned first, unsigned range, Counter* hist, unsigned columns) {
+                             unsigned first, unsigned range, const Sink& sink) {
   constexpr int kVec = 16 / sizeof(T);
   constexpr int kLoads = 4;
   const unsigned lane = threadIdx.x % 32;
-  const unsigned column = lane & (columns - 1);
   const unsigned discard = range;
   long long head = (long long)((16 - (reinterpret_cast<unsigned long long>(in) % 16)) % 16) /
                    (long long)sizeof(T);
@@ -238,10 +276,7 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
   const long long warps = (long long)gridDim.x * (blockDim.x / 32);
   const long long warp = (long long)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
   auto row = [&](unsigned s) { return s - first < range ? s - first : discard; };
-  auto count = [&](unsigned r) {
-    if (!kGlobal || r != discard) atomicAdd(hist + std::size_t(r) * columns + column, Counter(1));
-  };
-  Run<kGlobal, Counter> run(discard);
+  Run<Sink> run(discard);
   for (long long base = warp * 32 * kLoads; base < vectors; base += warps * 32 * kLoads) {
     uint4 raw[kLoads];
 #pragma unroll
@@ -259,29 +294,36 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
 #pragma unroll
       for (int k = 0; k < kVec; ++k) {
         rows[k] = quick_slot(rule, values[k], exact[k]);
-        all_exact = all_exact && exact[k];
+        all_exact &= exact[k];
       }
       if (!all_exact) {
 #pragma unroll
         for (int k = 0; k < kVec; ++k)
           if (!exact[k]) rows[k] = corrected_slot(rule, values[k], rows[k]);
       }
+      bool equal = true;
 #pragma unroll
-      for (int k = 0; k < kVec; ++k)
+      for (int k = 0; k < kVec; ++k) {
         rows[k] = valid ? row(rows[k]) : discard;
+        equal &= rows[k] == rows[0];
+      }
       unsigned leader = __shfl_sync(0xFFFFFFFFu, rows[0], 0);
       if (__popc(__ballot_sync(0xFFFFFFFFu, rows[0] == leader)) >= 8) {
+        if (equal) {
+          run.add(rows[0], kVec, sink);
+        } else {
 #pragma unroll
-        for (int k = 0; k < kVec; ++k)
-          run.add(rows[k], hist, columns, column, discard);
+          for (int k = 0; k < kVec; ++k)
+            run.add(rows[k], 1, sink);
+        }
       } else {
 #pragma unroll
         for (int k = 0; k < kVec; ++k)
-          count(rows[k]);
+          sink.add(rows[k], 1);
       }
     }
   }
-  run.flush(hist, columns, column, discard);
+  run.flush(sink);
   // At most 2·kVec − 2 leftover values: warp 0 of the grid takes them, one per lane.
   if (warp == 0) {
     long long leftover = head + (n - tail_begin);
@@ -289,33 +331,50 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
       T x = in[j < head ? j : tail_begin + (j - head)];
       bool exact = true;
       unsigned s = quick_slot(rule, x, exact);
-      count(row(exact ? s : corrected_slot(rule, x, s)));
+      sink.add(row(exact ? s : corrected_slot(rule, x, s)), 1);
     }
   }
 }
 
+// Adds row r's count of a pass to the 64-bit counts (through the value → slot table when
+// counting per value).
+template <class Rule>
+__device__ void add_count(const Rule& rule, unsigned long long* counts, unsigned first, unsigned r,
+                          unsigned long long count) {
+  if (!count) return;
+  if constexpr (kCountsPerValue<Rule>) {
+    atomicAdd(counts + rule.table[r], count);
+  } else {
+    atomicAdd(counts + first + r, count);
+  }
+}
+
 // Counts into a lane-striped shared histogram of range + 1 rows (the last for values outside
-// the pass) × `columns`, then adds each row's columns to the 64-bit counts (through the value →
-// slot table when counting per value).
-template <class T, class Rule>
+// the pass) × `columns`, or (packed) into range + 1 16-bit rows, then adds each row to the
+// 64-bit counts.
+template <class T, class Rule, bool kPacked>
 __global__ void fast_shared_kernel(const T* __restrict__ in, long long n, Rule rule, unsigned first,
                                    unsigned range, unsigned columns, unsigned long long* counts) {
   extern __shared__ unsigned hist[];
-  for (unsigned i = threadIdx.x; i < (range + 1) * columns; i += blockDim.x)
+  const unsigned words = kPacked ? (range + 2) / 2 : (range + 1) * columns;
+  for (unsigned i = threadIdx.x; i < words; i += blockDim.x)
     hist[i] = 0;
   __syncthreads();
-  count_values<false>(in, n, rule, first, range, hist, columns);
+  if constexpr (kPacked) {
+    count_values(in, n, rule, first, range, PackedSink{hist, counts + first, range});
+  } else {
+    count_values(in, n, rule, first, range, StripedSink{hist, columns, threadIdx.x % 32 % columns});
+  }
   __syncthreads();
-  for (unsigned s = threadIdx.x; s < range; s += blockDim.x) {
+  for (unsigned r = threadIdx.x; r < range; r += blockDim.x) {
     unsigned long long sum = 0;
-    for (unsigned c = 0; c < columns; ++c)
-      sum += hist[s * columns + (c + s) % columns];  // rotated start: threads hit other banks
-    if (!sum) continue;
-    if constexpr (kCountsPerValue<Rule>) {
-      atomicAdd(counts + rule.table[s], sum);
+    if constexpr (kPacked) {
+      sum = (hist[r / 2] >> (16 * (r & 1))) & 0xFFFFu;
     } else {
-      atomicAdd(counts + first + s, sum);
+      for (unsigned c = 0; c < columns; ++c)
+        sum += hist[r * columns + (c + r) % columns];  // rotated start: threads hit other banks
     }
+    add_count(rule, counts, first, r, sum);
   }
 }
 
@@ -324,7 +383,7 @@ __global__ void fast_shared_kernel(const T* __restrict__ in, long long n, Rule r
 template <class T, class Rule>
 __global__ void fast_global_kernel(const T* __restrict__ in, long long n, Rule rule, unsigned slots,
                                    unsigned long long* counts) {
-  count_values<true>(in, n, rule, 0u, slots, counts, 1u);
+  count_values(in, n, rule, 0u, slots, GlobalSink{counts, slots});
 }
 
 enum class Strategy { global_atomic, interleaved, privatized, aggregated, fast };
@@ -338,34 +397,45 @@ int blocks_for(int sms, const void* kernel, int block, std::size_t shared, long 
   return int(std::max(blocks, 1ll));
 }
 
-// How `fast` runs one problem: passes over ranges of the counted slots in a lane-striped shared
-// histogram (columns: the most, up to 32, that fit histogram.fast.striped_kib), or global
-// atomics when the passes would be more than histogram.fast.max_passes.
+// How `fast` runs one problem: one pass or a few over ranges of the counted slots in shared
+// memory — 32-bit counters lane-striped in as many columns (up to 32) as
+// histogram.fast.striped_kib allows, or 16-bit packed counters when 32-bit ones would take more
+// passes — or global atomics when even packed counters would need more than
+// histogram.fast.max_passes passes.
 struct FastConfig {
-  int block = 512, blocks = 1;
+  int block = 1024, blocks = 1;
   std::size_t shared = 0;
   unsigned counted = 0, passes = 1, range = 0, columns = 1;
-  bool global = false;
+  bool packed = false, global = false;
 };
 
 template <class T, class Rule>
 FastConfig fast_config(const DeviceInfo& info, int sms, unsigned slots, long long n) {
   FastConfig c;
-  c.block = tuning(info, "histogram.fast.block", 512);
+  c.block = tuning(info, "histogram.fast.block", 1024);
   c.counted = kCountsPerValue<Rule> ? 256u : slots;
-  std::size_t budget = std::min<std::size_t>(info.local_memory, 200u << 10);
-  unsigned cap = unsigned(budget / sizeof(unsigned)) - 1;  // a row for values outside the pass
-  c.passes = (c.counted + cap - 1) / cap;
+  const std::size_t budget = std::min<std::size_t>(info.local_memory, 200u << 10);
+  auto passes_for = [&](std::size_t bytes_per_row) {
+    std::size_t rows = budget / bytes_per_row - 2;  // a row for values outside the pass, rounding
+    return unsigned((c.counted + rows - 1) / rows);
+  };
+  c.passes = passes_for(sizeof(unsigned));
+  c.packed = c.passes > 1 && tuning(info, "histogram.fast.packed", 1);
+  if (c.packed) c.passes = passes_for(sizeof(unsigned) / 2);
   c.range = (c.counted + c.passes - 1) / c.passes;
-  std::size_t striped = std::min<std::size_t>(
+  const std::size_t striped = std::min<std::size_t>(
       budget, std::size_t(tuning(info, "histogram.fast.striped_kib", 64)) << 10);
   c.columns = 1;
-  while (c.columns < 32 && std::size_t(c.range + 1) * c.columns * 2 * sizeof(unsigned) <= striped)
+  while (!c.packed && c.columns < 32 &&
+         std::size_t(c.range + 1) * c.columns * 2 * sizeof(unsigned) <= striped)
     c.columns *= 2;
   c.global = c.passes > unsigned(tuning(info, "histogram.fast.max_passes", 4));
-  c.shared = c.global ? 0 : std::size_t(c.range + 1) * c.columns * sizeof(unsigned);
-  const void* k = c.global ? reinterpret_cast<const void*>(&fast_global_kernel<T, Rule>)
-                           : reinterpret_cast<const void*>(&fast_shared_kernel<T, Rule>);
+  c.shared = c.global   ? 0
+             : c.packed ? std::size_t(c.range + 2) / 2 * sizeof(unsigned)
+                        : std::size_t(c.range + 1) * c.columns * sizeof(unsigned);
+  const void* k = c.global   ? reinterpret_cast<const void*>(&fast_global_kernel<T, Rule>)
+                  : c.packed ? reinterpret_cast<const void*>(&fast_shared_kernel<T, Rule, true>)
+                             : reinterpret_cast<const void*>(&fast_shared_kernel<T, Rule, false>);
   if (c.shared > (48u << 10))
     PARPAT_CUDA(
         cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(c.shared)));
@@ -385,8 +455,13 @@ void launch_fast(const FastConfig& c, const T* x, long long n, Rule rule, unsign
   for (unsigned pass = 0; pass < c.passes; ++pass) {
     unsigned first = pass * c.range;
     unsigned range = std::min(c.range, c.counted - first);
-    fast_shared_kernel<T>
-        <<<c.blocks, c.block, c.shared, st>>>(x, n, rule, first, range, c.columns, out);
+    if (c.packed) {
+      fast_shared_kernel<T, Rule, true>
+          <<<c.blocks, c.block, c.shared, st>>>(x, n, rule, first, range, 1, out);
+    } else {
+      fast_shared_kernel<T, Rule, false>
+          <<<c.blocks, c.block, c.shared, st>>>(x, n, rule, first, range, c.columns, out);
+    }
     check_launch("histogram fast_shared_kernel");
   }
 }

@@ -106,7 +106,7 @@ struct EvenRule {
 // the same trick (lo_up: smallest float ≥ lo; hi_down: largest float ≤ hi).
 struct FloatEvenRule {
   int bins = 0;
-  float lo_up = 0, hi_down = 0, lo = 0, norm = 0, delta = 1;
+  float lo_up = 0, hi_down = 0, lo = 0, norm = 0, delta = 1, one_minus_delta = 0;
   bool usable = false;  // false when the bound is too loose or the range is beyond float
 
   explicit FloatEvenRule(const HistogramProblem& p);
@@ -120,11 +120,19 @@ struct FloatEvenRule {
 #else
     float t = (x - lo) * norm;
 #endif
-    bool inside = x >= lo_up && x <= hi_down;
-    t = inside ? t : 0.0f;  // NaN and infinities never reach the conversion
-    int c = int(t);         // bins ≤ 2^22, so t fits
+    bool inside = (x >= lo_up) & (x <= hi_down);
+    t = inside ? (t > 0.0f ? t : 0.0f) : 0.0f;  // NaN and infinities never reach the floor
+#if defined(__CUDA_ARCH__)
+    // floor(t) for 0 ≤ t < 2^23 without the conversion unit: adding 2^23 rounded toward zero
+    // leaves floor(t) in the low mantissa bits.
+    float shifted = __fadd_rz(t, 8388608.0f);
+    int c = __float_as_int(shifted) - 0x4B000000;
+    float frac = __fsub_rn(t, __fsub_rn(shifted, 8388608.0f));
+#else
+    int c = int(t);  // bins ≤ 2^22, so t fits
     float frac = t - float(c);
-    exact = !inside || (unsigned(c) < unsigned(bins) && frac > delta && frac < 1.0f - delta);
+#endif
+    exact = !inside | ((unsigned(c) < unsigned(bins)) & (frac > delta) & (frac < one_minus_delta));
     unsigned outside = x < lo_up ? unsigned(bins) : (x > hi_down ? bins + 1u : bins + 2u);
     return inside ? unsigned(c) : outside;
   }

@@ -69,6 +69,7 @@ FloatEvenRule::FloatEvenRule(const HistogramProblem& p) {
   lo = static_cast<float>(p.lo);
   norm = static_cast<float>(exact_norm);
   delta = float_at_or_above(bound);
+  one_minus_delta = float_at_or_below(1.0 - static_cast<double>(delta));
   usable = std::isfinite(lo) && norm > 0;
 }
 
