@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include <iostream>
@@ -247,6 +248,7 @@ class CudaPairwise final : public PairwiseKernelImpl {
     }
     cudaFuncAttributes attr{};
     PARPAT_CUDA(cudaFuncGetAttributes(&attr, kernel_));
+    if (!p.threads_per_block) tpb_ = std::min(tpb_, attr.maxThreadsPerBlock);  // tuned: fit it
     if (tpb_ > attr.maxThreadsPerBlock)
       throw_invalid("threads per block " + std::to_string(tpb_) + " exceeds the " +
                     std::to_string(attr.maxThreadsPerBlock) + " this kernel allows on " +
