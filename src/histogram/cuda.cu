@@ -277,13 +277,28 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
   const long long warp = (long long)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
   auto row = [&](unsigned s) { return s - first < range ? s - first : discard; };
   Run<Sink> run(discard);
-  for (long long base = warp * 32 * kLoads; base < vectors; base += warps * 32 * kLoads) {
-    uint4 raw[kLoads];
+  // The last value whose float candidate needed correcting, and its row: data sitting on an
+  // edge (all-equal data often does) pays for one correction, not one per value.
+  T memo_value{};
+  unsigned memo_slot = discard;
+  bool memo = false;
+  auto load = [&](uint4(&raw)[kLoads], long long base) {
 #pragma unroll
     for (int u = 0; u < kLoads; ++u) {
       long long v = base + u * 32 + lane;
       raw[u] = v < vectors ? __ldcs(vec + v) : make_uint4(0, 0, 0, 0);
     }
+  };
+  const long long stride = warps * 32 * kLoads;
+  uint4 next[kLoads];
+  load(next, warp * 32 * kLoads);
+  for (long long base = warp * 32 * kLoads; base < vectors; base += stride) {
+    // The next round's loads go out before this round is counted.
+    uint4 raw[kLoads];
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u)
+      raw[u] = next[u];
+    if (base + stride < vectors) load(next, base + stride);
 #pragma unroll
     for (int u = 0; u < kLoads; ++u) {
       const bool valid = base + u * 32 + lane < vectors;
@@ -298,8 +313,15 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
       }
       if (!all_exact) {
 #pragma unroll
-        for (int k = 0; k < kVec; ++k)
-          if (!exact[k]) rows[k] = corrected_slot(rule, values[k], rows[k]);
+        for (int k = 0; k < kVec; ++k) {
+          if (exact[k]) continue;
+          if (!memo || !(values[k] == memo_value)) {
+            memo_slot = corrected_slot(rule, values[k], rows[k]);
+            memo_value = values[k];
+            memo = true;
+          }
+          rows[k] = memo_slot;
+        }
       }
       bool equal = true;
 #pragma unroll
