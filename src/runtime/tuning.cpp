@@ -62,8 +62,16 @@ const std::vector<Entry>& table() {
       {Backend::cuda, "", "histogram.fast.replica_kib", 16},
       {Backend::cuda, "", "histogram.fast.max_passes", 4},
       {Backend::opencl, "", "histogram.block", 256},
-      {Backend::opencl, "", "histogram.fast.block", 256},
-      {Backend::opencl, "", "histogram.fast.replica_kib", 16},
+      // OpenCL `fast`: groups of 512, 4 per compute unit (2048 work-items per SM on NVIDIA),
+      // 4 vectors of 16 bytes in flight per work-item; up to 96 KiB (capped by the device's
+      // local memory, 48 KiB per group on NVIDIA) of lane-striped counters in up to 32 columns;
+      // register runs when fewer than 32 columns; at most 4 passes before global counting.
+      {Backend::opencl, "", "histogram.fast.block", 512},
+      {Backend::opencl, "", "histogram.fast.groups_per_cu", 4},
+      {Backend::opencl, "", "histogram.fast.vectors", 4},
+      {Backend::opencl, "", "histogram.fast.striped_kib", 96},
+      {Backend::opencl, "", "histogram.fast.max_columns", 32},
+      {Backend::opencl, "", "histogram.fast.runs_below_columns", 32},
       {Backend::opencl, "", "histogram.fast.max_passes", 4},
       {Backend::opencl, "", "histogram.groups_per_cu", 8},
       {Backend::cpu, "", "histogram.parallel.private_mib", 256},
