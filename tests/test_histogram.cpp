@@ -569,7 +569,8 @@ TEST(HistogramOpenclWithout64BitAtomics, CarriesIntoTheHighWord) {
         set_arg(i++, cl::Local(static_cast<std::size_t>(p.slots()) * 4));
       } else if (kernel == "fast_local") {
         const std::size_t range = c.count_values ? 256 : static_cast<std::size_t>(p.slots());
-        set_arg(i++, cl_uint{0});
+        set_arg(i++, cl_uint{1});
+        set_arg(i++, static_cast<cl_uint>(range));
         set_arg(i++, static_cast<cl_uint>(range));
         set_arg(i++, cl::Local((range * c.columns + (c.count_values ? 256 : 0)) * 4));
       }

@@ -18,8 +18,8 @@
 //    cost no contention. uint8 input (COUNT_VALUES) is counted per value, whatever the bins, and
 //    the values are mapped to slots only when the group flushes. With RUNS each work-item keeps
 //    a run of equal indices in registers (one test per vector when all its values agree) and
-//    adds it with one atomic, against contention when columns are shared. A slot range
-//    [first, first + range) lets the host make passes when the slots exceed local memory;
+//    adds it with one atomic, against contention when columns are shared. When the slots exceed
+//    local memory, groups count different slot ranges side by side over the same input chunk;
 //  - fast_global: the same loads and register runs, counting into the global counts.
 // Groups are sized by the host so none sees 2^31 values: the 32-bit local counts cannot wrap.
 #pragma OPENCL FP_CONTRACT OFF
@@ -259,17 +259,25 @@ uint column_total(__local const uint* hist, uint index) {
   return total;
 }
 
-// `hist` holds range × COLUMNS counters (and, for COUNT_VALUES, 256 more where values are
-// merged into slots: table[v] is value v's merge cell, table[256 + cell] the cell's slot).
-__kernel void fast_local(__global const uint4* in, long n, RULE_PARAMS, uint first, uint range,
-                         __local uint* hist, __global ulong* counts) {
+// Slots beyond local memory are split into `passes` ranges of `span` indices counted side by
+// side: group g counts range g % passes over chunk g / passes of the input (the host launches a
+// multiple of `passes` groups), so the groups of one chunk run together and all but the first
+// read it from L2. `hist` holds range × COLUMNS counters (and, for COUNT_VALUES, 256 more where
+// values are merged into slots: table[v] is value v's merge cell, table[256 + cell] the cell's
+// slot).
+__kernel void fast_local(__global const uint4* in, long n, RULE_PARAMS, uint passes, uint span,
+                         uint counted, __local uint* hist, __global ulong* counts) {
+  const uint first = (get_group_id(0) % passes) * span;
+  const uint range = first < counted ? min(span, counted - first) : 0;
   const uint cells = range * COLUMNS + (COUNT_VALUES ? 256 : 0);
   for (uint i = get_local_id(0); i < cells; i += get_local_size(0)) hist[i] = 0;
   barrier(CLK_LOCAL_MEM_FENCE);
   __local uint* column = hist + (get_local_id(0) & (COLUMNS - 1));
-  const long stride = get_global_size(0), vectors = n / VEC;
+  const long chunks = get_num_groups(0) / passes;
+  const long stride = chunks * get_local_size(0), vectors = n / VEC;
+  const long item = (get_group_id(0) / passes) * get_local_size(0) + get_local_id(0);
   uint run_index = NO_INDEX, run = 0;
-  long v = get_global_id(0);
+  long v = item;
   for (; v + (UNROLL - 1) * stride < vectors; v += UNROLL * stride) {
     uint4 w[UNROLL];
 #pragma unroll
@@ -282,7 +290,7 @@ __kernel void fast_local(__global const uint4* in, long n, RULE_PARAMS, uint fir
     count_local(in[v], RULE_ARGS, first, range, column, &run_index, &run);
   if (run_index < range) atomic_add(column + run_index * COLUMNS, run);
   __global const T* values = (__global const T*)in;
-  for (long i = vectors * VEC + get_global_id(0); i < n; i += stride) {
+  for (long i = vectors * VEC + item; i < n; i += stride) {
     uint index = INDEX_OF(values[i]);
     if (index < range) atomic_inc(column + index * COLUMNS);
   }

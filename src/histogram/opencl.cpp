@@ -5,8 +5,9 @@
 // holds, and counts into one lane-striped local histogram per group: as many columns (a power
 // of two up to 32) as histogram.fast.striped_kib allows, so the lanes of a warp hit their own
 // banks. Where columns are shared, and always in global counting, each work-item adds runs of
-// equal slots from registers. Slots beyond local memory take passes over slot ranges, and past
-// histogram.fast.max_passes passes the kernel counts straight into global memory.
+// equal slots from registers. Slots beyond local memory are split into ranges counted side by
+// side by sets of groups over the same input chunk (read once from memory, then from L2), and
+// past histogram.fast.max_passes ranges the kernel counts straight into global memory.
 #include <algorithm>
 #include <string>
 #include <type_traits>
@@ -78,7 +79,8 @@ std::vector<std::uint32_t> merge_table(const HistogramProblem& p) {
 }
 
 // How `fast` lays out its local histogram: counted indices (256 values for uint8, else the
-// slots), lane-striped columns, passes over index ranges, or global counting past max_passes.
+// slots), lane-striped columns, slot ranges counted side by side ("passes") when the slots
+// exceed local memory, or global counting past max_passes ranges.
 struct FastLayout {
   bool count_values = false;  // uint8: count per value, map values to slots at the flush
   std::uint32_t columns = 1, passes = 1, range = 0;
@@ -107,7 +109,7 @@ FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info) {
     const std::uint64_t cap = std::max<std::uint64_t>(room / 4, 1);
     f.passes = static_cast<std::uint32_t>((counted + cap - 1) / cap);
     f.range = static_cast<std::uint32_t>((counted + f.passes - 1) / f.passes);
-    f.global = f.passes > static_cast<std::uint32_t>(tuning(info, "histogram.fast.max_passes", 4));
+    f.global = f.passes > static_cast<std::uint32_t>(tuning(info, "histogram.fast.max_passes", 8));
   }
   // Register runs against contention where lanes share columns, and always in global counting.
   f.runs = f.global || int(f.columns) < tuning(info, "histogram.fast.runs_below_columns", 32);
@@ -174,14 +176,16 @@ class OpenclHistogram final : public HistogramKernel {
       }
     }
     kernel_ = &cl_.kernel("histogram.cl", parpat_cl_histogram, options, name);
+    // Groups of `fast` come in sets of `passes` (one per slot range) over the same chunk.
     const std::int64_t per_cu = tuning(
         info, fast ? "histogram.fast.groups_per_cu" : "histogram.groups_per_cu", fast ? 4 : 8);
     const auto local = static_cast<std::int64_t>(local_size_);
-    std::int64_t groups =
-        static_cast<std::int64_t>(info.compute_units) * std::max<std::int64_t>(per_cu, 1);
-    groups = std::min<std::int64_t>(groups, (p.n + per_group * local - 1) / (per_group * local));
-    groups = std::max<std::int64_t>(groups, (p.n + kMaxValuesPerGroup - 1) / kMaxValuesPerGroup);
-    groups_ = static_cast<std::size_t>(std::max<std::int64_t>(groups, 1));
+    const std::int64_t passes = fast && !layout_.global ? layout_.passes : 1;
+    std::int64_t chunks =
+        static_cast<std::int64_t>(info.compute_units) * std::max<std::int64_t>(per_cu, 1) / passes;
+    chunks = std::min<std::int64_t>(chunks, (p.n + per_group * local - 1) / (per_group * local));
+    chunks = std::max<std::int64_t>(chunks, (p.n + kMaxValuesPerGroup - 1) / kMaxValuesPerGroup);
+    groups_ = static_cast<std::size_t>(std::max<std::int64_t>(chunks, 1) * passes);
   }
 
   void run(const Buffer& in, const Buffer& counts) override {
@@ -191,15 +195,12 @@ class OpenclHistogram final : public HistogramKernel {
                                     static_cast<std::size_t>(p_.slots()) * 8);
       cl::Kernel& k = *kernel_;
       if (strategy_ == Strategy::fast && !layout_.global) {
-        const std::uint32_t counted =
-            layout_.count_values ? 256 : static_cast<std::uint32_t>(p_.slots());
-        for (std::uint32_t pass = 0; pass < layout_.passes; ++pass) {
-          std::uint32_t first = pass * layout_.range;
-          std::uint32_t range = std::min(layout_.range, counted - first);
-          cl_uint i = set_common(k, in);
-          set_args_from(k, i, first, range, cl::Local(local_bytes_), as_mem(counts.handle()));
-          cl_.launch(k, groups_ * local_size_, local_size_);
-        }
+        const auto counted =
+            layout_.count_values ? std::uint32_t{256} : static_cast<std::uint32_t>(p_.slots());
+        cl_uint i = set_common(k, in);
+        set_args_from(k, i, layout_.passes, layout_.range, counted, cl::Local(local_bytes_),
+                      as_mem(counts.handle()));
+        cl_.launch(k, groups_ * local_size_, local_size_);
         return;
       }
       cl_uint i = set_common(k, in);
@@ -322,11 +323,11 @@ std::vector<HistogramVariant> opencl_histogram_variants() {
             "16-byte vector loads, several in flight per work-item; uint8 counted per value "
             "(mapped to slots at the flush); float32 placed by an exact float rule; one "
             "lane-striped local histogram per group (up to 32 columns, one bank per lane); "
-            "register runs of equal slots where columns are shared; passes over slot ranges "
-            "beyond local memory, global atomics with register runs past "
-            "histogram.fast.max_passes passes",
+            "register runs of equal slots where columns are shared; slot ranges beyond local "
+            "memory counted side by side by groups sharing an input chunk through L2; global "
+            "atomics with register runs past histogram.fast.max_passes ranges",
             "group=512 groups/CU=4 vectors=4 striped<=96KiB columns<=32 "
-            "runs_below_columns=32 max_passes=4",
+            "runs_below_columns=32 max_passes=8",
             "no warp aggregation (OpenCL 1.2 has no warp vote); int32/float64 input, explicit "
             "edges and float32 ranges beyond the float rule's bound need cl_khr_fp64"),
        supports_fast, make<Strategy::fast>},
