@@ -5,6 +5,8 @@
 #   BIN   folder with parpat and the test binaries (default .carry/bin)
 #   DEBS  folder with the OpenCL loader .deb files (default .carry/debs)
 #   OUT   where the archive goes (default ./gpu-out)
+#   SWEEP a file for the `sweep` stage: lines "name|PARPAT_TUNING value|parpat arguments", each
+#         run as one parpat command with those tuning overrides (# starts a comment line)
 set -u
 BIN=${BIN:-.carry/bin}
 DEBS=${DEBS:-.carry/debs}
@@ -75,6 +77,11 @@ for stage in "${stages[@]}"; do
       run barrier-cuda 300 "$BIN/parpat" barrier --backend cuda --stress --json
       [ -n "$ocl" ] && run barrier-opencl 300 "$BIN/parpat" barrier --backend opencl --device "$ocl" --stress --no-sweep --json
       [ -x "$BIN/jacobi_persistent" ] && run jacobi 120 "$BIN/jacobi_persistent" ;;
+    sweep)
+      while IFS='|' read -r name tuning args; do
+        [ -z "$name" ] || [ "${name:0:1}" = "#" ] && continue
+        PARPAT_TUNING="$tuning" run "sweep-$name" 600 "$BIN/parpat" $args
+      done <"${SWEEP:?the sweep stage needs SWEEP=file}" ;;
     quick)
       run quick 300 "$BIN/parpat" bench --quick
       cat "$OUT/quick.log" ;;

@@ -201,6 +201,82 @@ INSTANTIATE_TEST_SUITE_P(ClusterMethods, BarrierTest, ::testing::ValuesIn(target
                          target_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(BarrierTest);
 
+// Every alternative that PARPAT_TUNING can select for `flip` and `hierarchical` on CUDA (they are
+// swept for speed on the GPU, so each must be right): the stencil at 1024- and 32-item groups
+// and a stress test, under each setting in turn.
+class ScopedTuning {
+ public:
+  explicit ScopedTuning(const std::string& value) {
+    const char* old = std::getenv("PARPAT_TUNING");
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    setenv("PARPAT_TUNING", value.c_str(), 1);
+  }
+  ~ScopedTuning() {
+    if (had_)
+      setenv("PARPAT_TUNING", old_.c_str(), 1);
+    else
+      unsetenv("PARPAT_TUNING");
+  }
+
+ private:
+  bool had_ = false;
+  std::string old_;
+};
+
+TEST(BarrierTuning, EveryCudaKnobSettingIsCorrect) {
+  const std::vector<std::pair<std::string, std::string>> settings = {
+      {"flip", "barrier.flip.red_arrivals_max=0"},
+      {"flip", "barrier.flip.red_arrivals_max=1000000"},
+      {"flip", "barrier.flip.poll=0"},
+      {"flip", "barrier.flip.wait=1,barrier.flip.warp_arrivals_block_max=0"},
+      {"flip", "barrier.flip.warp_arrivals_block_max=1024,barrier.flip.red_arrivals_max=0"},
+      {"flip", "barrier.flip.one_level_max=1"},
+      {"flip",
+       "barrier.flip.one_level_max=1,barrier.flip.red_arrivals_max=0,barrier.flip.subword_blocks="
+       "3"},
+      {"flip", "barrier.flip.one_level_max=1,barrier.flip.warp_arrivals_block_max=1024"},
+      {"flip", "barrier.flip.poll_sleep_ns=100,barrier.flip.poll_check_every=4"},
+      {"hierarchical", "barrier.hierarchical.release=1"},
+      {"hierarchical", "barrier.hierarchical.release=1,barrier.flip.red_arrivals_max=0"},
+      {"hierarchical", "barrier.flip.red_arrivals_max=0,barrier.flip.poll=0"},
+      {"hierarchical", "barrier.hierarchical.cluster=2"},
+      {"hierarchical", "barrier.hierarchical.cluster=16"},
+  };
+  bool any = false;
+  for (const auto& d : devices()) {
+    if (d.backend() != Backend::cuda) continue;
+    if (broken_devices().count(d.label())) continue;
+    any = true;
+    for (const auto& [method, tuning] : settings) {
+      ScopedTuning scoped(tuning);
+      SCOPED_TRACE(method + " with PARPAT_TUNING=" + tuning + ", seed " +
+                   std::to_string(run_seed()));
+      try {
+        for (int group : {1024, 32}) {
+          StencilOptions o;
+          o.method = method;
+          o.group_size = group;
+          o.steps = sanitize_run() ? 20 : draw(1000, 3000, group);
+          StencilResult r = barrier_stencil(d, o);
+          EXPECT_TRUE(r.correct) << "group " << group << ", " << o.steps << " steps";
+        }
+        StressOptions so;
+        so.method = method;
+        so.rounds = sanitize_run() ? 20 : 3000;
+        StressResult r = barrier_stress(d, so);
+        EXPECT_EQ(r.early_releases, 0u) << r.groups << " groups";
+        EXPECT_FALSE(r.barrier_failed);
+      } catch (const Error& e) {
+        if (e.kind() == ErrorKind::unsupported) continue;  // e.g. no clusters on this GPU
+        if (e.kind() == ErrorKind::backend) broken_devices().emplace(d.label(), e.what());
+        FAIL() << e.what();
+      }
+    }
+  }
+  if (!any) GTEST_SKIP() << "no CUDA device: the tuned CUDA barrier paths need a GPU";
+}
+
 TEST(BarrierDispatch, RejectsBadRequests) {
   for (const auto& d : devices()) {
     StencilOptions o;
@@ -267,6 +343,21 @@ TEST(BarrierCli, StencilJsonAndRefusal) {
   }
   CliResult unknown = run_cli("barrier --backend cpu --method nonsense --no-sweep");
   EXPECT_EQ(unknown.status, 2);
+}
+
+TEST(BarrierCli, LatencyOnlyForAListOfMethods) {
+  CliResult r =
+      run_cli("barrier --backend cpu --method relaunch,relaunch --no-stencil --barriers 3 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["stencil"].empty());
+  ASSERT_FALSE(j["latency"].empty());
+  for (auto& row : j["latency"]) {
+    EXPECT_EQ(row["method"], "relaunch");
+    EXPECT_FALSE(row["barrier_failed"].get<bool>()) << row.dump();
+  }
+  CliResult empty = run_cli("barrier --backend cpu --method , --no-stencil");
+  EXPECT_EQ(empty.status, 2);
 }
 
 }  // namespace

@@ -491,7 +491,7 @@ TEST(HistogramCudaRaw, MatchesTheReference) {
       detail::histogram_reference(host.data(), p, expected.data());
       Array in = Array::from_host(gpus[0], t, {n}, host.data());
       Buffer counts(gpus[0], expected.size() * 8);
-      Buffer workspace(gpus[0], std::max<std::size_t>(cuda::histogram_workspace_bytes(t), 1));
+      Buffer workspace(gpus[0], std::max<std::size_t>(cuda::histogram_workspace_bytes(t, bins), 1));
       cuda::histogram_even(in.buffer().handle(), t, n, bins, lo, hi,
                            static_cast<unsigned long long*>(counts.handle()), workspace.handle(),
                            workspace.bytes(), nullptr);

@@ -19,12 +19,20 @@
 //   implementations that cleared the flags for reuse raced with the next barrier. Here the
 //   flags hold the barrier number (monotonic, never cleared) and are written with release
 //   stores and read with acquire loads.
-// `flip` is the bit-31 flip of the public header made cheaper: fire-and-forget arrivals at the
-// top word and, above a few dozen blocks, a first level of sub-words so that no L2 line
-// serialises more than about √n atomics (see FlipBarrier). `hierarchical` first meets in the
-// thread-block cluster's hardware barrier (barrier.cluster arrive.release / wait.acquire) and
-// then sends one arrival per cluster to the flip word. `cg` is cooperative groups' grid.sync
-// and `relaunch` a kernel boundary per phase.
+//
+// `flip` is the bit-31 flip of the public header, as lean as cooperative groups' grid.sync:
+// one arrival per block (or, for blocks of one or two warps, one per warp and no __syncthreads
+// at all), relaxed polls with one acquire fence after the flip, the clock read only every
+// thousand polls; above several hundred arrivals, a first level of sub-words so that no L2
+// line serialises more than about √n atomics (see FlipBarrier). `hierarchical` first meets in
+// the thread-block cluster's hardware barrier, then one block per cluster arrives at the flip
+// word and polls it, and a second cluster barrier releases the cluster. `cg` is cooperative
+// groups' grid.sync and `relaunch` a kernel boundary per phase.
+//
+// The alternatives whose cost only a GPU can tell (atomic or reduction arrivals, relaxed or
+// acquire polls, who polls, the cluster size, where the sub-word level starts) are kernel
+// arguments read from the tuning table (Knobs below), so that PARPAT_TUNING sweeps them
+// without a rebuild.
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -43,30 +51,44 @@ namespace {
 
 namespace cg = cooperative_groups;
 namespace gb = parpat::cuda::detail;
-using parpat::cuda::GridBarrierState;
 
 constexpr long long kTimeoutCycles = parpat::cuda::GridBarrier::kDefaultTimeoutCycles;
+constexpr unsigned int kGenerationBit = 0x80000000u;
 
 __device__ inline void store_release(unsigned int* p, unsigned int v) {
-  ::cuda::atomic_ref<unsigned int, ::cuda::thread_scope_device>(*p).store(
-      v, ::cuda::memory_order_release);
-}
-
-// An arrival that needs no answer: the waiter knows its target, so no round trip for a return
-// value delays its first poll.
-__device__ inline void red_add_release(unsigned int* p, unsigned int v) {
-  asm volatile("red.release.gpu.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(gb::global_address(p)), "r"(v)
+               : "memory");
 }
 
 __device__ inline void store_relaxed(unsigned int* p, unsigned int v) {
-  ::cuda::atomic_ref<unsigned int, ::cuda::thread_scope_device>(*p).store(
-      v, ::cuda::memory_order_relaxed);
+  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(gb::global_address(p)), "r"(v)
+               : "memory");
+}
+
+__device__ inline unsigned int fetch_add_acq_rel(unsigned int* p, unsigned int v) {
+  unsigned int old;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;"
+               : "=r"(old)
+               : "l"(gb::global_address(p)), "r"(v)
+               : "memory");
+  return old;
 }
 
 // Whether a monotonic counter has reached `target`, across wrap-around of 32 bits.
 __device__ inline bool reached(unsigned int value, unsigned int target) {
   return static_cast<int>(value - target) >= 0;
 }
+
+// The measured alternatives of `flip` and `hierarchical`, chosen on the host from the tuning
+// table (read_knobs) and passed by value to the kernels; every branch on them is uniform.
+struct Knobs {
+  unsigned int arrivals_per_subword;  // flip: arrivals sharing one sub-word; >= all: one level
+  unsigned int atom_arrive;   // 1 = atom returning the old value (the last arriver skips its
+                              // poll), 0 = fire-and-forget red, polls start at once
+  unsigned int relaxed_poll;  // 1 = relaxed polls + one acquire fence, 0 = acquire loads
+  unsigned int check_mask;    // polls between reads of the clock and error word, minus one
+  unsigned int sleep_ns;      // __nanosleep between polls (0: none)
+};
 
 // The workspace: word 0 the arrival word or counter, word 1 the error word, then the flags
 // method's `in` and `out` arrays (one word per block each), then the flip method's sub-words,
@@ -75,8 +97,7 @@ constexpr unsigned int kLineWords = 32;
 
 struct Words {
   unsigned int* base;
-  unsigned int blocks_per_subword;  // flip: blocks sharing one sub-word; >= the grid: one level
-  __device__ GridBarrierState* state() const { return reinterpret_cast<GridBarrierState*>(base); }
+  Knobs knobs;
   __device__ unsigned int* counter() const { return base; }
   __device__ unsigned int* error() const { return base + 1; }
   __device__ unsigned int* in() const { return base + 2; }
@@ -87,9 +108,10 @@ struct Words {
   }
 };
 
-std::size_t workspace_words(int groups) {
+// Room for the flags of `groups` blocks and up to `subwords` flip sub-words.
+std::size_t workspace_words(int groups, int subwords) {
   std::size_t lines = (2 + 2 * static_cast<std::size_t>(groups) + kLineWords - 1) / kLineWords;
-  return (lines + static_cast<std::size_t>(groups)) * kLineWords;
+  return (lines + static_cast<std::size_t>(std::max(subwords, 1))) * kLineWords;
 }
 
 // Every thread is a participant: one release increment each, then an acquire spin.
@@ -100,7 +122,7 @@ struct AtomicAllBarrier {
     unsigned int participants = gridDim.x * blockDim.x;
     unsigned int target = ++epoch * participants;
     unsigned int* counter = words.counter();
-    red_add_release(counter, 1u);
+    gb::red_add_release(counter, 1u);
     return gb::bounded_spin([&] { return reached(gb::load_acquire(counter), target); },
                             words.error(), kTimeoutCycles);
   }
@@ -117,7 +139,7 @@ struct RepresentativeBarrier {
     if (threadIdx.x == 0) {
       unsigned int target = epoch * gridDim.x;
       unsigned int* counter = words.counter();
-      red_add_release(counter, 1u);
+      gb::red_add_release(counter, 1u);
       ok = gb::bounded_spin([&] { return reached(gb::load_acquire(counter), target); },
                             words.error(), kTimeoutCycles);
     }
@@ -155,59 +177,143 @@ struct FlagsBarrier {
   }
 };
 
-__device__ inline unsigned int fetch_add_acq_rel(unsigned int* p, unsigned int v) {
-  return ::cuda::atomic_ref<unsigned int, ::cuda::thread_scope_device>(*p).fetch_add(
-      v, ::cuda::memory_order_acq_rel);
+// One arrival at a flip word of `participants` arrivals (`master` for exactly one of them).
+// Returns whether it was the last, which only an atomic arrival can tell; the last arriver has
+// then acquired every other arrival (fence) and needs no poll.
+__device__ inline bool flip_arrive(const Knobs& knobs, unsigned int* word,
+                                   unsigned int participants, bool master) {
+  unsigned int add = master ? 0x80000000u - (participants - 1u) : 1u;
+  if (!knobs.atom_arrive) {
+    gb::red_add_release(word, add);
+    return false;
+  }
+  if (!gb::flipped_by(gb::fetch_add_release(word, add), add)) return false;
+  gb::fence_acquire();
+  return true;
 }
 
-// Flip arrivals, at up to two levels. Above a few dozen blocks the cost of a one-word barrier is
-// the serialisation of all n atomics on one L2 line, so the blocks are split into runs of m
-// (about √n) that each meet first in a sub-word of their own line; the last arriver of each run
-// (the one whose atomic flips bit 31 of the sub-word, found from the returned value; acq_rel, so
-// that it has seen its run's writes) then arrives at the top word for the run. Each level uses
-// the flip arithmetic of the public header: the first member adds 0x80000000 − (members − 1),
-// the others 1, so bit 31 flips exactly at the last arrival and the low bits are zero again:
-// nothing is ever reset. A block cannot arrive at a sub-word for barrier k + 1 before the top
-// word flipped for barrier k, which needs every arrival of k, so levels never mix barriers.
-// The top arrival is a fire-and-forget red.release: each block keeps the top word's generation
-// bit in a register (read once before its first arrival, when the bit cannot flip yet), so it
-// needs no returned value and starts polling at once, with acquire loads and no sleep.
-struct FlipBarrier {
-  static constexpr unsigned int kUnknownGeneration = 1u;  // a real generation is 0 or bit 31
-  Words words;
-  unsigned int generation = kUnknownGeneration;
-
-  __device__ bool arrive_and_wait() {
-    unsigned int* top = words.counter();
-    if (generation == kUnknownGeneration) generation = gb::load_relaxed(top) & 0x80000000u;
-    unsigned int blocks = gridDim.x;
-    unsigned int per = words.blocks_per_subword;
-    unsigned int top_participants = blocks;
-    bool arrives_at_top = true;
-    bool top_master = blockIdx.x == 0;
-    if (per < blocks) {
-      unsigned int run = blockIdx.x / per;
-      unsigned int first = run * per;
-      unsigned int members = min(per, blocks - first);
-      unsigned int add = blockIdx.x == first ? 0x80000000u - (members - 1u) : 1u;
-      unsigned int old = fetch_add_acq_rel(words.subword(run), add);
-      arrives_at_top = ((old ^ (old + add)) & 0x80000000u) != 0;
-      top_master = run == 0;
-      top_participants = (blocks + per - 1) / per;
+// Polls until bit 31 of *word equals `expected`: runs of check_mask + 1 polls (a power of two,
+// at least 4) with nothing but the load and the compare between them, unrolled by 4, then the
+// clock and the error word. False once the bound passed (the error word is then set) or another
+// waiter failed.
+template <bool Relaxed, bool Sleep>
+__device__ bool poll_generation(const Words& words, unsigned int* word, unsigned int expected) {
+  const Knobs& k = words.knobs;
+  long long start = clock64();
+  for (;;) {
+    for (unsigned int polls = 0; polls <= k.check_mask; polls += 4) {
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        unsigned int v = Relaxed ? gb::load_relaxed(word) : gb::load_acquire(word);
+        if ((v & kGenerationBit) == expected) return true;
+        if constexpr (Sleep) __nanosleep(k.sleep_ns);
+      }
     }
-    if (arrives_at_top)
-      red_add_release(top, top_master ? 0x80000000u - (top_participants - 1u) : 1u);
-    generation ^= 0x80000000u;
-    unsigned int expected = generation;
-    return gb::bounded_spin([&] { return (gb::load_acquire(top) & 0x80000000u) == expected; },
-                            words.error(), kTimeoutCycles);
+    if (gb::load_relaxed(words.error()) != 0) return false;
+    if (clock64() - start > kTimeoutCycles) {
+      atomicExch(words.error(), 1u);
+      return false;
+    }
+  }
+}
+
+// Waits for the generation `expected`, then acquires. False when the wait failed.
+__device__ inline bool wait_for_generation(const Words& words, unsigned int* word,
+                                           unsigned int expected) {
+  const Knobs& k = words.knobs;
+  if (!k.relaxed_poll)
+    return k.sleep_ns != 0 ? poll_generation<false, true>(words, word, expected)
+                           : poll_generation<false, false>(words, word, expected);
+  bool ok = k.sleep_ns != 0 ? poll_generation<true, true>(words, word, expected)
+                            : poll_generation<true, false>(words, word, expected);
+  gb::fence_acquire();
+  return ok;
+}
+
+// The lanes of this thread's warp (the last warp of a block may be partial).
+__device__ inline unsigned int warp_lanes() {
+  unsigned int first = threadIdx.x & ~31u;
+  unsigned int lanes = min(32u, blockDim.x - first);
+  return lanes == 32 ? 0xffffffffu : (1u << lanes) - 1u;
+}
+
+// Flip arrivals, at one or two levels. An arrival is a block (its thread 0, after
+// __syncthreads) or, for blocks of at most two warps by default, a warp (its lane 0, after
+// __syncwarp): then sync() has no __syncthreads at all, whose cost is most of a barrier among
+// a few dozen blocks. Above several hundred arrivals the cost of a one-word barrier is the
+// serialisation of all n atomics (and of the polls between them) on one L2 line, so the
+// arrivals are split into runs of m (about √n) that each meet first in a sub-word of their own
+// line; the last arriver of each run (the one whose atomic flips bit 31 of the sub-word, found
+// from the returned value; acq_rel, so that it has seen its run's writes) then arrives at the
+// top word for the run. Each level uses the flip arithmetic of the public header: the first
+// member adds 0x80000000 − (members − 1), the others 1, so bit 31 flips exactly at the last
+// arrival and the low bits are zero again: nothing is ever reset. An arrival cannot reach a
+// sub-word for barrier k + 1 before the top word flipped for barrier k, which needs every
+// arrival of k, so levels never mix barriers. Every thread keeps the top word's generation bit
+// in a register (read at the start of the kernel, before any arrival, when the bit cannot flip
+// yet), so a fire-and-forget arrival needs no returned value and every warp can poll. The
+// three ways to arrive and wait are separate instantiations (FlipMode), chosen on the host from
+// the knobs: in one kernel the compiler would merge their arrivals into one code path that no
+// longer knows a single lane is active and wraps it in a warp-aggregation scan.
+enum class FlipMode {
+  block,            // thread 0 arrives and polls, the block waits at __syncthreads
+  block_warp_wait,  // thread 0 arrives, every warp polls for itself
+  warp,             // every warp arrives and polls for itself: no __syncthreads at all
+};
+
+template <FlipMode Mode>
+struct FlipBarrier {
+  Words words;
+  unsigned int generation;
+
+  __device__ explicit FlipBarrier(Words w)
+      : words(w), generation(gb::load_relaxed(w.counter()) & kGenerationBit) {}
+
+  // Arrival `unit` of `units`; true when it was the last (and has acquired).
+  __device__ bool arrive(unsigned int unit, unsigned int units) {
+    const Knobs& k = words.knobs;
+    unsigned int* top = words.counter();
+    unsigned int per = k.arrivals_per_subword;
+    if (per >= units) return flip_arrive(k, top, units, unit == 0);
+    unsigned int run = unit / per;
+    unsigned int first = run * per;
+    unsigned int members = min(per, units - first);
+    unsigned int add = unit == first ? 0x80000000u - (members - 1u) : 1u;
+    if (!gb::flipped_by(fetch_add_acq_rel(words.subword(run), add), add)) return false;
+    return flip_arrive(k, top, (units + per - 1) / per, run == 0);
   }
 
   __device__ bool sync() {
-    __syncthreads();
-    bool ok = true;
-    if (threadIdx.x == 0) ok = arrive_and_wait();
-    return __syncthreads_and(ok) != 0;
+    unsigned int* top = words.counter();
+    generation ^= kGenerationBit;
+    if constexpr (Mode == FlipMode::warp) {
+      unsigned int lanes = warp_lanes();
+      unsigned int warps = (blockDim.x + 31) / 32;
+      __syncwarp(lanes);
+      bool last = false;
+      if ((threadIdx.x & 31u) == 0)
+        last = arrive(blockIdx.x * warps + threadIdx.x / 32, gridDim.x * warps);
+      if (__shfl_sync(lanes, last, 0)) {
+        __syncwarp(lanes);  // the other lanes see what lane 0 acquired
+        return true;
+      }
+      return wait_for_generation(words, top, generation);
+    } else if constexpr (Mode == FlipMode::block_warp_wait) {
+      __syncthreads();
+      bool last = false;
+      if (threadIdx.x == 0) last = arrive(blockIdx.x, gridDim.x);
+      if (threadIdx.x < 32 && __shfl_sync(warp_lanes(), last, 0)) {
+        __syncwarp(warp_lanes());
+        return true;
+      }
+      return wait_for_generation(words, top, generation);
+    } else {
+      __syncthreads();
+      bool ok = true;
+      if (threadIdx.x == 0)
+        ok = arrive(blockIdx.x, gridDim.x) || wait_for_generation(words, top, generation);
+      return __syncthreads_and(ok) != 0;
+    }
   }
 };
 
@@ -219,43 +325,73 @@ struct CgBarrier {
   }
 };
 
-// The cluster's blocks meet in hardware; block rank 0 of each cluster then arrives at the flip
-// word for the whole cluster, and the cluster meets again to hear the outcome. Rank 0 pushes the
-// outcome into every block's own shared memory (distributed shared memory stores) before the
-// second meeting, so after it each block reads only its local copy: no block ever reads the
-// shared memory of another block that may already have left the barrier or exited the kernel
-// (reading a block's shared memory after it exited is an illegal access), and all blocks of a
-// cluster leave with the same answer (a block that stopped early would leave the others in the
-// hardware barrier, which has no bound). Rank 0 overwrites the copies only after the next first
-// meeting, which every block reaches after reading its copy. Rank 0 keeps the word's generation
-// bit in a register (read once, at the first barrier, before its first arrival, when the bit
-// cannot flip yet), so its arrival is a fire-and-forget reduction and its poll starts at once
-// instead of after the round trip of an atomic's return value.
+// Set in every block of a cluster, through distributed shared memory, when the cluster's
+// global wait failed; read after the cluster barrier that follows.
+__shared__ unsigned int cluster_failed;
+
+__device__ inline void cluster_arrive_release() {
+  asm volatile("barrier.cluster.arrive.release;" ::: "memory");
+}
+__device__ inline void cluster_arrive_relaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed;" ::: "memory");
+}
+__device__ inline void cluster_wait_acquire() {
+  asm volatile("barrier.cluster.wait.acquire;" ::: "memory");
+}
+
+// The cluster's blocks meet in its hardware barrier (release/acquire, so the block that goes on
+// has seen the cluster's writes); block rank 0 then arrives at the flip word for the whole
+// cluster, with one of gridDim / cluster arrivals. By default (EveryBlockPolls false) only rank
+// 0's thread 0 polls the word, and a second cluster barrier releases the cluster: the others
+// arrive at it at once with a relaxed arrival and wait in hardware, rank 0's warp 0 arrives
+// with release after thread 0's acquire, so that the acquire reaches every block. A failed wait is
+// pushed into every block's `cluster_failed` before that arrival, so all blocks of a cluster
+// leave with the same answer and nobody reads another block's shared memory (which may have
+// exited). With EveryBlockPolls (tuning `barrier.hierarchical.release` 1) every block's thread
+// 0 polls the word and there is no second cluster barrier. Every thread keeps the word's
+// generation bit in a register, read at the start of the kernel, before any arrival, when the
+// bit cannot flip yet.
+template <bool EveryBlockPolls>
 struct HierarchicalBarrier {
-  static constexpr unsigned int kUnknownGeneration = 1u;  // a real generation is 0 or bit 31
   Words words;
-  unsigned int generation = kUnknownGeneration;
+  unsigned int generation;
+
+  __device__ explicit HierarchicalBarrier(Words w)
+      : words(w), generation(gb::load_relaxed(w.counter()) & kGenerationBit) {
+    if (threadIdx.x == 0) cluster_failed = 0;
+  }
+
   __device__ bool sync() {
-    __shared__ unsigned int outcome;
     cg::cluster_group cluster = cg::this_cluster();
+    unsigned int* word = words.counter();
+    unsigned int clusters = gridDim.x / cluster.num_blocks();
+    bool rank0 = cluster.block_rank() == 0;
+    generation ^= kGenerationBit;
     cluster.sync();
-    if (cluster.block_rank() == 0 && threadIdx.x == 0) {
-      unsigned int* word = &words.state()->arrive;
-      if (generation == kUnknownGeneration) generation = gb::load_relaxed(word) & 0x80000000u;
-      unsigned int clusters = gridDim.x / cluster.num_blocks();
-      red_add_release(word, blockIdx.x == 0 ? 0x80000000u - (clusters - 1u) : 1u);
-      generation ^= 0x80000000u;
-      unsigned int expected = generation;
-      unsigned int ok =
-          gb::bounded_spin([&] { return (gb::load_acquire(word) & 0x80000000u) == expected; },
-                           words.error(), kTimeoutCycles)
-              ? 1u
-              : 0u;
-      for (unsigned int rank = 0; rank < cluster.num_blocks(); ++rank)
-        *cluster.map_shared_rank(&outcome, rank) = ok;
+    if constexpr (EveryBlockPolls) {
+      bool ok = true;
+      if (threadIdx.x == 0) {
+        bool last = rank0 && flip_arrive(words.knobs, word, clusters, blockIdx.x == 0);
+        ok = last || wait_for_generation(words, word, generation);
+      }
+      return __syncthreads_and(ok) != 0;
+    } else {
+      if (rank0 && threadIdx.x < 32) {
+        if (threadIdx.x == 0) {
+          bool ok = flip_arrive(words.knobs, word, clusters, blockIdx.x == 0) ||
+                    wait_for_generation(words, word, generation);
+          if (!ok)
+            for (unsigned int rank = 0; rank < cluster.num_blocks(); ++rank)
+              *cluster.map_shared_rank(&cluster_failed, rank) = 1u;
+        }
+        __syncwarp(warp_lanes());  // warp 0 arrives together, after thread 0's wait
+        cluster_arrive_release();
+      } else {
+        cluster_arrive_relaxed();
+      }
+      cluster_wait_acquire();
+      return cluster_failed == 0;
     }
-    cluster.sync();
-    return outcome != 0;
   }
 };
 
@@ -325,13 +461,29 @@ __global__ void empty_kernel() {}
 // ---------------------------------------------------------------------------------------------
 // Host side.
 
+// The tuned largest cluster size (a power of two, 1..16).
+int largest_cluster(const DeviceInfo& info) {
+  int tuned = std::clamp(tuning(info, "barrier.hierarchical.cluster", 8), 1, 16);
+  int size = 1;
+  while (size * 2 <= tuned)
+    size *= 2;
+  return size;
+}
+
 // The cluster size for `groups` blocks: the largest power of two up to the tuned maximum that
 // divides the grid.
 int cluster_size(const DeviceInfo& info, int groups) {
-  int size = std::max(1, tuning(info, "barrier.hierarchical.cluster", 8));
+  int size = largest_cluster(info);
   while (size > 1 && groups % size != 0)
     size /= 2;
   return size;
+}
+
+// Clusters above 8 blocks are not portable: the kernel must opt in before any query or launch.
+template <class... Params>
+void allow_cluster(void (*kernel)(Params...), int cluster) {
+  if (cluster > 8)
+    PARPAT_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
 }
 
 // Whether cooperative and cluster launch combine on this driver: -1 unknown, 0 no, 1 yes.
@@ -371,13 +523,23 @@ int occupancy_groups(CudaDevice& cuda, void (*kernel)(Params...), int group_size
   if (!clustered) return groups;
   // The launch picks its cluster size from the grid, so the bound must hold for every size it
   // may pick.
-  int largest_cluster = std::max(1, tuning(cuda.info(), "barrier.hierarchical.cluster", 8));
-  for (int cluster = 1; cluster <= largest_cluster; cluster *= 2) {
+  int largest = largest_cluster(cuda.info());
+  allow_cluster(kernel, largest);
+  for (int cluster = 1; cluster <= largest; cluster *= 2) {
     cudaLaunchAttribute attrs[2];
-    cudaLaunchConfig_t config =
-        launch_config(cuda, groups - groups % cluster, group_size, cluster, false, attrs);
+    cudaLaunchConfig_t config = launch_config(cuda, std::max(cluster, groups - groups % cluster),
+                                              group_size, cluster, false, attrs);
     int clusters = 0;
-    PARPAT_CUDA(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
+    cudaError_t status = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config);
+    if (status != cudaSuccess) {
+      cudaGetLastError();
+      throw Error(ErrorKind::unsupported,
+                  cuda.info().name + " cannot run clusters of " + std::to_string(cluster) +
+                      " blocks of " + std::to_string(group_size) + " threads of this kernel (" +
+                      cudaGetErrorString(status) +
+                      "); lower the tuning value barrier.hierarchical.cluster",
+                  "cuda", "cudaOccupancyMaxActiveClusters");
+    }
     groups = std::min(groups, clusters * cluster);
   }
   return groups;
@@ -393,6 +555,7 @@ void launch_resident(CudaDevice& cuda, bool clustered, int groups, int group_siz
                      void (*kernel)(Params...), Args... args) {
   cuda.activate();
   int cluster = clustered ? cluster_size(cuda.info(), groups) : 0;
+  allow_cluster(kernel, cluster);
   cudaLaunchAttribute attrs[2];
   bool cooperative = !clustered || cooperative_clusters.load() != 0;
   cudaLaunchConfig_t config = launch_config(cuda, groups, group_size, cluster, cooperative, attrs);
@@ -413,33 +576,6 @@ void launch_resident(CudaDevice& cuda, bool clustered, int groups, int group_siz
 
 enum class Method { atomic_all, representative, flags, flip, hierarchical, cg };
 
-template <Method M>
-struct PolicyOf;
-template <>
-struct PolicyOf<Method::atomic_all> {
-  using type = AtomicAllBarrier;
-};
-template <>
-struct PolicyOf<Method::representative> {
-  using type = RepresentativeBarrier;
-};
-template <>
-struct PolicyOf<Method::flags> {
-  using type = FlagsBarrier;
-};
-template <>
-struct PolicyOf<Method::flip> {
-  using type = FlipBarrier;
-};
-template <>
-struct PolicyOf<Method::hierarchical> {
-  using type = HierarchicalBarrier;
-};
-template <>
-struct PolicyOf<Method::cg> {
-  using type = CgBarrier;
-};
-
 void require_cooperative(const Device& device) {
   if (!device.info().cooperative_launch)
     throw Error(ErrorKind::unsupported,
@@ -449,46 +585,69 @@ void require_cooperative(const Device& device) {
                 "cuda", "cudaDevAttrCooperativeLaunch");
 }
 
-template <Method M>
-int spin_max_groups(const Device& device, int group_size) {
-  require_cooperative(device);
-  using P = typename PolicyOf<M>::type;
-  auto& cuda = backend_cast<CudaDevice>(device);
-  if (M == Method::hierarchical && cuda.props().major < 9)
-    throw Error(ErrorKind::unsupported,
-                device.label() + " has no thread-block clusters (they need sm_90 or later)");
-  bool clustered = M == Method::hierarchical;
-  int groups = occupancy_groups(cuda, stencil_kernel<P>, group_size, clustered);
-  groups = std::min(groups, occupancy_groups(cuda, stress_kernel<P>, group_size, clustered));
-  groups = std::min(groups, occupancy_groups(cuda, latency_kernel<P>, group_size, clustered));
-  return groups;
-}
-
-// How many blocks of `groups` share one flip sub-word: the whole grid (one level) up to the
-// tuned `barrier.flip.one_level_max` blocks, where one word's serialised atomics still cost
-// less than a second level's round trip; above it about √groups, which balances the atomics
-// per sub-word against the arrivals at the top word (a tuned `barrier.flip.subword_blocks`
-// overrides it).
-unsigned int blocks_per_subword(const DeviceInfo& info, int groups) {
-  if (groups <= tuning(info, "barrier.flip.one_level_max", 64))
-    return static_cast<unsigned int>(groups);
+// How many of `arrivals` share one flip sub-word: all of them (one level) up to the tuned
+// `barrier.flip.one_level_max`, where one word's serialised atomics still cost less than a
+// second level's round trip; above it about √arrivals, which balances the atomics per sub-word
+// against the arrivals at the top word (a tuned `barrier.flip.subword_blocks` overrides it).
+unsigned int arrivals_per_subword(const DeviceInfo& info, int arrivals) {
+  if (arrivals <= tuning(info, "barrier.flip.one_level_max", 600))
+    return static_cast<unsigned int>(arrivals);
   int per = tuning(info, "barrier.flip.subword_blocks", 0);
   if (per <= 0) {
     per = 1;
-    while (per * per < groups)
+    while (per * per < arrivals)
       ++per;
   }
   return static_cast<unsigned int>(per);
 }
 
-// A zeroed workspace for `groups` blocks.
+// The arrivals at a flip barrier of `groups` blocks of `group_size`: one per block, or one per
+// warp for blocks up to the tuned `barrier.flip.warp_arrivals_block_max` threads.
+bool warp_arrivals(const DeviceInfo& info, int group_size) {
+  return group_size <= tuning(info, "barrier.flip.warp_arrivals_block_max", 64);
+}
+
+int flip_arrivals(const DeviceInfo& info, int groups, int group_size) {
+  return warp_arrivals(info, group_size) ? groups * ((group_size + 31) / 32) : groups;
+}
+
+// The knobs of `flip` and `hierarchical` (`clustered`) for `groups` blocks of `group_size`
+// threads, from the tuning table (src/runtime/tuning.cpp says what each key means).
+Knobs read_knobs(const DeviceInfo& info, int groups, int group_size, bool clustered) {
+  Knobs k = {};
+  int arrivals = flip_arrivals(info, groups, group_size);
+  k.arrivals_per_subword = arrivals_per_subword(info, arrivals);
+  if (clustered) arrivals = groups / cluster_size(info, groups);
+  k.atom_arrive = arrivals > tuning(info, "barrier.flip.red_arrivals_max", 160) ? 1 : 0;
+  k.relaxed_poll = tuning(info, "barrier.flip.poll", 1) != 0 ? 1 : 0;
+  unsigned int every = 1;
+  unsigned int tuned = static_cast<unsigned int>(
+      std::clamp(tuning(info, "barrier.flip.poll_check_every", 1024), 4, 1 << 20));
+  while (every < tuned)
+    every *= 2;
+  k.check_mask = every - 1;
+  k.sleep_ns = static_cast<unsigned int>(
+      std::clamp(tuning(info, "barrier.flip.poll_sleep_ns", 0), 0, 1000000));
+  return k;
+}
+
+// The sub-words a flip barrier of these knobs uses.
+int subword_count(const DeviceInfo& info, const Knobs& k, int groups, int group_size) {
+  int arrivals = flip_arrivals(info, groups, group_size);
+  int per = static_cast<int>(k.arrivals_per_subword);
+  return per >= arrivals ? 0 : (arrivals + per - 1) / per;
+}
+
+// A zeroed workspace for `groups` blocks of `group_size`, with the knobs of this launch.
 struct Workspace {
+  Knobs knobs;
   Buffer buffer;
-  unsigned int per_subword;
-  Workspace(const Device& device, int groups)
-      : buffer(device, workspace_words(groups) * sizeof(unsigned int)),
-        per_subword(blocks_per_subword(device.info(), groups)) {}
-  Words words() const { return Words{static_cast<unsigned int*>(buffer.handle()), per_subword}; }
+  Workspace(const Device& device, int groups, int group_size, bool clustered)
+      : knobs(read_knobs(device.info(), groups, group_size, clustered)),
+        buffer(device,
+               workspace_words(groups, subword_count(device.info(), knobs, groups, group_size)) *
+                   sizeof(unsigned int)) {}
+  Words words() const { return Words{static_cast<unsigned int*>(buffer.handle()), knobs}; }
   void clear(CudaDevice& cuda) const {
     PARPAT_CUDA(cudaMemsetAsync(buffer.handle(), 0, buffer.bytes(), cuda.stream()));
   }
@@ -499,22 +658,90 @@ struct Workspace {
   }
 };
 
+template <class P>
+struct PolicyTag {
+  using type = P;
+};
+
+// Calls f(PolicyTag<P>) for every policy P that method M may launch (flip and hierarchical
+// have one per mode), so that the safe grid holds whatever the tuning picks.
+template <Method M, class F>
+void for_each_policy(F&& f) {
+  if constexpr (M == Method::atomic_all) {
+    f(PolicyTag<AtomicAllBarrier>{});
+  } else if constexpr (M == Method::representative) {
+    f(PolicyTag<RepresentativeBarrier>{});
+  } else if constexpr (M == Method::flags) {
+    f(PolicyTag<FlagsBarrier>{});
+  } else if constexpr (M == Method::flip) {
+    f(PolicyTag<FlipBarrier<FlipMode::block>>{});
+    f(PolicyTag<FlipBarrier<FlipMode::block_warp_wait>>{});
+    f(PolicyTag<FlipBarrier<FlipMode::warp>>{});
+  } else if constexpr (M == Method::hierarchical) {
+    f(PolicyTag<HierarchicalBarrier<false>>{});
+    f(PolicyTag<HierarchicalBarrier<true>>{});
+  } else {
+    f(PolicyTag<CgBarrier>{});
+  }
+}
+
+// Calls f(PolicyTag<P>) for the policy of method M that the tuning picks for groups of
+// `group_size`.
+template <Method M, class F>
+void with_policy(const DeviceInfo& info, int group_size, F&& f) {
+  if constexpr (M == Method::flip) {
+    if (warp_arrivals(info, group_size))
+      f(PolicyTag<FlipBarrier<FlipMode::warp>>{});
+    else if (tuning(info, "barrier.flip.wait", 0) != 0)
+      f(PolicyTag<FlipBarrier<FlipMode::block_warp_wait>>{});
+    else
+      f(PolicyTag<FlipBarrier<FlipMode::block>>{});
+  } else if constexpr (M == Method::hierarchical) {
+    if (tuning(info, "barrier.hierarchical.release", 0) != 0)
+      f(PolicyTag<HierarchicalBarrier<true>>{});
+    else
+      f(PolicyTag<HierarchicalBarrier<false>>{});
+  } else {
+    for_each_policy<M>(f);
+  }
+}
+
+template <Method M>
+int spin_max_groups(const Device& device, int group_size) {
+  require_cooperative(device);
+  auto& cuda = backend_cast<CudaDevice>(device);
+  if (M == Method::hierarchical && cuda.props().major < 9)
+    throw Error(ErrorKind::unsupported,
+                device.label() + " has no thread-block clusters (they need sm_90 or later)");
+  bool clustered = M == Method::hierarchical;
+  int groups = kUnlimitedGroups;
+  for_each_policy<M>([&](auto tag) {
+    using P = typename decltype(tag)::type;
+    groups = std::min(groups, occupancy_groups(cuda, stencil_kernel<P>, group_size, clustered));
+    groups = std::min(groups, occupancy_groups(cuda, stress_kernel<P>, group_size, clustered));
+    groups = std::min(groups, occupancy_groups(cuda, latency_kernel<P>, group_size, clustered));
+  });
+  return groups;
+}
+
 template <Method M>
 void spin_stencil(const Device& device, int groups, int group_size, std::int64_t steps,
                   StencilResult& result) {
-  using P = typename PolicyOf<M>::type;
   auto& cuda = backend_cast<CudaDevice>(device);
   unsigned int n = static_cast<unsigned int>(groups) * group_size;
-  Workspace ws(device, groups);
+  Workspace ws(device, groups, group_size, M == Method::hierarchical);
   std::vector<unsigned int> host(n, 1u);
   Buffer a(device, n * sizeof(unsigned int));
   a.upload(host.data(), a.bytes());
   ws.clear(cuda);
-  cuda.timer_start();
-  launch_resident(cuda, M == Method::hierarchical, groups, group_size, stencil_kernel<P>,
-                  ws.words(), static_cast<unsigned int*>(a.handle()), n,
-                  static_cast<long long>(steps));
-  result.time_ms = cuda.timer_stop_ms();
+  with_policy<M>(device.info(), group_size, [&](auto tag) {
+    using P = typename decltype(tag)::type;
+    cuda.timer_start();
+    launch_resident(cuda, M == Method::hierarchical, groups, group_size, stencil_kernel<P>,
+                    ws.words(), static_cast<unsigned int*>(a.handle()), n,
+                    static_cast<long long>(steps));
+    result.time_ms = cuda.timer_stop_ms();
+  });
   result.barrier_failed = ws.failed();
   a.download(host.data(), a.bytes());
   result.value = host[0];
@@ -524,18 +751,21 @@ void spin_stencil(const Device& device, int groups, int group_size, std::int64_t
 template <Method M>
 void spin_stress(const Device& device, int groups, int group_size, std::int64_t rounds,
                  StressResult& result) {
-  using P = typename PolicyOf<M>::type;
   auto& cuda = backend_cast<CudaDevice>(device);
-  Workspace ws(device, groups);
+  Workspace ws(device, groups, group_size, M == Method::hierarchical);
   Buffer slots(device, groups * sizeof(unsigned int)), early(device, sizeof(unsigned long long));
   PARPAT_CUDA(cudaMemsetAsync(slots.handle(), 0, slots.bytes(), cuda.stream()));
   PARPAT_CUDA(cudaMemsetAsync(early.handle(), 0, early.bytes(), cuda.stream()));
   ws.clear(cuda);
-  cuda.timer_start();
-  launch_resident(cuda, M == Method::hierarchical, groups, group_size, stress_kernel<P>, ws.words(),
-                  static_cast<unsigned int*>(slots.handle()),
-                  static_cast<unsigned long long*>(early.handle()), static_cast<long long>(rounds));
-  result.time_ms = cuda.timer_stop_ms();
+  with_policy<M>(device.info(), group_size, [&](auto tag) {
+    using P = typename decltype(tag)::type;
+    cuda.timer_start();
+    launch_resident(cuda, M == Method::hierarchical, groups, group_size, stress_kernel<P>,
+                    ws.words(), static_cast<unsigned int*>(slots.handle()),
+                    static_cast<unsigned long long*>(early.handle()),
+                    static_cast<long long>(rounds));
+    result.time_ms = cuda.timer_stop_ms();
+  });
   result.barrier_failed = ws.failed();
   unsigned long long count = 0;
   early.download(&count, sizeof count);
@@ -545,18 +775,20 @@ void spin_stress(const Device& device, int groups, int group_size, std::int64_t 
 template <Method M>
 double spin_barriers_ms(const Device& device, int groups, int group_size, int barriers, int reps,
                         bool& failed) {
-  using P = typename PolicyOf<M>::type;
   auto& cuda = backend_cast<CudaDevice>(device);
-  Workspace ws(device, groups);
+  Workspace ws(device, groups, group_size, M == Method::hierarchical);
   std::vector<double> times;
-  for (int rep = 0; rep < reps + 2; ++rep) {
-    ws.clear(cuda);
-    cuda.timer_start();
-    launch_resident(cuda, M == Method::hierarchical, groups, group_size, latency_kernel<P>,
-                    ws.words(), barriers);
-    double ms = cuda.timer_stop_ms();
-    if (rep >= 2) times.push_back(ms);
-  }
+  with_policy<M>(device.info(), group_size, [&](auto tag) {
+    using P = typename decltype(tag)::type;
+    for (int rep = 0; rep < reps + 2; ++rep) {
+      ws.clear(cuda);
+      cuda.timer_start();
+      launch_resident(cuda, M == Method::hierarchical, groups, group_size, latency_kernel<P>,
+                      ws.words(), barriers);
+      double ms = cuda.timer_stop_ms();
+      if (rep >= 2) times.push_back(ms);
+    }
+  });
   failed = ws.failed();
   return median_ms(times);
 }
@@ -652,12 +884,14 @@ std::vector<BarrierVariant> cuda_barrier_variants() {
                "cooperative launch")),
       spin_variant<Method::flip>(
           info("flip",
-               "bit-31 generation flip; above 64 blocks runs of ~sqrt(n) blocks meet in "
-               "sub-words first, the last of each run arrives at the top word",
+               "bit-31 generation flip, one arrival per block (per warp for blocks <= 64), relaxed "
+               "polls; above 600 arrivals runs of ~sqrt(n) meet in sub-words first",
                "cooperative launch", true)),
       spin_variant<Method::hierarchical>(
-          info("hierarchical", "cluster barrier in hardware, then one flip arrival per cluster",
-               "cluster<=8, sm_90")),
+          info("hierarchical",
+               "cluster barrier in hardware, one flip arrival and one poller per cluster, a "
+               "second cluster barrier releases the cluster",
+               "cluster<=8 (tuned), sm_90")),
       spin_variant<Method::cg>(
           info("cg", "cooperative groups grid.sync (baseline)", "cooperative launch")),
       {info("relaunch", "one kernel launch per phase (baseline)", ""), relaunch_max_groups,

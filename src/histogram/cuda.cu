@@ -8,13 +8,17 @@
 //  - privatized: a 32-bit histogram per block in shared memory, added to the global counts at
 //    the end (blocks are sized so no block sees 2^31 values: 32-bit counts cannot wrap);
 //  - aggregated: privatized, and each thread counts a run of equal slots before one atomic;
-//  - fast: 16-byte loads, one shared sub-histogram per warp (or per group of warps) against
-//    same-address contention, warp aggregation for skewed data (a ballot against lane 0's slot
-//    first; __match_any_sync when several lanes share slots), 32-bit shared counts flushed to
-//    64-bit global ones. When the slots do not fit in shared memory the kernel makes passes over
-//    slot ranges (each pass reads the input again and counts only its range); past
-//    `histogram.fast.max_passes` passes it counts straight into global memory with the same warp
-//    aggregation. No temporary memory besides the table or the edges.
+//  - fast: 16-byte loads, four in flight per thread. uint8 is counted per value (256 counters
+//    whatever the bin count; the flush maps values to bins through the table); float32 with
+//    even bins takes FloatEvenRule (float arithmetic, exact through a proven error bound and
+//    float thresholds). The shared histogram is lane-striped: slot s of lane l at
+//    s·C + l mod C, with C up to 32 columns, so the lanes of a warp hit distinct banks and
+//    distinct words however the data is spread; with fewer columns a per-vector vote sends
+//    skewed data through per-thread runs (one atomic per run of equal slots). 32-bit shared
+//    counts are added to the 64-bit global ones at the end. When the slots do not fit in shared
+//    memory the kernel makes passes over slot ranges (each pass reads the input again and counts
+//    only its range); past `histogram.fast.max_passes` passes it counts straight into global
+//    memory, with the same runs. No temporary memory besides the table, edges or thresholds.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -142,105 +146,185 @@ __global__ void privatized_kernel(const T* __restrict__ in, long long n, Rule ru
   flush(hist, slots, 1, counts);
 }
 
-// Counts slot s (kNone: nothing) of every lane of a converged warp into `hist`: when most
-// lanes agree with lane 0 one atomic covers them; when a few lanes share slots,
-// __match_any_sync groups them; otherwise one atomic per lane. Counter is unsigned (shared)
-// or unsigned long long (global).
-template <class Counter>
-__device__ void warp_count(Counter* hist, unsigned s, unsigned lane) {
-  unsigned leader_slot = __shfl_sync(0xFFFFFFFFu, s, 0);
-  unsigned same = __ballot_sync(0xFFFFFFFFu, s == leader_slot);
-  int agree = __popc(same);
-  if (agree == 32) {
-    if (lane == 0 && s != kNone) atomicAdd(hist + s, Counter(32));
-    return;
+// The float32 even rule (FloatEvenRule) with its thresholds in device memory.
+struct FloatRuleDevice {
+  FloatEvenRule rule;
+  const float* thresholds;
+  __device__ unsigned quick(float x, bool& exact) const { return rule.quick(x, exact); }
+  __device__ unsigned correct(float x, unsigned candidate) const {
+    return rule.corrected(x, int(candidate), thresholds);
   }
-  if (agree >= 4) {
-    unsigned peers = __match_any_sync(0xFFFFFFFFu, s);
-    if (s != kNone && lane == unsigned(__ffs(peers) - 1))
-      atomicAdd(hist + s, Counter(__popc(peers)));
-    return;
+};
+
+// uint8 input counted per value: the slot of a value is the value; the flush maps each value's
+// count to its bin through the value → slot table.
+struct PerValueRule {
+  const unsigned* table;
+  template <class T>
+  __device__ unsigned slot(T x) const {
+    return unsigned(x);
   }
-  if (s != kNone) atomicAdd(hist + s, Counter(1));
+};
+
+template <class Rule>
+constexpr bool kCountsPerValue = std::is_same_v<Rule, PerValueRule>;
+
+// `fast` asks every rule for a quick slot and, where that is not exact, a correction. Only the
+// float rule ever needs one.
+template <class Rule, class T>
+__device__ unsigned quick_slot(const Rule& rule, T x, bool& exact) {
+  if constexpr (std::is_same_v<Rule, FloatRuleDevice>) {
+    return rule.quick(x, exact);
+  } else {
+    exact = true;
+    return rule.slot(x);
+  }
 }
 
-// The fast kernel's main loop: 16-byte vectors in a warp-uniform grid-stride loop (every lane
-// of a warp iterates equally often, so the warp intrinsics see a converged warp), each value's
-// slot shifted into the pass's range [first, first + range) and counted into `hist`. One vote
-// per vector decides how the warp counts its 32·kVec values: when few lanes share lane 0's
-// first slot (spread data) plain atomics; otherwise (skewed data) warp aggregation per value.
-template <class T, class Rule, class Counter>
+template <class Rule, class T>
+__device__ unsigned corrected_slot(const Rule& rule, T x, unsigned candidate) {
+  if constexpr (std::is_same_v<Rule, FloatRuleDevice>) {
+    return rule.correct(x, candidate);
+  } else {
+    return candidate;
+  }
+}
+
+// One thread's run of equal slots, counted with one atomic when the slot changes. In global
+// memory the `discard` slot (a value outside the pass) is never counted; in shared memory it is
+// a spare row nobody reads.
+template <bool kGlobal, class Counter>
+struct Run {
+  unsigned slot, count = 0;
+  __device__ explicit Run(unsigned discard) : slot(discard) {}
+  __device__ void add(unsigned s, Counter* hist, unsigned columns, unsigned column,
+                      unsigned discard) {
+    if (s == slot) {
+      ++count;
+      return;
+    }
+    flush(hist, columns, column, discard);
+    slot = s;
+    count = 1;
+  }
+  __device__ void flush(Counter* hist, unsigned columns, unsigned column, unsigned discard) {
+    if (count && (!kGlobal || slot != discard))
+      atomicAdd(hist + std::size_t(slot) * columns + column, Counter(count));
+    count = 0;
+  }
+};
+
+// The fast kernels' main loop. Lanes read 16-byte vectors, kLoads of them in flight, in a
+// warp-uniform grid-stride loop. Each value's slot comes without branches (a rare inexact float
+// candidate is corrected once per vector), is shifted into the pass's rows [0, range) — row
+// `range` takes values outside the pass — and counted in column `column` of `hist` (row r
+// lives at r·columns + column). With 32 columns every lane of a warp owns a bank. One vote per
+// vector (do ≥ 8 lanes share lane 0's first slot?) sends skewed data through per-thread runs,
+// so equal values cost one atomic per run instead of one each on the same words.
+template <bool kGlobal, class T, class Rule, class Counter>
 __device__ void count_values(const T* __restrict__ in, long long n, const Rule& rule,
-                             unsigned first, unsigned range, Counter* hist) {
+                             unsigned first, unsigned range, Counter* hist, unsigned columns) {
   constexpr int kVec = 16 / sizeof(T);
+  constexpr int kLoads = 4;
   const unsigned lane = threadIdx.x % 32;
-  // Elements before the first 16-byte boundary, and after the last whole vector.
+  const unsigned column = lane & (columns - 1);
+  const unsigned discard = range;
   long long head = (long long)((16 - (reinterpret_cast<unsigned long long>(in) % 16)) % 16) /
                    (long long)sizeof(T);
   head = min(head, n);
-  long long vectors = (n - head) / kVec;
-  long long tail_begin = head + vectors * kVec;
+  const long long vectors = (n - head) / kVec;
+  const long long tail_begin = head + vectors * kVec;
   const uint4* vec = reinterpret_cast<const uint4*>(in + head);
-  long long warps = (long long)gridDim.x * (blockDim.x / 32);
-  long long warp = (long long)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
-  auto shift = [&](unsigned s) { return s - first < range ? s - first : kNone; };
-  for (long long base = warp * 32; base < vectors; base += warps * 32) {
-    long long v = base + lane;
-    uint4 raw = make_uint4(0, 0, 0, 0);
-    if (v < vectors) raw = __ldcs(vec + v);
-    T values[kVec];
-    memcpy(values, &raw, sizeof raw);
-    unsigned slots[kVec];
+  const long long warps = (long long)gridDim.x * (blockDim.x / 32);
+  const long long warp = (long long)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+  auto row = [&](unsigned s) { return s - first < range ? s - first : discard; };
+  auto count = [&](unsigned r) {
+    if (!kGlobal || r != discard) atomicAdd(hist + std::size_t(r) * columns + column, Counter(1));
+  };
+  Run<kGlobal, Counter> run(discard);
+  for (long long base = warp * 32 * kLoads; base < vectors; base += warps * 32 * kLoads) {
+    uint4 raw[kLoads];
 #pragma unroll
-    for (int k = 0; k < kVec; ++k)
-      slots[k] = v < vectors ? shift(rule.slot(values[k])) : kNone;
-    unsigned leader = __shfl_sync(0xFFFFFFFFu, slots[0], 0);
-    unsigned same = __ballot_sync(0xFFFFFFFFu, slots[0] == leader && leader != kNone);
-    if (__popc(same) >= 4) {
+    for (int u = 0; u < kLoads; ++u) {
+      long long v = base + u * 32 + lane;
+      raw[u] = v < vectors ? __ldcs(vec + v) : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {
+      const bool valid = base + u * 32 + lane < vectors;
+      T values[kVec];
+      memcpy(values, &raw[u], sizeof raw[u]);
+      unsigned rows[kVec];
+      bool exact[kVec], all_exact = true;
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) {
+        rows[k] = quick_slot(rule, values[k], exact[k]);
+        all_exact = all_exact && exact[k];
+      }
+      if (!all_exact) {
+#pragma unroll
+        for (int k = 0; k < kVec; ++k)
+          if (!exact[k]) rows[k] = corrected_slot(rule, values[k], rows[k]);
+      }
 #pragma unroll
       for (int k = 0; k < kVec; ++k)
-        warp_count(hist, slots[k], lane);
-    } else {
+        rows[k] = valid ? row(rows[k]) : discard;
+      unsigned leader = __shfl_sync(0xFFFFFFFFu, rows[0], 0);
+      if (__popc(__ballot_sync(0xFFFFFFFFu, rows[0] == leader)) >= 8) {
 #pragma unroll
-      for (int k = 0; k < kVec; ++k)
-        if (slots[k] != kNone) atomicAdd(hist + slots[k], Counter(1));
+        for (int k = 0; k < kVec; ++k)
+          run.add(rows[k], hist, columns, column, discard);
+      } else {
+#pragma unroll
+        for (int k = 0; k < kVec; ++k)
+          count(rows[k]);
+      }
     }
   }
+  run.flush(hist, columns, column, discard);
   // At most 2·kVec − 2 leftover values: warp 0 of the grid takes them, one per lane.
   if (warp == 0) {
     long long leftover = head + (n - tail_begin);
-    for (long long base = 0; base < leftover; base += 32) {
-      long long j = base + lane;
-      long long i = j < head ? j : tail_begin + (j - head);
-      warp_count(hist, j < leftover ? shift(rule.slot(in[i])) : kNone, lane);
+    for (long long j = lane; j < leftover; j += 32) {
+      T x = in[j < head ? j : tail_begin + (j - head)];
+      bool exact = true;
+      unsigned s = quick_slot(rule, x, exact);
+      count(row(exact ? s : corrected_slot(rule, x, s)));
     }
   }
 }
 
+// Counts into a lane-striped shared histogram of range + 1 rows (the last for values outside
+// the pass) × `columns`, then adds each row's columns to the 64-bit counts (through the value →
+// slot table when counting per value).
 template <class T, class Rule>
 __global__ void fast_shared_kernel(const T* __restrict__ in, long long n, Rule rule, unsigned first,
-                                   unsigned range, unsigned replicas, unsigned long long* counts) {
+                                   unsigned range, unsigned columns, unsigned long long* counts) {
   extern __shared__ unsigned hist[];
-  __shared__ unsigned table[sizeof(T) == 1 ? 256 : 1];
-  for (unsigned s = threadIdx.x; s < range * replicas; s += blockDim.x)
-    hist[s] = 0;
-  Rule local = rule;
-  if constexpr (sizeof(T) == 1 && std::is_same_v<Rule, TableRule>) {
-    for (unsigned v = threadIdx.x; v < 256; v += blockDim.x)
-      table[v] = rule.table[v];
-    local.table = table;
+  for (unsigned i = threadIdx.x; i < (range + 1) * columns; i += blockDim.x)
+    hist[i] = 0;
+  __syncthreads();
+  count_values<false>(in, n, rule, first, range, hist, columns);
+  __syncthreads();
+  for (unsigned s = threadIdx.x; s < range; s += blockDim.x) {
+    unsigned long long sum = 0;
+    for (unsigned c = 0; c < columns; ++c)
+      sum += hist[s * columns + (c + s) % columns];  // rotated start: threads hit other banks
+    if (!sum) continue;
+    if constexpr (kCountsPerValue<Rule>) {
+      atomicAdd(counts + rule.table[s], sum);
+    } else {
+      atomicAdd(counts + first + s, sum);
+    }
   }
-  __syncthreads();
-  unsigned* mine = hist + (threadIdx.x / 32) % replicas * range;
-  count_values(in, n, local, first, range, mine);
-  __syncthreads();
-  flush(hist, range, replicas, counts + first);
 }
 
+// Bin counts beyond the passes' limit: straight into the 64-bit global counts, with the same
+// per-thread runs for skewed data.
 template <class T, class Rule>
 __global__ void fast_global_kernel(const T* __restrict__ in, long long n, Rule rule, unsigned slots,
                                    unsigned long long* counts) {
-  count_values(in, n, rule, 0u, slots, counts);
+  count_values<true>(in, n, rule, 0u, slots, counts, 1u);
 }
 
 enum class Strategy { global_atomic, interleaved, privatized, aggregated, fast };
@@ -254,12 +338,13 @@ int blocks_for(int sms, const void* kernel, int block, std::size_t shared, long 
   return int(std::max(blocks, 1ll));
 }
 
-// How `fast` runs one problem: shared passes over slot ranges with `replicas` sub-histograms,
-// or warp-aggregated global atomics when the passes would be too many.
+// How `fast` runs one problem: passes over ranges of the counted slots in a lane-striped shared
+// histogram (columns: the most, up to 32, that fit histogram.fast.striped_kib), or global
+// atomics when the passes would be more than histogram.fast.max_passes.
 struct FastConfig {
   int block = 512, blocks = 1;
   std::size_t shared = 0;
-  unsigned passes = 1, range = 0, replicas = 1;
+  unsigned counted = 0, passes = 1, range = 0, columns = 1;
   bool global = false;
 };
 
@@ -267,16 +352,18 @@ template <class T, class Rule>
 FastConfig fast_config(const DeviceInfo& info, int sms, unsigned slots, long long n) {
   FastConfig c;
   c.block = tuning(info, "histogram.fast.block", 512);
-  // Below the opt-in maximum, leaving room for the static value table.
+  c.counted = kCountsPerValue<Rule> ? 256u : slots;
   std::size_t budget = std::min<std::size_t>(info.local_memory, 200u << 10);
-  unsigned cap = unsigned(budget / sizeof(unsigned));
-  c.passes = (slots + cap - 1) / cap;
-  c.range = (slots + c.passes - 1) / c.passes;
-  std::size_t replica_budget = std::size_t(tuning(info, "histogram.fast.replica_kib", 16)) << 10;
-  c.replicas = std::clamp<unsigned>(unsigned(replica_budget / (c.range * sizeof(unsigned))), 1,
-                                    unsigned(c.block / 32));
+  unsigned cap = unsigned(budget / sizeof(unsigned)) - 1;  // a row for values outside the pass
+  c.passes = (c.counted + cap - 1) / cap;
+  c.range = (c.counted + c.passes - 1) / c.passes;
+  std::size_t striped = std::min<std::size_t>(
+      budget, std::size_t(tuning(info, "histogram.fast.striped_kib", 64)) << 10);
+  c.columns = 1;
+  while (c.columns < 32 && std::size_t(c.range + 1) * c.columns * 2 * sizeof(unsigned) <= striped)
+    c.columns *= 2;
   c.global = c.passes > unsigned(tuning(info, "histogram.fast.max_passes", 4));
-  c.shared = c.global ? 0 : std::size_t(c.range) * c.replicas * sizeof(unsigned);
+  c.shared = c.global ? 0 : std::size_t(c.range + 1) * c.columns * sizeof(unsigned);
   const void* k = c.global ? reinterpret_cast<const void*>(&fast_global_kernel<T, Rule>)
                            : reinterpret_cast<const void*>(&fast_shared_kernel<T, Rule>);
   if (c.shared > (48u << 10))
@@ -297,9 +384,9 @@ void launch_fast(const FastConfig& c, const T* x, long long n, Rule rule, unsign
   }
   for (unsigned pass = 0; pass < c.passes; ++pass) {
     unsigned first = pass * c.range;
-    unsigned range = std::min(c.range, slots - first);
+    unsigned range = std::min(c.range, c.counted - first);
     fast_shared_kernel<T>
-        <<<c.blocks, c.block, c.shared, st>>>(x, n, rule, first, range, c.replicas, out);
+        <<<c.blocks, c.block, c.shared, st>>>(x, n, rule, first, range, c.columns, out);
     check_launch("histogram fast_shared_kernel");
   }
 }
@@ -307,6 +394,23 @@ void launch_fast(const FastConfig& c, const T* x, long long n, Rule rule, unsign
 EvenRuleDevice even_rule_device(const HistogramProblem& p) {
   EvenRule r(p);
   return EvenRuleDevice{r.bins, r.lo, r.hi, r.step, r.norm};
+}
+
+// The rules only `fast` uses (the classic variants keep the table and float64 rules).
+template <class Rule>
+constexpr bool kFastOnly =
+    std::is_same_v<Rule, PerValueRule> || std::is_same_v<Rule, FloatRuleDevice>;
+
+// threshold[i] = the smallest float ≥ edge i: the float64 edge rounded up.
+__global__ void fill_thresholds_kernel(float* thresholds, EvenRuleDevice rule) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i <= rule.bins) thresholds[i] = __double2float_ru(i == rule.bins ? rule.hi : rule.edge(i));
+}
+
+void fill_thresholds(float* thresholds, const EvenRuleDevice& rule, cudaStream_t stream) {
+  unsigned blocks = unsigned((rule.bins + 1 + 255) / 256);
+  fill_thresholds_kernel<<<blocks, 256, 0, stream>>>(thresholds, rule);
+  check_launch("histogram fill_thresholds_kernel");
 }
 
 template <class T>
@@ -322,6 +426,12 @@ class CudaHistogram final : public HistogramKernel {
     } else if (!p.even) {
       aux_ = Buffer(d, p.edges.size() * sizeof(double));
       aux_.upload(p.edges.data(), aux_.bytes());
+    } else if (std::is_same_v<T, float> && strategy == Strategy::fast) {
+      float_rule_ = FloatEvenRule(p);
+      if (float_rule_.usable) {
+        aux_ = Buffer(d, std::size_t(p.bins + 1) * sizeof(float));
+        fill_thresholds(static_cast<float*>(aux_.handle()), even_rule_device(p), cuda_.stream());
+      }
     }
     block_ = tuning(d.info(), "histogram.block", 256);
     if (strategy == Strategy::privatized || strategy == Strategy::aggregated)
@@ -340,11 +450,26 @@ class CudaHistogram final : public HistogramKernel {
   std::size_t temp_bytes() const override { return aux_.bytes(); }
 
  private:
+  // Calls f with the slot rule of this dtype, bins and strategy.
   template <class F>
   void with_rule(F f) {
-    if constexpr (sizeof(T) <= 2) {
+    const bool fast = strategy_ == Strategy::fast;
+    if constexpr (sizeof(T) == 1) {
+      const auto* table = static_cast<const unsigned*>(aux_.handle());
+      if (fast) {
+        f(PerValueRule{table});
+      } else {
+        f(TableRule{table});
+      }
+    } else if constexpr (sizeof(T) == 2) {
       f(TableRule{static_cast<const unsigned*>(aux_.handle())});
     } else if (p_.even) {
+      if constexpr (std::is_same_v<T, float>) {
+        if (fast && float_rule_.usable) {
+          f(FloatRuleDevice{float_rule_, static_cast<const float*>(aux_.handle())});
+          return;
+        }
+      }
       f(even_rule_device(p_));
     } else {
       f(EdgesRuleDevice{static_cast<const double*>(aux_.handle()), p_.bins});
@@ -354,6 +479,15 @@ class CudaHistogram final : public HistogramKernel {
   template <class Rule>
   void configure(Rule) {
     const int sms = cuda_.props().multiProcessorCount;
+    if constexpr (kFastOnly<Rule>) {
+      fast_ = fast_config<T, Rule>(device_.info(), sms, unsigned(p_.slots()), p_.n);
+    } else {
+      configure_classic<Rule>(sms);
+    }
+  }
+
+  template <class Rule>
+  void configure_classic(int sms) {
     const void* k = nullptr;
     switch (strategy_) {
       case Strategy::global_atomic:
@@ -383,6 +517,16 @@ class CudaHistogram final : public HistogramKernel {
     cudaStream_t st = cuda_.stream();
     const long long n = p_.n;
     const unsigned slots = unsigned(p_.slots());
+    if constexpr (kFastOnly<Rule>) {
+      launch_fast(fast_, x, n, rule, slots, out, st);
+    } else {
+      launch_classic(x, rule, out, st, n, slots);
+    }
+  }
+
+  template <class Rule>
+  void launch_classic(const T* x, Rule rule, unsigned long long* out, cudaStream_t st, long long n,
+                      unsigned slots) {
     switch (strategy_) {
       case Strategy::global_atomic:
         global_atomic_kernel<T><<<blocks_, block_, 0, st>>>(x, n, rule, out);
@@ -410,7 +554,8 @@ class CudaHistogram final : public HistogramKernel {
   CudaDevice& cuda_;
   HistogramProblem p_;
   Strategy strategy_;
-  Buffer aux_;  // value → slot table (uint8/uint16) or explicit edges
+  Buffer aux_;  // value → slot table (uint8/uint16), explicit edges or float thresholds
+  FloatEvenRule float_rule_;
   int block_ = 256, blocks_ = 1;
   std::size_t shared_ = 0;
   FastConfig fast_;
@@ -475,11 +620,13 @@ std::vector<HistogramVariant> cuda_histogram_variants() {
             "block=256", "bins + 3 ≤ shared memory per block / 4 (about 58000 on Hopper)"),
        fits_shared, make<Strategy::aggregated>},
       {info("fast",
-            "16-byte loads, shared sub-histogram per warp group, warp aggregation "
-            "(ballot / __match_any_sync), passes over bin ranges beyond shared memory, global "
-            "warp-aggregated atomics past histogram.fast.max_passes passes",
-            "block=512 replicas<=16KiB max_passes=4",
-            "temporary memory: the uint8/uint16 value table or the explicit edges only"),
+            "16-byte loads, 4 in flight; uint8 counted per value; float32 bins in float "
+            "arithmetic (exact: proven error bound, float thresholds); a lane-striped shared "
+            "histogram (a bank per lane); per-thread runs for skewed data; passes over bin "
+            "ranges beyond shared memory, global atomics past histogram.fast.max_passes passes",
+            "block=1024 striped<=64KiB max_passes=4",
+            "temporary memory: the uint8/uint16 value table, the explicit edges or the float32 "
+            "thresholds (4·(bins + 1) bytes, float32 input with up to 2^22 bins) only"),
        supports_any, make<Strategy::fast>},
   };
 }
@@ -488,9 +635,11 @@ std::vector<HistogramVariant> cuda_histogram_variants() {
 
 namespace parpat::cuda {
 
-std::size_t histogram_workspace_bytes(DType dtype) {
+std::size_t histogram_workspace_bytes(DType dtype, std::int64_t bins) {
   if (dtype == DType::uint8) return 256 * sizeof(unsigned);
   if (dtype == DType::uint16) return 65536 * sizeof(unsigned);
+  if (dtype == DType::float32 && bins > 0 && bins <= kMaxHistogramBins)
+    return std::size_t(bins + 1) * sizeof(float);
   return 0;
 }
 
@@ -507,9 +656,9 @@ void histogram_even(const void* d_in, DType dtype, std::int64_t n, std::int64_t 
     throw_invalid("the number of bins must be in [1, 2^26], got " + std::to_string(bins));
   if (!std::isfinite(lo) || !std::isfinite(hi) || !(lo < hi) || !std::isfinite(hi - lo))
     throw_invalid("the histogram range must be finite with lo < hi");
-  if (workspace_bytes < histogram_workspace_bytes(dtype))
+  if (workspace_bytes < histogram_workspace_bytes(dtype, bins))
     throw_invalid("histogram workspace too small: " + std::to_string(workspace_bytes) + " < " +
-                  std::to_string(histogram_workspace_bytes(dtype)) + " bytes");
+                  std::to_string(histogram_workspace_bytes(dtype, bins)) + " bytes");
   HistogramProblem p;
   p.dtype = dtype;
   p.n = n;
@@ -536,9 +685,25 @@ void histogram_even(const void* d_in, DType dtype, std::int64_t n, std::int64_t 
       unsigned values = sizeof(T) == 1 ? 256u : 65536u;
       fill_table_kernel<<<(values + 255) / 256, 256, 0, stream>>>(table, values, even);
       check_launch("histogram fill_table_kernel");
-      auto c = fast_config<T, TableRule>(info, sms, slots, n);
-      launch_fast(c, x, n, TableRule{table}, slots, d_counts, stream);
-    } else if constexpr (std::is_same_v<T, std::int32_t> || std::is_floating_point_v<T>) {
+      if constexpr (sizeof(T) == 1) {
+        auto c = fast_config<T, PerValueRule>(info, sms, slots, n);
+        launch_fast(c, x, n, PerValueRule{table}, slots, d_counts, stream);
+      } else {
+        auto c = fast_config<T, TableRule>(info, sms, slots, n);
+        launch_fast(c, x, n, TableRule{table}, slots, d_counts, stream);
+      }
+    } else if constexpr (std::is_same_v<T, float>) {
+      FloatEvenRule rule(p);
+      if (rule.usable) {
+        auto* thresholds = static_cast<float*>(d_workspace);
+        fill_thresholds(thresholds, even, stream);
+        auto c = fast_config<T, FloatRuleDevice>(info, sms, slots, n);
+        launch_fast(c, x, n, FloatRuleDevice{rule, thresholds}, slots, d_counts, stream);
+      } else {
+        auto c = fast_config<T, EvenRuleDevice>(info, sms, slots, n);
+        launch_fast(c, x, n, even, slots, d_counts, stream);
+      }
+    } else if constexpr (std::is_same_v<T, std::int32_t> || std::is_same_v<T, double>) {
       auto c = fast_config<T, EvenRuleDevice>(info, sms, slots, n);
       launch_fast(c, x, n, even, slots, d_counts, stream);
     }

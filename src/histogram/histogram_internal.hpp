@@ -105,36 +105,45 @@ struct EvenRule {
 // smallest float ≥ edge i, so for float x, x ≥ edge i ⟺ x ≥ threshold[i]. The range checks use
 // the same trick (lo_up: smallest float ≥ lo; hi_down: largest float ≤ hi).
 struct FloatEvenRule {
-  std::int64_t bins = 0;
+  int bins = 0;
   float lo_up = 0, hi_down = 0, lo = 0, norm = 0, delta = 1;
   bool usable = false;  // false when the bound is too loose or the range is beyond float
 
   explicit FloatEvenRule(const HistogramProblem& p);
   FloatEvenRule() = default;
 
-  // The slot of x; `thresholds` holds bins + 1 floats (float_thresholds()).
-  PARPAT_HOST_DEVICE std::uint32_t slot(float x, const float* thresholds) const {
-    if (!(x >= lo_up)) return std::uint32_t(x != x ? bins + 2 : bins);
-    if (x > hi_down) return std::uint32_t(bins + 1);
+  // The slot of x without branches when `exact` comes back true; otherwise a candidate that
+  // corrected() settles. Kernels correct the rare inexact values of a whole vector at once.
+  PARPAT_HOST_DEVICE std::uint32_t quick(float x, bool& exact) const {
 #if defined(__CUDA_ARCH__)
     float t = __fmul_rn(__fsub_rn(x, lo), norm);
 #else
     float t = (x - lo) * norm;
 #endif
-    int c = int(t);  // bins ≤ 2^22, so t fits
+    bool inside = x >= lo_up && x <= hi_down;
+    t = inside ? t : 0.0f;  // NaN and infinities never reach the conversion
+    int c = int(t);         // bins ≤ 2^22, so t fits
     float frac = t - float(c);
-    if (c < bins && frac > delta && frac < 1.0f - delta) return std::uint32_t(c);
-    return corrected(x, c, thresholds);
+    exact = !inside || (unsigned(c) < unsigned(bins) && frac > delta && frac < 1.0f - delta);
+    unsigned outside = x < lo_up ? unsigned(bins) : (x > hi_down ? bins + 1u : bins + 2u);
+    return inside ? unsigned(c) : outside;
   }
 
-  PARPAT_HOST_DEVICE std::uint32_t corrected(float x, int candidate,
-                                             const float* thresholds) const {
-    std::int64_t c = candidate < 0 ? 0 : (candidate > bins - 1 ? bins - 1 : candidate);
+  // The slot of in-range x from any candidate c: moved until threshold[c] ≤ x < threshold[c+1].
+  PARPAT_HOST_DEVICE std::uint32_t corrected(float x, int c, const float* thresholds) const {
+    c = c < 0 ? 0 : (c > bins - 1 ? bins - 1 : c);
     while (c > 0 && x < thresholds[c])
       --c;
     while (c < bins - 1 && x >= thresholds[c + 1])
       ++c;
     return std::uint32_t(c);
+  }
+
+  // The slot of x; `thresholds` holds bins + 1 floats (float_thresholds()).
+  PARPAT_HOST_DEVICE std::uint32_t slot(float x, const float* thresholds) const {
+    bool exact = false;
+    std::uint32_t s = quick(x, exact);
+    return exact ? s : corrected(x, int(s), thresholds);
   }
 };
 

@@ -50,7 +50,7 @@ float float_at_or_below(double v) {
 }  // namespace
 
 FloatEvenRule::FloatEvenRule(const HistogramProblem& p) {
-  bins = p.bins;
+  bins = static_cast<int>(std::min<std::int64_t>(p.bins, 1 << 30));
   if (!p.even || p.bins > (1 << 22) || !(std::fabs(p.lo) <= FLT_MAX) ||
       !(std::fabs(p.hi) <= FLT_MAX))
     return;

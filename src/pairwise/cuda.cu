@@ -54,7 +54,7 @@ ShapeInfo shape_info(Shape s) {
 }
 
 template <class F>
-const void* builtin_kernel(Shape s) {
+const void* builtin_kernel(Shape s, int items) {
   switch (s) {
     case Shape::naive:
       return reinterpret_cast<const void*>(&pairwise_naive<F>);
@@ -69,7 +69,8 @@ const void* builtin_kernel(Shape s) {
     case Shape::fast:
       break;
   }
-  return reinterpret_cast<const void*>(&pairwise_fast<F>);
+  return items == 16 ? reinterpret_cast<const void*>(&pairwise_fast<F, 16>)
+                     : reinterpret_cast<const void*>(&pairwise_fast<F, 8>);
 }
 
 // NVRTC, loaded on first use: binaries that never compile an expression start on machines
@@ -212,11 +213,22 @@ class CudaPairwise final : public PairwiseKernelImpl {
   CudaPairwise(const Device& d, const PairwiseProblem& p, Shape shape)
       : device_(d), cuda_(backend_cast<CudaDevice>(d)), p_(p), shape_(shape) {
     cuda_.activate();
-    tpb_ =
-        p.threads_per_block
-            ? p.threads_per_block
-            : tuning(d.info(),
-                     shape == Shape::fast ? "pairwise.fast.block" : "pairwise.simple.block", 256);
+    tpb_ = p.threads_per_block
+               ? p.threads_per_block
+               : tuning(d.info(),
+                        shape != Shape::fast                   ? "pairwise.simple.block"
+                        : p.kernel == PairwiseKernel::gaussian ? "pairwise.fast.gaussian_block"
+                                                               : "pairwise.fast.block",
+                        256);
+    items_ = shape_info(shape).items;
+    if (shape == Shape::fast && p_.kernel != PairwiseKernel::expression) {
+      items_ = tuning(d.info(),
+                      p_.kernel == PairwiseKernel::gaussian ? "pairwise.fast.gaussian_items"
+                                                            : "pairwise.fast.product_items",
+                      kFastItems);
+      if (items_ != 8 && items_ != 16)
+        throw_invalid("pairwise fast runs 8 or 16 x per thread, not " + std::to_string(items_));
+    }
     if (p_.scaled_sum()) {
       sum_reducer_ = make_sum_reducer(d, p_.y);
       sum_ = Buffer(d, sizeof(float));
@@ -228,10 +240,10 @@ class CudaPairwise final : public PairwiseKernelImpl {
       ptx_ = loaded.ptx;
       kernel_ = reinterpret_cast<const void*>(loaded.kernel);
     } else if (p_.kernel == PairwiseKernel::gaussian) {
-      kernel_ = builtin_kernel<GaussianTerm>(shape_);
+      kernel_ = builtin_kernel<GaussianTerm>(shape_, items_);
       gaussian_.s = gaussian_scale(p_.h);
     } else {
-      kernel_ = builtin_kernel<ProductTerm>(shape_);
+      kernel_ = builtin_kernel<ProductTerm>(shape_, items_);
     }
     cudaFuncAttributes attr{};
     PARPAT_CUDA(cudaFuncGetAttributes(&attr, kernel_));
@@ -263,7 +275,7 @@ class CudaPairwise final : public PairwiseKernelImpl {
       return;
     }
     ShapeInfo info = shape_info(shape_);
-    long long per_block = static_cast<long long>(tpb_) * info.items;
+    long long per_block = static_cast<long long>(tpb_) * items_;
     dim3 grid(static_cast<unsigned>((X + per_block - 1) / per_block));
     void* term = p_.kernel == PairwiseKernel::gaussian ? static_cast<void*>(&gaussian_)
                                                        : static_cast<void*>(&product_);
@@ -279,6 +291,7 @@ class CudaPairwise final : public PairwiseKernelImpl {
     if (p_.scaled_sum())
       throw_invalid("the product shortcut runs no pairwise kernel; use --brute-force");
     std::string term = p_.kernel == PairwiseKernel::gaussian ? "GaussianTerm" : "ProductTerm";
+    if (shape_ == Shape::fast) term += ", " + std::to_string(items_);
     return nvrtc_compile(cuda_, "", std::string(shape_info(shape_).kernel) + "<" + term + ">",
                          "pairwise kernels")
         .ptx;
@@ -297,6 +310,7 @@ class CudaPairwise final : public PairwiseKernelImpl {
   PairwiseProblem p_;
   Shape shape_;
   int tpb_ = 256;
+  int items_ = 1;  // x per thread
   const void* kernel_ = nullptr;
   std::string ptx_;
   GaussianTerm gaussian_{1.0f};
@@ -334,7 +348,7 @@ std::vector<PairwiseVariant> cuda_pairwise_variants() {
       {info("fast",
             "8 strided x per thread in registers, B tiles as float4 shared-memory broadcasts, "
             "32 independent FMA chains per load; gaussian: 1 exp2 in 4 as an FMA polynomial",
-            "block=256 (tuned) items=8 tile=1024"),
+            "block=256 items=8 or 16 (tuned) tile=1024"),
        make<Shape::fast>},
   };
 }

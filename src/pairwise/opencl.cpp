@@ -49,6 +49,20 @@ class OpenclPairwise final : public PairwiseKernelImpl {
       sum_threads_ *= 2;
     options_ = "-DPAIRWISE_KERNEL=" + std::to_string(kind) +
                " -DSUM_THREADS=" + std::to_string(sum_threads_);
+    if (std::string(shape_.kernel) == "pairwise_fast" && kind != 2) {
+      shape_.items = tuning(
+          d.info(), kind == 1 ? "pairwise.fast.gaussian_items" : "pairwise.fast.product_items",
+          kFastItems);
+      if (shape_.items != 8 && shape_.items != 16)
+        throw_invalid("pairwise fast runs 8 or 16 x per work-item, not " +
+                      std::to_string(shape_.items));
+      options_ += " -DFAST_ITEMS=" + std::to_string(shape_.items);
+    }
+    // NVIDIA's compiler takes inline PTX: the gaussian's exp2 as one ex2.approx.ftz, as CUDA
+    // emits it, where native_exp2 may add range fix-ups.
+    if (kind == 1 && d.info().vendor.find("NVIDIA") != std::string::npos &&
+        tuning(d.info(), "pairwise.opencl.ptx_exp2", 0))
+      options_ += " -DPTX_EXP2=1";
     // Gaussian terms below 2^-126 are noise next to the sum; flushing them lets native_exp2 be
     // one special-function instruction on NVIDIA, without denormal fix-ups.
     if (kind == 1) options_ += " -cl-denorms-are-zero";
@@ -160,7 +174,7 @@ std::vector<PairwiseVariant> opencl_pairwise_variants() {
       {info("fast",
             "8 strided x per work-item in registers, B tiles as float4 local-memory broadcasts, "
             "32 independent FMA chains per load; gaussian: 1 exp2 in 4 as an FMA polynomial",
-            "block=256 (tuned) items=8 tile=1024"),
+            "block=256 items=8 or 16 (tuned) tile=1024"),
        make<5>},
   };
 }

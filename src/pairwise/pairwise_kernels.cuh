@@ -12,9 +12,10 @@
 //               barrier, the tail tile is shorter
 //   vec4, vec8  4 or 8 consecutive x per thread, A and C moved as float4 where the run is whole
 //   local_vec8  both
-//   fast        kFastItems x per thread in registers, strided by blockDim.x so loads and stores
+//   fast        kItems (8 or 16) x per thread in registers, strided by blockDim.x so loads and
+//   stores
 //               stay coalesced; B in tiles of kFastTile values, read back from shared memory as
-//               float4 broadcasts, so one 16-byte load feeds 4·kFastItems independent FMA
+//               float4 broadcasts, so one 16-byte load feeds 4·kItems independent FMA
 //               chains. F::fast_term4 may evaluate part of the four terms without the
 //               special-function unit (the gaussian does one exp2 in four as a polynomial).
 
@@ -252,16 +253,18 @@ __global__ void __launch_bounds__(1024)
   if (x0 < X) pairwise_store_run<8>(C, x0, X, total);
 }
 
-// Thread t of block g owns x = g·blockDim.x·kFastItems + t + k·blockDim.x, k < kFastItems.
-template <class F>
-__global__ void __launch_bounds__(1024)
+// Thread t of block g owns x = g·blockDim.x·kItems + t + k·blockDim.x, k < kItems. 16 x per
+// thread need more than the 64 registers a block of 1024 leaves each thread: blocks of at most
+// 512 then.
+template <class F, int kItems = kFastItems>
+__global__ void __launch_bounds__(kItems > 8 ? 512 : 1024)
     pairwise_fast(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
                   long long X, long long Y, F f) {
   __shared__ float4 tile[kFastTile / 4];
-  const long long base = (long long)blockIdx.x * blockDim.x * kFastItems + threadIdx.x;
-  float a[kFastItems], total[kFastItems];
+  const long long base = (long long)blockIdx.x * blockDim.x * kItems + threadIdx.x;
+  float a[kItems], total[kItems];
 #pragma unroll
-  for (int k = 0; k < kFastItems; ++k) {
+  for (int k = 0; k < kItems; ++k) {
     long long x = base + (long long)k * blockDim.x;
     a[k] = f.map(A[x < X ? x : X - 1]);
     total[k] = 0.0f;
@@ -276,19 +279,19 @@ __global__ void __launch_bounds__(1024)
       tile[i] = make_float4(f.map(q.x), f.map(q.y), f.map(q.z), f.map(q.w));
     }
     __syncthreads();
-    float part[kFastItems];
+    float part[kItems];
 #pragma unroll
-    for (int k = 0; k < kFastItems; ++k)
+    for (int k = 0; k < kItems; ++k)
       part[k] = 0.0f;
 #pragma unroll(F::kFastUnroll)
     for (int j = 0; j < kFastTile / 4; ++j) {
       float4 b = tile[j];
 #pragma unroll
-      for (int k = 0; k < kFastItems; ++k)
+      for (int k = 0; k < kItems; ++k)
         part[k] = f.fast_term4(part[k], a[k], b);
     }
 #pragma unroll
-    for (int k = 0; k < kFastItems; ++k)
+    for (int k = 0; k < kItems; ++k)
       total[k] += part[k];
   }
   const long long t0 = full_tiles * kFastTile;
@@ -299,22 +302,22 @@ __global__ void __launch_bounds__(1024)
     for (int i = threadIdx.x; i < n; i += blockDim.x)
       tail[i] = f.map(B[t0 + i]);
     __syncthreads();
-    float part[kFastItems];
+    float part[kItems];
 #pragma unroll
-    for (int k = 0; k < kFastItems; ++k)
+    for (int k = 0; k < kItems; ++k)
       part[k] = 0.0f;
     for (int j = 0; j < n; ++j) {
       float b = tail[j];
 #pragma unroll
-      for (int k = 0; k < kFastItems; ++k)
+      for (int k = 0; k < kItems; ++k)
         part[k] += f.term(a[k], b);
     }
 #pragma unroll
-    for (int k = 0; k < kFastItems; ++k)
+    for (int k = 0; k < kItems; ++k)
       total[k] += part[k];
   }
 #pragma unroll
-  for (int k = 0; k < kFastItems; ++k) {
+  for (int k = 0; k < kItems; ++k) {
     long long x = base + (long long)k * blockDim.x;
     if (x < X) C[x] = total[k];
   }

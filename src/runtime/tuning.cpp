@@ -54,12 +54,12 @@ const std::vector<Entry>& table() {
       {Backend::opencl, "", "reduce.atomic.block", 256},
       {Backend::opencl, "", "reduce.atomic.blocks_per_cu", 8},
       {Backend::cpu, "", "reduce.parallel.chunk", 1 << 16},
-      // Histogram: classic variants in blocks of 256; `fast` in blocks of 512 with up to 16 KiB
-      // of shared sub-histogram replicas, at most 4 passes over slot ranges before it switches
-      // to warp-aggregated global atomics.
+      // Histogram: classic variants in blocks of 256; CUDA `fast` in blocks of 1024 with a
+      // lane-striped shared histogram of up to 64 KiB, at most 4 passes over slot ranges before
+      // it switches to global atomics.
       {Backend::cuda, "", "histogram.block", 256},
-      {Backend::cuda, "", "histogram.fast.block", 512},
-      {Backend::cuda, "", "histogram.fast.replica_kib", 16},
+      {Backend::cuda, "", "histogram.fast.block", 1024},
+      {Backend::cuda, "", "histogram.fast.striped_kib", 64},
       {Backend::cuda, "", "histogram.fast.max_passes", 4},
       {Backend::opencl, "", "histogram.block", 256},
       // OpenCL `fast`: groups of 512, 4 per compute unit (2048 work-items per SM on NVIDIA),
@@ -80,14 +80,43 @@ const std::vector<Entry>& table() {
       {Backend::cuda, "H100", "pairwise.fast.block", 256},
       {Backend::cuda, "H200", "pairwise.fast.block", 256},
       {Backend::cuda, "", "pairwise.fast.block", 256},
+      {Backend::cuda, "", "pairwise.fast.gaussian_block", 1024},
+      {Backend::cuda, "", "pairwise.fast.product_items", 8},
+      {Backend::cuda, "", "pairwise.fast.gaussian_items", 8},
       {Backend::cuda, "", "pairwise.simple.block", 256},
       {Backend::opencl, "", "pairwise.fast.block", 256},
+      {Backend::opencl, "", "pairwise.fast.product_items", 16},
+      {Backend::opencl, "", "pairwise.fast.gaussian_items", 8},
+      {Backend::opencl, "", "pairwise.opencl.ptx_exp2", 1},
       {Backend::opencl, "", "pairwise.simple.block", 256},
       {Backend::cpu, "", "pairwise.parallel.block", 256},
       {Backend::cpu, "", "pairwise.parallel.tile", 4096},
-      // Barrier `flip`: one level up to 64 blocks, then sub-words of about √n blocks (0: auto).
-      {Backend::cuda, "", "barrier.flip.one_level_max", 64},
+      // Barrier `flip` (and the global level of `hierarchical`), CUDA. Arrivals: one per block,
+      // or one per warp (no __syncthreads in sync()) for blocks of at most
+      // warp_arrivals_block_max threads (0: never). One flip word up to one_level_max arrivals,
+      // above it sub-words of subword_blocks arrivals (0: about √n) first. Up to
+      // red_arrivals_max arrivals they are fire-and-forget reds and polls start at once; above
+      // it atoms returning the old value (polls start after it returns, so fewer polls compete
+      // with the arrivals for the L2 line, and the last arriver does not poll; 0: always atoms,
+      // a huge value: always reds; hierarchical counts clusters). poll: 1 = relaxed loads and one
+      // acquire
+      // fence after the flip, 0 = an acquire load per poll (cooperative groups' way). wait
+      // (block arrivals): 0 = thread 0 polls and the block waits at __syncthreads, 1 = every
+      // warp polls for itself. poll_check_every: polls between reads of the clock and the error
+      // word (a power of two >= 4). poll_sleep_ns: __nanosleep between polls (0: none).
+      {Backend::cuda, "", "barrier.flip.warp_arrivals_block_max", 64},
+      {Backend::cuda, "", "barrier.flip.one_level_max", 600},
       {Backend::cuda, "", "barrier.flip.subword_blocks", 0},
+      {Backend::cuda, "", "barrier.flip.red_arrivals_max", 160},
+      {Backend::cuda, "", "barrier.flip.poll", 1},
+      {Backend::cuda, "", "barrier.flip.wait", 0},
+      {Backend::cuda, "", "barrier.flip.poll_check_every", 1024},
+      {Backend::cuda, "", "barrier.flip.poll_sleep_ns", 0},
+      // Barrier `hierarchical`: the largest cluster (a power of two up to 16; above 8 is
+      // non-portable), and release: 0 = one poller per cluster and a second cluster barrier,
+      // 1 = every block polls the flip word, no second cluster barrier.
+      {Backend::cuda, "", "barrier.hierarchical.cluster", 8},
+      {Backend::cuda, "", "barrier.hierarchical.release", 0},
   };
   return entries;
 }

@@ -1,10 +1,13 @@
-// parpat barrier [--method M|all] [--steps N] [--stress [--rounds N]] [--no-sweep] [COMMON]
+// parpat barrier [--method M[,M...]|all] [--steps N] [--stress [--rounds N]] [--no-sweep]
+//                [--no-stencil] [COMMON]
 // The classic stencil (2048 work-items, groups of 1024, 64 and 32) timed for every method, the
 // latency sweep (µs per barrier at 1–16 groups per compute unit × groups of 128 and 256) and,
 // with --stress, the early-release stress test. A method the device cannot run safely is
-// reported as refused, with the reason, and never launched.
+// reported as refused, with the reason, and never launched. Tuning values (PARPAT_TUNING) are
+// read at every launch, so one process measures one setting of them.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "commands.hpp"
@@ -22,6 +25,7 @@ struct BarrierOpts {
   int work_items = 2048;
   std::vector<int> group_sizes = {1024, 64, 32};
   bool sweep = true;
+  bool stencil = true;
   int barriers = 0;  // 0: 1000 on GPUs, 100 elsewhere
   bool stress = false;
   std::int64_t rounds = 100000;
@@ -44,8 +48,17 @@ std::string refused(F&& f, bool& failed) {
 
 void run_barrier(const BarrierOpts& o) {
   Device device = o.common.open_device();
-  std::vector<std::string> methods =
-      o.method == "all" ? barrier_methods(device) : std::vector<std::string>{o.method};
+  std::vector<std::string> methods;
+  if (o.method == "all") {
+    methods = barrier_methods(device);
+  } else {
+    for (std::size_t begin = 0; begin <= o.method.size();) {
+      std::size_t end = std::min(o.method.find(',', begin), o.method.size());
+      if (end > begin) methods.push_back(o.method.substr(begin, end - begin));
+      begin = end + 1;
+    }
+    if (methods.empty()) throw_invalid("--method names no method");
+  }
   bool gpu = device.backend() != Backend::cpu && device.info().independent_groups;
   int barriers = o.barriers > 0 ? o.barriers : gpu ? 1000 : 100;
   nlohmann::json out = {{"pattern", "barrier"},
@@ -57,12 +70,12 @@ void run_barrier(const BarrierOpts& o) {
   std::vector<std::string> failures;
   int runnable = 0;
 
-  if (text)
+  if (text && o.stencil)
     std::cout << fmt::format("stencil on {}: {} work-items, {} steps\n", device.label(),
                              o.work_items, o.steps)
               << fmt::format("{:<15} {:>6} {:>7} {:>12} {:>10}  {}\n", "method", "group", "groups",
                              "time ms", "us/step", "result");
-  for (const auto& m : methods) {
+  for (const auto& m : o.stencil ? methods : std::vector<std::string>{}) {
     for (int g : o.group_sizes) {
       if (device.backend() != Backend::cpu && g > device.info().max_group_size) continue;
       StencilOptions so;
@@ -121,7 +134,14 @@ void run_barrier(const BarrierOpts& o) {
         bool failed = false;
         std::string why = refused([&] { largest = barrier_max_groups(device, m, g); }, failed);
         if (failed) failures.push_back(why);
-        if (!why.empty()) continue;  // a refusal is already reported by the stencil
+        if (!why.empty()) {
+          // The stencil already reported the refusal, unless it did not run.
+          if (!o.stencil) {
+            out["latency"].push_back({{"method", m}, {"group_size", g}, {"refused", why}});
+            if (text) std::cout << fmt::format("{:<15} {:>6} refused: {}\n", m, g, why);
+          }
+          continue;
+        }
         for (int per : {1, 2, 4, 8, 16}) {
           int groups = per * units;
           if (groups > largest) break;
@@ -142,6 +162,7 @@ void run_barrier(const BarrierOpts& o) {
                                     {"us_per_barrier", r.us_per_barrier},
                                     {"barrier_failed", r.barrier_failed}});
           all_correct = all_correct && !r.barrier_failed;
+          ++runnable;
           if (text)
             std::cout << fmt::format("{:<15} {:>6} {:>8} {:>7} {:>12.3f}{}\n", m, g, per, groups,
                                      r.us_per_barrier,
@@ -171,6 +192,7 @@ void run_barrier(const BarrierOpts& o) {
         continue;
       }
       if (!why.empty()) continue;
+      ++runnable;
       all_correct = all_correct && r.passed();
       out["stress"].push_back({{"method", r.method},
                                {"group_size", r.group_size},
@@ -188,10 +210,13 @@ void run_barrier(const BarrierOpts& o) {
 
   if (o.common.json) std::cout << out.dump() << "\n";
   if (!failures.empty()) throw Error(ErrorKind::backend, failures.front());
-  if (runnable == 0 && o.method != "all")
-    throw Error(ErrorKind::unsupported, out["stencil"].empty()
-                                            ? "no group size fits the device"
-                                            : out["stencil"][0]["refused"].get<std::string>());
+  if (runnable == 0 && o.method != "all") {
+    std::string why = "no group size fits the device";
+    for (const char* part : {"stencil", "latency"})
+      if (out.contains(part) && !out[part].empty() && out[part][0].contains("refused"))
+        why = out[part][0]["refused"].get<std::string>();
+    throw Error(ErrorKind::unsupported, why);
+  }
   if (!all_correct) throw Error(ErrorKind::backend, "a barrier method gave a wrong result");
 }
 
@@ -201,12 +226,14 @@ void add_barrier_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "barrier", "the classic grid-barrier stencil, latency sweep and stress test per method");
   auto o = std::make_shared<BarrierOpts>();
-  cmd->add_option("--method", o->method, "a method (see `parpat list barrier`) or all");
+  cmd->add_option("--method", o->method,
+                  "a method (see `parpat list barrier`), a comma-separated list of them, or all");
   cmd->add_option("--steps", o->steps, "stencil steps (default 500000)");
   cmd->add_option("--work-items", o->work_items, "stencil work-items (default 2048)");
   cmd->add_option("--group-sizes", o->group_sizes, "stencil group sizes (default 1024 64 32)");
   cmd->add_option("--barriers", o->barriers, "barriers K per latency run (default 1000 on GPUs)");
   cmd->add_flag("--no-sweep{false}", o->sweep, "skip the latency sweep");
+  cmd->add_flag("--no-stencil{false}", o->stencil, "skip the stencil");
   cmd->add_flag("--stress", o->stress, "also run the early-release stress test");
   cmd->add_option("--rounds", o->rounds, "stress test rounds (default 100000)");
   o->common.add_to(*cmd, false);

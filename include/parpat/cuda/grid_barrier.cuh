@@ -9,15 +9,18 @@
 // The barrier (`flip`): one 32-bit word. Block 0 adds 0x80000000 − (n − 1), every other block
 // adds 1, each with one release atomic from its thread 0; the n additions sum to exactly
 // 0x80000000, so bit 31 flips at the moment the last block arrives, whoever it is, and every
-// partial sum leaves it alone. Waiters spin with acquire loads until bit 31 differs from the
-// value their own atomic returned. Nothing is ever reset, so there is no reset to race with:
-// the low 31 bits are back to zero after each barrier, and a block can enter the next barrier
-// while others are still leaving this one (bit 31 cannot flip again without them).
+// partial sum leaves it alone. The block whose own atomic flipped the bit (it sees that in the
+// returned value) is last and does not wait; the others poll with relaxed loads until bit 31
+// differs from the value their atomic returned, and acquire once, with one fence, after the
+// flip: an acquire load per poll would invalidate the L1 cache on every iteration. Nothing is
+// ever reset, so there is no reset to race with: the low 31 bits are back to zero after each
+// barrier, and a block can enter the next barrier while others are still leaving this one (bit
+// 31 cannot flip again without them).
 //
 // Never hang: every spin is bounded (GridBarrier::timeout_cycles, about a second by default).
 // A block that exceeds it sets the error word of the barrier state and returns false from
-// sync(); every other waiter sees the error word within a few hundred polls and returns false
-// too. The host reads the error word with GridBarrierMemory::failed().
+// sync(); every other waiter sees the error word within about a thousand polls and returns
+// false too. The host reads the error word with GridBarrierMemory::failed().
 //
 // Usage:
 //   __global__ void step(parpat::cuda::GridBarrier barrier, float* a, int iterations) {
@@ -33,7 +36,6 @@
 #pragma once
 
 #include <cuda_runtime.h>
-#include <cuda/atomic>
 
 #include <cstddef>
 #include <string>
@@ -52,31 +54,73 @@ struct GridBarrierState {
 
 namespace detail {
 
-__device__ inline unsigned int load_acquire(unsigned int* p) {
-  return ::cuda::atomic_ref<unsigned int, ::cuda::thread_scope_device>(*p).load(
-      ::cuda::memory_order_acquire);
+// The synchronisation primitives, in PTX with the global state space spelled out (the generic
+// forms cost an address-space check per access). Arrivals are release atomics, polls relaxed
+// loads, and one acquire fence follows the flip.
+__device__ inline unsigned int* global_address(unsigned int* p) {
+  return reinterpret_cast<unsigned int*>(__cvta_generic_to_global(p));
 }
 
 __device__ inline unsigned int load_relaxed(unsigned int* p) {
-  return ::cuda::atomic_ref<unsigned int, ::cuda::thread_scope_device>(*p).load(
-      ::cuda::memory_order_relaxed);
+  unsigned int v;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(global_address(p)) : "memory");
+  return v;
+}
+
+__device__ inline unsigned int load_acquire(unsigned int* p) {
+  unsigned int v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(global_address(p)) : "memory");
+  return v;
+}
+
+// Whether this compiler knows `fence.acquire` (PTX ISA 8.6, CUDA 12.8; sm_90 and later): one L1
+// invalidation, no wait for outstanding stores as a full fence would.
+#if defined(__CUDACC_VER_MAJOR__) && \
+    (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 8))
+#define PARPAT_HAVE_FENCE_ACQUIRE 1
+#else
+#define PARPAT_HAVE_FENCE_ACQUIRE 0
+#endif
+
+// Turns the preceding relaxed reads into acquire reads (an acquire pattern of the PTX model).
+__device__ inline void fence_acquire() {
+#if PARPAT_HAVE_FENCE_ACQUIRE && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("fence.acquire.gpu;" ::: "memory");
+#else
+  asm volatile("fence.acq_rel.gpu;" ::: "memory");
+#endif
 }
 
 __device__ inline unsigned int fetch_add_release(unsigned int* p, unsigned int v) {
-  return ::cuda::atomic_ref<unsigned int, ::cuda::thread_scope_device>(*p).fetch_add(
-      v, ::cuda::memory_order_release);
+  unsigned int old;
+  asm volatile("atom.release.gpu.global.add.u32 %0, [%1], %2;"
+               : "=r"(old)
+               : "l"(global_address(p)), "r"(v)
+               : "memory");
+  return old;
+}
+
+// An arrival that needs no answer: a waiter that knows its target needs no returned value.
+__device__ inline void red_add_release(unsigned int* p, unsigned int v) {
+  asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(global_address(p)), "r"(v)
+               : "memory");
+}
+
+// Whether an arrival that added `add` to `old` flipped bit 31, i.e. was the last one.
+__device__ inline bool flipped_by(unsigned int old, unsigned int add) {
+  return ((old ^ (old + add)) & 0x80000000u) != 0;
 }
 
 // Spins until done() holds and returns true, or returns false once `timeout_cycles` have passed
 // (setting *error) or another waiter has set *error. The clock and the error word are read
-// only every 256 polls so that the common, short wait is a tight loop of loads.
+// only every 1024 polls so that the common, short wait is a tight loop of loads.
 template <class Done>
 __device__ bool bounded_spin(Done done, unsigned int* error, long long timeout_cycles) {
   if (done()) return true;
   long long start = clock64();
   for (unsigned int polls = 1;; ++polls) {
     if (done()) return true;
-    if ((polls & 255u) == 0) {
+    if ((polls & 1023u) == 0) {
       if (load_relaxed(error) != 0) return false;
       if (clock64() - start > timeout_cycles) {
         atomicExch(error, 1u);
@@ -87,14 +131,18 @@ __device__ bool bounded_spin(Done done, unsigned int* error, long long timeout_c
 }
 
 // One arrival at the flip barrier for `participants` arrivals in all; `master` is true for
-// exactly one of them. Returns false when the wait timed out or the barrier had failed.
+// exactly one of them. Returns false when the wait timed out or the barrier had failed. Either
+// way the caller's later reads are ordered after every arrival it saw (the acquire fence).
 __device__ inline bool flip_arrive_and_wait(GridBarrierState* state, unsigned int participants,
                                             bool master, long long timeout_cycles) {
-  unsigned int add = master ? 0x80000000u - (participants - 1u) : 1u;
-  unsigned int old = fetch_add_release(&state->arrive, add);
   unsigned int* word = &state->arrive;
-  return bounded_spin([&] { return ((load_acquire(word) ^ old) & 0x80000000u) != 0; },
-                      &state->error, timeout_cycles);
+  unsigned int add = master ? 0x80000000u - (participants - 1u) : 1u;
+  unsigned int old = fetch_add_release(word, add);
+  bool ok = flipped_by(old, add) ||
+            bounded_spin([&] { return ((load_relaxed(word) ^ old) & 0x80000000u) != 0; },
+                         &state->error, timeout_cycles);
+  fence_acquire();
+  return ok;
 }
 
 }  // namespace detail

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Sweeps the CUDA grid-barrier tuning knobs (src/runtime/tuning.cpp, `barrier.*`) in one run:
+for each setting, `parpat barrier` with PARPAT_TUNING set measures `flip`, `hierarchical` and
+cooperative groups' `cg` in the same process (latency at 1-16 blocks per SM x blocks of 128 and
+256, the 2048-item stencil at groups of 1024, 64 and 32) and this prints every time as a ratio
+to `cg` of the same run (targets: latency <= 0.75, stencil <= 0.80), then the best setting for
+each point. All raw JSON goes to --out.
+
+usage: barrier_sweep.py PARPAT [--out sweep.json] [--steps 100000] [--only SUBSTRING]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+# (name, PARPAT_TUNING); the empty setting is the tuning table's defaults.
+SETTINGS = [
+    ("defaults", ""),
+    ("atoms everywhere", "barrier.flip.red_arrivals_max=0"),
+    ("reds everywhere", "barrier.flip.red_arrivals_max=1000000"),
+    ("acquire per poll", "barrier.flip.poll=0"),
+    ("every warp polls", "barrier.flip.wait=1"),
+    ("block arrivals for small blocks", "barrier.flip.warp_arrivals_block_max=0"),
+    ("warp arrivals everywhere", "barrier.flip.warp_arrivals_block_max=1024"),
+    ("one level everywhere", "barrier.flip.one_level_max=1000000"),
+    ("two levels above 200", "barrier.flip.one_level_max=200"),
+    ("two levels above 1100", "barrier.flip.one_level_max=1100"),
+    ("sub-words of 16", "barrier.flip.subword_blocks=16"),
+    ("sub-words of 64", "barrier.flip.subword_blocks=64"),
+    ("check every 64 polls", "barrier.flip.poll_check_every=64"),
+    ("check every 16384 polls", "barrier.flip.poll_check_every=16384"),
+    ("sleep 32 ns between polls", "barrier.flip.poll_sleep_ns=32"),
+    ("sleep 200 ns between polls", "barrier.flip.poll_sleep_ns=200"),
+    ("clusters of 2", "barrier.hierarchical.cluster=2"),
+    ("clusters of 4", "barrier.hierarchical.cluster=4"),
+    ("clusters of 16", "barrier.hierarchical.cluster=16"),
+    ("every block polls (hierarchical)", "barrier.hierarchical.release=1"),
+    ("every block polls, clusters of 16",
+     "barrier.hierarchical.release=1,barrier.hierarchical.cluster=16"),
+]
+
+
+def run(parpat, tuning, steps):
+    env = dict(os.environ)
+    env["PARPAT_TUNING"] = tuning
+    cmd = [parpat, "barrier", "--backend", "cuda", "--method", "flip,hierarchical,cg",
+           "--steps", str(steps), "--json"]
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    if not lines:
+        return None, p.stderr.strip()
+    return json.loads(lines[-1]), p.stderr.strip() if p.returncode else ""
+
+
+def ratios(result):
+    """{(kind, method, point): time / cg's time at the same point}."""
+    out = {}
+    lat = {}
+    for r in result.get("latency", []):
+        if "us_per_barrier" in r:
+            lat[(r["method"], r["group_size"], r["groups_per_unit"])] = r["us_per_barrier"]
+    for (m, g, per), t in lat.items():
+        cg = lat.get(("cg", g, per))
+        if m != "cg" and cg:
+            out[("latency", m, f"{g}x{per}/SM")] = t / cg
+    st = {(r["method"], r["group_size"]): r["time_ms"] for r in result.get("stencil", [])
+          if "time_ms" in r and r.get("correct")}
+    for (m, g), t in st.items():
+        cg = st.get(("cg", g))
+        if m != "cg" and cg:
+            out[("stencil", m, f"group {g}")] = t / cg
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("parpat")
+    ap.add_argument("--out", default="barrier-sweep.json")
+    ap.add_argument("--steps", type=int, default=100000)
+    ap.add_argument("--only", default=None, help="run the settings whose name contains this")
+    args = ap.parse_args()
+    raw = []
+    best = {}
+    for name, tuning in SETTINGS:
+        if args.only and args.only not in name:
+            continue
+        result, error = run(args.parpat, tuning, args.steps)
+        raw.append({"setting": name, "tuning": tuning, "result": result, "error": error})
+        print(f"\n## {name}  (PARPAT_TUNING={tuning!r})" + (f"  ERROR: {error}" if error else ""))
+        if result is None:
+            continue
+        for key, ratio in sorted(ratios(result).items()):
+            kind, method, point = key
+            target = 0.75 if kind == "latency" else 0.80
+            mark = "met" if ratio <= target else ""
+            print(f"{kind:8} {method:13} {point:14} {ratio:6.3f} x cg  {mark}")
+            if key not in best or ratio < best[key][0]:
+                best[key] = (ratio, name)
+        sys.stdout.flush()
+    print("\n## best setting per point (ratio to cg of the same run)")
+    for key, (ratio, name) in sorted(best.items()):
+        kind, method, point = key
+        print(f"{kind:8} {method:13} {point:14} {ratio:6.3f}  {name}")
+    json.dump(raw, open(args.out, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()
