@@ -16,9 +16,9 @@
 //    local histogram per group: counter (index, column) at index·COLUMNS + column, work-item i
 //    in column i % COLUMNS, so with 32 columns every lane of a warp owns a bank and equal values
 //    cost no contention. uint8 input (COUNT_VALUES) is counted per value, whatever the bins, and
-//    the values are mapped to slots only when the group flushes. With RUNS each work-item keeps
-//    a run of equal indices in registers (one test per vector when all its values agree) and
-//    adds it with one atomic, against contention when columns are shared. When the slots exceed
+//    the values are mapped to slots only when the group flushes. With RUNS a cheap test per
+//    vector (does it continue the work-item's run, or begin and end on one index?) sends skewed
+//    data through a run of equal indices kept in registers and added with one atomic. When the slots exceed
 //    local memory, groups count different slot ranges side by side over the same input chunk;
 //  - fast_global: the same loads and register runs, counting into the global counts.
 // Groups are sized by the host so none sees 2^31 values: the 32-bit local counts cannot wrap.
@@ -122,18 +122,32 @@ uint edges_slot(double x, __global const double* edges, long bins) {
 #define SLOT(x) float_even_slot((x), lo_up, hi_down, lo, norm, delta, bins, thresholds)
 // lo_up: the smallest float ≥ lo; hi_down: the largest float ≤ hi; thresholds[i]: the smallest
 // float ≥ edge i, so float comparisons decide exactly what the float64 edges decide.
-uint float_even_slot(float x, float lo_up, float hi_down, float lo, float norm, float delta,
-                     int bins, __global const float* thresholds) {
-  if (!(x >= lo_up)) return (uint)(isnan(x) ? bins + 2 : bins);
-  if (x > hi_down) return (uint)(bins + 1);
-  float t = (x - lo) * norm;  // x ≥ lo_up ≥ lo, so t ≥ 0; bins ≤ 2^22, so t fits an int
-  int c = (int)t;
+// The slot of x without branches when *exact comes back true; otherwise a candidate that
+// float_corrected() settles (the fast kernels correct the rare inexact values of a whole vector
+// at once).
+uint float_quick(float x, float lo_up, float hi_down, float lo, float norm, float delta, int bins,
+                 bool* exact) {
+  float t = (x - lo) * norm;
+  bool inside = x >= lo_up && x <= hi_down;
+  t = inside ? t : 0.0f;  // NaN and infinities never reach the conversion
+  int c = (int)t;         // bins ≤ 2^22, so t fits
   float frac = t - (float)c;
-  if (c < bins && frac > delta && frac < 1.0f - delta) return (uint)c;
+  *exact = !inside || ((uint)c < (uint)bins && frac > delta && frac < 1.0f - delta);
+  uint outside = x < lo_up ? (uint)bins : (x > hi_down ? (uint)bins + 1 : (uint)bins + 2);
+  return inside ? (uint)c : outside;
+}
+// The slot of in-range x from any candidate c: moved until threshold[c] ≤ x < threshold[c + 1].
+uint float_corrected(float x, int c, int bins, __global const float* thresholds) {
   c = clamp(c, 0, bins - 1);
   while (c > 0 && x < thresholds[c]) --c;
   while (c < bins - 1 && x >= thresholds[c + 1]) ++c;
   return (uint)c;
+}
+uint float_even_slot(float x, float lo_up, float hi_down, float lo, float norm, float delta,
+                     int bins, __global const float* thresholds) {
+  bool exact;
+  uint s = float_quick(x, lo_up, hi_down, lo, norm, delta, bins, &exact);
+  return exact ? s : float_corrected(x, (int)s, bins, thresholds);
 }
 #endif
 
@@ -205,8 +219,24 @@ void vector_indices(uint4 w, RULE_PARAMS, uint first, uint* index) {
 #else
   T values[VEC];
   VSTORE(AS_VTYPE(w), 0, values);
+#if RULE == 3
+  bool exact[VEC], all_exact = true;
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) {
+    index[k] = float_quick(values[k], lo_up, hi_down, lo, norm, delta, bins, &exact[k]);
+    all_exact = all_exact && exact[k];
+  }
+  if (!all_exact) {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k)
+      if (!exact[k]) index[k] = float_corrected(values[k], (int)index[k], bins, thresholds);
+  }
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) index[k] -= first;
+#else
 #pragma unroll
   for (int k = 0; k < VEC; ++k) index[k] = INDEX_OF(values[k]);
+#endif
 #endif
 }
 
@@ -217,37 +247,40 @@ bool all_equal(const uint* index) {
   return same;
 }
 
+// The cheap test per vector for skewed data: the vector continues this work-item's run, or
+// begins and ends on one index. Such vectors go through the run, the others are counted value
+// by value.
+bool skewed(const uint* index, uint run_index) {
+  return index[0] == run_index || index[0] == index[VEC - 1];
+}
+
 // Counts one vector into this work-item's column of the striped histogram.
 void count_local(uint4 w, RULE_PARAMS, uint first, uint range, __local uint* column,
                  uint* run_index, uint* run) {
   uint index[VEC];
   vector_indices(w, RULE_ARGS, first, index);
 #if RUNS
-  if (all_equal(index)) {
-    if (index[0] == *run_index) {
+  if (skewed(index, *run_index)) {
+    if (all_equal(index) && index[0] == *run_index) {
       *run += VEC;
       return;
     }
-    if (*run_index < range) atomic_add(column + *run_index * COLUMNS, *run);
-    *run_index = index[0];
-    *run = VEC;
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) {
+      if (index[k] == *run_index) {
+        *run += 1;
+      } else {
+        if (*run_index < range) atomic_add(column + *run_index * COLUMNS, *run);
+        *run_index = index[k];
+        *run = 1;
+      }
+    }
     return;
   }
-#pragma unroll
-  for (int k = 0; k < VEC; ++k) {
-    if (index[k] == *run_index) {
-      *run += 1;
-    } else {
-      if (*run_index < range) atomic_add(column + *run_index * COLUMNS, *run);
-      *run_index = index[k];
-      *run = 1;
-    }
-  }
-#else
+#endif
 #pragma unroll
   for (int k = 0; k < VEC; ++k)
     if (COUNT_VALUES || index[k] < range) atomic_inc(column + index[k] * COLUMNS);
-#endif
 }
 
 // The total of one index over the columns, each lane starting at its own column so the lanes
@@ -320,26 +353,25 @@ void flush_run(__global ulong* counts, uint run_slot, uint run) {
 void count_global(uint4 w, RULE_PARAMS, __global ulong* counts, uint* run_slot, uint* run) {
   uint slot[VEC];
   vector_indices(w, RULE_ARGS, 0, slot);
-  if (all_equal(slot)) {
-    if (slot[0] == *run_slot) {
+  if (skewed(slot, *run_slot)) {
+    if (all_equal(slot) && slot[0] == *run_slot) {
       *run += VEC;
       return;
     }
-    flush_run(counts, *run_slot, *run);
-    *run_slot = slot[0];
-    *run = VEC;
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) {
+      if (slot[k] == *run_slot) {
+        *run += 1;
+      } else {
+        flush_run(counts, *run_slot, *run);
+        *run_slot = slot[k];
+        *run = 1;
+      }
+    }
     return;
   }
 #pragma unroll
-  for (int k = 0; k < VEC; ++k) {
-    if (slot[k] == *run_slot) {
-      *run += 1;
-    } else {
-      flush_run(counts, *run_slot, *run);
-      *run_slot = slot[k];
-      *run = 1;
-    }
-  }
+  for (int k = 0; k < VEC; ++k) add_count(counts, slot[k], 1);
 }
 
 // Never built with COUNT_VALUES: the indices are slots.

@@ -4,10 +4,11 @@
 // flushes), places float32 values with the float even rule (FloatEvenRule) where its bound
 // holds, and counts into one lane-striped local histogram per group: as many columns (a power
 // of two up to 32) as histogram.fast.striped_kib allows, so the lanes of a warp hit their own
-// banks. Where columns are shared, and always in global counting, each work-item adds runs of
-// equal slots from registers. Slots beyond local memory are split into ranges counted side by
-// side by sets of groups over the same input chunk (read once from memory, then from L2), and
-// past histogram.fast.max_passes ranges the kernel counts straight into global memory.
+// banks. A cheap test per 16-byte vector sends skewed data through runs of equal slots kept
+// in registers (one atomic per run); OpenCL 1.2 has no warp vote, so each work-item decides. Slots
+// beyond local memory are split into ranges counted side by side by sets of groups over the same
+// input chunk (read once from memory, then from L2), and past histogram.fast.max_passes ranges the
+// kernel counts straight into global memory.
 #include <algorithm>
 #include <string>
 #include <type_traits>
@@ -111,8 +112,8 @@ FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info) {
     f.range = static_cast<std::uint32_t>((counted + f.passes - 1) / f.passes);
     f.global = f.passes > static_cast<std::uint32_t>(tuning(info, "histogram.fast.max_passes", 8));
   }
-  // Register runs against contention where lanes share columns, and always in global counting.
-  f.runs = f.global || int(f.columns) < tuning(info, "histogram.fast.runs_below_columns", 32);
+  // Register runs for skewed data (a test per vector decides), always in global counting.
+  f.runs = f.global || int(f.columns) < tuning(info, "histogram.fast.runs_below_columns", 64);
   f.local_bytes = f.global ? 0
                            : std::size_t{f.range} * f.columns * 4 +
                                  (f.count_values ? std::size_t{merge_bytes} : 0);
@@ -323,11 +324,12 @@ std::vector<HistogramVariant> opencl_histogram_variants() {
             "16-byte vector loads, several in flight per work-item; uint8 counted per value "
             "(mapped to slots at the flush); float32 placed by an exact float rule; one "
             "lane-striped local histogram per group (up to 32 columns, one bank per lane); "
-            "register runs of equal slots where columns are shared; slot ranges beyond local "
+            "a test per vector sending skewed data through register runs of equal slots; slot "
+            "ranges beyond local "
             "memory counted side by side by groups sharing an input chunk through L2; global "
             "atomics with register runs past histogram.fast.max_passes ranges",
             "group=512 groups/CU=4 vectors=4 striped<=96KiB columns<=32 "
-            "runs_below_columns=32 max_passes=8",
+            "runs_below_columns=64 (always) max_passes=8",
             "no warp aggregation (OpenCL 1.2 has no warp vote); int32/float64 input, explicit "
             "edges and float32 ranges beyond the float rule's bound need cl_khr_fp64"),
        supports_fast, make<Strategy::fast>},
