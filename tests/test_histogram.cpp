@@ -5,6 +5,7 @@
 // uint8 case above 2^32 values.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -550,14 +551,34 @@ TEST(HistogramOpenclWithout64BitAtomics, CarriesIntoTheHighWord) {
     std::vector<std::uint64_t> initial(expected.size(), start);
     for (auto& e : expected)
       e += start;
+    // The fast kernel's uint8 path counts per value and merges values into slots through
+    // table[256 + table[v]]: the identity merge (cell v for value v) is one valid table.
     auto table = detail::slot_table(p);
-    Buffer in(d, values.size()), table_buf(d, table.size() * 4), counts(d, initial.size() * 8);
+    std::vector<std::uint32_t> merge(512);
+    for (std::uint32_t v = 0; v < 256; ++v) {
+      merge[v] = v;
+      merge[256 + v] = table[v];
+    }
+    Buffer in(d, values.size()), table_buf(d, table.size() * 4), merge_buf(d, merge.size() * 4),
+        counts(d, initial.size() * 8);
     in.upload(values.data(), values.size());
     table_buf.upload(table.data(), table_buf.bytes());
-    for (const char* name : {"interleaved", "aggregated", "fast_local", "fast_global"}) {
+    merge_buf.upload(merge.data(), merge_buf.bytes());
+    struct Case {
+      const char* kernel;
+      const char* options;  // besides the dtype, the rule and INT64_ATOMICS=0
+      bool count_values;
+      std::size_t columns;  // fast_local: the COLUMNS it is built with
+    };
+    for (Case c : {Case{"interleaved", "", false, 1}, Case{"aggregated", "", false, 1},
+                   Case{"fast_local", "-DCOLUMNS=2 -DRUNS=0", false, 2},
+                   Case{"fast_local", "-DCOLUMNS=4 -DRUNS=1 -DCOUNT_VALUES=1", true, 4},
+                   Case{"fast_local", "-DCOLUMNS=32 -DRUNS=0 -DCOUNT_VALUES=1", true, 32},
+                   Case{"fast_global", "-DRUNS=1", false, 1}}) {
       counts.upload(initial.data(), counts.bytes());
-      cl::Kernel& k = cl.kernel("histogram.cl", parpat_cl_histogram,
-                                "-DT=uchar -DVEC=16 -DRULE=0 -DINT64_ATOMICS=0", name);
+      cl::Kernel& k = cl.kernel(
+          "histogram.cl", parpat_cl_histogram,
+          std::string("-DT=uchar -DVEC=16 -DRULE=0 -DINT64_ATOMICS=0 ") + c.options, c.kernel);
       cl_uint i = 0;
       auto set_arg = [&k](cl_uint index, const auto& value) {
         if constexpr (std::is_pointer_v<std::decay_t<decltype(value)>>) {
@@ -568,23 +589,65 @@ TEST(HistogramOpenclWithout64BitAtomics, CarriesIntoTheHighWord) {
       };
       set_arg(i++, detail::as_mem(in.handle()));
       set_arg(i++, static_cast<cl_long>(n));
-      set_arg(i++, detail::as_mem(table_buf.handle()));
-      std::string kernel = name;
+      set_arg(i++, detail::as_mem(c.count_values ? merge_buf.handle() : table_buf.handle()));
+      std::string kernel = c.kernel;
       if (kernel == "aggregated") {
         set_arg(i++, static_cast<cl_uint>(p.slots()));
         set_arg(i++, cl::Local(static_cast<std::size_t>(p.slots()) * 4));
       } else if (kernel == "fast_local") {
-        set_arg(i++, cl_uint{0});
-        set_arg(i++, static_cast<cl_uint>(p.slots()));
-        set_arg(i++, cl_uint{2});
-        set_arg(i++, cl::Local(static_cast<std::size_t>(p.slots()) * 8));
+        const std::size_t range = c.count_values ? 256 : static_cast<std::size_t>(p.slots());
+        set_arg(i++, cl_uint{1});
+        set_arg(i++, static_cast<cl_uint>(range));
+        set_arg(i++, static_cast<cl_uint>(range));
+        set_arg(i++, cl::Local((range * c.columns + (c.count_values ? 256 : 0)) * 4));
       }
       set_arg(i++, detail::as_mem(counts.handle()));
       cl.launch(k, 64 * 8, 64);
       std::vector<std::uint64_t> got(expected.size());
       counts.download(got.data(), got.size() * 8);
-      EXPECT_EQ(got, expected) << name;
+      EXPECT_EQ(got, expected) << c.kernel << " " << c.options;
     }
+  }
+}
+
+// `fast` picks its layout from tuning values: force each one (many slot ranges side by side, no
+// register runs, a single column, global counting, no per-value uint8 path) through
+// PARPAT_TUNING and check the counts on skewed and spread data.
+TEST(HistogramOpenclFast, EveryLayoutMatchesTheReference) {
+  const char* const settings[] = {
+      "histogram.fast.striped_kib=8,histogram.fast.max_passes=40",
+      "histogram.fast.runs_below_columns=0,histogram.fast.vectors=3,histogram.fast.block=96",
+      "histogram.fast.max_columns=1,histogram.fast.runs_below_columns=0",
+      "histogram.fast.striped_kib=1,histogram.fast.max_passes=0"};
+  std::mt19937_64 rng(run_seed() + 11);
+  const char* saved = std::getenv("PARPAT_TUNING");
+  const std::string previous = saved ? saved : "";
+  for (const auto& d : devices()) {
+    if (d.backend() != Backend::opencl) continue;
+    for (const char* setting : settings) {
+      setenv("PARPAT_TUNING", setting, 1);
+      for (DType t : {DType::uint8, DType::uint16, DType::float32})
+        for (std::int64_t bins : {7, 1000, 20000}) {
+          auto [lo, hi] = range_for(t);
+          const std::int64_t n = 100003;
+          std::uniform_real_distribution<double> u(lo - 10, hi + 10);
+          std::bernoulli_distribution hot(0.8);
+          auto host = make_values(t, n, [&] { return fit(t, hot(rng) ? (lo + hi) / 2 : u(rng)); });
+          auto p = problem_of(t, n, HistogramBins::even(bins, lo, hi));
+          std::vector<std::uint64_t> expected(static_cast<std::size_t>(p.slots()));
+          detail::histogram_reference(host.data(), p, expected.data());
+          Array in = Array::from_host(d, t, {n}, host.data());
+          HistogramResult r = histogram(in, HistogramBins::even(bins, lo, hi), {"fast"});
+          expected.resize(static_cast<std::size_t>(bins));
+          EXPECT_EQ(r.counts, expected)
+              << setting << ": " << dtype_name(t) << " " << bins << " bins, seed " << run_seed();
+        }
+    }
+  }
+  if (saved) {
+    setenv("PARPAT_TUNING", previous.c_str(), 1);
+  } else {
+    unsetenv("PARPAT_TUNING");
   }
 }
 #endif

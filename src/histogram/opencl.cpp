@@ -1,7 +1,14 @@
 // OpenCL histogram variants: histogram.cl built per (dtype, bin rule, 64-bit atomics) and
-// launched with workspaces sized once. The same names and ideas as the CUDA variants; `fast`
-// makes passes over slot ranges when the slots exceed local memory and counts straight into
-// global memory past histogram.fast.max_passes passes.
+// launched with workspaces sized once. The same names and ideas as the CUDA variants. `fast`
+// counts uint8 input per value (256 counters whatever the bins, mapped to slots when a group
+// flushes), places float32 values with the float even rule (FloatEvenRule) where its bound
+// holds, and counts into one lane-striped local histogram per group: as many columns (a power
+// of two up to 32) as histogram.fast.striped_kib allows, so the lanes of a warp hit their own
+// banks. A cheap test per 16-byte vector sends skewed data through runs of equal slots kept
+// in registers (one atomic per run); OpenCL 1.2 has no warp vote, so each work-item decides. Slots
+// beyond local memory are split into ranges counted side by side by sets of groups over the same
+// input chunk (read once from memory, then from L2), and past histogram.fast.max_passes ranges the
+// kernel counts straight into global memory.
 #include <algorithm>
 #include <string>
 #include <type_traits>
@@ -56,29 +63,94 @@ std::uint64_t local_budget(const DeviceInfo& d) {
   return std::min<std::uint64_t>(d.local_memory, 48u << 10);
 }
 
+// The value → merge-cell table of the fast kernel's uint8 path: table[v] is the cell value v is
+// merged into, table[256 + cell] the slot of the cell, one cell per distinct slot, so a group
+// adds each slot to the global counts once however many values share it.
+std::vector<std::uint32_t> merge_table(const HistogramProblem& p) {
+  std::vector<std::uint32_t> slots = slot_table(p), table(512, 0);
+  std::uint32_t cells = 0;
+  for (std::uint32_t v = 0; v < 256; ++v) {
+    std::uint32_t cell = 0;
+    while (cell < cells && table[256 + cell] != slots[v])
+      ++cell;
+    if (cell == cells) table[256 + cells++] = slots[v];
+    table[v] = cell;
+  }
+  return table;
+}
+
+// How `fast` lays out its local histogram: counted indices (256 values for uint8, else the
+// slots), lane-striped columns, slot ranges counted side by side ("passes") when the slots
+// exceed local memory, or global counting past max_passes ranges.
+struct FastLayout {
+  bool count_values = false;  // uint8: count per value, map values to slots at the flush
+  std::uint32_t columns = 1, passes = 1, range = 0;
+  bool global = false, runs = true;
+  std::size_t local_bytes = 0;
+};
+
+FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info) {
+  FastLayout f;
+  const std::uint64_t budget = std::min<std::uint64_t>(
+      std::uint64_t(std::max(tuning(info, "histogram.fast.striped_kib", 96), 1)) << 10,
+      local_budget(info));
+  const std::uint64_t merge_bytes = 256 * 4;
+  f.count_values = p.dtype == DType::uint8 && budget >= 256 * 4 + merge_bytes;
+  const std::uint64_t room = f.count_values ? budget - merge_bytes : budget;
+  const std::uint64_t counted = f.count_values ? 256 : static_cast<std::uint64_t>(p.slots());
+  std::uint32_t max_columns = 1;
+  while (max_columns < 32 && int(max_columns * 2) <= tuning(info, "histogram.fast.max_columns", 32))
+    max_columns *= 2;
+  if (counted * 4 <= room) {
+    f.range = static_cast<std::uint32_t>(counted);
+    f.columns = max_columns;
+    while (f.columns > 1 && counted * f.columns * 4 > room)
+      f.columns /= 2;
+  } else {
+    const std::uint64_t cap = std::max<std::uint64_t>(room / 4, 1);
+    f.passes = static_cast<std::uint32_t>((counted + cap - 1) / cap);
+    f.range = static_cast<std::uint32_t>((counted + f.passes - 1) / f.passes);
+    f.global = f.passes > static_cast<std::uint32_t>(tuning(info, "histogram.fast.max_passes", 8));
+  }
+  // Register runs for skewed data (a test per vector decides), always in global counting.
+  f.runs = f.global || int(f.columns) < tuning(info, "histogram.fast.runs_below_columns", 64);
+  f.local_bytes = f.global ? 0
+                           : std::size_t{f.range} * f.columns * 4 +
+                                 (f.count_values ? std::size_t{merge_bytes} : 0);
+  return f;
+}
+
 class OpenclHistogram final : public HistogramKernel {
  public:
   OpenclHistogram(const Device& d, const HistogramProblem& p, Strategy strategy)
       : device_(d), cl_(backend_cast<OpenclDevice>(d)), p_(p), strategy_(strategy), rule_(p) {
     const auto& info = d.info();
-    const int rule = table_rule(p) ? 0 : p.even ? 1 : 2;
-    if (rule == 0) {
-      auto table = slot_table(p);
-      aux_ = Buffer(d, table.size() * sizeof(std::uint32_t));
-      aux_.upload(table.data(), aux_.bytes());
-    } else if (rule == 2) {
-      aux_ = Buffer(d, p.edges.size() * sizeof(double));
-      aux_.upload(p.edges.data(), aux_.bytes());
+    const bool fast = strategy == Strategy::fast;
+    if (fast) {
+      layout_ = fast_layout(p, info);
+      if (p.dtype == DType::float32 && p.even) float_rule_ = FloatEvenRule(p);
+    }
+    rule_id_ = table_rule(p) ? 0 : float_rule_.usable ? 3 : p.even ? 1 : 2;
+    if (layout_.count_values) {
+      upload(merge_table(p));
+    } else if (rule_id_ == 0) {
+      upload(slot_table(p));
+    } else if (rule_id_ == 2) {
+      upload(p.edges);
+    } else if (rule_id_ == 3) {
+      upload(float_thresholds(p));
     }
     std::string options = std::string("-DT=") + cl_type(p.dtype) +
                           " -DVEC=" + std::to_string(16 / dtype_size(p.dtype)) +
-                          " -DRULE=" + std::to_string(rule) +
+                          " -DRULE=" + std::to_string(rule_id_) +
                           " -DINT64_ATOMICS=" + (info.int64_atomics ? "1" : "0");
-    const std::uint32_t slots = static_cast<std::uint32_t>(p.slots());
     local_size_ = static_cast<std::size_t>(
-        tuning(info, strategy == Strategy::fast ? "histogram.fast.block" : "histogram.block", 256));
-    local_size_ = std::min<std::size_t>(local_size_, static_cast<std::size_t>(info.max_group_size));
+        tuning(info, fast ? "histogram.fast.block" : "histogram.block", fast ? 512 : 256));
+    local_size_ =
+        std::clamp<std::size_t>(local_size_, 1, static_cast<std::size_t>(info.max_group_size));
+    const std::uint32_t slots = static_cast<std::uint32_t>(p.slots());
     const char* name = "global_atomic";
+    std::int64_t per_group = 1;  // values one work-item reads per step
     switch (strategy) {
       case Strategy::global_atomic:
         break;
@@ -94,28 +166,27 @@ class OpenclHistogram final : public HistogramKernel {
         local_bytes_ = std::size_t{slots} * 4;
         break;
       case Strategy::fast: {
-        auto cap = static_cast<std::uint32_t>(local_budget(info) / 4);
-        passes_ = (slots + cap - 1) / cap;
-        range_ = (slots + passes_ - 1) / passes_;
-        auto replica_bytes =
-            static_cast<std::uint32_t>(tuning(info, "histogram.fast.replica_kib", 16)) << 10;
-        replicas_ = std::clamp<std::uint32_t>(replica_bytes / (range_ * 4), 1, 8);
-        while (replicas_ > 1 && std::uint64_t{range_} * replicas_ * 4 > local_budget(info))
-          --replicas_;
-        global_ =
-            passes_ > static_cast<std::uint32_t>(tuning(info, "histogram.fast.max_passes", 4));
-        name = global_ ? "fast_global" : "fast_local";
-        local_bytes_ = global_ ? 0 : std::size_t{range_} * replicas_ * 4;
+        name = layout_.global ? "fast_global" : "fast_local";
+        local_bytes_ = layout_.local_bytes;
+        options += " -DCOLUMNS=" + std::to_string(layout_.columns) +
+                   " -DRUNS=" + (layout_.runs ? "1" : "0") +
+                   " -DCOUNT_VALUES=" + (layout_.count_values ? "1" : "0") + " -DUNROLL=" +
+                   std::to_string(std::clamp(tuning(info, "histogram.fast.vectors", 4), 1, 8));
+        per_group = 16 / static_cast<std::int64_t>(dtype_size(p.dtype));
         break;
       }
     }
     kernel_ = &cl_.kernel("histogram.cl", parpat_cl_histogram, options, name);
-    auto groups =
-        static_cast<std::int64_t>(info.compute_units) * tuning(info, "histogram.groups_per_cu", 8);
-    groups = std::min<std::int64_t>(groups, (p.n + static_cast<std::int64_t>(local_size_) - 1) /
-                                                static_cast<std::int64_t>(local_size_));
-    groups = std::max<std::int64_t>(groups, (p.n + kMaxValuesPerGroup - 1) / kMaxValuesPerGroup);
-    groups_ = static_cast<std::size_t>(std::max<std::int64_t>(groups, 1));
+    // Groups of `fast` come in sets of `passes` (one per slot range) over the same chunk.
+    const std::int64_t per_cu = tuning(
+        info, fast ? "histogram.fast.groups_per_cu" : "histogram.groups_per_cu", fast ? 4 : 8);
+    const auto local = static_cast<std::int64_t>(local_size_);
+    const std::int64_t passes = fast && !layout_.global ? layout_.passes : 1;
+    std::int64_t chunks =
+        static_cast<std::int64_t>(info.compute_units) * std::max<std::int64_t>(per_cu, 1) / passes;
+    chunks = std::min<std::int64_t>(chunks, (p.n + per_group * local - 1) / (per_group * local));
+    chunks = std::max<std::int64_t>(chunks, (p.n + kMaxValuesPerGroup - 1) / kMaxValuesPerGroup);
+    groups_ = static_cast<std::size_t>(std::max<std::int64_t>(chunks, 1) * passes);
   }
 
   void run(const Buffer& in, const Buffer& counts) override {
@@ -124,15 +195,13 @@ class OpenclHistogram final : public HistogramKernel {
       cl_.queue().enqueueFillBuffer(cl::Buffer(as_mem(counts.handle()), true), zero, 0,
                                     static_cast<std::size_t>(p_.slots()) * 8);
       cl::Kernel& k = *kernel_;
-      if (strategy_ == Strategy::fast && !global_) {
-        for (std::uint32_t pass = 0; pass < passes_; ++pass) {
-          std::uint32_t first = pass * range_;
-          std::uint32_t range = std::min(range_, static_cast<std::uint32_t>(p_.slots()) - first);
-          cl_uint i = set_common(k, in);
-          set_args_from(k, i, first, range, replicas_, cl::Local(local_bytes_),
-                        as_mem(counts.handle()));
-          cl_.launch(k, groups_ * local_size_, local_size_);
-        }
+      if (strategy_ == Strategy::fast && !layout_.global) {
+        const auto counted =
+            layout_.count_values ? std::uint32_t{256} : static_cast<std::uint32_t>(p_.slots());
+        cl_uint i = set_common(k, in);
+        set_args_from(k, i, layout_.passes, layout_.range, counted, cl::Local(local_bytes_),
+                      as_mem(counts.handle()));
+        cl_.launch(k, groups_ * local_size_, local_size_);
         return;
       }
       cl_uint i = set_common(k, in);
@@ -150,6 +219,12 @@ class OpenclHistogram final : public HistogramKernel {
   std::size_t temp_bytes() const override { return aux_.bytes(); }
 
  private:
+  template <class V>
+  void upload(const std::vector<V>& values) {
+    aux_ = Buffer(device_, values.size() * sizeof(V));
+    aux_.upload(values.data(), aux_.bytes());
+  }
+
   template <class... Args>
   void set_args_from(cl::Kernel& k, cl_uint first, const Args&... args) {
     (set_arg(k, first++, args), ...);
@@ -159,17 +234,23 @@ class OpenclHistogram final : public HistogramKernel {
   cl_uint set_common(cl::Kernel& k, const Buffer& in) {
     set_arg(k, 0, as_mem(in.handle()));
     set_arg(k, 1, static_cast<cl_long>(p_.n));
-    if (table_rule(p_)) {
-      set_arg(k, 2, as_mem(aux_.handle()));
-      return 3;
+    switch (rule_id_) {
+      case 0:
+        set_arg(k, 2, as_mem(aux_.handle()));
+        return 3;
+      case 1:
+        set_args_from(k, 2, static_cast<cl_long>(rule_.bins), rule_.lo, rule_.hi, rule_.step,
+                      rule_.norm);
+        return 7;
+      case 3:
+        set_args_from(k, 2, float_rule_.lo_up, float_rule_.hi_down, float_rule_.lo,
+                      float_rule_.norm, float_rule_.delta, static_cast<cl_int>(float_rule_.bins),
+                      as_mem(aux_.handle()));
+        return 9;
+      default:
+        set_args_from(k, 2, as_mem(aux_.handle()), static_cast<cl_long>(p_.bins));
+        return 4;
     }
-    if (p_.even) {
-      set_args_from(k, 2, static_cast<cl_long>(rule_.bins), rule_.lo, rule_.hi, rule_.step,
-                    rule_.norm);
-      return 7;
-    }
-    set_args_from(k, 2, as_mem(aux_.handle()), static_cast<cl_long>(p_.bins));
-    return 4;
   }
 
   Device device_;
@@ -177,11 +258,12 @@ class OpenclHistogram final : public HistogramKernel {
   HistogramProblem p_;
   Strategy strategy_;
   EvenRule rule_;
-  Buffer aux_;  // value → slot table (uint8/uint16) or explicit edges
+  FloatEvenRule float_rule_;  // usable only for `fast` on float32 input with even bins
+  int rule_id_ = 0;           // RULE of histogram.cl
+  FastLayout layout_;
+  Buffer aux_;  // value → slot (or merge-cell) table, explicit edges or float thresholds
   cl::Kernel* kernel_ = nullptr;
   std::size_t local_size_ = 256, groups_ = 1, local_bytes_ = 0;
-  std::uint32_t passes_ = 1, range_ = 0, replicas_ = 1;
-  bool global_ = false;
 };
 
 template <Strategy S>
@@ -196,6 +278,11 @@ bool supports_any(const HistogramProblem& p, const DeviceInfo& d) {
 
 bool fits_local(const HistogramProblem& p, const DeviceInfo& d) {
   return supports_any(p, d) && std::uint64_t(p.slots()) * 4 <= local_budget(d);
+}
+
+// `fast` places float32 values in float arithmetic wherever FloatEvenRule's bound holds.
+bool supports_fast(const HistogramProblem& p, const DeviceInfo& d) {
+  return supports_any(p, d) || (p.dtype == DType::float32 && p.even && FloatEvenRule(p).usable);
 }
 
 }  // namespace
@@ -234,13 +321,18 @@ std::vector<HistogramVariant> opencl_histogram_variants() {
             "cl_khr_fp64"),
        fits_local, make<Strategy::aggregated>},
       {info("fast",
-            "16-byte vector loads, local sub-histogram replicas, run aggregation per work-item, "
-            "passes over bin ranges beyond local memory, global atomics past "
-            "histogram.fast.max_passes passes",
-            "group=256 replicas<=16KiB max_passes=4",
-            "no warp aggregation (OpenCL 1.2 has no warp vote); int32/float input needs "
-            "cl_khr_fp64"),
-       supports_any, make<Strategy::fast>},
+            "16-byte vector loads, several in flight per work-item; uint8 counted per value "
+            "(mapped to slots at the flush); float32 placed by an exact float rule; one "
+            "lane-striped local histogram per group (up to 32 columns, one bank per lane); "
+            "a test per vector sending skewed data through register runs of equal slots; slot "
+            "ranges beyond local "
+            "memory counted side by side by groups sharing an input chunk through L2; global "
+            "atomics with register runs past histogram.fast.max_passes ranges",
+            "group=512 groups/CU=4 vectors=4 striped<=96KiB columns<=32 "
+            "runs_below_columns=64 (always) max_passes=8",
+            "no warp aggregation (OpenCL 1.2 has no warp vote); int32/float64 input, explicit "
+            "edges and float32 ranges beyond the float rule's bound need cl_khr_fp64"),
+       supports_fast, make<Strategy::fast>},
   };
 }
 

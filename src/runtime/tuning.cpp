@@ -62,9 +62,19 @@ const std::vector<Entry>& table() {
       {Backend::cuda, "", "histogram.fast.striped_kib", 64},
       {Backend::cuda, "", "histogram.fast.max_passes", 4},
       {Backend::opencl, "", "histogram.block", 256},
-      {Backend::opencl, "", "histogram.fast.block", 256},
-      {Backend::opencl, "", "histogram.fast.replica_kib", 16},
-      {Backend::opencl, "", "histogram.fast.max_passes", 4},
+      // OpenCL `fast`: groups of 512, 4 per compute unit (2048 work-items per SM on NVIDIA),
+      // 4 vectors of 16 bytes in flight per work-item; up to 96 KiB (capped by the device's
+      // local memory, 48 KiB per group on NVIDIA) of lane-striped counters in up to 32 columns;
+      // register runs for skewed data at every column count (runs_below_columns=32: only with
+      // shared columns); at most 8 slot ranges counted side by side
+      // (65536 bins need 6 in 48 KiB) before global counting.
+      {Backend::opencl, "", "histogram.fast.block", 512},
+      {Backend::opencl, "", "histogram.fast.groups_per_cu", 4},
+      {Backend::opencl, "", "histogram.fast.vectors", 4},
+      {Backend::opencl, "", "histogram.fast.striped_kib", 96},
+      {Backend::opencl, "", "histogram.fast.max_columns", 32},
+      {Backend::opencl, "", "histogram.fast.runs_below_columns", 64},
+      {Backend::opencl, "", "histogram.fast.max_passes", 8},
       {Backend::opencl, "", "histogram.groups_per_cu", 8},
       {Backend::cpu, "", "histogram.parallel.private_mib", 256},
       // Pairwise `fast` (measured on H100): the product in blocks of 256 with 16 x per thread
