@@ -132,7 +132,8 @@ struct FloatEvenRule {
     int c = int(t);  // bins ≤ 2^22, so t fits
     float frac = t - float(c);
 #endif
-    exact = !inside | ((unsigned(c) < unsigned(bins)) & (frac > delta) & (frac < one_minus_delta));
+    exact =
+        (!inside) | ((unsigned(c) < unsigned(bins)) & (frac > delta) & (frac < one_minus_delta));
     unsigned outside = x < lo_up ? unsigned(bins) : (x > hi_down ? bins + 1u : bins + 2u);
     return inside ? unsigned(c) : outside;
   }
