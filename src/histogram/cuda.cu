@@ -254,6 +254,16 @@ struct Run {
   }
 };
 
+// Whether every value of a 16-byte vector of T has the same bits (so the same slot).
+template <class T>
+__device__ bool same_values(const uint4& v) {
+  bool words = v.x == v.y && v.y == v.z && v.z == v.w;
+  if constexpr (sizeof(T) == 1) return words && v.x == __byte_perm(v.x, 0, 0);
+  if constexpr (sizeof(T) == 2) return words && v.x == __byte_perm(v.x, 0, 0x1010);
+  if constexpr (sizeof(T) == 8) return v.x == v.z && v.y == v.w;
+  return words;
+}
+
 // The fast kernels' main loop. Lanes read 16-byte vectors, kLoads of them in flight, in a
 // warp-uniform grid-stride loop. Each value's slot comes without branches (a rare inexact float
 // candidate is corrected once per vector), is shifted into the pass's rows [0, range) — row
@@ -304,6 +314,22 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
       const bool valid = base + u * 32 + lane < vectors;
       T values[kVec];
       memcpy(values, &raw[u], sizeof raw[u]);
+      // A warp whose vectors each hold one value (all-equal data, long runs) places one value
+      // per lane and adds a whole vector to the run.
+      if (__all_sync(0xFFFFFFFFu, !valid || same_values<T>(raw[u]))) {
+        bool exact = true;
+        unsigned s = quick_slot(rule, values[0], exact);
+        if (!exact) {
+          if (!memo || !(values[0] == memo_value)) {
+            memo_slot = corrected_slot(rule, values[0], s);
+            memo_value = values[0];
+            memo = true;
+          }
+          s = memo_slot;
+        }
+        if (valid) run.add(row(s), kVec, sink);
+        continue;
+      }
       unsigned rows[kVec];
       bool exact[kVec], all_exact = true;
 #pragma unroll
