@@ -1,9 +1,11 @@
 // Reduce: every backend × variant present against the CPU reference (DESIGN.md §2, §6), on
 // fresh random inputs, the edge sizes, special values and 2-D shapes.
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 
 #include "parpat/array.hpp"
 #include "parpat/error.hpp"
@@ -283,6 +285,38 @@ TEST_P(ReduceTest, Uint8SumBeyondTwoToThe31) {
     b = static_cast<unsigned char>(rng() >> 56);
   check(DType::uint8, ReduceOp::sum, Axis::all, 1, n, n, host, "uint8 > 2^31");
   check(DType::uint8, ReduceOp::argmax, Axis::all, 1, n, n, host, "uint8 > 2^31");
+}
+
+// The launch shapes `fast` picks for small inputs (one block, small blocks with few loads per
+// thread, the bandwidth-bound grid) under other settings of its tuning knobs: every shape must
+// give the reference's result.
+TEST_P(ReduceTest, FastSmallInputShapesUnderOtherTunings) {
+  const Device& d = GetParam().device;
+  if (d.backend() == Backend::cpu || GetParam().variant != "fast") GTEST_SKIP() << "GPU `fast`";
+  const char* settings[] = {
+      "reduce.fast.single_block_bytes=0,reduce.fast.small_items=1,reduce.fast.small_block=64",
+      "reduce.fast.single_block_bytes=1048576,reduce.fast.small_items=8",
+      "reduce.fast.single_block_bytes=256,reduce.fast.small_items=3,reduce.fast.small_block=96",
+  };
+  const char* before = std::getenv("PARPAT_TUNING");
+  std::string saved = before ? before : "";
+  std::mt19937_64 rng(run_seed() + 7);
+  for (const char* setting : settings) {
+    setenv("PARPAT_TUNING", setting, 1);
+    for (DType t : {DType::float32, DType::float64, DType::int32})
+      for (ReduceOp op : {ReduceOp::sum, ReduceOp::min, ReduceOp::argmax})
+        for (std::int64_t n : {std::int64_t{33}, std::int64_t{1025}, std::int64_t{4099},
+                               std::int64_t{65537}, std::int64_t{(1 << 20) + 7}}) {
+          auto host = random_bytes(t, n, rng);
+          check(t, op, Axis::all, 1, n, n, host, setting);
+          if (HasFailure()) break;
+        }
+    if (HasFailure()) break;
+  }
+  if (before)
+    setenv("PARPAT_TUNING", saved.c_str(), 1);
+  else
+    unsetenv("PARPAT_TUNING");
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVariants, ReduceTest, ::testing::ValuesIn(targets()), target_name);
