@@ -296,7 +296,8 @@ TEST_P(ReduceTest, FastSmallInputShapesUnderOtherTunings) {
   if (d.backend() == Backend::cpu || GetParam().variant != "fast") GTEST_SKIP() << "GPU `fast`";
   const char* settings[] = {
       "reduce.fast.single_block_bytes=0,reduce.fast.small_items=1,reduce.fast.small_block=64",
-      "reduce.fast.single_block_bytes=1048576,reduce.fast.small_items=8",
+      "reduce.fast.single_block_bytes=1048576,reduce.fast.single_block_items=8,"
+      "reduce.fast.small_items=8",
       "reduce.fast.single_block_bytes=256,reduce.fast.small_items=3,reduce.fast.small_block=96",
   };
   const char* before = std::getenv("PARPAT_TUNING");

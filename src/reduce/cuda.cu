@@ -696,7 +696,8 @@ struct FastPlan {
 
 // The launch of `fast` over `n` contiguous elements, by size:
 //   tiny (at most reduce.fast.single_block_bytes): one block, no ticket, a thread per
-//     reduce.fast.small_items vectors (rounded up to whole warps, at most kFastBlock);
+//     reduce.fast.single_block_items vectors (rounded up to whole warps, at most kFastBlock;
+//     one warp skips the block reduction's shared-memory round);
 //   small (the bandwidth-bound grid below would not fill the device): blocks of
 //     reduce.fast.small_block threads, each thread about reduce.fast.small_items vectors, as many
 //     blocks as that takes up to one resident wave, so the data is spread over as many SMs as
@@ -707,7 +708,9 @@ struct FastPlan {
 template <class T, class Op>
 FastPlan fast_plan(const DeviceInfo& info, std::int64_t n) {
   const std::int64_t vectors = ceil_div(n, Vec16<T>::kCount);
-  const std::int64_t items = std::clamp(tuning(info, "reduce.fast.small_items", 2), 1, kFastUnroll);
+  auto items_of = [&](const char* key) -> std::int64_t {
+    return std::clamp(tuning(info, key, 2), 1, kFastUnroll);
+  };
   auto warps_of = [](std::int64_t threads) {
     return static_cast<int>(
         std::clamp<std::int64_t>(ceil_div(threads, kWarp) * kWarp, kWarp, kFastBlock));
@@ -720,7 +723,7 @@ FastPlan fast_plan(const DeviceInfo& info, std::int64_t n) {
   };
   if (n * static_cast<std::int64_t>(sizeof(T)) <=
       tuning(info, "reduce.fast.single_block_bytes", 32768))
-    return {1, warps_of(ceil_div(vectors, items))};
+    return {1, warps_of(ceil_div(vectors, items_of("reduce.fast.single_block_items")))};
   const std::int64_t cus = std::max(info.compute_units, 1);
   const std::int64_t fill =
       cus * std::min(resident_blocks(kFastBlock),
@@ -729,8 +732,8 @@ FastPlan fast_plan(const DeviceInfo& info, std::int64_t n) {
   if (large >= fill) return {static_cast<int>(fill), kFastBlock};
   const int block = warps_of(tuning(info, "reduce.fast.small_block", 256));
   const std::int64_t wave = cus * resident_blocks(block);
-  return {static_cast<int>(std::clamp<std::int64_t>(ceil_div(vectors, block * items), 1, wave)),
-          block};
+  const std::int64_t blocks = ceil_div(vectors, block * items_of("reduce.fast.small_items"));
+  return {static_cast<int>(std::clamp<std::int64_t>(blocks, 1, wave)), block};
 }
 
 template <class T, class Op>

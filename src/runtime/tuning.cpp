@@ -25,10 +25,11 @@ const std::vector<Entry>& table() {
       {Backend::cuda, "H200", "reduce.fast.blocks_per_cu", 4},
       {Backend::cuda, "", "reduce.fast.block", 256},
       {Backend::cuda, "", "reduce.fast.blocks_per_cu", 8},
-      // Small inputs are latency-bound: one block without a ticket up to 32 KiB, then blocks of
-      // 256 threads with about 2 16-byte loads each, as many as the data covers, until the
-      // bandwidth-bound grid fills the device.
+      // Small inputs are latency-bound: one block without a ticket up to 32 KiB (a thread per 2
+      // 16-byte loads), then blocks of 256 threads with about 2 loads each, as many as the data
+      // covers, until the bandwidth-bound grid fills the device.
       {Backend::cuda, "", "reduce.fast.single_block_bytes", 32768},
+      {Backend::cuda, "", "reduce.fast.single_block_items", 2},
       {Backend::cuda, "", "reduce.fast.small_block", 256},
       {Backend::cuda, "", "reduce.fast.small_items", 2},
       {Backend::cuda, "", "reduce.tree.block", 256},
