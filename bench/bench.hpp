@@ -22,6 +22,13 @@ struct BenchOptions {
   std::vector<std::string> dtypes;    // empty: the pattern's default dtypes
   std::vector<std::int64_t> bins;     // histogram bin counts; empty: the default sweep
   int reps = 20;
+  // How a case is timed: "launch" (each run alone between device events), "graph" (runs
+  // captured `graph_launches` at a time into one graph, replay time / graph_launches, where the
+  // backend has graphs) or "auto" (graph when the case's first single launch is shorter than
+  // `graph_below_us`). Every measurement of a case, baseline included, uses the same method.
+  std::string timing = "auto";
+  int graph_launches = 100;
+  double graph_below_us = 20;
 };
 
 struct BenchRow {
@@ -35,6 +42,7 @@ struct BenchRow {
   double baseline_ms = 0;  // 0: no baseline for this case
   bool verified = false;   // result equal to the CPU reference within the contract
   std::string note;
+  std::string timing;  // how time_ms and baseline_ms were taken: "launch" or "graph×K"
 };
 
 nlohmann::json to_json(const BenchRow& r);
@@ -44,6 +52,30 @@ std::string markdown_table(const std::vector<BenchRow>& rows);
 // Median device time of `run(rep)` over `reps` timed runs after `warmup` untimed ones.
 double median_time_ms(const Device& device, const std::function<void(int)>& run, int reps,
                       int warmup = 3);
+
+// Median device time of one `run(rep)` when `launches` runs (rep = warmup, warmup + 1, ...) are
+// captured into one graph and the graph is replayed `reps` times: replay time / launches, which
+// leaves out the launch gaps that dominate short kernels. Runs `warmup` untimed eager runs
+// first (module loading, cached attributes). Returns 0 when the backend has no graphs.
+double median_graph_time_ms(const Device& device, const std::function<void(int)>& run, int reps,
+                            int launches, int warmup = 3);
+
+// Times every measurement of one case (each variant and the baseline) by one method, which in
+// "auto" mode the case's first measurement picks, so the comparison within a case stays fair.
+class CaseTimer {
+ public:
+  CaseTimer(const Device& device, const BenchOptions& options)
+      : device_(device), options_(options) {}
+  double time_ms(const std::function<void(int)>& run);
+  // "launch" or "graph×K"; empty before the first measurement.
+  std::string method() const;
+
+ private:
+  enum class Method { undecided, launch, graph };
+  const Device& device_;
+  const BenchOptions& options_;
+  Method method_ = Method::undecided;
+};
 
 // Input copies to rotate through so the data of consecutive runs is not served from L2.
 int rotation_count(const DeviceInfo& info, std::size_t bytes_per_input);

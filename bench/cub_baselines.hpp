@@ -9,15 +9,18 @@
 
 namespace parpat::bench {
 
+class CaseTimer;
+
 // Median milliseconds of CUB's DeviceReduce (Sum, Min, Max, ArgMin, ArgMax) over `inputs`
-// (rotated), each of `n` elements, `reps` timed runs; its temporary storage is allocated once,
-// outside the timing. Returns 0 when CUB has no equivalent of `op`.
+// (rotated), each of `n` elements, timed by the case's `timer` (one launch at a time or graph
+// replays, as parpat's variants of the case); its temporary storage is allocated once, outside
+// the timing, so the calls can be captured. Returns 0 when CUB has no equivalent of `op`.
 double cub_reduce_ms(const Device& device, DType dtype, ReduceOp op,
-                     const std::vector<Array>& inputs, int reps);
+                     const std::vector<Array>& inputs, CaseTimer& timer);
 
 // CUB DeviceSegmentedReduce over the rows of a contiguous rows × cols matrix (axis rows).
 double cub_segmented_reduce_ms(const Device& device, DType dtype, ReduceOp op, const Array& input,
-                               int reps);
+                               CaseTimer& timer);
 
 // Median milliseconds of CUB's DeviceHistogram::HistogramEven (32-bit counters) of `bins` bins
 // over [lo, hi) on `inputs` (rotated); `temp_bytes` receives the temporary storage CUB asks

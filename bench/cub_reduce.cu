@@ -1,9 +1,11 @@
 // CUB baselines for `parpat bench reduce`: DeviceReduce (Sum, Min, Max, ArgMin, ArgMax) and
-// DeviceSegmentedReduce over matrix rows, timed exactly as parpat's variants are (device
-// events, warm-up, median, rotated inputs), with temporary storage allocated outside timing.
+// DeviceSegmentedReduce over matrix rows, timed exactly as parpat's variants of the same case
+// are (the case's CaseTimer: device events, warm-up, median, rotated inputs, one launch at a
+// time or graph replays), with temporary storage allocated outside timing.
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_segmented_reduce.cuh>
 
+#include <algorithm>
 #include <functional>
 #include <vector>
 
@@ -24,25 +26,23 @@ using WideSum =
     std::conditional_t<std::is_floating_point_v<T>, T,
                        std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
 
-// Sizes CUB's temporary storage with a first call, then times `call(temp, bytes, input)`.
-double time_cub(const Device& device, const std::vector<Array>& inputs, int reps,
+// Sizes CUB's temporary storage with a first call, then times `call(temp, bytes, input)`;
+// the timed calls only launch kernels on the device's stream, so they can be captured.
+double time_cub(const Device& device, const std::vector<Array>& inputs, CaseTimer& timer,
                 const std::function<cudaError_t(void*, std::size_t&, const void*)>& call) {
   std::size_t bytes = 0;
   PARPAT_CUDA(call(nullptr, bytes, inputs[0].buffer().handle()));
-  Buffer temp(device, bytes);
-  return median_time_ms(
-      device,
-      [&](int rep) {
-        std::size_t b = bytes;
-        PARPAT_CUDA(call(temp.handle(), b, inputs[rep % inputs.size()].buffer().handle()));
-      },
-      reps);
+  Buffer temp(device, std::max<std::size_t>(bytes, 1));
+  return timer.time_ms([&](int rep) {
+    std::size_t b = bytes;
+    PARPAT_CUDA(call(temp.handle(), b, inputs[rep % inputs.size()].buffer().handle()));
+  });
 }
 
 }  // namespace
 
 double cub_reduce_ms(const Device& device, DType dtype, ReduceOp op,
-                     const std::vector<Array>& inputs, int reps) {
+                     const std::vector<Array>& inputs, CaseTimer& timer) {
   auto& cuda = detail::backend_cast<detail::CudaDevice>(device);
   cudaStream_t stream = cuda.stream();
   std::int64_t n = inputs[0].size();
@@ -54,24 +54,24 @@ double cub_reduce_ms(const Device& device, DType dtype, ReduceOp op,
     auto* i = static_cast<std::int64_t*>(index.handle());
     switch (op) {
       case ReduceOp::sum:
-        return time_cub(device, inputs, reps, [&](void* tmp, std::size_t& b, const void* in) {
+        return time_cub(device, inputs, timer, [&](void* tmp, std::size_t& b, const void* in) {
           return cub::DeviceReduce::Sum(tmp, b, static_cast<const T*>(in),
                                         static_cast<WideSum<T>*>(out.handle()), n, stream);
         });
       case ReduceOp::min:
-        return time_cub(device, inputs, reps, [&](void* tmp, std::size_t& b, const void* in) {
+        return time_cub(device, inputs, timer, [&](void* tmp, std::size_t& b, const void* in) {
           return cub::DeviceReduce::Min(tmp, b, static_cast<const T*>(in), o, n, stream);
         });
       case ReduceOp::max:
-        return time_cub(device, inputs, reps, [&](void* tmp, std::size_t& b, const void* in) {
+        return time_cub(device, inputs, timer, [&](void* tmp, std::size_t& b, const void* in) {
           return cub::DeviceReduce::Max(tmp, b, static_cast<const T*>(in), o, n, stream);
         });
       case ReduceOp::argmin:
-        return time_cub(device, inputs, reps, [&](void* tmp, std::size_t& b, const void* in) {
+        return time_cub(device, inputs, timer, [&](void* tmp, std::size_t& b, const void* in) {
           return cub::DeviceReduce::ArgMin(tmp, b, static_cast<const T*>(in), o, i, n, stream);
         });
       case ReduceOp::argmax:
-        return time_cub(device, inputs, reps, [&](void* tmp, std::size_t& b, const void* in) {
+        return time_cub(device, inputs, timer, [&](void* tmp, std::size_t& b, const void* in) {
           return cub::DeviceReduce::ArgMax(tmp, b, static_cast<const T*>(in), o, i, n, stream);
         });
       default:
@@ -81,7 +81,7 @@ double cub_reduce_ms(const Device& device, DType dtype, ReduceOp op,
 }
 
 double cub_segmented_reduce_ms(const Device& device, DType dtype, ReduceOp op, const Array& input,
-                               int reps) {
+                               CaseTimer& timer) {
   if (op != ReduceOp::sum || input.row_stride() != input.cols()) return 0;
   auto& cuda = detail::backend_cast<detail::CudaDevice>(device);
   cudaStream_t stream = cuda.stream();
@@ -96,7 +96,7 @@ double cub_segmented_reduce_ms(const Device& device, DType dtype, ReduceOp op, c
     using T = decltype(t);
     Buffer out(device, rows * sizeof(WideSum<T>));
     std::vector<Array> one{input};
-    return time_cub(device, one, reps, [&](void* tmp, std::size_t& b, const void* in) {
+    return time_cub(device, one, timer, [&](void* tmp, std::size_t& b, const void* in) {
       return cub::DeviceSegmentedReduce::Sum(tmp, b, static_cast<const T*>(in),
                                              static_cast<WideSum<T>*>(out.handle()), rows, begin,
                                              begin + 1, stream);

@@ -24,22 +24,33 @@ nlohmann::json to_json(const BenchRow& r) {
     j["speedup"] = r.baseline_ms / r.time_ms;
   }
   if (!r.note.empty()) j["note"] = r.note;
+  if (!r.timing.empty()) j["timing"] = r.timing;
   return j;
 }
 
 std::string markdown_table(const std::vector<BenchRow>& rows) {
+  // A timing column only when some row was not timed one launch at a time.
+  bool graphs = std::any_of(rows.begin(), rows.end(),
+                            [](const BenchRow& r) { return r.timing.rfind("graph", 0) == 0; });
   std::string out =
       "| variant | dtype | op | shape | time (µs) | GB/s | % of peak | baseline (µs) | speed-up | "
-      "verified |\n|---|---|---|---|---:|---:|---:|---:|---:|---|\n";
+      "verified |" +
+      std::string(graphs ? " timing |" : "") + "\n|---|---|---|---|---:|---:|---:|---:|---:|---|" +
+      (graphs ? "---|" : "") + "\n";
   for (const auto& r : rows) {
     std::string base =
         r.baseline_ms > 0 ? fmt::format("{} {:.2f}", r.baseline, r.baseline_ms * 1e3) : "—";
     std::string speed = r.baseline_ms > 0 ? fmt::format("{:.2f}×", r.baseline_ms / r.time_ms) : "—";
-    out +=
-        fmt::format("| {} | {} | {} | {} | {:.2f} | {:.1f} | {:.1f} | {} | {} | {} |\n", r.variant,
-                    r.dtype, r.op, r.shape, r.time_ms * 1e3, r.gbps, r.pct_peak, base, speed,
-                    r.verified ? "yes" : "NO" + (r.note.empty() ? "" : " (" + r.note + ")"));
+    out += fmt::format("| {} | {} | {} | {} | {:.2f} | {:.1f} | {:.1f} | {} | {} | {} |", r.variant,
+                       r.dtype, r.op, r.shape, r.time_ms * 1e3, r.gbps, r.pct_peak, base, speed,
+                       r.verified ? "yes" : "NO" + (r.note.empty() ? "" : " (" + r.note + ")"));
+    out += graphs ? fmt::format(" {} |\n", r.timing.empty() ? "launch" : r.timing) : "\n";
   }
+  if (graphs)
+    out +=
+        "\ntiming: launch = one launch between device events, held behind a blocking kernel; "
+        "graph×K = K launches captured into one CUDA graph, replay time / K (the variant and "
+        "its baseline always by the same method)\n";
   return out;
 }
 
@@ -56,6 +67,69 @@ double median_time_ms(const Device& device, const std::function<void(int)>& run,
   }
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
+}
+
+double median_graph_time_ms(const Device& device, const std::function<void(int)>& run, int reps,
+                            int launches, int warmup) {
+  auto& impl = device.impl();
+  for (int i = 0; i < warmup; ++i)
+    run(i);
+  device.synchronize();
+  if (!impl.capture_begin()) return 0;
+  try {
+    for (int k = 0; k < launches; ++k)
+      run(warmup + k);
+  } catch (...) {
+    try {
+      impl.capture_end();  // leave the queue out of capture mode; its own error is secondary
+    } catch (...) {
+    }
+    throw;
+  }
+  impl.capture_end();
+  impl.replay();  // untimed: the first replay may still pay for setting the graph up
+  device.synchronize();
+  std::vector<double> times;
+  for (int i = 0; i < reps; ++i) {
+    impl.timer_start();
+    impl.replay();
+    times.push_back(impl.timer_stop_ms() / launches);
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+double CaseTimer::time_ms(const std::function<void(int)>& run) {
+  int reps = options_.reps, launches = std::max(options_.graph_launches, 1);
+  if (method_ == Method::launch) return median_time_ms(device_, run, reps);
+  if (method_ == Method::graph) return median_graph_time_ms(device_, run, reps, launches);
+  double single = 0;
+  if (options_.timing != "graph") {
+    single = median_time_ms(device_, run, reps);
+    if (options_.timing == "launch" || single * 1e3 >= options_.graph_below_us) {
+      method_ = Method::launch;
+      return single;
+    }
+  }
+  double replayed = median_graph_time_ms(device_, run, reps, launches);
+  if (replayed > 0) {
+    method_ = Method::graph;
+    return replayed;
+  }
+  method_ = Method::launch;  // the backend has no graphs
+  return single > 0 ? single : median_time_ms(device_, run, reps);
+}
+
+std::string CaseTimer::method() const {
+  switch (method_) {
+    case Method::launch:
+      return "launch";
+    case Method::graph:
+      return fmt::format("graph×{}", std::max(options_.graph_launches, 1));
+    case Method::undecided:
+      break;
+  }
+  return {};
 }
 
 int rotation_count(const DeviceInfo& info, std::size_t bytes_per_input) {
@@ -139,10 +213,10 @@ std::vector<double> numpy_times(const std::string& pattern,
 bool cub_available() {
   return false;
 }
-double cub_reduce_ms(const Device&, DType, ReduceOp, const std::vector<Array>&, int) {
+double cub_reduce_ms(const Device&, DType, ReduceOp, const std::vector<Array>&, CaseTimer&) {
   return 0;
 }
-double cub_segmented_reduce_ms(const Device&, DType, ReduceOp, const Array&, int) {
+double cub_segmented_reduce_ms(const Device&, DType, ReduceOp, const Array&, CaseTimer&) {
   return 0;
 }
 double cub_histogram_even_ms(const Device&, DType, std::int64_t, double, double,

@@ -1,6 +1,7 @@
 // `parpat bench reduce`: every variant of the device's backend over dtype × op × size, plus
 // rows / cols of a square float32 matrix, each verified against the CPU reference and timed
-// beside CUB (CUDA) or numpy (CPU) on the same inputs.
+// beside CUB (CUDA) or numpy (CPU) on the same inputs. Short CUDA cases are timed as graph
+// replays (bench.hpp's CaseTimer), the variants and CUB alike.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -47,7 +48,8 @@ std::vector<Case> reduce_cases(const Device& device, const BenchOptions& o) {
               : std::vector<DType>{DType::float32, DType::float64, DType::int32};
   if (!o.dtypes.empty()) {
     dtypes.clear();
-    for (const auto& name : o.dtypes) dtypes.push_back(parse_dtype(name));
+    for (const auto& name : o.dtypes)
+      dtypes.push_back(parse_dtype(name));
   }
   std::vector<ReduceOp> ops = o.quick ? std::vector<ReduceOp>{ReduceOp::sum, ReduceOp::max}
                                       : std::vector<ReduceOp>{ReduceOp::sum, ReduceOp::min,
@@ -98,11 +100,13 @@ std::vector<BenchRow> bench_reduce(const Device& device, const BenchOptions& o,
                             ? size_label(n)
                             : fmt::format("{}x{} {}", c.rows, c.cols, axis_name(c.axis));
 
+    // The baseline, timed first, picks the case's timing method for the variants too.
+    CaseTimer timer(device, o);
     double cub_ms = 0;
     if (cuda && c.axis == Axis::all) {
-      cub_ms = cub_reduce_ms(device, c.dtype, c.op, inputs, o.reps);
+      cub_ms = cub_reduce_ms(device, c.dtype, c.op, inputs, timer);
     } else if (cuda && c.axis == Axis::rows) {
-      cub_ms = cub_segmented_reduce_ms(device, c.dtype, c.op, inputs[0], o.reps);
+      cub_ms = cub_segmented_reduce_ms(device, c.dtype, c.op, inputs[0], timer);
     }
 
     for (const auto& v : list_variants("reduce")) {
@@ -143,11 +147,12 @@ std::vector<BenchRow> bench_reduce(const Device& device, const BenchOptions& o,
             row.note = why;
           }
         }
-        row.time_ms = median_time_ms(
-            device, [&](int rep) { reducer.run(inputs[rep % copies], values, indices); }, o.reps);
+        row.time_ms =
+            timer.time_ms([&](int rep) { reducer.run(inputs[rep % copies], values, indices); });
       } catch (const Error& e) {
         row.note = e.what();
       }
+      row.timing = timer.method();
       row.bytes = static_cast<double>(bytes);
       row.gbps = row.time_ms > 0 ? row.bytes / (row.time_ms * 1e6) : 0;
       row.pct_peak = peaks.read_gbps > 0 ? 100.0 * row.gbps / peaks.read_gbps : 0;
@@ -166,9 +171,9 @@ std::vector<BenchRow> bench_reduce(const Device& device, const BenchOptions& o,
         numpy_rows.push_back(rows.size());
       }
       rows.push_back(row);
-      std::cerr << fmt::format("  reduce {:<10} {:<8} {:<7} {:<22} {:9.2f} µs {}\n", row.variant,
-                               row.dtype, row.op, row.shape, row.time_ms * 1e3,
-                               row.verified ? "" : "NOT VERIFIED " + row.note);
+      std::cerr << fmt::format("  reduce {:<10} {:<8} {:<7} {:<22} {:9.2f} µs {:<10} {}\n",
+                               row.variant, row.dtype, row.op, row.shape, row.time_ms * 1e3,
+                               row.timing, row.verified ? "" : "NOT VERIFIED " + row.note);
     }
   }
   auto times = numpy_times("reduce", numpy_cases);

@@ -1,9 +1,11 @@
 // Reduce: every backend × variant present against the CPU reference (DESIGN.md §2, §6), on
 // fresh random inputs, the edge sizes, special values and 2-D shapes.
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 
 #include "parpat/array.hpp"
 #include "parpat/error.hpp"
@@ -11,6 +13,7 @@
 #include "parpat/registry.hpp"
 #include "reduce/reduce_internal.hpp"
 #include "reduce/verify.hpp"
+#include "runtime/device_impl.hpp"
 #include "test_support.hpp"
 
 #ifdef PARPAT_HAVE_CUDA
@@ -285,6 +288,39 @@ TEST_P(ReduceTest, Uint8SumBeyondTwoToThe31) {
   check(DType::uint8, ReduceOp::argmax, Axis::all, 1, n, n, host, "uint8 > 2^31");
 }
 
+// The launch shapes `fast` picks for small inputs (one block, small blocks with few loads per
+// thread, the bandwidth-bound grid) under other settings of its tuning knobs: every shape must
+// give the reference's result.
+TEST_P(ReduceTest, FastSmallInputShapesUnderOtherTunings) {
+  const Device& d = GetParam().device;
+  if (d.backend() == Backend::cpu || GetParam().variant != "fast") GTEST_SKIP() << "GPU `fast`";
+  const char* settings[] = {
+      "reduce.fast.single_block_bytes=0,reduce.fast.small_items=1,reduce.fast.small_block=64",
+      "reduce.fast.single_block_bytes=1048576,reduce.fast.single_block_items=8,"
+      "reduce.fast.small_items=8",
+      "reduce.fast.single_block_bytes=256,reduce.fast.small_items=3,reduce.fast.small_block=96",
+  };
+  const char* before = std::getenv("PARPAT_TUNING");
+  std::string saved = before ? before : "";
+  std::mt19937_64 rng(run_seed() + 7);
+  for (const char* setting : settings) {
+    setenv("PARPAT_TUNING", setting, 1);
+    for (DType t : {DType::float32, DType::float64, DType::int32})
+      for (ReduceOp op : {ReduceOp::sum, ReduceOp::min, ReduceOp::argmax})
+        for (std::int64_t n : {std::int64_t{33}, std::int64_t{1025}, std::int64_t{4099},
+                               std::int64_t{65537}, std::int64_t{(1 << 20) + 7}}) {
+          auto host = random_bytes(t, n, rng);
+          check(t, op, Axis::all, 1, n, n, host, setting);
+          if (HasFailure()) break;
+        }
+    if (HasFailure()) break;
+  }
+  if (before)
+    setenv("PARPAT_TUNING", saved.c_str(), 1);
+  else
+    unsetenv("PARPAT_TUNING");
+}
+
 INSTANTIATE_TEST_SUITE_P(AllVariants, ReduceTest, ::testing::ValuesIn(targets()), target_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ReduceTest);
 
@@ -344,6 +380,47 @@ TEST(ReduceCudaRaw, MatchesTheReference) {
         EXPECT_EQ(detail::reduce_mismatch(e, g, op, n), "") << "n " << n;
         if (op == ReduceOp::argmax) EXPECT_EQ(got_index, expected_index) << "n " << n;
       }
+    }
+  }
+}
+
+// `fast` can be captured into a CUDA graph (as `parpat bench` times short cases): replays of
+// several captured runs give bit for bit what one eager run gives, on every launch shape.
+TEST(ReduceCudaGraph, FastReplaysMatchEagerRuns) {
+  std::vector<Device> gpus;
+  for (const auto& d : devices())
+    if (d.backend() == Backend::cuda) gpus.push_back(d);
+  if (gpus.empty()) GTEST_SKIP() << "no CUDA device";
+  const Device& gpu = gpus[0];
+  std::mt19937_64 rng(run_seed() + 8);
+  for (std::int64_t n : {std::int64_t{1025}, std::int64_t{65537}, std::int64_t{(1 << 20) + 7},
+                         std::int64_t{(1 << 25) + 3}}) {
+    auto host = random_bytes(DType::float32, n, rng);
+    Array in = Array::from_host(gpu, DType::float32, {n}, host.data());
+    for (ReduceOp op : {ReduceOp::sum, ReduceOp::argmax}) {
+      SCOPED_TRACE(std::string(reduce_op_name(op)) + " of " + std::to_string(n) + ", seed " +
+                   std::to_string(run_seed()));
+      Reducer reducer(gpu, DType::float32, {n}, 0, {op, Axis::all, "fast"});
+      Buffer value(gpu, sizeof(float)), index(gpu, sizeof(std::int64_t));
+      reducer.run(in, value, index);
+      float eager = 0, replayed = 0;
+      std::int64_t eager_index = 0, replayed_index = 0;
+      value.download(&eager, sizeof eager);
+      index.download(&eager_index, sizeof eager_index);
+      std::vector<float> zero(1, 0.0f);
+      value.upload(zero.data(), sizeof(float));
+      auto& impl = gpu.impl();
+      ASSERT_TRUE(impl.capture_begin());
+      for (int k = 0; k < 3; ++k)
+        reducer.run(in, value, index);
+      impl.capture_end();
+      for (int k = 0; k < 2; ++k)
+        impl.replay();
+      gpu.synchronize();
+      value.download(&replayed, sizeof replayed);
+      index.download(&replayed_index, sizeof replayed_index);
+      EXPECT_EQ(std::memcmp(&eager, &replayed, sizeof eager), 0) << eager << " vs " << replayed;
+      if (op == ReduceOp::argmax) EXPECT_EQ(eager_index, replayed_index);
     }
   }
 }

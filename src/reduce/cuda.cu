@@ -12,11 +12,14 @@
 //               compare-and-swap loop (float sums then depend on arrival order).
 //   fast        one launch: 16-byte loads, eight in flight per thread, a grid sized to fill the
 //               device once, warp-shuffle block reduction, per-block partials, and the last
-//               block to arrive (atomic ticket) folds the partials in block order. The grid and
-//               every fold order are fixed, so the result is bit-identical run to run. Rows
-//               (numpy axis=1) use a thread, a warp or a block per row by row length; columns
-//               (axis=0) give each thread a 16-byte strip of columns over a chunk of rows, and
-//               the last chunk of a column strip to finish folds the chunks in order.
+//               block to arrive (atomic ticket) folds the partials in block order. Small inputs
+//               are latency-bound instead: one block with no ticket when they are tiny, else
+//               smaller blocks with one or two loads per thread spread over as many SMs as the
+//               data covers, so every SM makes one short round trip (fast_plan). The grid and
+//               every fold order are fixed per size, so the result is bit-identical run to run.
+//               Rows (numpy axis=1) use a thread, a warp or a block per row by row length;
+//               columns (axis=0) give each thread a 16-byte strip of columns over a chunk of
+//               rows, and the last chunk of a column strip to finish folds the chunks in order.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -36,6 +39,7 @@ namespace {
 
 constexpr int kWarp = 32;
 constexpr int kFastUnroll = 8;
+constexpr int kFastBlock = 512;  // the largest block of fast_all: its launch bound
 
 // ---------------------------------------------------------------------------------------------
 // Device helpers
@@ -80,7 +84,8 @@ __device__ typename Op::Acc block_reduce(typename Op::Acc v) {
   __shared__ Acc warp_results[32];
   int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
   v = warp_reduce<Op>(v);
-  __syncthreads();  // warp_results may still be read by a previous call
+  if (blockDim.x == kWarp) return v;  // one warp (tiny inputs): no shared-memory round
+  __syncthreads();                    // warp_results may still be read by a previous call
   if (lane == 0) warp_results[warp] = v;
   __syncthreads();
   int warps = blockDim.x / kWarp;
@@ -294,7 +299,9 @@ __global__ void atomic_finish(const typename Op::Acc* slot, typename Op::Result*
 
 // Every block folds its grid-stride share; block results go to `partials`; the last block to
 // take a ticket folds them in block order and resets the ticket counter for the next launch.
-template <class Op>
+// kBatched: each thread keeps four partial loads in flight (small blocks on a wide grid have
+// several partials per thread), at the cost of registers the bandwidth-bound form keeps.
+template <class Op, bool kBatched = false>
 __device__ void finish_by_last_block(typename Op::Acc v, typename Op::Acc* partials,
                                      unsigned* counter, typename Op::Result* values,
                                      std::int64_t* indices, std::int64_t o) {
@@ -311,9 +318,23 @@ __device__ void finish_by_last_block(typename Op::Acc v, typename Op::Acc* parti
   __syncthreads();
   if (!is_last) return;
   __threadfence();
+  // Each thread folds partials threadIdx.x, + blockDim.x, ... in that order.
   typename Op::Acc acc = Op::identity();
-  for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x)
-    acc = Op::combine(acc, load_coherent(partials + b));
+  if constexpr (kBatched) {
+    constexpr int kBatch = 4;
+    for (unsigned b = threadIdx.x; b < gridDim.x; b += kBatch * blockDim.x) {
+      typename Op::Acc p[kBatch];
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u)
+        if (b + u * blockDim.x < gridDim.x) p[u] = load_coherent(partials + b + u * blockDim.x);
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u)
+        if (b + u * blockDim.x < gridDim.x) acc = Op::combine(acc, p[u]);
+    }
+  } else {
+    for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x)
+      acc = Op::combine(acc, load_coherent(partials + b));
+  }
   acc = block_reduce<Op>(acc);
   if (threadIdx.x == 0) {
     write_result<Op>(acc, values, indices, o);
@@ -321,14 +342,19 @@ __device__ void finish_by_last_block(typename Op::Acc v, typename Op::Acc* parti
   }
 }
 
-template <class T, class Op, int kBlock>
-__global__ void __launch_bounds__(kBlock)
+// The bandwidth-bound form runs blocks of kFastBlock. kSmall is the latency-bound form for small
+// inputs (fast_plan): any blockDim that is a multiple of 32 up to kFastBlock, a thread's last
+// vectors loaded as one predicated batch, the partials folded four loads at a time. Both visit
+// and fold in the same order, so for one grid they give the same bits.
+template <class T, class Op, bool kSmall>
+__global__ void __launch_bounds__(kFastBlock)
     fast_all(const T* in, std::int64_t n, std::int64_t head, typename Op::Acc* partials,
              unsigned* counter, typename Op::Result* values, std::int64_t* indices) {
   using Acc = typename Op::Acc;
   constexpr int V = Vec16<T>::kCount;
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kBlock;
-  const std::int64_t gid = static_cast<std::int64_t>(blockIdx.x) * kBlock + threadIdx.x;
+  const int block = kSmall ? static_cast<int>(blockDim.x) : kFastBlock;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * block;
+  const std::int64_t gid = static_cast<std::int64_t>(blockIdx.x) * block + threadIdx.x;
   const std::int64_t vectors = (n - head) / V;
   const std::int64_t tail = head + vectors * V;
   const T* body = in + head;
@@ -345,11 +371,25 @@ __global__ void __launch_bounds__(kBlock)
     for (int u = 0; u < kFastUnroll; ++u)
       acc = fold16<Op>(acc, x[u], head + (v + u * stride) * V);
   }
-  for (; v < vectors; v += stride)
-    acc = fold16<Op>(acc, load16(body + v * V), head + v * V);
+  if constexpr (kSmall) {
+    if (v < vectors) {
+      // Fewer than kFastUnroll vectors left (all of a thread's vectors on small inputs): one
+      // batch of predicated loads in flight, so the thread waits for memory once.
+      Vec16<T> x[kFastUnroll];
+#pragma unroll
+      for (int u = 0; u < kFastUnroll; ++u)
+        if (v + u * stride < vectors) x[u] = load16(body + (v + u * stride) * V);
+#pragma unroll
+      for (int u = 0; u < kFastUnroll; ++u)
+        if (v + u * stride < vectors) acc = fold16<Op>(acc, x[u], head + (v + u * stride) * V);
+    }
+  } else {
+    for (; v < vectors; v += stride)
+      acc = fold16<Op>(acc, load16(body + v * V), head + v * V);
+  }
   if (gid < n - tail) acc = Op::append(acc, in[tail + gid], tail + gid);
   acc = block_reduce<Op>(acc);
-  finish_by_last_block<Op>(acc, partials, counter, values, indices, 0);
+  finish_by_last_block<Op, kSmall>(acc, partials, counter, values, indices, 0);
 }
 
 // Strided 2-D input seen as one flat array: scalar loads through the row stride.
@@ -662,21 +702,67 @@ class AtomicReduce final : public CudaReduce<T, Op> {
   Buffer slot_;
 };
 
-constexpr int kFastBlock = 512;
 constexpr int kRowsBlock = 256;
 constexpr int kColsBlock = 128;
 
-// Blocks of `fast` for `vectors` 16-byte loads: one wave that fills every SM as far as the
-// kernel's occupancy allows (never a second wave), never more blocks than there is work for.
+struct FastPlan {
+  int grid = 1, block = kFastBlock;
+  bool small = false;  // fast_all's latency-bound form
+};
+
+// The launch of `fast` over `n` contiguous elements, by size:
+//   tiny (at most reduce.fast.single_block_bytes): one block, no ticket, a thread per
+//     reduce.fast.single_block_items vectors (rounded up to whole warps, at most kFastBlock;
+//     one warp skips the block reduction's shared-memory round);
+//   small (the bandwidth-bound grid below would not fill the device): blocks of
+//     reduce.fast.small_block threads, each thread about reduce.fast.small_items vectors, as many
+//     blocks as that takes up to one resident wave, so the data is spread over as many SMs as
+//     it covers and each thread makes one short round trip;
+//   large: one wave of kFastBlock-thread blocks, reduce.fast.blocks_per_cu per SM as far as
+//     occupancy allows, kFastUnroll loads in flight per thread, never more blocks than there is
+//     work for.
 template <class T, class Op>
-int fast_grid(const DeviceInfo& info, std::int64_t vectors) {
-  int resident = 0;
-  PARPAT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, fast_all<T, Op, kFastBlock>,
-                                                            kFastBlock, 0));
-  int per_cu = std::max(1, std::min(resident, tuning(info, "reduce.fast.blocks_per_cu", 4)));
-  std::int64_t fill = static_cast<std::int64_t>(info.compute_units) * per_cu;
-  return static_cast<int>(
-      std::clamp<std::int64_t>(ceil_div(vectors, kFastBlock * kFastUnroll), 1, fill));
+FastPlan fast_plan(const DeviceInfo& info, std::int64_t n) {
+  const std::int64_t vectors = ceil_div(n, Vec16<T>::kCount);
+  auto items_of = [&](const char* key) -> std::int64_t {
+    return std::clamp(tuning(info, key, 2), 1, kFastUnroll);
+  };
+  auto warps_of = [](std::int64_t threads) {
+    return static_cast<int>(
+        std::clamp<std::int64_t>(ceil_div(threads, kWarp) * kWarp, kWarp, kFastBlock));
+  };
+  auto resident_blocks = [](auto kernel, int block) {
+    int resident = 0;
+    PARPAT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, block, 0));
+    return std::max(resident, 1);
+  };
+  if (n * static_cast<std::int64_t>(sizeof(T)) <=
+      tuning(info, "reduce.fast.single_block_bytes", 32768))
+    return {1, warps_of(ceil_div(vectors, items_of("reduce.fast.single_block_items"))), true};
+  const std::int64_t cus = std::max(info.compute_units, 1);
+  const std::int64_t fill =
+      cus * std::min(resident_blocks(fast_all<T, Op, false>, kFastBlock),
+                     std::max(1, tuning(info, "reduce.fast.blocks_per_cu", 4)));
+  const std::int64_t large = ceil_div(vectors, kFastBlock * kFastUnroll);
+  if (large >= fill) return {static_cast<int>(fill), kFastBlock, false};
+  const int block = warps_of(tuning(info, "reduce.fast.small_block", 256));
+  const std::int64_t wave = cus * resident_blocks(fast_all<T, Op, true>, block);
+  const std::int64_t blocks = ceil_div(vectors, block * items_of("reduce.fast.small_items"));
+  return {static_cast<int>(std::clamp<std::int64_t>(blocks, 1, wave)), block, true};
+}
+
+template <class T, class Op>
+void launch_fast_all(const FastPlan& plan, cudaStream_t stream, const T* in, std::int64_t n,
+                     std::int64_t head, typename Op::Acc* partials, unsigned* counter,
+                     typename Op::Result* values, std::int64_t* indices) {
+  if (plan.small) {
+    fast_all<T, Op, true>
+        <<<plan.grid, plan.block, 0, stream>>>(in, n, head, partials, counter, values, indices);
+  } else {
+    fast_all<T, Op, false>
+        <<<plan.grid, kFastBlock, 0, stream>>>(in, n, head, partials, counter, values, indices);
+  }
+  check_launch("fast_all");
 }
 
 template <class T, class Op>
@@ -689,10 +775,11 @@ class FastReduce final : public CudaReduce<T, Op> {
   FastReduce(const Device& d, const ReduceShape& s) : Base(d, s) {
     const auto& info = d.info();
     if (s.axis == Axis::all) {
-      grid_ = s.contiguous()
-                  ? fast_grid<T, Op>(info, ceil_div(s.size(), V))
-                  : static_cast<int>(std::clamp<std::int64_t>(s.rows, 1, info.compute_units * 4));
-      partials_ = Buffer(d, grid_ * sizeof(Acc));
+      if (s.contiguous())
+        plan_ = fast_plan<T, Op>(info, s.size());
+      else
+        plan_.grid = static_cast<int>(std::clamp<std::int64_t>(s.rows, 1, info.compute_units * 4));
+      partials_ = Buffer(d, plan_.grid * sizeof(Acc));
       counters_ = this->zeroed(sizeof(unsigned));
     } else if (s.axis == Axis::cols) {
       bool vec = (s.row_stride * sizeof(T)) % 16 == 0;
@@ -720,11 +807,9 @@ class FastReduce final : public CudaReduce<T, Op> {
       if (s.contiguous()) {
         auto addr = reinterpret_cast<std::uintptr_t>(x);
         std::int64_t head = std::min<std::int64_t>(s.size(), ((16 - addr % 16) % 16) / sizeof(T));
-        fast_all<T, Op, kFastBlock>
-            <<<grid_, kFastBlock, 0, stream>>>(x, s.size(), head, partials, counter, out, idx);
-        check_launch("fast_all");
+        launch_fast_all<T, Op>(plan_, stream, x, s.size(), head, partials, counter, out, idx);
       } else {
-        fast_all_strided<T, Op, kFastBlock><<<grid_, kFastBlock, 0, stream>>>(
+        fast_all_strided<T, Op, kFastBlock><<<plan_.grid, kFastBlock, 0, stream>>>(
             x, s.rows, s.cols, s.row_stride, partials, counter, out, idx);
         check_launch("fast_all_strided");
       }
@@ -769,7 +854,7 @@ class FastReduce final : public CudaReduce<T, Op> {
   }
 
  private:
-  int grid_ = 1;
+  FastPlan plan_;  // axis all
   int width_ = 1;
   std::int64_t col_tiles_ = 1, chunks_ = 1, chunk_rows_ = 1;
   Buffer partials_, counters_;
@@ -828,9 +913,9 @@ std::vector<ReduceVariant> cuda_reduce_variants() {
                  "block=256 blocks/SM=8",
                  "axis all; sum, prod, min, max (not uint8 min/max, no arg ops)", false),
        atomic_supports, make<AtomicReduce>},
-      {cuda_info("fast",
-                 "16-byte loads x8 in flight, shuffles, one launch finished by the last block",
-                 "block=512 blocks/SM=4", ""),
+      {cuda_info(
+           "fast", "16-byte loads x8 in flight, shuffles, one launch finished by the last block",
+           "block=512 blocks/SM=4; small inputs: block=256 items=2, one block up to 32 KiB", ""),
        everything, make<FastReduce>},
   };
 }
@@ -860,8 +945,8 @@ void reduce(const void* d_in, DType dtype, std::int64_t n, ReduceOp op, void* d_
       visit_reduce_op<T>(op, [&](auto o) {
         using Op = decltype(o);
         using Acc = typename Op::Acc;
-        int grid = fast_grid<T, Op>(info, ceil_div(n, Vec16<T>::kCount));
-        std::size_t counter_at = (grid * sizeof(Acc) + 255) / 256 * 256;
+        FastPlan plan = fast_plan<T, Op>(info, n);
+        std::size_t counter_at = (plan.grid * sizeof(Acc) + 255) / 256 * 256;
         std::size_t need = counter_at + 256;
         if (!d_workspace) {
           workspace_bytes = need;
@@ -877,11 +962,10 @@ void reduce(const void* d_in, DType dtype, std::int64_t n, ReduceOp op, void* d_
         auto* base = static_cast<unsigned char*>(d_workspace);
         auto addr = reinterpret_cast<std::uintptr_t>(d_in);
         std::int64_t head = std::min<std::int64_t>(n, ((16 - addr % 16) % 16) / sizeof(T));
-        fast_all<T, Op, kFastBlock><<<grid, kFastBlock, 0, stream>>>(
-            static_cast<const T*>(d_in), n, head, reinterpret_cast<Acc*>(base),
-            reinterpret_cast<unsigned*>(base + counter_at),
-            static_cast<typename Op::Result*>(d_value), d_index);
-        check_launch("fast_all");
+        launch_fast_all<T, Op>(plan, stream, static_cast<const T*>(d_in), n, head,
+                               reinterpret_cast<Acc*>(base),
+                               reinterpret_cast<unsigned*>(base + counter_at),
+                               static_cast<typename Op::Result*>(d_value), d_index);
       });
     }
   });

@@ -120,6 +120,7 @@ struct Tunables {
   std::size_t tree_block, serial_block, serial_items, gridstride_block, gridstride_groups,
       atomic_block, atomic_groups, fast_block, fast_groups, fast_rows_block, fast_rows_groups,
       fast_cols_block, fast_cols_groups;
+  std::int64_t fast_small_items, fast_single_block_bytes;
 };
 
 Tunables tunables(const DeviceInfo& d) {
@@ -138,6 +139,8 @@ Tunables tunables(const DeviceInfo& d) {
   t.fast_rows_groups = cus * std::max(tuning(d, "reduce.fast.rows_blocks_per_cu", 8), 1);
   t.fast_cols_block = block_size(d, "reduce.fast.cols_block");
   t.fast_cols_groups = cus * std::max(tuning(d, "reduce.fast.cols_blocks_per_cu", 8), 1);
+  t.fast_small_items = std::clamp(tuning(d, "reduce.fast.small_items", 2), 1, 8);
+  t.fast_single_block_bytes = tuning(d, "reduce.fast.single_block_bytes", 32768);
   return t;
 }
 
@@ -341,15 +344,19 @@ class FastKernel final : public OpenclReduce {
     auto vw = static_cast<std::int64_t>(kVectorBytes / dtype_size(s.dtype));
     std::int64_t counters = 1;
     if (s.axis == Axis::all) {
-      // A batch of 8 vectors per work-item (group_elements per vector step) before the grid grows
-      // past one group per compute unit; below that, every compute unit gets a group while
-      // work-items have 2 vectors, so small inputs are spread over the device's load paths rather
-      // than a few units.
+      // Small inputs are latency-bound: up to reduce.fast.single_block_bytes one group, no
+      // ticket; then, while a batch of 8 vectors per work-item (group_elements per vector step)
+      // would not fill the tuned grid, groups of about reduce.fast.small_items vectors per
+      // work-item, so the data is spread over as many compute units as it covers and each
+      // work-item waits for memory once; past that the tuned grid, 8 vectors in flight each.
       auto group_elements = static_cast<std::int64_t>(block) * vw;
-      std::int64_t spread = std::min<std::int64_t>(std::max(d.info().compute_units, 1),
-                                                   ceil_div(s.size(), group_elements * 2));
-      groups_ = static_cast<std::size_t>(std::clamp<std::int64_t>(
-          std::max(ceil_div(s.size(), group_elements * 8), spread), 1, most));
+      std::int64_t large = ceil_div(s.size(), group_elements * 8);
+      std::int64_t bytes = s.size() * static_cast<std::int64_t>(dtype_size(s.dtype));
+      std::int64_t groups = bytes <= tune_.fast_single_block_bytes ? 1
+                            : large >= most
+                                ? most
+                                : ceil_div(s.size(), group_elements * tune_.fast_small_items);
+      groups_ = static_cast<std::size_t>(std::clamp<std::int64_t>(groups, 1, most));
       kernel_ = &kernel("fast_all");
       partials_ = partials(static_cast<std::int64_t>(groups_));
     } else if (s.axis == Axis::rows) {

@@ -27,6 +27,14 @@ class DeviceImpl {
   // stalls and the measurement then includes host time.
   virtual void timer_start() = 0;
   virtual double timer_stop_ms() = 0;
+
+  // Graph capture of the device's queue, for timing short launches without the gaps between
+  // them: the work enqueued between capture_begin() and capture_end() is recorded, not run, and
+  // each replay() enqueues all of it again as one graph. Only allocation-free, host-sync-free
+  // work can be captured. Backends without graphs return false from capture_begin().
+  virtual bool capture_begin() { return false; }
+  virtual void capture_end() {}
+  virtual void replay() {}
 };
 
 template <class Concrete>

@@ -25,6 +25,13 @@ const std::vector<Entry>& table() {
       {Backend::cuda, "H200", "reduce.fast.blocks_per_cu", 4},
       {Backend::cuda, "", "reduce.fast.block", 256},
       {Backend::cuda, "", "reduce.fast.blocks_per_cu", 8},
+      // Small inputs are latency-bound: one block without a ticket up to 32 KiB (a thread per 2
+      // 16-byte loads), then blocks of 256 threads with about 2 loads each, as many as the data
+      // covers, until the bandwidth-bound grid fills the device.
+      {Backend::cuda, "", "reduce.fast.single_block_bytes", 32768},
+      {Backend::cuda, "", "reduce.fast.single_block_items", 2},
+      {Backend::cuda, "", "reduce.fast.small_block", 256},
+      {Backend::cuda, "", "reduce.fast.small_items", 2},
       {Backend::cuda, "", "reduce.tree.block", 256},
       {Backend::cuda, "", "reduce.serial.items", 64},
       {Backend::cuda, "", "reduce.serial.block", 256},
@@ -39,6 +46,10 @@ const std::vector<Entry>& table() {
       {Backend::opencl, "H200", "reduce.fast.blocks_per_cu", 4},
       {Backend::opencl, "", "reduce.fast.block", 256},
       {Backend::opencl, "", "reduce.fast.blocks_per_cu", 8},
+      // Small inputs: one group up to 32 KiB, then about 2 vectors per work-item over as many
+      // groups as that takes (at most the tuned grid).
+      {Backend::opencl, "", "reduce.fast.single_block_bytes", 32768},
+      {Backend::opencl, "", "reduce.fast.small_items", 2},
       // Axis rows: groups of 256, 8 per compute unit (2048 threads per SM on NVIDIA).
       {Backend::opencl, "", "reduce.fast.rows_block", 256},
       {Backend::opencl, "", "reduce.fast.rows_blocks_per_cu", 8},

@@ -1,4 +1,5 @@
-// parpat bench [PATTERN...] [--quick] [--sizes N...] [--variant V...] [--json OUT] [--markdown]
+// parpat bench [PATTERN...] [--quick] [--sizes N...] [--variant V...] [--timing auto|launch|graph]
+// [--json OUT] [--markdown]
 #include <fmt/format.h>
 
 #include <fstream>
@@ -29,6 +30,16 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--dtype", o->bench.dtypes, "only these element types");
   cmd->add_option("--bins", o->bench.bins, "histogram bin counts to time");
   cmd->add_option("--reps", o->bench.reps, "timed runs per case (median; at least 20)");
+  cmd->add_option("--timing", o->bench.timing,
+                  "auto: cases whose single launch is short are timed as graph replays; launch: "
+                  "one launch at a time; graph: always graph replays (CUDA)")
+      ->check(CLI::IsMember({"auto", "launch", "graph"}));
+  cmd->add_option("--graph-launches", o->bench.graph_launches,
+                  "launches captured per graph when timing by graph replays")
+      ->check(CLI::Range(1, 10000));
+  cmd->add_option("--graph-below-us", o->bench.graph_below_us,
+                  "auto timing: a single launch shorter than this (µs) switches to graph replays")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--json", o->json_out, "write all rows as JSON to this file");
   cmd->add_flag("--markdown", o->markdown, "print markdown tables");
   cmd->add_option("--backend", o->backend, "cpu, cuda or opencl (default: the fastest present)");

@@ -75,6 +75,7 @@ CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
 
 CudaDevice::~CudaDevice() {
   cudaSetDevice(ordinal_);
+  if (graph_) cudaGraphExecDestroy(graph_);
   if (start_) cudaEventDestroy(start_);
   if (stop_) cudaEventDestroy(stop_);
   if (stream_) cudaStreamDestroy(stream_);
@@ -140,6 +141,35 @@ double CudaDevice::timer_stop_ms() {
   float ms = 0;
   PARPAT_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
   return ms;
+}
+
+// Thread-local capture: calls of other threads (another device's work) are not affected, and
+// anything this thread does that cannot be captured (a synchronisation, a blocking copy) fails
+// the capture with an error instead of running.
+bool CudaDevice::capture_begin() {
+  activate();
+  PARPAT_CUDA(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+  return true;
+}
+
+void CudaDevice::capture_end() {
+  cudaGraph_t graph = nullptr;
+  PARPAT_CUDA(cudaStreamEndCapture(stream_, &graph));
+  if (graph_) {
+    PARPAT_CUDA(cudaGraphExecDestroy(graph_));
+    graph_ = nullptr;
+  }
+  cudaError_t status = cudaGraphInstantiate(&graph_, graph, 0);
+  cudaGraphDestroy(graph);
+  PARPAT_CUDA(status);
+  // Upload now, so the first timed replay does not pay for it.
+  PARPAT_CUDA(cudaGraphUpload(graph_, stream_));
+  PARPAT_CUDA(cudaStreamSynchronize(stream_));
+}
+
+void CudaDevice::replay() {
+  if (!graph_) throw Error(ErrorKind::invalid_argument, "no captured graph to replay");
+  PARPAT_CUDA(cudaGraphLaunch(graph_, stream_));
 }
 
 std::vector<DeviceInfo> discover_cuda() {

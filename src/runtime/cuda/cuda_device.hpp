@@ -28,6 +28,9 @@ class CudaDevice final : public DeviceImpl {
   void synchronize() override;
   void timer_start() override;
   double timer_stop_ms() override;
+  bool capture_begin() override;
+  void capture_end() override;
+  void replay() override;
 
   int ordinal() const { return ordinal_; }
   cudaStream_t stream() const { return stream_; }
@@ -41,6 +44,7 @@ class CudaDevice final : public DeviceImpl {
   DeviceInfo info_;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  cudaGraphExec_t graph_ = nullptr;       // the last captured work, instantiated
   volatile int* release_flag_ = nullptr;  // pinned, mapped: the host releases the blocking kernel
   int* release_flag_device_ = nullptr;
 };
