@@ -209,8 +209,29 @@ __kernel void aggregated(__global const T* in, long n, RULE_PARAMS, uint slots,
 #define INDEX_OF(x) (SLOT(x) - first)
 #endif
 
+// Whether every value of a 16-byte vector has the same bits (so the same index).
+bool same_values(uint4 w) {
+  bool words = w.x == w.y && w.y == w.z && w.z == w.w;
+  if (sizeof(T) == 1) return words && w.x == (w.x & 0xFFu) * 0x01010101u;
+  if (sizeof(T) == 2) return words && w.x == (w.x & 0xFFFFu) * 0x00010001u;
+  if (sizeof(T) == 8) return w.x == w.z && w.y == w.w;
+  return words;
+}
+
 // The VEC indices of the values in one 16-byte vector.
 void vector_indices(uint4 w, RULE_PARAMS, uint first, uint* index) {
+  if (same_values(w)) {  // all-equal data and long runs: one value placed, not VEC
+    T values[VEC];
+    VSTORE(AS_VTYPE(w), 0, values);
+#if RULE == 3
+    uint one = float_even_slot(values[0], RULE_ARGS) - first;
+#else
+    uint one = INDEX_OF(values[0]);
+#endif
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) index[k] = one;
+    return;
+  }
 #if COUNT_VALUES
   uint words[4];
   vstore4(w, 0, words);

@@ -68,8 +68,9 @@ FloatEvenRule::FloatEvenRule(const HistogramProblem& p) {
   hi_down = float_at_or_below(p.hi);
   lo = static_cast<float>(p.lo);
   norm = static_cast<float>(exact_norm);
-  delta = float_at_or_above(bound);
-  one_minus_delta = float_at_or_below(1.0 - static_cast<double>(delta));
+  // A multiple of 2^-24, so that 1 − delta is a float too (kernels may compute it).
+  delta = static_cast<float>(std::ldexp(std::ceil(std::ldexp(bound, 24)), -24));
+  one_minus_delta = 1.0f - delta;
   usable = std::isfinite(lo) && norm > 0;
 }
 
