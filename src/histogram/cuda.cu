@@ -487,6 +487,9 @@ FastConfig fast_config(const DeviceInfo& info, int sms, unsigned slots, long lon
   if (c.shared > (48u << 10))
     PARPAT_CUDA(
         cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(c.shared)));
+  cudaFuncAttributes attr{};
+  PARPAT_CUDA(cudaFuncGetAttributes(&attr, k));
+  c.block = std::min(c.block, attr.maxThreadsPerBlock) / 32 * 32;  // registers may allow fewer
   c.blocks = blocks_for(sms, k, c.block, c.shared, n);
   return c;
 }
