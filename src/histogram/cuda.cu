@@ -309,27 +309,40 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
     for (int u = 0; u < kLoads; ++u)
       raw[u] = next[u];
     if (base + stride < vectors) load(next, base + stride);
+    // A warp whose lanes each loaded one value only (all-equal data, long runs) places one
+    // value per lane and adds all of the lane's loads to its run.
+    int loaded = 0;
+    bool one_value = same_values<T>(raw[0]);
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {
+      const bool valid = base + u * 32 + lane < vectors;
+      loaded += valid;
+      one_value &= !valid || (raw[u].x == raw[0].x && raw[u].y == raw[0].y &&
+                              raw[u].z == raw[0].z && raw[u].w == raw[0].w);
+    }
+    if (__all_sync(0xFFFFFFFFu, one_value || !loaded)) {
+      if (loaded) {
+        T value;
+        memcpy(&value, &raw[0], sizeof value);
+        bool exact = true;
+        unsigned s = quick_slot(rule, value, exact);
+        if (!exact) {
+          if (!memo || !(value == memo_value)) {
+            memo_slot = corrected_slot(rule, value, s);
+            memo_value = value;
+            memo = true;
+          }
+          s = memo_slot;
+        }
+        run.add(row(s), unsigned(kVec * loaded), sink);
+      }
+      continue;
+    }
 #pragma unroll
     for (int u = 0; u < kLoads; ++u) {
       const bool valid = base + u * 32 + lane < vectors;
       T values[kVec];
       memcpy(values, &raw[u], sizeof raw[u]);
-      // A warp whose vectors each hold one value (all-equal data, long runs) places one value
-      // per lane and adds a whole vector to the run.
-      if (__all_sync(0xFFFFFFFFu, !valid || same_values<T>(raw[u]))) {
-        bool exact = true;
-        unsigned s = quick_slot(rule, values[0], exact);
-        if (!exact) {
-          if (!memo || !(values[0] == memo_value)) {
-            memo_slot = corrected_slot(rule, values[0], s);
-            memo_value = values[0];
-            memo = true;
-          }
-          s = memo_slot;
-        }
-        if (valid) run.add(row(s), kVec, sink);
-        continue;
-      }
       unsigned rows[kVec];
       bool exact[kVec], all_exact = true;
 #pragma unroll
