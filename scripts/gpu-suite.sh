@@ -2,13 +2,17 @@
 # The GPU suite in one call, for a machine with an NVIDIA GPU and no package registry: sets up
 # the OpenCL ICD loader from carried .deb files, then runs the stages named on the command line
 # (default: info tests sanitize bench); logs and JSON are packed into $OUT/gpu-suite.tgz.
-#   BIN   folder with parpat and the test binaries (default .carry/bin)
+#   BIN   folder with parpat and the test binaries (default .carry/bin; BIN.tar.xz is unpacked)
 #   DEBS  folder with the OpenCL loader .deb files (default .carry/debs)
 #   OUT   where the archive goes (default ./gpu-out)
 #   SWEEP a file for the `sweep` stage: lines "name|PARPAT_TUNING value|parpat arguments", each
 #         run as one parpat command with those tuning overrides (# starts a comment line)
 set -u
 BIN=${BIN:-.carry/bin}
+# The binaries may travel packed (tar cJf .carry/bin.tar.xz -C .carry bin) to fit the carry limit.
+if [ ! -d "$BIN" ] && [ -f "$BIN.tar.xz" ]; then
+  tar xJf "$BIN.tar.xz" -C "$(dirname "$BIN")"
+fi
 DEBS=${DEBS:-.carry/debs}
 ARCHIVE_DIR=${OUT:-gpu-out}
 OUT=$(mktemp -d /tmp/gpu-suite.XXXXXX)

@@ -177,6 +177,12 @@ class OpenclHistogram final : public HistogramKernel {
       }
     }
     kernel_ = &cl_.kernel("histogram.cl", parpat_cl_histogram, options, name);
+    try {  // a kernel's registers may allow fewer work-items than the device
+      local_size_ =
+          std::min(local_size_, kernel_->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(cl_.device()));
+    } catch (const cl::Error& e) {
+      rethrow_opencl(e);
+    }
     // Groups of `fast` come in sets of `passes` (one per slot range) over the same chunk.
     const std::int64_t per_cu = tuning(
         info, fast ? "histogram.fast.groups_per_cu" : "histogram.groups_per_cu", fast ? 4 : 8);
