@@ -6,7 +6,8 @@
 #   DEBS  folder with the OpenCL loader .deb files (default .carry/debs)
 #   OUT   where the archive goes (default ./gpu-out)
 #   SWEEP a file for the `sweep` stage: lines "name|PARPAT_TUNING value|parpat arguments", each
-#         run as one parpat command with those tuning overrides (# starts a comment line)
+#         run as one parpat command with those tuning overrides (# starts a comment line;
+#         OUTDIR in the arguments stands for the folder that is archived)
 set -u
 BIN=${BIN:-.carry/bin}
 # The binaries may travel packed (tar cJf .carry/bin.tar.xz -C .carry bin) to fit the carry limit.
@@ -84,7 +85,7 @@ for stage in "${stages[@]}"; do
     sweep)
       while IFS='|' read -r name tuning args; do
         [ -z "$name" ] || [ "${name:0:1}" = "#" ] && continue
-        PARPAT_TUNING="$tuning" run "sweep-$name" 600 "$BIN/parpat" $args
+        PARPAT_TUNING="$tuning" run "sweep-$name" 600 "$BIN/parpat" ${args//OUTDIR/$OUT}
       done <"${SWEEP:?the sweep stage needs SWEEP=file}" ;;
     quick)
       run quick 300 "$BIN/parpat" bench --quick
