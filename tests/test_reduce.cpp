@@ -365,7 +365,9 @@ TEST(ReduceCudaRaw, MatchesTheReference) {
       for (int again = 0; again < 2; ++again) {
         cuda::reduce(in.buffer().handle(), DType::float32, n, op, value.handle(),
                      static_cast<std::int64_t*>(index.handle()), workspace.handle(), bytes);
-        gpus[0].synchronize();
+        // The call went to the legacy default stream, which the device's non-blocking stream
+        // does not wait for.
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
         float got = 0;
         std::int64_t got_index = 0;
         value.download(&got, sizeof got);

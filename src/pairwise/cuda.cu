@@ -248,7 +248,9 @@ class CudaPairwise final : public PairwiseKernelImpl {
     }
     cudaFuncAttributes attr{};
     PARPAT_CUDA(cudaFuncGetAttributes(&attr, kernel_));
-    if (!p.threads_per_block) tpb_ = std::min(tpb_, attr.maxThreadsPerBlock);  // tuned: fit it
+    if (!p.threads_per_block)  // tuned: fit the kernel and the problem
+      tpb_ = block_that_fills(std::min(tpb_, attr.maxThreadsPerBlock), p_.x, items_,
+                              d.info().compute_units);
     if (tpb_ > attr.maxThreadsPerBlock)
       throw_invalid("threads per block " + std::to_string(tpb_) + " exceeds the " +
                     std::to_string(attr.maxThreadsPerBlock) + " this kernel allows on " +

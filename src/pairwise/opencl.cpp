@@ -86,6 +86,9 @@ class OpenclPairwise final : public PairwiseKernelImpl {
     } catch (const cl::Error& e) {
       rethrow_opencl(e);
     }
+    if (!p.threads_per_block)  // tuned: fit the kernel and the problem
+      tpb_ = block_that_fills(std::min(tpb_, static_cast<int>(limit)), p_.x, shape_.items,
+                              d.info().compute_units);
     if (static_cast<std::size_t>(tpb_) > limit)
       throw_invalid("threads per block " + std::to_string(tpb_) + " exceeds the " +
                     std::to_string(limit) + " this kernel allows on " + d.info().name);

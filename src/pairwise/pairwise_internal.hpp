@@ -71,4 +71,13 @@ inline float gaussian_scale(float h) {
   return static_cast<float>(std::sqrt(1.4426950408889634 / (2.0 * double(h) * double(h))));
 }
 
+// A tuned block size made smaller (down to 64) while X would give fewer than four blocks per
+// compute unit: small problems fill the device instead of a few SMs.
+inline int block_that_fills(int tpb, long long x, int items, int compute_units) {
+  auto blocks = [&](int t) { return (x + static_cast<long long>(t) * items - 1) / (t * items); };
+  while (tpb > 64 && blocks(tpb) < 4ll * compute_units)
+    tpb /= 2;
+  return tpb;
+}
+
 }  // namespace parpat::detail
