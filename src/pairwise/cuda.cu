@@ -251,6 +251,11 @@ class CudaPairwise final : public PairwiseKernelImpl {
     if (!p.threads_per_block)  // tuned: fit the kernel and the problem
       tpb_ = block_that_fills(std::min(tpb_, attr.maxThreadsPerBlock), p_.x, items_,
                               d.info().compute_units);
+    if (shape_ == Shape::fast) {
+      slices_ = y_slices(p_.x, p_.y, tpb_, items_, d.info().compute_units, kFastTile);
+      if (slices_.count > 1)
+        partial_ = Buffer(d, std::size_t(slices_.count) * std::size_t(p_.x) * sizeof(float));
+    }
     if (tpb_ > attr.maxThreadsPerBlock)
       throw_invalid("threads per block " + std::to_string(tpb_) + " exceeds the " +
                     std::to_string(attr.maxThreadsPerBlock) + " this kernel allows on " +
@@ -283,9 +288,22 @@ class CudaPairwise final : public PairwiseKernelImpl {
     dim3 grid(static_cast<unsigned>((X + per_block - 1) / per_block));
     void* term = p_.kernel == PairwiseKernel::gaussian ? static_cast<void*>(&gaussian_)
                                                        : static_cast<void*>(&product_);
-    void* args[] = {&A, &B, &C, &X, &Y, term};
     std::size_t shared = info.shared_tile ? tpb_ * sizeof(float) : 0;
+    if (shape_ != Shape::fast) {
+      void* args[] = {&A, &B, &C, &X, &Y, term};
+      PARPAT_CUDA(cudaLaunchKernel(kernel_, grid, dim3(tpb_), args, shared, cuda_.stream()));
+      return;
+    }
+    grid.y = static_cast<unsigned>(slices_.count);
+    long long length = slices_.length;
+    auto* partial = static_cast<float*>(partial_.handle());
+    void* args[] = {&A, &B, &C, &X, &Y, term, &length, &partial};
     PARPAT_CUDA(cudaLaunchKernel(kernel_, grid, dim3(tpb_), args, shared, cuda_.stream()));
+    if (slices_.count > 1) {
+      unsigned blocks = static_cast<unsigned>((X + 255) / 256);
+      pairwise_sum_slices<<<blocks, 256, 0, cuda_.stream()>>>(partial, slices_.count, X, C);
+      check_launch("pairwise_sum_slices");
+    }
   }
 
   // PTX of the kernel this plan runs; the built-in terms are compiled through NVRTC from the
@@ -315,6 +333,8 @@ class CudaPairwise final : public PairwiseKernelImpl {
   Shape shape_;
   int tpb_ = 256;
   int items_ = 1;  // x per thread
+  YSlices slices_{1, 1};
+  Buffer partial_;  // slices_.count rows of X partial results when B is split
   const void* kernel_ = nullptr;
   std::string ptx_;
   GaussianTerm gaussian_{1.0f};

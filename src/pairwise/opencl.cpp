@@ -24,7 +24,8 @@ struct ShapeInfo {
   bool local_tile;  // a __local argument of one float per work-item
 };
 
-constexpr int kFastItems = 8;  // FAST_ITEMS of pairwise.cl
+constexpr int kFastItems = 8;    // FAST_ITEMS of pairwise.cl
+constexpr int kFastTile = 1024;  // FAST_TILE of pairwise.cl
 
 class OpenclPairwise final : public PairwiseKernelImpl {
  public:
@@ -89,12 +90,21 @@ class OpenclPairwise final : public PairwiseKernelImpl {
     if (!p.threads_per_block)  // tuned: fit the kernel and the problem
       tpb_ = block_that_fills(std::min(tpb_, static_cast<int>(limit)), p_.x, shape_.items,
                               d.info().compute_units);
+    if (fast()) {
+      slices_ = y_slices(p_.x, p_.y, tpb_, shape_.items, d.info().compute_units, kFastTile);
+      if (slices_.count > 1) {
+        partial_ = Buffer(d, std::size_t(slices_.count) * std::size_t(p_.x) * sizeof(float));
+        sum_slices_ = &cl_.kernel(what, source_, options_, "pairwise_sum_slices");
+      }
+    }
     if (static_cast<std::size_t>(tpb_) > limit)
       throw_invalid("threads per block " + std::to_string(tpb_) + " exceeds the " +
                     std::to_string(limit) + " this kernel allows on " + d.info().name);
   }
 
   int threads_per_block() const override { return tpb_; }
+
+  bool fast() const { return std::string(shape_.kernel) == "pairwise_fast"; }
 
   void run(const Array& a, const Array& b, const Array& c) override {
     cl_mem A = as_mem(a.buffer().handle()), B = as_mem(b.buffer().handle()),
@@ -118,7 +128,22 @@ class OpenclPairwise final : public PairwiseKernelImpl {
       if (shape_.local_tile) kernel_->setArg(6, cl::Local(tpb_ * sizeof(float)));
       long long per_group = static_cast<long long>(tpb_) * shape_.items;
       std::size_t groups = static_cast<std::size_t>((X + per_group - 1) / per_group);
-      cl_.launch(*kernel_, groups * tpb_, tpb_);
+      if (!fast()) {
+        cl_.launch(*kernel_, groups * tpb_, tpb_);
+        return;
+      }
+      // Without slices the partial argument is never read; C stands in for it.
+      cl_mem partial = slices_.count > 1 ? as_mem(partial_.handle()) : C;
+      const cl_long length = slices_.length;
+      kernel_->setArg(6, sizeof length, &length);
+      kernel_->setArg(7, sizeof partial, &partial);
+      cl_.launch(*kernel_, cl::NDRange(groups * tpb_, static_cast<std::size_t>(slices_.count)),
+                 cl::NDRange(static_cast<std::size_t>(tpb_), 1));
+      if (slices_.count > 1) {
+        set_args(*sum_slices_, partial, static_cast<cl_int>(slices_.count), X, C);
+        std::size_t sum_groups = static_cast<std::size_t>((X + 255) / 256);
+        cl_.launch(*sum_slices_, sum_groups * 256, 256);
+      }
     } catch (const cl::Error& e) {
       rethrow_opencl(e);
     }
@@ -134,6 +159,9 @@ class OpenclPairwise final : public PairwiseKernelImpl {
   OpenclDevice& cl_;
   PairwiseProblem p_;
   ShapeInfo shape_;
+  YSlices slices_{1, 1};
+  Buffer partial_;  // slices_.count rows of X partial results when B is split
+  cl::Kernel* sum_slices_ = nullptr;
   int tpb_ = 256, sum_threads_ = 256;
   float s_ = 1.0f;
   std::string source_, options_;

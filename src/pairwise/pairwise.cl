@@ -9,7 +9,9 @@
 //                        accesses stay coalesced), B tiles read back from local memory as
 //                        float4 broadcasts: one load feeds 4·FAST_ITEMS independent FMA chains;
 //                        the gaussian evaluates one exp2 in four as an FMA polynomial so the
-//                        special-function unit is not the only limit
+//                        special-function unit is not the only limit; when X gives too few
+//                        groups, B is split into slices over a second dimension and
+//                        pairwise_sum_slices adds the partial results
 // Sums run over chunks of B whose partial sums add into a second accumulator (float32 accuracy
 // at 2^16 terms). PAIRWISE_KERNEL picks the term: 0 product, 1 gaussian (inputs scaled by
 // s = sqrt(log2(e) / (2h²)) so the term is exp2(−(a − b)²)), 2 PAIRWISE_EXPRESSION(a, b),
@@ -215,9 +217,16 @@ __kernel void pairwise_local_vec8(__global const float* restrict A,
 }
 
 // Work-item l of group g owns x = g·size·FAST_ITEMS + l + k·size, k < FAST_ITEMS.
+// Group row r (second dimension) sums slice r of B (y_slice values from r·y_slice) into C when
+// there is one row, else into row r of `partial` (X floats each) for pairwise_sum_slices.
 __kernel void pairwise_fast(__global const float* restrict A, __global const float* restrict B,
-                            __global float* restrict C, long X, long Y, float s) {
+                            __global float* restrict C, long X, long Y, float s, long y_slice,
+                            __global float* restrict partial) {
   __local float4 tile[FAST_TILE / 4];
+  const long y_begin = (long)get_group_id(1) * y_slice;
+  B += y_begin;  // a whole number of tiles: still 16-byte aligned
+  Y = min(Y - y_begin, y_slice);
+  __global float* out = get_num_groups(1) == 1 ? C : partial + (long)get_group_id(1) * X;
   const int lid = get_local_id(0), group = get_local_size(0);
   const long base = (long)get_group_id(0) * group * FAST_ITEMS + lid;
   float a[FAST_ITEMS], total[FAST_ITEMS];
@@ -279,8 +288,18 @@ __kernel void pairwise_fast(__global const float* restrict A, __global const flo
 #pragma unroll
   for (int k = 0; k < FAST_ITEMS; ++k) {
     long x = base + (long)k * group;
-    if (x < X) C[x] = total[k];
+    if (x < X) out[x] = total[k];
   }
+}
+
+// C[x] = the sum of the slices' partial results for x, in slice order.
+__kernel void pairwise_sum_slices(__global const float* restrict partial, int slices, long X,
+                                  __global float* restrict C) {
+  long x = get_global_id(0);
+  if (x >= X) return;
+  float total = 0.0f;
+  for (int s = 0; s < slices; ++s) total += partial[(long)s * X + x];
+  C[x] = total;
 }
 
 // The product shortcut without a reduce on this device: one group of SUM_THREADS sums B

@@ -2,6 +2,7 @@
 // interface each variant implements, the per-backend variant tables and the reference.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -69,6 +70,25 @@ double pairwise_max_relative_error(const std::vector<float>& got,
 // and B by s once and the inner loop is a subtract, a square and an exp2.
 inline float gaussian_scale(float h) {
   return static_cast<float>(std::sqrt(1.4426950408889634 / (2.0 * double(h) * double(h))));
+}
+
+// How `fast` splits B when X alone gives fewer than four blocks per compute unit: slices of
+// whole tiles, one per grid row, each summed into its own row of partial results that a second
+// kernel adds in order (deterministic). One slice (the whole of B) otherwise.
+struct YSlices {
+  long long length;  // values of B per slice
+  int count;
+};
+
+inline YSlices y_slices(long long x, long long y, int tpb, int items, int compute_units, int tile) {
+  const long long blocks = (x + static_cast<long long>(tpb) * items - 1) / (tpb * items);
+  const long long want = 4ll * compute_units;
+  const long long tiles = (y + tile - 1) / tile;
+  if (blocks >= want || tiles <= 1) return {y > 0 ? y : 1, 1};
+  long long count = std::min((want + blocks - 1) / blocks, tiles);
+  const long long length = (tiles + count - 1) / count * tile;
+  count = (y + length - 1) / length;
+  return {length, static_cast<int>(count)};
 }
 
 // A tuned block size made smaller (down to 64) while X would give fewer than four blocks per

@@ -18,6 +18,8 @@
 //               float4 broadcasts, so one 16-byte load feeds 4·kItems independent FMA
 //               chains. F::fast_term4 may evaluate part of the four terms without the
 //               special-function unit (the gaussian does one exp2 in four as a polynomial).
+//               When X gives too few blocks to fill the device, B is split into slices over a
+//               second grid dimension and pairwise_sum_slices adds the partial results.
 
 #define PAIRWISE_CHUNK 1024
 
@@ -256,11 +258,17 @@ __global__ void __launch_bounds__(1024)
 // Thread t of block g owns x = g·blockDim.x·kItems + t + k·blockDim.x, k < kItems. 16 x per
 // thread need more than the 64 registers a block of 1024 leaves each thread: blocks of at most
 // 512 then.
+// Grid row r sums slice r of B (y_slice values from r·y_slice) into C when the grid has one
+// row, else into row r of `partial` (X floats each), which pairwise_sum_slices adds up.
 template <class F, int kItems = kFastItems>
 __global__ void __launch_bounds__(kItems > 8 ? 512 : 1024)
     pairwise_fast(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
-                  long long X, long long Y, F f) {
+                  long long X, long long Y, F f, long long y_slice, float* __restrict__ partial) {
   __shared__ float4 tile[kFastTile / 4];
+  const long long y_begin = (long long)blockIdx.y * y_slice;
+  B += y_begin;  // a whole number of tiles: still 16-byte aligned
+  Y = Y - y_begin < y_slice ? Y - y_begin : y_slice;
+  float* out = gridDim.y == 1 ? C : partial + (long long)blockIdx.y * X;
   const long long base = (long long)blockIdx.x * blockDim.x * kItems + threadIdx.x;
   float a[kItems], total[kItems];
 #pragma unroll
@@ -319,8 +327,19 @@ __global__ void __launch_bounds__(kItems > 8 ? 512 : 1024)
 #pragma unroll
   for (int k = 0; k < kItems; ++k) {
     long long x = base + (long long)k * blockDim.x;
-    if (x < X) C[x] = total[k];
+    if (x < X) out[x] = total[k];
   }
+}
+
+// C[x] = the sum of the slices' partial results for x, in slice order.
+__global__ void pairwise_sum_slices(const float* __restrict__ partial, int slices, long long X,
+                                    float* __restrict__ C) {
+  long long x = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (x >= X) return;
+  float total = 0.0f;
+  for (int s = 0; s < slices; ++s)
+    total += partial[(long long)s * X + x];
+  C[x] = total;
 }
 
 // The product shortcut when the backend has no reduce: one block sums B (chunked partial sums,
