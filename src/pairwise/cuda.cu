@@ -253,13 +253,8 @@ class CudaPairwise final : public PairwiseKernelImpl {
                               d.info().compute_units);
     if (shape_ == Shape::fast) {
       slices_ = y_slices(p_.x, p_.y, tpb_, items_, d.info().compute_units, kFastTile);
-      if (slices_.count > 1) {
+      if (slices_.count > 1)
         partial_ = Buffer(d, std::size_t(slices_.count) * std::size_t(p_.x) * sizeof(float));
-        std::vector<unsigned> zeros(
-            std::size_t((p_.x + std::int64_t(tpb_) * items_ - 1) / (std::int64_t(tpb_) * items_)));
-        counters_ = Buffer(d, zeros.size() * sizeof(unsigned));
-        counters_.upload(zeros.data(), counters_.bytes());
-      }
     }
     if (tpb_ > attr.maxThreadsPerBlock)
       throw_invalid("threads per block " + std::to_string(tpb_) + " exceeds the " +
@@ -302,9 +297,13 @@ class CudaPairwise final : public PairwiseKernelImpl {
     grid.y = static_cast<unsigned>(slices_.count);
     long long length = slices_.length;
     auto* partial = static_cast<float*>(partial_.handle());
-    auto* counters = static_cast<unsigned*>(counters_.handle());
-    void* args[] = {&A, &B, &C, &X, &Y, term, &length, &partial, &counters};
+    void* args[] = {&A, &B, &C, &X, &Y, term, &length, &partial};
     PARPAT_CUDA(cudaLaunchKernel(kernel_, grid, dim3(tpb_), args, shared, cuda_.stream()));
+    if (slices_.count > 1) {
+      unsigned blocks = static_cast<unsigned>((X + 255) / 256);
+      pairwise_sum_slices<<<blocks, 256, 0, cuda_.stream()>>>(partial, slices_.count, X, C);
+      check_launch("pairwise_sum_slices");
+    }
   }
 
   // PTX of the kernel this plan runs; the built-in terms are compiled through NVRTC from the
@@ -335,8 +334,7 @@ class CudaPairwise final : public PairwiseKernelImpl {
   int tpb_ = 256;
   int items_ = 1;  // x per thread
   YSlices slices_{1, 1};
-  Buffer partial_;   // slices_.count rows of X partial results when B is split
-  Buffer counters_;  // one ticket per block column when B is split (reset by the kernel)
+  Buffer partial_;  // slices_.count rows of X partial results when B is split
   const void* kernel_ = nullptr;
   std::string ptx_;
   GaussianTerm gaussian_{1.0f};

@@ -6,7 +6,6 @@
 // one, else with one work-group, then scales A.
 #include <algorithm>
 #include <string>
-#include <vector>
 
 #include "pairwise/pairwise_internal.hpp"
 #include "parpat/error.hpp"
@@ -95,10 +94,7 @@ class OpenclPairwise final : public PairwiseKernelImpl {
       slices_ = y_slices(p_.x, p_.y, tpb_, shape_.items, d.info().compute_units, kFastTile);
       if (slices_.count > 1) {
         partial_ = Buffer(d, std::size_t(slices_.count) * std::size_t(p_.x) * sizeof(float));
-        std::vector<cl_uint> zeros(std::size_t((p_.x + std::int64_t(tpb_) * shape_.items - 1) /
-                                               (std::int64_t(tpb_) * shape_.items)));
-        counters_ = Buffer(d, zeros.size() * sizeof(cl_uint));
-        counters_.upload(zeros.data(), counters_.bytes());
+        sum_slices_ = &cl_.kernel(what, source_, options_, "pairwise_sum_slices");
       }
     }
     if (static_cast<std::size_t>(tpb_) > limit)
@@ -136,16 +132,18 @@ class OpenclPairwise final : public PairwiseKernelImpl {
         cl_.launch(*kernel_, groups * tpb_, tpb_);
         return;
       }
-      // Without slices the partials and tickets are never touched; C stands in for them.
-      const bool split = slices_.count > 1;
-      cl_mem partial = split ? as_mem(partial_.handle()) : C;
-      cl_mem counters = split ? as_mem(counters_.handle()) : C;
+      // Without slices the partial argument is never read; C stands in for it.
+      cl_mem partial = slices_.count > 1 ? as_mem(partial_.handle()) : C;
       const cl_long length = slices_.length;
       kernel_->setArg(6, sizeof length, &length);
       kernel_->setArg(7, sizeof partial, &partial);
-      kernel_->setArg(8, sizeof counters, &counters);
       cl_.launch(*kernel_, cl::NDRange(groups * tpb_, static_cast<std::size_t>(slices_.count)),
                  cl::NDRange(static_cast<std::size_t>(tpb_), 1));
+      if (slices_.count > 1) {
+        set_args(*sum_slices_, partial, static_cast<cl_int>(slices_.count), X, C);
+        std::size_t sum_groups = static_cast<std::size_t>((X + 255) / 256);
+        cl_.launch(*sum_slices_, sum_groups * 256, 256);
+      }
     } catch (const cl::Error& e) {
       rethrow_opencl(e);
     }
@@ -162,8 +160,8 @@ class OpenclPairwise final : public PairwiseKernelImpl {
   PairwiseProblem p_;
   ShapeInfo shape_;
   YSlices slices_{1, 1};
-  Buffer partial_;   // slices_.count rows of X partial results when B is split
-  Buffer counters_;  // one ticket per group column when B is split (reset by the kernel)
+  Buffer partial_;  // slices_.count rows of X partial results when B is split
+  cl::Kernel* sum_slices_ = nullptr;
   int tpb_ = 256, sum_threads_ = 256;
   float s_ = 1.0f;
   std::string source_, options_;

@@ -10,8 +10,8 @@
 //                        float4 broadcasts: one load feeds 4·FAST_ITEMS independent FMA chains;
 //                        the gaussian evaluates one exp2 in four as an FMA polynomial so the
 //                        special-function unit is not the only limit; when X gives too few
-//                        groups, B is split into slices over a second dimension and the
-//                        last group of each column adds the partial results
+//                        groups, B is split into slices over a second dimension and
+//                        pairwise_sum_slices adds the partial results
 // Sums run over chunks of B whose partial sums add into a second accumulator (float32 accuracy
 // at 2^16 terms). PAIRWISE_KERNEL picks the term: 0 product, 1 gaussian (inputs scaled by
 // s = sqrt(log2(e) / (2h²)) so the term is exp2(−(a − b)²)), 2 PAIRWISE_EXPRESSION(a, b),
@@ -218,13 +218,11 @@ __kernel void pairwise_local_vec8(__global const float* restrict A,
 
 // Work-item l of group g owns x = g·size·FAST_ITEMS + l + k·size, k < FAST_ITEMS.
 // Group row r (second dimension) sums slice r of B (y_slice values from r·y_slice) into C when
-// there is one row, else into row r of `partial` (X floats each); then the last group of each
-// column (a ticket in counters[column], reset for the next launch) adds the rows in order.
+// there is one row, else into row r of `partial` (X floats each) for pairwise_sum_slices.
 __kernel void pairwise_fast(__global const float* restrict A, __global const float* restrict B,
                             __global float* restrict C, long X, long Y, float s, long y_slice,
-                            __global float* partial, volatile __global uint* counters) {
+                            __global float* restrict partial) {
   __local float4 tile[FAST_TILE / 4];
-  __local int is_last;
   const long y_begin = (long)get_group_id(1) * y_slice;
   B += y_begin;  // a whole number of tiles: still 16-byte aligned
   Y = min(Y - y_begin, y_slice);
@@ -292,24 +290,16 @@ __kernel void pairwise_fast(__global const float* restrict A, __global const flo
     long x = base + (long)k * group;
     if (x < X) out[x] = total[k];
   }
-  const uint rows = get_num_groups(1);
-  if (rows == 1) return;
-  mem_fence(CLK_GLOBAL_MEM_FENCE);  // publish this slice's partials before taking a ticket
-  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-  if (lid == 0) is_last = atomic_inc(counters + get_group_id(0)) == rows - 1;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  if (!is_last) return;
-  mem_fence(CLK_GLOBAL_MEM_FENCE);
-  volatile __global const float* written = partial;  // other groups wrote it: from memory
-#pragma unroll
-  for (int k = 0; k < FAST_ITEMS; ++k) {
-    long x = base + (long)k * group;
-    if (x >= X) continue;
-    float sum = 0.0f;
-    for (uint r = 0; r < rows; ++r) sum += written[(long)r * X + x];
-    C[x] = sum;
-  }
-  if (lid == 0) counters[get_group_id(0)] = 0;
+}
+
+// C[x] = the sum of the slices' partial results for x, in slice order.
+__kernel void pairwise_sum_slices(__global const float* restrict partial, int slices, long X,
+                                  __global float* restrict C) {
+  long x = get_global_id(0);
+  if (x >= X) return;
+  float total = 0.0f;
+  for (int s = 0; s < slices; ++s) total += partial[(long)s * X + x];
+  C[x] = total;
 }
 
 // The product shortcut without a reduce on this device: one group of SUM_THREADS sums B

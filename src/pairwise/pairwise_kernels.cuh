@@ -19,7 +19,7 @@
 //               chains. F::fast_term4 may evaluate part of the four terms without the
 //               special-function unit (the gaussian does one exp2 in four as a polynomial).
 //               When X gives too few blocks to fill the device, B is split into slices over a
-//               second grid dimension and the last block of each column adds the partials.
+//               second grid dimension and pairwise_sum_slices adds the partial results.
 
 #define PAIRWISE_CHUNK 1024
 
@@ -259,14 +259,11 @@ __global__ void __launch_bounds__(1024)
 // thread need more than the 64 registers a block of 1024 leaves each thread: blocks of at most
 // 512 then.
 // Grid row r sums slice r of B (y_slice values from r·y_slice) into C when the grid has one
-// row, else into row r of `partial` (X floats each); then the last block of each column (an
-// atomic ticket in counters[blockIdx.x], reset for the next launch) adds the rows in order.
+// row, else into row r of `partial` (X floats each), which pairwise_sum_slices adds up.
 template <class F, int kItems = kFastItems>
 __global__ void __launch_bounds__(kItems > 8 ? 512 : 1024)
     pairwise_fast(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
-                  long long X, long long Y, F f, long long y_slice, float* partial,
-                  unsigned* counters) {
-  __shared__ bool is_last;
+                  long long X, long long Y, F f, long long y_slice, float* __restrict__ partial) {
   __shared__ float4 tile[kFastTile / 4];
   const long long y_begin = (long long)blockIdx.y * y_slice;
   B += y_begin;  // a whole number of tiles: still 16-byte aligned
@@ -332,23 +329,17 @@ __global__ void __launch_bounds__(kItems > 8 ? 512 : 1024)
     long long x = base + (long long)k * blockDim.x;
     if (x < X) out[x] = total[k];
   }
-  if (gridDim.y == 1) return;
-  __threadfence();  // publish this slice's partials before taking a ticket
-  __syncthreads();
-  if (threadIdx.x == 0) is_last = atomicAdd(counters + blockIdx.x, 1u) == gridDim.y - 1;
-  __syncthreads();
-  if (!is_last) return;
-  __threadfence();
-#pragma unroll
-  for (int k = 0; k < kItems; ++k) {
-    long long x = base + (long long)k * blockDim.x;
-    if (x >= X) continue;
-    float sum = 0.0f;
-    for (unsigned r = 0; r < gridDim.y; ++r)
-      sum += __ldcg(partial + (long long)r * X + x);  // from L2: other blocks wrote it
-    C[x] = sum;
-  }
-  if (threadIdx.x == 0) counters[blockIdx.x] = 0;
+}
+
+// C[x] = the sum of the slices' partial results for x, in slice order.
+__global__ void pairwise_sum_slices(const float* __restrict__ partial, int slices, long long X,
+                                    float* __restrict__ C) {
+  long long x = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (x >= X) return;
+  float total = 0.0f;
+  for (int s = 0; s < slices; ++s)
+    total += partial[(long long)s * X + x];
+  C[x] = total;
 }
 
 // The product shortcut when the backend has no reduce: one block sums B (chunked partial sums,
