@@ -6,6 +6,7 @@
 // one, else with one work-group, then scales A.
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "pairwise/pairwise_internal.hpp"
 #include "parpat/error.hpp"
