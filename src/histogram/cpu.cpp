@@ -1,11 +1,14 @@
 // CPU histogram variants. `serial` is the reference itself. `parallel` gives each thread one
 // contiguous section of the input and its own private histogram (four of them, used in turn,
 // when the slots are few: no sharing, no atomics, no chain of increments on one counter), then
-// adds the private histograms bin range by bin range in parallel. Values find their slot
-// through a value → slot table for uint8/uint16, the candidate-and-correct even rule, or a
-// binary search over explicit edges. Past a memory budget for the private copies (very many
-// bins), the threads count into one shared histogram with relaxed atomic adds instead.
+// adds the private histograms bin range by bin range in parallel. uint8 is counted per value
+// and mapped to bins at the merge; uint16 finds its slot through a value → slot table, float32
+// with even bins through FloatEvenRule (float arithmetic, exact), other input through the
+// candidate-and-correct even rule or a binary search over explicit edges. Past a memory budget for
+// the private copies (very many bins), the threads count into one shared histogram with relaxed
+// atomic adds instead.
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "histogram/histogram_internal.hpp"
@@ -45,20 +48,26 @@ class ParallelKernel final : public HistogramKernel {
   ParallelKernel(const Device& d, const HistogramProblem& p)
       : cpu_(backend_cast<CpuDevice>(d)), p_(p), even_(p) {
     if constexpr (sizeof(T) <= 2) table_ = slot_table(p);
+    if constexpr (std::is_same_v<T, float>) {
+      float_rule_ = FloatEvenRule(p);
+      if (float_rule_.usable) thresholds_ = float_thresholds(p);
+    }
+    // uint8 is counted per value (256 counters whatever the bins) and mapped at the merge.
+    counted_ = sizeof(T) == 1 ? 256 : p.slots();
     sections_ = std::max<std::int64_t>(1, std::min<std::int64_t>(cpu_.threads(), p.n / 4096 + 1));
     auto budget = static_cast<std::int64_t>(tuning(d.info(), "histogram.parallel.private_mib", 256))
                   << 20;
     // Few slots: four copies per thread, used in turn, so consecutive equal values do not wait
     // on each other's increments.
-    ways_ = p.slots() <= 4096 ? 4 : 1;
-    shared_ = sections_ > 1 && sections_ * ways_ * p.slots() * 8 > budget;
-    private_.resize(static_cast<std::size_t>(shared_ ? 0 : sections_ * ways_ * p.slots()));
+    ways_ = counted_ <= 4096 ? 4 : 1;
+    shared_ = sizeof(T) != 1 && sections_ > 1 && sections_ * ways_ * counted_ * 8 > budget;
+    private_.resize(static_cast<std::size_t>(shared_ ? 0 : sections_ * ways_ * counted_));
   }
 
   void run(const Buffer& in, const Buffer& counts) override {
     const T* x = static_cast<const T*>(in.handle());
     auto* out = static_cast<std::uint64_t*>(counts.handle());
-    const std::int64_t slots = p_.slots();
+    const std::int64_t slots = counted_;
     if (shared_) std::fill(out, out + slots, std::uint64_t{0});
     cpu_.parallel_for(sections_, [&](std::int64_t s) {
       std::int64_t begin = p_.n * s / sections_, end = p_.n * (s + 1) / sections_;
@@ -76,6 +85,16 @@ class ParallelKernel final : public HistogramKernel {
       }
     });
     if (shared_) return;
+    if constexpr (sizeof(T) == 1) {
+      std::fill(out, out + p_.slots(), std::uint64_t{0});
+      for (std::int64_t v = 0; v < 256; ++v) {
+        std::uint64_t sum = 0;
+        for (std::int64_t copy = 0; copy < sections_ * ways_; ++copy)
+          sum += private_[static_cast<std::size_t>(copy * 256 + v)];
+        out[table_[static_cast<std::size_t>(v)]] += sum;
+      }
+      return;
+    }
     constexpr std::int64_t kMergeChunk = 1 << 14;
     cpu_.parallel_for((slots + kMergeChunk - 1) / kMergeChunk, [&](std::int64_t c) {
       std::int64_t b = c * kMergeChunk, e = std::min(slots, b + kMergeChunk);
@@ -91,10 +110,19 @@ class ParallelKernel final : public HistogramKernel {
  private:
   template <class Add>
   void count(const T* x, std::int64_t begin, std::int64_t end, Add add) const {
-    if constexpr (sizeof(T) <= 2) {
+    if constexpr (sizeof(T) == 1) {
+      for (std::int64_t i = begin; i < end; ++i)
+        add(x[i], i);
+    } else if constexpr (sizeof(T) == 2) {
       const std::uint32_t* table = table_.data();
       for (std::int64_t i = begin; i < end; ++i)
         add(table[x[i]], i);
+    } else if (float_rule_.usable) {
+      if constexpr (std::is_same_v<T, float>) {
+        const float* thresholds = thresholds_.data();
+        for (std::int64_t i = begin; i < end; ++i)
+          add(float_rule_.slot(x[i], thresholds), i);
+      }
     } else if (p_.even) {
       for (std::int64_t i = begin; i < end; ++i)
         add(even_.slot(static_cast<double>(x[i])), i);
@@ -108,7 +136,10 @@ class ParallelKernel final : public HistogramKernel {
   CpuDevice& cpu_;
   HistogramProblem p_;
   EvenRule even_;
+  FloatEvenRule float_rule_;       // usable only for float32 with even bins
+  std::vector<float> thresholds_;  // float32: the smallest float at or above each edge
   std::vector<std::uint32_t> table_;
+  std::int64_t counted_ = 0;  // counters per private histogram: 256 values or the slots
   std::int64_t sections_ = 1;
   std::int64_t ways_ = 1;  // private copies per thread (a power of two)
   bool shared_ = false;
@@ -148,7 +179,7 @@ std::vector<HistogramVariant> cpu_histogram_variants() {
        supports_everything, make_serial},
       {info("parallel",
             "a contiguous section and a private histogram per thread, merged by bin ranges; "
-            "value table for uint8/uint16",
+            "uint8 counted per value, value table for uint16, float arithmetic for float32",
             "threads=all private<=256MiB"),
        supports_everything, make_parallel},
   };
