@@ -8,6 +8,7 @@
 // the private copies (very many bins), the threads count into one shared histogram with relaxed
 // atomic adds instead.
 #include <algorithm>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -119,9 +120,22 @@ class ParallelKernel final : public HistogramKernel {
         add(table[x[i]], i);
     } else if (float_rule_.usable) {
       if constexpr (std::is_same_v<T, float>) {
-        const float* thresholds = thresholds_.data();
-        for (std::int64_t i = begin; i < end; ++i)
-          add(float_rule_.slot(x[i], thresholds), i);
+        // The last value that needed correcting: values on an edge (all-equal data often sit
+        // on one) pay for one correction, not one each.
+        float memo_value = std::numeric_limits<float>::quiet_NaN();
+        std::uint32_t memo_slot = 0;
+        for (std::int64_t i = begin; i < end; ++i) {
+          bool exact = true;
+          std::uint32_t slot = float_rule_.quick(x[i], exact);
+          if (!exact) {
+            if (!(x[i] == memo_value)) {
+              memo_slot = float_rule_.corrected(x[i], static_cast<int>(slot), thresholds_.data());
+              memo_value = x[i];
+            }
+            slot = memo_slot;
+          }
+          add(slot, i);
+        }
       }
     } else if (p_.even) {
       for (std::int64_t i = begin; i < end; ++i)
