@@ -109,7 +109,8 @@ std::vector<BenchRow> bench_histogram(const Device& device, const BenchOptions& 
               : std::vector<std::int64_t>{7, 256, 1024, 4096, 65536, 1 << 20};
   if (!o.dtypes.empty()) {
     dtypes.clear();
-    for (const auto& name : o.dtypes) dtypes.push_back(parse_dtype(name));
+    for (const auto& name : o.dtypes)
+      dtypes.push_back(parse_dtype(name));
   }
   if (!o.bins.empty()) bin_counts = o.bins;
   const Distribution dists[] = {Distribution::uniform, Distribution::all_equal,

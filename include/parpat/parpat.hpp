@@ -2,12 +2,13 @@
 #pragma once
 
 #include "parpat/array.hpp"
+#include "parpat/barrier.hpp"
 #include "parpat/device.hpp"
 #include "parpat/dtype.hpp"
 #include "parpat/error.hpp"
+#include "parpat/histogram.hpp"
 #include "parpat/io.hpp"
 #include "parpat/measure.hpp"
+#include "parpat/pairwise.hpp"
 #include "parpat/reduce.hpp"
 #include "parpat/registry.hpp"
-#include "parpat/barrier.hpp"
-#include "parpat/pairwise.hpp"

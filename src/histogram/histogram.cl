@@ -18,8 +18,9 @@
 //    cost no contention. uint8 input (COUNT_VALUES) is counted per value, whatever the bins, and
 //    the values are mapped to slots only when the group flushes. With RUNS a cheap test per
 //    vector (does it continue the work-item's run, or begin and end on one index?) sends skewed
-//    data through a run of equal indices kept in registers and added with one atomic. When the slots exceed
-//    local memory, groups count different slot ranges side by side over the same input chunk;
+//    data through a run of equal indices kept in registers and added with one atomic. When the
+//    slots exceed local memory, groups count different slot ranges side by side over the same input
+//    chunk;
 //  - fast_global: the same loads and register runs, counting into the global counts.
 // Groups are sized by the host so none sees 2^31 values: the 32-bit local counts cannot wrap.
 #pragma OPENCL FP_CONTRACT OFF
@@ -77,7 +78,7 @@ void add_count(__global ulong* counts, uint slot, ulong v) {
 #endif
 
 #if RULE == 0
-#define RULE_PARAMS __global const uint *table
+#define RULE_PARAMS __global const uint* table
 #define RULE_ARGS table
 #define SLOT(x) table[x]
 #elif RULE == 1
@@ -93,8 +94,10 @@ uint even_slot(double x, long bins, double lo, double hi, double step, double no
   if (x > hi) return (uint)(bins + 1);
   double t = (x - lo) * norm;
   long c = t < (double)bins ? (long)t : bins - 1;
-  while (c > 0 && x < even_edge(c, lo, step)) --c;
-  while (c < bins - 1 && x >= even_edge(c + 1, lo, step)) ++c;
+  while (c > 0 && x < even_edge(c, lo, step))
+    --c;
+  while (c < bins - 1 && x >= even_edge(c + 1, lo, step))
+    ++c;
   return (uint)c;
 }
 #elif RULE == 2
@@ -115,7 +118,7 @@ uint edges_slot(double x, __global const double* edges, long bins) {
   return (uint)below;
 }
 #else
-#define RULE_PARAMS \
+#define RULE_PARAMS                                                        \
   float lo_up, float hi_down, float lo, float norm, float delta, int bins, \
       __global const float *thresholds
 #define RULE_ARGS lo_up, hi_down, lo, norm, delta, bins, thresholds
@@ -139,8 +142,10 @@ uint float_quick(float x, float lo_up, float hi_down, float lo, float norm, floa
 // The slot of in-range x from any candidate c: moved until threshold[c] ≤ x < threshold[c + 1].
 uint float_corrected(float x, int c, int bins, __global const float* thresholds) {
   c = clamp(c, 0, bins - 1);
-  while (c > 0 && x < thresholds[c]) --c;
-  while (c < bins - 1 && x >= thresholds[c + 1]) ++c;
+  while (c > 0 && x < thresholds[c])
+    --c;
+  while (c < bins - 1 && x >= thresholds[c + 1])
+    ++c;
   return (uint)c;
 }
 uint float_even_slot(float x, float lo_up, float hi_down, float lo, float norm, float delta,
@@ -155,12 +160,14 @@ __kernel void global_atomic(__global const T* in, long n, RULE_PARAMS, __global 
   long threads = get_global_size(0), t = get_global_id(0);
   long per = (n + threads - 1) / threads;
   long begin = t * per, end = min(n, begin + per);
-  for (long i = begin; i < end; ++i) add_count(counts, SLOT(in[i]), 1);
+  for (long i = begin; i < end; ++i)
+    add_count(counts, SLOT(in[i]), 1);
 }
 
 __kernel void interleaved(__global const T* in, long n, RULE_PARAMS, __global ulong* counts) {
   long stride = get_global_size(0);
-  for (long i = get_global_id(0); i < n; i += stride) add_count(counts, SLOT(in[i]), 1);
+  for (long i = get_global_id(0); i < n; i += stride)
+    add_count(counts, SLOT(in[i]), 1);
 }
 
 // Adds the local 32-bit histogram of `slots` slots to the global counts: one atomic per
@@ -170,19 +177,22 @@ void flush(__local const uint* hist, uint slots, __global ulong* counts) {
     if (hist[s]) add_count(counts, s, hist[s]);
 }
 
-__kernel void privatized(__global const T* in, long n, RULE_PARAMS, uint slots,
-                         __local uint* hist, __global ulong* counts) {
-  for (uint s = get_local_id(0); s < slots; s += get_local_size(0)) hist[s] = 0;
+__kernel void privatized(__global const T* in, long n, RULE_PARAMS, uint slots, __local uint* hist,
+                         __global ulong* counts) {
+  for (uint s = get_local_id(0); s < slots; s += get_local_size(0))
+    hist[s] = 0;
   barrier(CLK_LOCAL_MEM_FENCE);
   long stride = get_global_size(0);
-  for (long i = get_global_id(0); i < n; i += stride) atomic_inc(hist + SLOT(in[i]));
+  for (long i = get_global_id(0); i < n; i += stride)
+    atomic_inc(hist + SLOT(in[i]));
   barrier(CLK_LOCAL_MEM_FENCE);
   flush(hist, slots, counts);
 }
 
-__kernel void aggregated(__global const T* in, long n, RULE_PARAMS, uint slots,
-                         __local uint* hist, __global ulong* counts) {
-  for (uint s = get_local_id(0); s < slots; s += get_local_size(0)) hist[s] = 0;
+__kernel void aggregated(__global const T* in, long n, RULE_PARAMS, uint slots, __local uint* hist,
+                         __global ulong* counts) {
+  for (uint s = get_local_id(0); s < slots; s += get_local_size(0))
+    hist[s] = 0;
   barrier(CLK_LOCAL_MEM_FENCE);
   long stride = get_global_size(0);
   uint run_slot = NO_INDEX, run = 0;
@@ -229,14 +239,16 @@ void vector_indices(uint4 w, RULE_PARAMS, uint first, uint* index) {
     uint one = INDEX_OF(values[0]);
 #endif
 #pragma unroll
-    for (int k = 0; k < VEC; ++k) index[k] = one;
+    for (int k = 0; k < VEC; ++k)
+      index[k] = one;
     return;
   }
 #if COUNT_VALUES
   uint words[4];
   vstore4(w, 0, words);
 #pragma unroll
-  for (int k = 0; k < 16; ++k) index[k] = (words[k >> 2] >> ((k & 3) * 8)) & 0xFFu;
+  for (int k = 0; k < 16; ++k)
+    index[k] = (words[k >> 2] >> ((k & 3) * 8)) & 0xFFu;
 #else
   T values[VEC];
   VSTORE(AS_VTYPE(w), 0, values);
@@ -253,10 +265,12 @@ void vector_indices(uint4 w, RULE_PARAMS, uint first, uint* index) {
       if (!exact[k]) index[k] = float_corrected(values[k], (int)index[k], bins, thresholds);
   }
 #pragma unroll
-  for (int k = 0; k < VEC; ++k) index[k] -= first;
+  for (int k = 0; k < VEC; ++k)
+    index[k] -= first;
 #else
 #pragma unroll
-  for (int k = 0; k < VEC; ++k) index[k] = INDEX_OF(values[k]);
+  for (int k = 0; k < VEC; ++k)
+    index[k] = INDEX_OF(values[k]);
 #endif
 #endif
 }
@@ -264,7 +278,8 @@ void vector_indices(uint4 w, RULE_PARAMS, uint first, uint* index) {
 bool all_equal(const uint* index) {
   bool same = true;
 #pragma unroll
-  for (int k = 1; k < VEC; ++k) same = same && index[k] == index[0];
+  for (int k = 1; k < VEC; ++k)
+    same = same && index[k] == index[0];
   return same;
 }
 
@@ -324,7 +339,8 @@ __kernel void fast_local(__global const uint4* in, long n, RULE_PARAMS, uint pas
   const uint first = (get_group_id(0) % passes) * span;
   const uint range = first < counted ? min(span, counted - first) : 0;
   const uint cells = range * COLUMNS + (COUNT_VALUES ? 256 : 0);
-  for (uint i = get_local_id(0); i < cells; i += get_local_size(0)) hist[i] = 0;
+  for (uint i = get_local_id(0); i < cells; i += get_local_size(0))
+    hist[i] = 0;
   barrier(CLK_LOCAL_MEM_FENCE);
   __local uint* column = hist + (get_local_id(0) & (COLUMNS - 1));
   const long chunks = get_num_groups(0) / passes;
@@ -335,7 +351,8 @@ __kernel void fast_local(__global const uint4* in, long n, RULE_PARAMS, uint pas
   for (; v + (UNROLL - 1) * stride < vectors; v += UNROLL * stride) {
     uint4 w[UNROLL];
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u) w[u] = in[v + u * stride];
+    for (int u = 0; u < UNROLL; ++u)
+      w[u] = in[v + u * stride];
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u)
       count_local(w[u], RULE_ARGS, first, range, column, &run_index, &run);
@@ -392,7 +409,8 @@ void count_global(uint4 w, RULE_PARAMS, __global ulong* counts, uint* run_slot, 
     return;
   }
 #pragma unroll
-  for (int k = 0; k < VEC; ++k) add_count(counts, slot[k], 1);
+  for (int k = 0; k < VEC; ++k)
+    add_count(counts, slot[k], 1);
 }
 
 // Never built with COUNT_VALUES: the indices are slots.
@@ -403,11 +421,14 @@ __kernel void fast_global(__global const uint4* in, long n, RULE_PARAMS, __globa
   for (; v + (UNROLL - 1) * stride < vectors; v += UNROLL * stride) {
     uint4 w[UNROLL];
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u) w[u] = in[v + u * stride];
+    for (int u = 0; u < UNROLL; ++u)
+      w[u] = in[v + u * stride];
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u) count_global(w[u], RULE_ARGS, counts, &run_slot, &run);
+    for (int u = 0; u < UNROLL; ++u)
+      count_global(w[u], RULE_ARGS, counts, &run_slot, &run);
   }
-  for (; v < vectors; v += stride) count_global(in[v], RULE_ARGS, counts, &run_slot, &run);
+  for (; v < vectors; v += stride)
+    count_global(in[v], RULE_ARGS, counts, &run_slot, &run);
   flush_run(counts, run_slot, run);
   __global const T* values = (__global const T*)in;
   for (long i = vectors * VEC + get_global_id(0); i < n; i += stride)

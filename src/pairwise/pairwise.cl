@@ -135,51 +135,51 @@ __kernel void pairwise_local(__global const float* restrict A, __global const fl
 
 // W consecutive x from x0: vloadW where the run is whole, else one at a time (missing x repeat
 // the last one).
-#define LOAD_RUN(W, a, x0)                                 \
-  if (x0 + W <= X) {                                       \
-    float##W v = vload##W(0, A + x0);                      \
-    for (int k = 0; k < W; ++k)                            \
-      a[k] = MAP(((float*)&v)[k], s);                      \
-  } else {                                                 \
-    for (int k = 0; k < W; ++k)                            \
-      a[k] = MAP(A[min(x0 + k, X - 1)], s);                \
+#define LOAD_RUN(W, a, x0)                  \
+  if (x0 + W <= X) {                        \
+    float##W v = vload##W(0, A + x0);       \
+    for (int k = 0; k < W; ++k)             \
+      a[k] = MAP(((float*)&v)[k], s);       \
+  } else {                                  \
+    for (int k = 0; k < W; ++k)             \
+      a[k] = MAP(A[min(x0 + k, X - 1)], s); \
   }
 
-#define STORE_RUN(W, c, x0)                                \
-  if (x0 + W <= X) {                                       \
-    float##W v;                                            \
-    for (int k = 0; k < W; ++k)                            \
-      ((float*)&v)[k] = c[k];                              \
-    vstore##W(v, 0, C + x0);                               \
-  } else {                                                 \
-    for (int k = 0; k < W; ++k)                            \
-      if (x0 + k < X) C[x0 + k] = c[k];                    \
+#define STORE_RUN(W, c, x0)             \
+  if (x0 + W <= X) {                    \
+    float##W v;                         \
+    for (int k = 0; k < W; ++k)         \
+      ((float*)&v)[k] = c[k];           \
+    vstore##W(v, 0, C + x0);            \
+  } else {                              \
+    for (int k = 0; k < W; ++k)         \
+      if (x0 + k < X) C[x0 + k] = c[k]; \
   }
 
-#define VEC_KERNEL(W)                                                                      \
-  __kernel void pairwise_vec##W(__global const float* restrict A,                          \
+#define VEC_KERNEL(W)                                                                         \
+  __kernel void pairwise_vec##W(__global const float* restrict A,                             \
                                 __global const float* restrict B, __global float* restrict C, \
-                                long X, long Y, float s) {                                 \
-    long x0 = (long)get_global_id(0) * W;                                                  \
-    if (x0 >= X) return;                                                                   \
-    float a[W], total[W];                                                                  \
-    LOAD_RUN(W, a, x0)                                                                     \
-    for (int k = 0; k < W; ++k)                                                            \
-      total[k] = 0.0f;                                                                     \
-    for (long y0 = 0; y0 < Y; y0 += CHUNK) {                                               \
-      long end = min(y0 + CHUNK, Y);                                                       \
-      float part[W];                                                                       \
-      for (int k = 0; k < W; ++k)                                                          \
-        part[k] = 0.0f;                                                                    \
-      for (long y = y0; y < end; ++y) {                                                    \
-        float b = MAP(B[y], s);                                                            \
-        for (int k = 0; k < W; ++k)                                                        \
-          part[k] += term(a[k], b);                                                        \
-      }                                                                                    \
-      for (int k = 0; k < W; ++k)                                                          \
-        total[k] += part[k];                                                               \
-    }                                                                                      \
-    STORE_RUN(W, total, x0)                                                                \
+                                long X, long Y, float s) {                                    \
+    long x0 = (long)get_global_id(0) * W;                                                     \
+    if (x0 >= X) return;                                                                      \
+    float a[W], total[W];                                                                     \
+    LOAD_RUN(W, a, x0)                                                                        \
+    for (int k = 0; k < W; ++k)                                                               \
+      total[k] = 0.0f;                                                                        \
+    for (long y0 = 0; y0 < Y; y0 += CHUNK) {                                                  \
+      long end = min(y0 + CHUNK, Y);                                                          \
+      float part[W];                                                                          \
+      for (int k = 0; k < W; ++k)                                                             \
+        part[k] = 0.0f;                                                                       \
+      for (long y = y0; y < end; ++y) {                                                       \
+        float b = MAP(B[y], s);                                                               \
+        for (int k = 0; k < W; ++k)                                                           \
+          part[k] += term(a[k], b);                                                           \
+      }                                                                                       \
+      for (int k = 0; k < W; ++k)                                                             \
+        total[k] += part[k];                                                                  \
+    }                                                                                         \
+    STORE_RUN(W, total, x0)                                                                   \
   }
 
 VEC_KERNEL(4)
@@ -247,7 +247,7 @@ __kernel void pairwise_fast(__global const float* restrict A, __global const flo
 #pragma unroll
     for (int k = 0; k < FAST_ITEMS; ++k)
       part[k] = 0.0f;
-    // Products unroll further: 8 loads and 256 FMAs between loop branches.
+      // Products unroll further: 8 loads and 256 FMAs between loop branches.
 #if PAIRWISE_KERNEL == 0
 #pragma unroll 8
 #else
@@ -298,7 +298,8 @@ __kernel void pairwise_sum_slices(__global const float* restrict partial, int sl
   long x = get_global_id(0);
   if (x >= X) return;
   float total = 0.0f;
-  for (int s = 0; s < slices; ++s) total += partial[(long)s * X + x];
+  for (int s = 0; s < slices; ++s)
+    total += partial[(long)s * X + x];
   C[x] = total;
 }
 

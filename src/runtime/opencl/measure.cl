@@ -13,12 +13,15 @@ __kernel void read_probe(__global const uint4* in, ulong n, __global uint* out) 
 #define FMA_CHAINS 8
 __kernel void fma_probe(__global float* out, float a, float b, int iters) {
   float acc[FMA_CHAINS];
-  for (int j = 0; j < FMA_CHAINS; ++j) acc[j] = get_local_id(0) + j;
+  for (int j = 0; j < FMA_CHAINS; ++j)
+    acc[j] = get_local_id(0) + j;
   for (int i = 0; i < iters; ++i) {
 #pragma unroll
-    for (int j = 0; j < FMA_CHAINS; ++j) acc[j] = fma(acc[j], a, b);
+    for (int j = 0; j < FMA_CHAINS; ++j)
+      acc[j] = fma(acc[j], a, b);
   }
   float s = 0;
-  for (int j = 0; j < FMA_CHAINS; ++j) s += acc[j];
+  for (int j = 0; j < FMA_CHAINS; ++j)
+    s += acc[j];
   if (s == 1.2345f) out[0] = s;
 }
