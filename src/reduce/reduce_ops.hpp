@@ -103,7 +103,7 @@ struct MinOp {
   }
   // A NaN accumulator stays (v < NaN is false); a NaN element is taken.
   static PARPAT_HD Acc append(Acc a, T v, std::int64_t) {
-    return (v < a) | is_nan_value(v) ? v : a;
+    return ((v < a) | is_nan_value(v)) ? v : a;
   }
   static PARPAT_HD Result result(Acc a) { return a; }
 };
@@ -120,7 +120,7 @@ struct MaxOp {
     return b > a ? b : a;
   }
   static PARPAT_HD Acc append(Acc a, T v, std::int64_t) {
-    return (v > a) | is_nan_value(v) ? v : a;
+    return ((v > a) | is_nan_value(v)) ? v : a;
   }
   static PARPAT_HD Result result(Acc a) { return a; }
 };
