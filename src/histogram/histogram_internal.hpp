@@ -106,7 +106,7 @@ struct EvenRule {
 // the same trick (lo_up: smallest float ≥ lo; hi_down: largest float ≤ hi).
 struct FloatEvenRule {
   int bins = 0;
-  float lo_up = 0, hi_down = 0, lo = 0, norm = 0, delta = 1, one_minus_delta = 0;
+  float lo_up = 0, hi_down = 0, lo = 0, norm = 0, delta = 1;  // delta: a multiple of 2^-24
   bool usable = false;  // false when the bound is too loose or the range is beyond float
 
   explicit FloatEvenRule(const HistogramProblem& p);
@@ -132,8 +132,7 @@ struct FloatEvenRule {
     int c = int(t);  // bins ≤ 2^22, so t fits
     float frac = t - float(c);
 #endif
-    exact =
-        (!inside) | ((unsigned(c) < unsigned(bins)) & (frac > delta) & (frac < one_minus_delta));
+    exact = (!inside) | ((unsigned(c) < unsigned(bins)) & (frac > delta) & (frac < 1.0f - delta));
     unsigned outside = x < lo_up ? unsigned(bins) : (x > hi_down ? bins + 1u : bins + 2u);
     return inside ? unsigned(c) : outside;
   }

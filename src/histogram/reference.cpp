@@ -68,9 +68,8 @@ FloatEvenRule::FloatEvenRule(const HistogramProblem& p) {
   hi_down = float_at_or_below(p.hi);
   lo = static_cast<float>(p.lo);
   norm = static_cast<float>(exact_norm);
-  // A multiple of 2^-24, so that 1 − delta is a float too (kernels may compute it).
+  // A multiple of 2^-24, so that 1 − delta is exactly a float: kernels compute it.
   delta = static_cast<float>(std::ldexp(std::ceil(std::ldexp(bound, 24)), -24));
-  one_minus_delta = 1.0f - delta;
   usable = std::isfinite(lo) && norm > 0;
 }
 
