@@ -10,6 +10,7 @@
 
 #include "parpat/barrier.hpp"
 #include "parpat/registry.hpp"
+#include "runtime/variant_tables.hpp"
 
 namespace parpat::detail {
 

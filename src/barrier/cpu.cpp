@@ -72,12 +72,9 @@ double relaunch_barriers_ms(const Device& device, int groups, int group_size, in
 }  // namespace
 
 std::vector<BarrierVariant> cpu_barrier_variants() {
-  VariantInfo v;
-  v.pattern = "barrier";
-  v.backend = "cpu";
-  v.name = "relaunch";
-  v.idea = "one parallel_for per phase: its return is the barrier";
-  v.params = "groups are thread-pool tasks";
+  VariantInfo v = variant_info("barrier", Backend::cpu, "relaunch",
+                               "one parallel_for per phase: its return is the barrier",
+                               "groups are thread-pool tasks");
   v.is_default = true;
   return {{v, relaunch_max_groups, relaunch_stencil, relaunch_stress, relaunch_barriers_ms}};
 }

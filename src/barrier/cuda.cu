@@ -854,12 +854,7 @@ double relaunch_barriers_ms(const Device& device, int groups, int group_size, in
 }
 
 VariantInfo info(const char* name, const char* idea, const char* params, bool is_default = false) {
-  VariantInfo v;
-  v.pattern = "barrier";
-  v.backend = "cuda";
-  v.name = name;
-  v.idea = idea;
-  v.params = params;
+  VariantInfo v = variant_info("barrier", Backend::cuda, name, idea, params);
   v.is_default = is_default;
   return v;
 }

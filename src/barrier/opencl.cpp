@@ -294,13 +294,9 @@ double relaunch_barriers_ms(const Device& device, int groups, int group_size, in
 }
 
 VariantInfo info(const char* name, const char* idea, bool is_default = false) {
-  VariantInfo v;
-  v.pattern = "barrier";
-  v.backend = "opencl";
-  v.name = name;
-  v.idea = idea;
-  v.params = "OpenCL C 1.2 atomics + mem_fence";
-  v.limits = "GPUs with independent groups, after the stress test passes there";
+  VariantInfo v =
+      variant_info("barrier", Backend::opencl, name, idea, "OpenCL C 1.2 atomics + mem_fence",
+                   "GPUs with independent groups, after the stress test passes there");
   v.is_default = is_default;
   return v;
 }

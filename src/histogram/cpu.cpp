@@ -178,14 +178,7 @@ std::unique_ptr<HistogramKernel> make_parallel(const Device& d, const HistogramP
 
 std::vector<HistogramVariant> cpu_histogram_variants() {
   auto info = [](const char* name, const char* idea, const char* params) {
-    VariantInfo v;
-    v.pattern = "histogram";
-    v.backend = "cpu";
-    v.name = name;
-    v.idea = idea;
-    v.params = params;
-    v.is_default = std::string(name) == "parallel";
-    return v;
+    return variant_info("histogram", Backend::cpu, name, idea, params);
   };
   return {
       {info("serial", "the reference: binary search over the float64 edges, one value at a time",

@@ -733,15 +733,7 @@ bool fits_shared(const HistogramProblem& p, const DeviceInfo& d) {
 
 std::vector<HistogramVariant> cuda_histogram_variants() {
   auto info = [](const char* name, const char* idea, const char* params, const char* limits) {
-    VariantInfo v;
-    v.pattern = "histogram";
-    v.backend = "cuda";
-    v.name = name;
-    v.idea = idea;
-    v.params = params;
-    v.limits = limits;
-    v.is_default = std::string(name) == "fast";
-    return v;
+    return variant_info("histogram", Backend::cuda, name, idea, params, limits);
   };
   return {
       {info("global-atomic", "a contiguous section per thread, one 64-bit global atomic per value",

@@ -13,6 +13,7 @@
 
 #include "parpat/histogram.hpp"
 #include "parpat/registry.hpp"
+#include "runtime/variant_tables.hpp"
 
 namespace parpat::detail {
 

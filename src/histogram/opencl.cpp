@@ -295,15 +295,7 @@ bool supports_fast(const HistogramProblem& p, const DeviceInfo& d) {
 
 std::vector<HistogramVariant> opencl_histogram_variants() {
   auto info = [](const char* name, const char* idea, const char* params, const char* limits) {
-    VariantInfo v;
-    v.pattern = "histogram";
-    v.backend = "opencl";
-    v.name = name;
-    v.idea = idea;
-    v.params = params;
-    v.limits = limits;
-    v.is_default = std::string(name) == "fast";
-    return v;
+    return variant_info("histogram", Backend::opencl, name, idea, params, limits);
   };
   const char* fp64 = "int32/float32/float64 input needs cl_khr_fp64";
   return {

@@ -149,15 +149,8 @@ std::unique_ptr<PairwiseKernelImpl> make_parallel(const Device& d, const Pairwis
 
 std::vector<PairwiseVariant> cpu_pairwise_variants() {
   auto info = [](const char* name, const char* idea, const char* params) {
-    VariantInfo v;
-    v.pattern = "pairwise";
-    v.backend = "cpu";
-    v.name = name;
-    v.idea = idea;
-    v.params = params;
-    v.limits = "kernels product, gaussian (no --expr)";
-    v.is_default = std::string(name) == "parallel";
-    return v;
+    return variant_info("pairwise", Backend::cpu, name, idea, params,
+                        "kernels product, gaussian (no --expr)");
   };
   return {
       {info("serial", "the reference loop: float64 terms and sums, rounded to float32", ""),

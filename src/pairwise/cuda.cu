@@ -352,14 +352,7 @@ std::unique_ptr<PairwiseKernelImpl> make(const Device& d, const PairwiseProblem&
 
 std::vector<PairwiseVariant> cuda_pairwise_variants() {
   auto info = [](const char* name, const char* idea, const char* params) {
-    VariantInfo v;
-    v.pattern = "pairwise";
-    v.backend = "cuda";
-    v.name = name;
-    v.idea = idea;
-    v.params = params;
-    v.is_default = std::string(name) == "fast";
-    return v;
+    return variant_info("pairwise", Backend::cuda, name, idea, params);
   };
   return {
       {info("naive", "one x per thread, B from global memory", "block=256"), make<Shape::naive>},

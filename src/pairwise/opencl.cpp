@@ -186,14 +186,7 @@ std::unique_ptr<PairwiseKernelImpl> make(const Device& d, const PairwiseProblem&
 
 std::vector<PairwiseVariant> opencl_pairwise_variants() {
   auto info = [](const char* name, const char* idea, const char* params) {
-    VariantInfo v;
-    v.pattern = "pairwise";
-    v.backend = "opencl";
-    v.name = name;
-    v.idea = idea;
-    v.params = params;
-    v.is_default = std::string(name) == "fast";
-    return v;
+    return variant_info("pairwise", Backend::opencl, name, idea, params);
   };
   return {
       {info("naive", "one x per work-item, B from global memory", "block=256"), make<0>},

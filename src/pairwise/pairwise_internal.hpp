@@ -12,6 +12,7 @@
 #include "parpat/pairwise.hpp"
 #include "parpat/reduce.hpp"
 #include "parpat/registry.hpp"
+#include "runtime/variant_tables.hpp"
 
 namespace parpat::detail {
 

@@ -140,7 +140,7 @@ bool supports_everything(const ReduceShape&, const DeviceInfo&) {
 
 std::vector<ReduceVariant> cpu_reduce_variants() {
   auto info = [](const char* name, const char* idea, const char* params) {
-    return reduce_variant_info(Backend::cpu, name, idea, params);
+    return variant_info("reduce", Backend::cpu, name, idea, params);
   };
   return {
       {info("serial", "the reference: one pass in order, float64 compensated / 64-bit sums", ""),

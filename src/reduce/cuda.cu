@@ -890,7 +890,8 @@ bool atomic_supports(const ReduceShape& s, const DeviceInfo&) {
 
 VariantInfo cuda_info(const char* name, const char* idea, std::string params, const char* limits,
                       bool deterministic = true) {
-  return reduce_variant_info(Backend::cuda, name, idea, std::move(params), limits, deterministic);
+  return variant_info("reduce", Backend::cuda, name, idea, std::move(params), limits,
+                      deterministic);
 }
 
 }  // namespace

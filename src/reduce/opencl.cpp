@@ -459,7 +459,8 @@ bool supports_atomic(const ReduceShape& s, const DeviceInfo& d) {
 
 VariantInfo info(const char* name, const char* idea, std::string params, const char* limits,
                  bool deterministic) {
-  return reduce_variant_info(Backend::opencl, name, idea, std::move(params), limits, deterministic);
+  return variant_info("reduce", Backend::opencl, name, idea, std::move(params), limits,
+                      deterministic);
 }
 
 std::string params_of(const char* prefix, const char* second_key) {

@@ -96,20 +96,6 @@ const std::vector<ReduceVariant>& all_reduce_variants() {
 
 }  // namespace
 
-VariantInfo reduce_variant_info(Backend backend, const char* name, const char* idea,
-                                std::string params, const char* limits, bool deterministic) {
-  VariantInfo v;
-  v.pattern = "reduce";
-  v.backend = backend_name(backend);
-  v.name = name;
-  v.idea = idea;
-  v.params = std::move(params);
-  v.limits = limits;
-  v.deterministic = deterministic;
-  v.is_default = std::string(name) == (backend == Backend::cpu ? "parallel" : "fast");
-  return v;
-}
-
 std::vector<VariantInfo> reduce_variants() {
   std::vector<VariantInfo> out;
   for (const auto& v : all_reduce_variants())

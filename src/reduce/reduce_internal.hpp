@@ -8,6 +8,7 @@
 
 #include "parpat/reduce.hpp"
 #include "parpat/registry.hpp"
+#include "runtime/variant_tables.hpp"
 
 namespace parpat::detail {
 
@@ -40,12 +41,6 @@ struct ReduceVariant {
   bool (*supports)(const ReduceShape& shape, const DeviceInfo& device);
   std::unique_ptr<ReduceKernel> (*make)(const Device& device, const ReduceShape& shape);
 };
-
-// The registry entry of a reduce variant; the backend's default is `fast` on GPUs and
-// `parallel` on the CPU.
-VariantInfo reduce_variant_info(Backend backend, const char* name, const char* idea,
-                                std::string params, const char* limits = "",
-                                bool deterministic = true);
 
 std::vector<ReduceVariant> cpu_reduce_variants();
 std::vector<ReduceVariant> cuda_reduce_variants();
