@@ -210,7 +210,8 @@ std::vector<BenchRow> bench_histogram(const Device& device, const BenchOptions& 
                                      {"mod", modulus_of(t)},
                                      {"bins", bins},
                                      {"range", {0.0, hi}},
-                                     {"reps", 5}});
+                                     {"reps", 5},
+                                     {"copies", copies}});
               numpy_rows.push_back(rows.size());
             }
             rows.push_back(row);

@@ -3,7 +3,9 @@
 
 Reads a JSON file {"pattern": ..., "cases": [...]} written by parpat, builds the same inputs
 (same generator, same seeds), times numpy on each case (median of repeated runs) and prints
-{"times_ms": [...]} with one entry per case.
+{"times_ms": [...]} with one entry per case. Like parpat's own timing, consecutive runs read
+different copies of the input ("copies" of them, together at least 4x the cache), so neither side
+is timed on data left in the cache by the run before.
 """
 import json
 import sys
@@ -49,12 +51,14 @@ def make_distribution(c):
     return make(dtype, n, seed, mod)
 
 
-def median_ms(fn, reps):
-    fn()
+def median_ms(fn, x, reps, copies):
+    inputs = [x] + [x.copy() for _ in range(max(copies, 1) - 1)]
+    fn(inputs[-1])
     times = []
-    for _ in range(reps):
+    for k in range(reps):
+        data = inputs[k % len(inputs)]
         t0 = time.perf_counter()
-        fn()
+        fn(data)
         times.append((time.perf_counter() - t0) * 1e3)
     times.sort()
     return times[len(times) // 2]
@@ -66,13 +70,13 @@ def reduce_case(c):
         x = x.reshape(c["rows"], c["cols"])
     axis = {"all": None, "rows": 1, "cols": 0}[c.get("axis", "all")]
     fn = getattr(np, c["op"])
-    return median_ms(lambda: fn(x, axis=axis), c.get("reps", 20))
+    return median_ms(lambda data: fn(data, axis=axis), x, c.get("reps", 20), c.get("copies", 1))
 
 
 def histogram_case(c):
     x = make_distribution(c)
-    return median_ms(lambda: np.histogram(x, bins=c["bins"], range=tuple(c["range"])),
-                     c.get("reps", 10))
+    return median_ms(lambda data: np.histogram(data, bins=c["bins"], range=tuple(c["range"])),
+                     x, c.get("reps", 10), c.get("copies", 1))
 
 
 def main():

@@ -167,7 +167,8 @@ std::vector<BenchRow> bench_reduce(const Device& device, const BenchOptions& o,
                                {"rows", c.rows},
                                {"cols", c.cols},
                                {"seed", seed},
-                               {"reps", o.reps}});
+                               {"reps", o.reps},
+                               {"copies", copies}});
         numpy_rows.push_back(rows.size());
       }
       rows.push_back(row);

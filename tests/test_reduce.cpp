@@ -175,7 +175,7 @@ TEST_P(ReduceTest, NaNInfinityNegativeZeroAndTies) {
               inf = std::numeric_limits<float>::infinity();
   std::mt19937_64 rng(run_seed() + 2);
   for (std::int64_t n : {std::int64_t{5}, std::int64_t{1025}, std::int64_t{70001}}) {
-    for (int placement = 0; placement < 4; ++placement) {
+    for (int placement = 0; placement < 6; ++placement) {
       std::vector<float> v(static_cast<std::size_t>(n));
       for (auto& x : v)
         x = std::uniform_real_distribution<float>(-1, 1)(rng);
@@ -200,6 +200,14 @@ TEST_P(ReduceTest, NaNInfinityNegativeZeroAndTies) {
             x = -0.0f;
           v[a] = 0.0f;
           break;
+        case 4:
+          v[0] = 5;
+          v[n - 1] = 5;
+          v[b] = -5;
+          break;  // the first element is the extreme, tied by the last
+        case 5:
+          v[n - 1] = -5;
+          break;  // the extreme is the very last element
       }
       for (ReduceOp op : kOps) {
         if (op == ReduceOp::prod) continue;
