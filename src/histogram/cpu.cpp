@@ -8,12 +8,14 @@
 // the private copies (very many bins), the threads count into one shared histogram with relaxed
 // atomic adds instead.
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
 
 #include "histogram/histogram_internal.hpp"
 #include "runtime/cpu/cpu_device.hpp"
+#include "runtime/cpu/simd.hpp"
 #include "runtime/tuning.hpp"
 
 namespace parpat::detail {
@@ -43,6 +45,44 @@ struct EdgesRule {
   }
 };
 
+// FloatEvenRule::quick for a block of kFloatBlock values in eight-float lanes: slots[j] is the
+// slot of x[j], with bit 31 set where the candidate still needs corrected().
+constexpr int kFloatBlock = 256;
+constexpr std::uint32_t kInexact = 1u << 31;
+
+PARPAT_CPU_INLINE void float_slots(const FloatEvenRule& rule, const float* x,
+                                   std::uint32_t* slots) {
+  using namespace simd;
+  const F8 lo = F8{} + rule.lo, norm = F8{} + rule.norm, lo_up = F8{} + rule.lo_up,
+           hi_down = F8{} + rule.hi_down, delta = F8{} + rule.delta,
+           one_minus_delta = F8{} + (1.0f - rule.delta), zero = {};
+  const U8 bins = U8{} + static_cast<std::uint32_t>(rule.bins);
+  for (int j = 0; j < kFloatBlock; j += 8) {
+    F8 v;
+    load(v, x + j);
+    F8 t = (v - lo) * norm;
+    I8 inside = (v >= lo_up) & (v <= hi_down);
+    t = inside ? (t > zero ? t : zero) : zero;
+    I8 c = __builtin_convertvector(t, I8);
+    F8 frac = t - __builtin_convertvector(c, F8);
+    I8 exact =
+        ~inside | ((reinterpret_cast<U8&>(c) < bins) & (frac > delta) & (frac < one_minus_delta));
+    U8 outside = v < lo_up ? bins : (v > hi_down ? bins + 1u : bins + 2u);
+    U8 slot = inside ? reinterpret_cast<U8&>(c) : outside;
+    slot |= (~reinterpret_cast<U8&>(exact)) & kInexact;
+    std::memcpy(slots + j, &slot, sizeof slot);
+  }
+}
+
+PARPAT_CPU_AVX2 void float_slots_avx2(const FloatEvenRule& rule, const float* x,
+                                      std::uint32_t* slots) {
+  float_slots(rule, x, slots);
+}
+
+void float_slots_baseline(const FloatEvenRule& rule, const float* x, std::uint32_t* slots) {
+  float_slots(rule, x, slots);
+}
+
 template <class T>
 class ParallelKernel final : public HistogramKernel {
  public:
@@ -58,9 +98,9 @@ class ParallelKernel final : public HistogramKernel {
     sections_ = std::max<std::int64_t>(1, std::min<std::int64_t>(cpu_.threads(), p.n / 4096 + 1));
     auto budget = static_cast<std::int64_t>(tuning(d.info(), "histogram.parallel.private_mib", 256))
                   << 20;
-    // Few slots: four copies per thread, used in turn, so consecutive equal values do not wait
-    // on each other's increments.
-    ways_ = counted_ <= 4096 ? 4 : 1;
+    // Few slots: copies per thread used in turn (four up to 300 slots, two up to 4096, so
+    // they stay in L1), so consecutive equal values do not wait on each other's increments.
+    ways_ = counted_ <= 300 ? 4 : (counted_ <= 4096 ? 2 : 1);
     shared_ = sizeof(T) != 1 && sections_ > 1 && sections_ * ways_ * counted_ * 8 > budget;
     private_.resize(static_cast<std::size_t>(shared_ ? 0 : sections_ * ways_ * counted_));
   }
@@ -120,21 +160,38 @@ class ParallelKernel final : public HistogramKernel {
         add(table[x[i]], i);
     } else if (float_rule_.usable) {
       if constexpr (std::is_same_v<T, float>) {
-        // The last value that needed correcting: values on an edge (all-equal data often sit
-        // on one) pay for one correction, not one each.
+        // Slots a block at a time in lanes, then the counting. The last value that needed
+        // correcting is remembered: values on an edge (all-equal data often sit on one) pay for
+        // one correction, not one each.
         float memo_value = std::numeric_limits<float>::quiet_NaN();
         std::uint32_t memo_slot = 0;
-        for (std::int64_t i = begin; i < end; ++i) {
-          bool exact = true;
-          std::uint32_t slot = float_rule_.quick(x[i], exact);
-          if (!exact) {
-            if (!(x[i] == memo_value)) {
-              memo_slot = float_rule_.corrected(x[i], static_cast<int>(slot), thresholds_.data());
-              memo_value = x[i];
+        auto settle = [&](std::uint32_t slot, float v) {
+          if (slot & kInexact) {
+            if (!(v == memo_value)) {
+              memo_slot =
+                  float_rule_.corrected(v, static_cast<int>(slot & ~kInexact), thresholds_.data());
+              memo_value = v;
             }
             slot = memo_slot;
           }
-          add(slot, i);
+          return slot;
+        };
+        const bool avx2 = simd::cpu_has_avx2();
+        std::uint32_t slots[kFloatBlock];
+        std::int64_t i = begin;
+        for (; i + kFloatBlock <= end; i += kFloatBlock) {
+          if (avx2) {
+            float_slots_avx2(float_rule_, x + i, slots);
+          } else {
+            float_slots_baseline(float_rule_, x + i, slots);
+          }
+          for (int j = 0; j < kFloatBlock; ++j)
+            add(settle(slots[j], x[i + j]), i + j);
+        }
+        for (; i < end; ++i) {
+          bool exact = true;
+          std::uint32_t slot = float_rule_.quick(x[i], exact);
+          add(settle(exact ? slot : slot | kInexact, x[i]), i);
         }
       }
     } else if (p_.even) {

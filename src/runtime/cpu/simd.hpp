@@ -22,6 +22,7 @@ using F4 = float __attribute__((vector_size(16)));
 using F8 = float __attribute__((vector_size(32)));
 using D4 = double __attribute__((vector_size(32)));
 using I8 = std::int32_t __attribute__((vector_size(32)));
+using U8 = std::uint32_t __attribute__((vector_size(32)));
 using L4 = std::int64_t __attribute__((vector_size(32)));
 
 // Lanes of T in one 32-byte vector, and the integer vector that a comparison of two V yields.
