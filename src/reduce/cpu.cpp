@@ -51,6 +51,16 @@ typename Op::Acc fold_run(const T* p, std::int64_t begin, std::int64_t end, std:
   return acc;
 }
 
+// The sum of every lane of some double vectors, in lane order.
+template <std::size_t N>
+PARPAT_CPU_INLINE double lane_total(const simd::D4 (&lanes)[N]) {
+  double total = 0;
+  for (const simd::D4& l : lanes)
+    for (int j = 0; j < 4; ++j)
+      total += l[j];
+  return total;
+}
+
 // float32 sum in lanes. Four vectors of eight floats each add 16 loads (a block of 512 values)
 // in float; each block's lanes then move into eight double lanes. A float lane adds at most 16
 // values, so for data of one sign its relative error is below 16 · 2^-24 < 1e-6, inside the
@@ -77,11 +87,7 @@ PARPAT_CPU_INLINE double sum_float_lanes(const float* p, std::int64_t begin, std
     }
   }
   stop = i;
-  double total = 0;
-  for (const D4& w : wide)
-    for (int j = 0; j < 4; ++j)
-      total += w[j];
-  return total;
+  return lane_total(wide);
 }
 
 // float64 sum in four vectors of four doubles.
@@ -98,11 +104,13 @@ PARPAT_CPU_INLINE double sum_double_lanes(const double* p, std::int64_t begin, s
       lane[k] += v;
     }
   stop = i;
-  double total = 0;
-  for (const D4& l : lane)
-    for (int j = 0; j < 4; ++j)
-      total += l[j];
-  return total;
+  return lane_total(lane);
+}
+
+// best = v where v is strictly better (lane by lane for vectors); NaN is never better.
+template <bool kMin, class V>
+PARPAT_CPU_INLINE void keep_better(V& best, const V& v) {
+  best = (kMin ? v < best : v > best) ? v : best;
 }
 
 // min/max in lanes; `nan` reports whether a NaN was seen (the caller then folds the range again
@@ -121,7 +129,7 @@ PARPAT_CPU_INLINE T extreme_lanes(const T* p, std::int64_t begin, std::int64_t e
     for (int k = 0; k < kVectors; ++k) {
       typename L::V v;
       simd::load(v, p + i + k * L::kWidth);
-      best[k] = (kMin ? v < best[k] : v > best[k]) ? v : best[k];
+      keep_better<kMin>(best[k], v);
       nans |= v != v;
     }
   stop = i;
@@ -129,14 +137,8 @@ PARPAT_CPU_INLINE T extreme_lanes(const T* p, std::int64_t begin, std::int64_t e
   T result = best[0][0];
   for (int k = 0; k < kVectors; ++k)
     for (int j = 0; j < L::kWidth; ++j)
-      result = (kMin ? best[k][j] < result : best[k][j] > result) ? best[k][j] : result;
+      keep_better<kMin>(result, best[k][j]);
   return result;
-}
-
-// best = v where v is strictly better (lane by lane for vectors); NaN is never better.
-template <bool kMin, class V>
-PARPAT_CPU_INLINE void keep_better(V& best, const V& v) {
-  best = (kMin ? v < best : v > best) ? v : best;
 }
 
 // argmin/argmax in one pass of blocks: each block of kBlock values reduces to its extreme in

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -57,10 +58,15 @@ PARPAT_CPU_INLINE bool any(const M& m) {
   return bits != 0;
 }
 
-// Whether this processor runs the AVX2 builds (asked once).
+// Whether the AVX2 builds run (asked once): the processor has AVX2 and FMA, and PARPAT_NO_AVX2
+// is unset or 0 (tests set it to check the baseline builds on any machine).
 inline bool cpu_has_avx2() {
 #if defined(__x86_64__) || defined(__i386__)
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  static const bool has = [] {
+    const char* off = std::getenv("PARPAT_NO_AVX2");
+    if (off && std::strcmp(off, "0") != 0) return false;
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  }();
   return has;
 #else
   return false;
