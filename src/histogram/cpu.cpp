@@ -46,20 +46,25 @@ struct EdgesRule {
 };
 
 // FloatEvenRule::quick for a block of kFloatBlock values in eight-float lanes: slots[j] is the
-// slot of x[j], with bit 31 set where the candidate still needs corrected().
+// slot of x[j], with bit 31 set where the candidate still needs corrected(). Returns
+// kSomeInexact when any does, and kAllEqual when every value of the block equals the first
+// (all-equal data then adds the block to one counter at once).
 constexpr int kFloatBlock = 256;
 constexpr std::uint32_t kInexact = 1u << 31;
+constexpr int kSomeInexact = 1, kAllEqual = 2;
 
-PARPAT_CPU_INLINE void float_slots(const FloatEvenRule& rule, const float* x,
-                                   std::uint32_t* slots) {
+PARPAT_CPU_INLINE int float_slots(const FloatEvenRule& rule, const float* x, std::uint32_t* slots) {
   using namespace simd;
   const F8 lo = F8{} + rule.lo, norm = F8{} + rule.norm, lo_up = F8{} + rule.lo_up,
            hi_down = F8{} + rule.hi_down, delta = F8{} + rule.delta,
            one_minus_delta = F8{} + (1.0f - rule.delta), zero = {};
   const U8 bins = U8{} + static_cast<std::uint32_t>(rule.bins);
+  const F8 first = F8{} + x[0];
+  I8 inexact = {}, differs = {};
   for (int j = 0; j < kFloatBlock; j += 8) {
     F8 v;
     load(v, x + j);
+    differs |= v != first;
     F8 t = (v - lo) * norm;
     I8 inside = (v >= lo_up) & (v <= hi_down);
     t = inside ? (t > zero ? t : zero) : zero;
@@ -69,18 +74,20 @@ PARPAT_CPU_INLINE void float_slots(const FloatEvenRule& rule, const float* x,
         ~inside | ((reinterpret_cast<U8&>(c) < bins) & (frac > delta) & (frac < one_minus_delta));
     U8 outside = v < lo_up ? bins : (v > hi_down ? bins + 1u : bins + 2u);
     U8 slot = inside ? reinterpret_cast<U8&>(c) : outside;
+    inexact |= ~exact;
     slot |= (~reinterpret_cast<U8&>(exact)) & kInexact;
     std::memcpy(slots + j, &slot, sizeof slot);
   }
+  return (any(inexact) ? kSomeInexact : 0) | (any(differs) ? 0 : kAllEqual);
 }
 
-PARPAT_CPU_AVX2 void float_slots_avx2(const FloatEvenRule& rule, const float* x,
-                                      std::uint32_t* slots) {
-  float_slots(rule, x, slots);
+PARPAT_CPU_AVX2 int float_slots_avx2(const FloatEvenRule& rule, const float* x,
+                                     std::uint32_t* slots) {
+  return float_slots(rule, x, slots);
 }
 
-void float_slots_baseline(const FloatEvenRule& rule, const float* x, std::uint32_t* slots) {
-  float_slots(rule, x, slots);
+int float_slots_baseline(const FloatEvenRule& rule, const float* x, std::uint32_t* slots) {
+  return float_slots(rule, x, slots);
 }
 
 template <class T>
@@ -113,15 +120,17 @@ class ParallelKernel final : public HistogramKernel {
     cpu_.parallel_for(sections_, [&](std::int64_t s) {
       std::int64_t begin = p_.n * s / sections_, end = p_.n * (s + 1) / sections_;
       if (shared_) {
-        count(x, begin, end, [out](std::int64_t slot, std::int64_t) {
-          __atomic_fetch_add(out + slot, std::uint64_t{1}, __ATOMIC_RELAXED);
+        count(x, begin, end, [out](std::int64_t slot, int, std::uint64_t amount = 1) {
+          __atomic_fetch_add(out + slot, amount, __ATOMIC_RELAXED);
         });
       } else {
         std::uint64_t* mine = private_.data() + s * ways_ * slots;
         std::fill(mine, mine + ways_ * slots, std::uint64_t{0});
-        const std::int64_t way_mask = ways_ - 1;
-        count(x, begin, end, [mine, slots, way_mask](std::int64_t slot, std::int64_t i) {
-          ++mine[(i & way_mask) * slots + slot];
+        std::uint64_t* copy[4];
+        for (int k = 0; k < 4; ++k)
+          copy[k] = mine + (k & (ways_ - 1)) * slots;
+        count(x, begin, end, [&copy](std::int64_t slot, int k, std::uint64_t amount = 1) {
+          copy[k][slot] += amount;
         });
       }
     });
@@ -149,59 +158,90 @@ class ParallelKernel final : public HistogramKernel {
   }
 
  private:
+  // Calls add(slot, copy) for every value of [begin, end), or add(slot, copy, amount) once for
+  // `amount` equal values; `copy` in 0..3 says which private copy may take them. Values go four
+  // at a time, so `copy` is a constant in each call.
   template <class Add>
   void count(const T* x, std::int64_t begin, std::int64_t end, Add add) const {
+    if constexpr (std::is_same_v<T, float>) {
+      if (float_rule_.usable) {
+        count_floats(x, begin, end, add);
+        return;
+      }
+    }
     if constexpr (sizeof(T) == 1) {
-      for (std::int64_t i = begin; i < end; ++i)
-        add(x[i], i);
+      in_fours(
+          begin, end, [x](std::int64_t i) { return x[i]; }, add);
     } else if constexpr (sizeof(T) == 2) {
       const std::uint32_t* table = table_.data();
-      for (std::int64_t i = begin; i < end; ++i)
-        add(table[x[i]], i);
-    } else if (float_rule_.usable) {
-      if constexpr (std::is_same_v<T, float>) {
-        // Slots a block at a time in lanes, then the counting. The last value that needed
-        // correcting is remembered: values on an edge (all-equal data often sit on one) pay for
-        // one correction, not one each.
-        float memo_value = std::numeric_limits<float>::quiet_NaN();
-        std::uint32_t memo_slot = 0;
-        auto settle = [&](std::uint32_t slot, float v) {
-          if (slot & kInexact) {
-            if (!(v == memo_value)) {
-              memo_slot =
-                  float_rule_.corrected(v, static_cast<int>(slot & ~kInexact), thresholds_.data());
-              memo_value = v;
-            }
-            slot = memo_slot;
-          }
-          return slot;
-        };
-        const bool avx2 = simd::cpu_has_avx2();
-        std::uint32_t slots[kFloatBlock];
-        std::int64_t i = begin;
-        for (; i + kFloatBlock <= end; i += kFloatBlock) {
-          if (avx2) {
-            float_slots_avx2(float_rule_, x + i, slots);
-          } else {
-            float_slots_baseline(float_rule_, x + i, slots);
-          }
-          for (int j = 0; j < kFloatBlock; ++j)
-            add(settle(slots[j], x[i + j]), i + j);
-        }
-        for (; i < end; ++i) {
-          bool exact = true;
-          std::uint32_t slot = float_rule_.quick(x[i], exact);
-          add(settle(exact ? slot : slot | kInexact, x[i]), i);
-        }
-      }
+      in_fours(
+          begin, end, [x, table](std::int64_t i) { return table[x[i]]; }, add);
     } else if (p_.even) {
-      for (std::int64_t i = begin; i < end; ++i)
-        add(even_.slot(static_cast<double>(x[i])), i);
+      in_fours(
+          begin, end, [&](std::int64_t i) { return even_.slot(static_cast<double>(x[i])); }, add);
     } else {
       EdgesRule rule{&p_.edges, p_.bins};
-      for (std::int64_t i = begin; i < end; ++i)
-        add(rule.slot(static_cast<double>(x[i])), i);
+      in_fours(
+          begin, end, [&](std::int64_t i) { return rule.slot(static_cast<double>(x[i])); }, add);
     }
+  }
+
+  template <class SlotOf, class Add>
+  static PARPAT_CPU_INLINE void in_fours(std::int64_t begin, std::int64_t end, SlotOf slot_of,
+                                         Add add) {
+    std::int64_t i = begin;
+    for (; i + 4 <= end; i += 4) {
+      add(slot_of(i), 0);
+      add(slot_of(i + 1), 1);
+      add(slot_of(i + 2), 2);
+      add(slot_of(i + 3), 3);
+    }
+    for (; i < end; ++i)
+      add(slot_of(i), 0);
+  }
+
+  // float32 with even bins: the slots of a block in lanes, the rare inexact ones settled, then
+  // the counting. The last value that needed correcting is remembered: values on an edge
+  // (all-equal data often sit on one) pay for one correction, not one each.
+  template <class Add>
+  void count_floats(const float* x, std::int64_t begin, std::int64_t end, Add add) const {
+    float memo_value = std::numeric_limits<float>::quiet_NaN();
+    std::uint32_t memo_slot = 0;
+    auto settle = [&](std::uint32_t slot, float v) {
+      if (slot & kInexact) {
+        if (!(v == memo_value)) {
+          memo_slot =
+              float_rule_.corrected(v, static_cast<int>(slot & ~kInexact), thresholds_.data());
+          memo_value = v;
+        }
+        slot = memo_slot;
+      }
+      return slot;
+    };
+    const bool avx2 = simd::cpu_has_avx2();
+    std::uint32_t slots[kFloatBlock];
+    std::int64_t i = begin;
+    for (; i + kFloatBlock <= end; i += kFloatBlock) {
+      int found = avx2 ? float_slots_avx2(float_rule_, x + i, slots)
+                       : float_slots_baseline(float_rule_, x + i, slots);
+      if (found & kAllEqual) {
+        add(settle(slots[0], x[i]), 0, kFloatBlock);
+        continue;
+      }
+      if (found & kSomeInexact)
+        for (int j = 0; j < kFloatBlock; ++j)
+          slots[j] = settle(slots[j], x[i + j]);
+      in_fours(
+          0, kFloatBlock, [&slots](std::int64_t j) { return slots[j]; }, add);
+    }
+    in_fours(
+        i, end,
+        [&](std::int64_t k) {
+          bool exact = true;
+          std::uint32_t slot = float_rule_.quick(x[k], exact);
+          return settle(exact ? slot : slot | kInexact, x[k]);
+        },
+        add);
   }
 
   CpuDevice& cpu_;
