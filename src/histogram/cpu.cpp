@@ -45,49 +45,52 @@ struct EdgesRule {
   }
 };
 
-// FloatEvenRule::quick for a block of kFloatBlock values in eight-float lanes: slots[j] is the
-// slot of x[j], with bit 31 set where the candidate still needs corrected(). Returns
-// kSomeInexact when any does, and kAllEqual when every value of the block equals the first
-// (all-equal data then adds the block to one counter at once).
+// FloatEvenRule::quick for a block of kFloatBlock values in float lanes: slots[j] is the slot of
+// x[j], with bit 31 set where the candidate still needs corrected(). Returns kSomeInexact when
+// any does, and kAllEqual when every value of the block equals the first (all-equal data then
+// adds the block to one counter at once).
 constexpr int kFloatBlock = 256;
 constexpr std::uint32_t kInexact = 1u << 31;
 constexpr int kSomeInexact = 1, kAllEqual = 2;
 
+template <int kBytes>
 PARPAT_CPU_INLINE int float_slots(const FloatEvenRule& rule, const float* x, std::uint32_t* slots) {
-  using namespace simd;
-  const F8 lo = F8{} + rule.lo, norm = F8{} + rule.norm, lo_up = F8{} + rule.lo_up,
-           hi_down = F8{} + rule.hi_down, delta = F8{} + rule.delta,
-           one_minus_delta = F8{} + (1.0f - rule.delta), zero = {};
-  const U8 bins = U8{} + static_cast<std::uint32_t>(rule.bins);
-  const F8 first = F8{} + x[0];
-  I8 inexact = {}, differs = {};
-  for (int j = 0; j < kFloatBlock; j += 8) {
-    F8 v;
-    load(v, x + j);
+  using F = simd::Vec<float, kBytes>;
+  using I = simd::Vec<std::int32_t, kBytes>;
+  using U = simd::Vec<std::uint32_t, kBytes>;
+  const F lo = F{} + rule.lo, norm = F{} + rule.norm, lo_up = F{} + rule.lo_up,
+          hi_down = F{} + rule.hi_down, delta = F{} + rule.delta,
+          one_minus_delta = F{} + (1.0f - rule.delta), zero = {};
+  const U bins = U{} + static_cast<std::uint32_t>(rule.bins);
+  const F first = F{} + x[0];
+  I inexact = {}, differs = {};
+  for (int j = 0; j < kFloatBlock; j += kBytes / 4) {
+    F v;
+    simd::load(v, x + j);
     differs |= v != first;
-    F8 t = (v - lo) * norm;
-    I8 inside = (v >= lo_up) & (v <= hi_down);
+    F t = (v - lo) * norm;
+    I inside = (v >= lo_up) & (v <= hi_down);
     t = inside ? (t > zero ? t : zero) : zero;
-    I8 c = __builtin_convertvector(t, I8);
-    F8 frac = t - __builtin_convertvector(c, F8);
-    I8 exact =
-        ~inside | ((reinterpret_cast<U8&>(c) < bins) & (frac > delta) & (frac < one_minus_delta));
-    U8 outside = v < lo_up ? bins : (v > hi_down ? bins + 1u : bins + 2u);
-    U8 slot = inside ? reinterpret_cast<U8&>(c) : outside;
+    I c = __builtin_convertvector(t, I);
+    F frac = t - __builtin_convertvector(c, F);
+    U candidate = reinterpret_cast<U&>(c);
+    I exact = ~inside | ((candidate < bins) & (frac > delta) & (frac < one_minus_delta));
+    U outside = v < lo_up ? bins : (v > hi_down ? bins + 1u : bins + 2u);
+    U slot = inside ? candidate : outside;
     inexact |= ~exact;
-    slot |= (~reinterpret_cast<U8&>(exact)) & kInexact;
+    slot |= (~reinterpret_cast<U&>(exact)) & kInexact;
     std::memcpy(slots + j, &slot, sizeof slot);
   }
-  return (any(inexact) ? kSomeInexact : 0) | (any(differs) ? 0 : kAllEqual);
+  return (simd::any(inexact) ? kSomeInexact : 0) | (simd::any(differs) ? 0 : kAllEqual);
 }
 
 PARPAT_CPU_AVX2 int float_slots_avx2(const FloatEvenRule& rule, const float* x,
                                      std::uint32_t* slots) {
-  return float_slots(rule, x, slots);
+  return float_slots<simd::kAvx2Bytes>(rule, x, slots);
 }
 
 int float_slots_baseline(const FloatEvenRule& rule, const float* x, std::uint32_t* slots) {
-  return float_slots(rule, x, slots);
+  return float_slots<simd::kBaselineBytes>(rule, x, slots);
 }
 
 template <class T>

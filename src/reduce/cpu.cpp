@@ -52,55 +52,59 @@ typename Op::Acc fold_run(const T* p, std::int64_t begin, std::int64_t end, std:
 }
 
 // The sum of every lane of some double vectors, in lane order.
-template <std::size_t N>
-PARPAT_CPU_INLINE double lane_total(const simd::D4 (&lanes)[N]) {
+template <class D, std::size_t N>
+PARPAT_CPU_INLINE double lane_total(const D (&lanes)[N]) {
   double total = 0;
-  for (const simd::D4& l : lanes)
-    for (int j = 0; j < 4; ++j)
+  for (const D& l : lanes)
+    for (std::size_t j = 0; j < sizeof(D) / sizeof(double); ++j)
       total += l[j];
   return total;
 }
 
-// float32 sum in lanes. Four vectors of eight floats each add 16 loads (a block of 512 values)
-// in float; each block's lanes then move into eight double lanes. A float lane adds at most 16
-// values, so for data of one sign its relative error is below 16 · 2^-24 < 1e-6, inside the
-// contract's 1e-6 · log2(n); the double lanes keep the long sum accurate.
+// float32 sum in lanes. Four float vectors each add 16 loads in float; each block's lanes then
+// move into double lanes. A float lane adds at most 16 values, so for data of one sign its
+// relative error is below 16 · 2^-24 < 1e-6, inside the contract's 1e-6 · log2(n); the double
+// lanes keep the long sum accurate.
+template <int kBytes>
 PARPAT_CPU_INLINE double sum_float_lanes(const float* p, std::int64_t begin, std::int64_t end,
                                          std::int64_t& stop) {
-  using namespace simd;
-  constexpr int kSteps = 16, kVectors = 4, kBlock = kSteps * kVectors * 8;
-  D4 wide[2] = {};
+  using F = simd::Vec<float, kBytes>;
+  using Half = simd::Vec<float, kBytes / 2>;
+  using D = simd::Vec<double, kBytes>;
+  constexpr int kWidth = kBytes / 4, kSteps = 16, kVectors = 4, kBlock = kSteps * kVectors * kWidth;
+  D wide[2] = {};
   std::int64_t i = begin;
   for (; i + kBlock <= end; i += kBlock) {
-    F8 block[kVectors] = {};
+    F block[kVectors] = {};
     for (int s = 0; s < kSteps; ++s)
       for (int k = 0; k < kVectors; ++k) {
-        F8 v;
-        load(v, p + i + (s * kVectors + k) * 8);
+        F v;
+        simd::load(v, p + i + (s * kVectors + k) * kWidth);
         block[k] += v;
       }
     for (int k = 0; k < kVectors; ++k) {
-      F4 half[2];
+      Half half[2];
       std::memcpy(half, &block[k], sizeof half);
-      wide[0] += __builtin_convertvector(half[0], D4);
-      wide[1] += __builtin_convertvector(half[1], D4);
+      wide[0] += __builtin_convertvector(half[0], D);
+      wide[1] += __builtin_convertvector(half[1], D);
     }
   }
   stop = i;
   return lane_total(wide);
 }
 
-// float64 sum in four vectors of four doubles.
+// float64 sum in four double vectors.
+template <int kBytes>
 PARPAT_CPU_INLINE double sum_double_lanes(const double* p, std::int64_t begin, std::int64_t end,
                                           std::int64_t& stop) {
-  using namespace simd;
-  constexpr int kVectors = 4;
-  D4 lane[kVectors] = {};
+  using D = simd::Vec<double, kBytes>;
+  constexpr int kWidth = kBytes / 8, kVectors = 4;
+  D lane[kVectors] = {};
   std::int64_t i = begin;
-  for (; i + kVectors * 4 <= end; i += kVectors * 4)
+  for (; i + kVectors * kWidth <= end; i += kVectors * kWidth)
     for (int k = 0; k < kVectors; ++k) {
-      D4 v;
-      load(v, p + i + k * 4);
+      D v;
+      simd::load(v, p + i + k * kWidth);
       lane[k] += v;
     }
   stop = i;
@@ -115,10 +119,10 @@ PARPAT_CPU_INLINE void keep_better(V& best, const V& v) {
 
 // min/max in lanes; `nan` reports whether a NaN was seen (the caller then folds the range again
 // in order, so NaN handling is exactly the scalar operator's).
-template <bool kMin, class T>
+template <bool kMin, int kBytes, class T>
 PARPAT_CPU_INLINE T extreme_lanes(const T* p, std::int64_t begin, std::int64_t end,
                                   std::int64_t& stop, bool& nan) {
-  using L = simd::Lanes<T>;
+  using L = simd::Lanes<T, kBytes>;
   constexpr int kVectors = 4, kStep = kVectors * L::kWidth;
   typename L::V best[kVectors];
   typename L::Mask nans = {};
@@ -145,11 +149,11 @@ PARPAT_CPU_INLINE T extreme_lanes(const T* p, std::int64_t begin, std::int64_t e
 // lanes, and a block strictly better than every block before it records where it starts, so
 // ties keep the earliest block. Only that block is read again, for the first index holding the
 // extreme (-0.0 and 0.0 compare equal in both steps, as in the operator). `nan` as for
-// extreme_lanes, the tail included. Needs end - begin >= kBlock.
-template <class Op, class T>
+// extreme_lanes, the tail included. Needs end - begin >= kBlock (at most 256 values).
+template <class Op, int kBytes, class T>
 PARPAT_CPU_INLINE typename Op::Acc arg_lanes(const T* p, std::int64_t begin, std::int64_t end,
                                              std::int64_t base, bool& nan) {
-  using L = simd::Lanes<T>;
+  using L = simd::Lanes<T, kBytes>;
   using V = typename L::V;
   constexpr bool kMin = std::is_same_v<Op, ArgMinOp<T>>;
   constexpr int kVectors = 4, kSteps = 8, kBlock = kVectors * kSteps * L::kWidth;
@@ -206,7 +210,7 @@ constexpr bool kHasLanes = std::is_floating_point_v<T> &&
 
 // Folds [begin, end) in lanes, then the tail in order; a range with a NaN is folded again in
 // order (min/max/arg ops). Needs at least kStep values for the first loads of min/max/arg.
-template <class Op, class T>
+template <class Op, int kBytes, class T>
 PARPAT_CPU_INLINE typename Op::Acc fold_lanes(const T* p, std::int64_t begin, std::int64_t end,
                                               std::int64_t base) {
   using Acc = typename Op::Acc;
@@ -215,14 +219,14 @@ PARPAT_CPU_INLINE typename Op::Acc fold_lanes(const T* p, std::int64_t begin, st
   Acc acc;
   if constexpr (std::is_same_v<Op, SumOp<T>>) {
     if constexpr (std::is_same_v<T, float>) {
-      acc = sum_float_lanes(p, begin, end, stop);
+      acc = sum_float_lanes<kBytes>(p, begin, end, stop);
     } else {
-      acc = sum_double_lanes(p, begin, end, stop);
+      acc = sum_double_lanes<kBytes>(p, begin, end, stop);
     }
   } else if constexpr (std::is_same_v<Op, MinOp<T>> || std::is_same_v<Op, MaxOp<T>>) {
-    acc = extreme_lanes<std::is_same_v<Op, MinOp<T>>>(p, begin, end, stop, nan);
+    acc = extreme_lanes<std::is_same_v<Op, MinOp<T>>, kBytes>(p, begin, end, stop, nan);
   } else {
-    acc = arg_lanes<Op>(p, begin, end, base, nan);
+    acc = arg_lanes<Op, kBytes>(p, begin, end, base, nan);
     stop = end;
   }
   if (nan) return fold_run<Op>(p, begin, end, base);
@@ -232,13 +236,13 @@ PARPAT_CPU_INLINE typename Op::Acc fold_lanes(const T* p, std::int64_t begin, st
 template <class Op, class T>
 PARPAT_CPU_AVX2 typename Op::Acc fold_lanes_avx2(const T* p, std::int64_t begin, std::int64_t end,
                                                  std::int64_t base) {
-  return fold_lanes<Op>(p, begin, end, base);
+  return fold_lanes<Op, simd::kAvx2Bytes>(p, begin, end, base);
 }
 
 template <class Op, class T>
 typename Op::Acc fold_lanes_baseline(const T* p, std::int64_t begin, std::int64_t end,
                                      std::int64_t base) {
-  return fold_lanes<Op>(p, begin, end, base);
+  return fold_lanes<Op, simd::kBaselineBytes>(p, begin, end, base);
 }
 
 // Folds a contiguous run: in lanes where Op has them and the run is long enough (one arg block

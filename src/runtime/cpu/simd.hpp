@@ -1,7 +1,8 @@
 // Vector lanes for the CPU kernels, written once with the GCC/Clang vector extensions. A kernel
-// body is an always-inline function over these types; it is instantiated twice, in a function
-// built for AVX2 (PARPAT_CPU_AVX2) and in a baseline function, and cpu_has_avx2() picks one at
-// run time. The same binary therefore runs on any x86-64 and uses 256-bit lanes where they exist.
+// body is an always-inline function template over the vector width; it is instantiated twice, at
+// 32 bytes in a function built for AVX2 (PARPAT_CPU_AVX2) and at 16 bytes in a baseline function,
+// and cpu_has_avx2() picks one at run time. The same binary therefore runs on any x86-64 and uses
+// 256-bit lanes where they exist.
 // Vectors are passed by reference only: a 32-byte vector argument or return value would change
 // the calling convention between the two builds.
 #pragma once
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #if defined(__x86_64__) || defined(__i386__)
 #define PARPAT_CPU_AVX2 __attribute__((target("avx2,fma")))
@@ -19,27 +21,23 @@
 
 namespace parpat::detail::simd {
 
-using F4 = float __attribute__((vector_size(16)));
-using F8 = float __attribute__((vector_size(32)));
-using D4 = double __attribute__((vector_size(32)));
-using I8 = std::int32_t __attribute__((vector_size(32)));
-using U8 = std::uint32_t __attribute__((vector_size(32)));
-using L4 = std::int64_t __attribute__((vector_size(32)));
+// Vector widths of the two builds: AVX2 registers, and the SSE2 registers every x86-64 has.
+constexpr int kAvx2Bytes = 32, kBaselineBytes = 16;
 
-// Lanes of T in one 32-byte vector, and the integer vector that a comparison of two V yields.
-template <class T>
-struct Lanes;
-template <>
-struct Lanes<float> {
-  using V = F8;
-  using Mask = I8;
-  static constexpr int kWidth = 8;
+template <class T, int kBytes>
+struct VectorOf {
+  typedef T type __attribute__((vector_size(kBytes)));
 };
-template <>
-struct Lanes<double> {
-  using V = D4;
-  using Mask = L4;
-  static constexpr int kWidth = 4;
+// kBytes / sizeof(T) lanes of T.
+template <class T, int kBytes>
+using Vec = typename VectorOf<T, kBytes>::type;
+
+// Lanes of T in a kBytes vector, and the integer vector that a comparison of two of them yields.
+template <class T, int kBytes>
+struct Lanes {
+  using V = Vec<T, kBytes>;
+  using Mask = Vec<std::conditional_t<sizeof(T) == 8, std::int64_t, std::int32_t>, kBytes>;
+  static constexpr int kWidth = kBytes / sizeof(T);
 };
 
 template <class V, class T>
@@ -47,7 +45,7 @@ PARPAT_CPU_INLINE void load(V& v, const T* p) {
   std::memcpy(&v, p, sizeof v);
 }
 
-// Whether any lane of an integer vector is non-zero (one OR over its four 64-bit words).
+// Whether any lane of an integer vector is non-zero (one OR over its 64-bit words).
 template <class M>
 PARPAT_CPU_INLINE bool any(const M& m) {
   std::uint64_t words[sizeof(M) / 8];
