@@ -1,28 +1,44 @@
 // CPU probes: every thread streams its share of a large buffer (summing 64-bit words), and
-// every thread runs independent float multiply-add chains that the compiler vectorises.
+// every thread runs independent float multiply-add chains in vector lanes.
 #include <cstdint>
 #include <cstring>
 
 #include "runtime/cpu/cpu_device.hpp"
+#include "runtime/cpu/simd.hpp"
 #include "runtime/measure_backends.hpp"
 
 namespace parpat::detail {
 
 namespace {
 
-constexpr int kChains = 32;
-
-float fma_chains(int iters, float seed) {
-  float acc[kChains];
-  for (int j = 0; j < kChains; ++j)
-    acc[j] = seed + j;
+// Independent multiply-add chains in float lanes, eight vectors of them so that each FMA unit
+// always has a chain whose last result is ready; the same two builds as the kernels (simd.hpp),
+// so the peak is the one the kernels can reach on this processor.
+template <int kBytes>
+PARPAT_CPU_INLINE float fma_chains(int iters, float seed) {
+  using F = simd::Vec<float, kBytes>;
+  constexpr int kVectors = 8, kWidth = kBytes / 4;
+  F acc[kVectors];
+  for (int k = 0; k < kVectors; ++k)
+    for (int j = 0; j < kWidth; ++j)
+      acc[k][j] = seed + static_cast<float>(k * kWidth + j);
+  const F scale = F{} + 0.999999f, step = F{} + 1e-7f;
   for (int i = 0; i < iters; ++i)
-    for (int j = 0; j < kChains; ++j)
-      acc[j] = acc[j] * 0.999999f + 1e-7f;
+    for (int k = 0; k < kVectors; ++k)
+      acc[k] = acc[k] * scale + step;
   float s = 0;
-  for (float a : acc)
-    s += a;
+  for (int k = 0; k < kVectors; ++k)
+    for (int j = 0; j < kWidth; ++j)
+      s += acc[k][j];
   return s;
+}
+
+PARPAT_CPU_AVX2 float fma_chains_avx2(int iters, float seed) {
+  return fma_chains<simd::kAvx2Bytes>(iters, seed);
+}
+
+float fma_chains_baseline(int iters, float seed) {
+  return fma_chains<simd::kBaselineBytes>(iters, seed);
 }
 
 }  // namespace
@@ -55,14 +71,18 @@ Peaks measure_cpu(const Device& device) {
   p.read_gbps = words * sizeof(std::uint64_t) / (median(times) * 1e6);
 
   const int iters = 1 << 20;
+  const bool avx2 = simd::cpu_has_avx2();
   std::vector<float> sink(static_cast<std::size_t>(cpu.threads()));
   times.clear();
   for (int rep = 0; rep < 3; ++rep) {
     cpu.timer_start();
-    cpu.parallel_for(cpu.threads(), [&](std::int64_t t) { sink[t] = fma_chains(iters, t); });
+    cpu.parallel_for(cpu.threads(), [&](std::int64_t t) {
+      sink[t] = avx2 ? fma_chains_avx2(iters, t) : fma_chains_baseline(iters, t);
+    });
     times.push_back(cpu.timer_stop_ms());
   }
-  p.fma_gflops = 2.0 * kChains * iters * cpu.threads() / (median(times) * 1e6);
+  const int lanes = 8 * (avx2 ? simd::kAvx2Bytes : simd::kBaselineBytes) / 4;
+  p.fma_gflops = 2.0 * lanes * iters * cpu.threads() / (median(times) * 1e6);
   return p;
 }
 
