@@ -1,8 +1,8 @@
 // CPU reduce variants. `serial` is the reference itself. `parallel` cuts the input into
 // fixed-size chunks that the thread pool takes in order and combines the chunk results in chunk
 // order, so the result is deterministic. A chunk folds in vector lanes (simd.hpp: AVX2 where the
-// processor has it) for float sum, min, max, argmin and argmax, and in eight scalar accumulators
-// otherwise.
+// processor has it) for sum, min, max, argmin and argmax of the 4- and 8-byte types, and in eight
+// scalar accumulators otherwise (uint8, prod).
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
@@ -111,6 +111,44 @@ PARPAT_CPU_INLINE double sum_double_lanes(const double* p, std::int64_t begin, s
   return lane_total(lane);
 }
 
+// Marks in `nans` the lanes of v that hold NaN (none for integers).
+template <class V, class M>
+PARPAT_CPU_INLINE void mark_nan_lanes(M& nans, const V& v) {
+  if constexpr (std::is_floating_point_v<std::remove_reference_t<decltype(v[0])>>) nans |= v != v;
+}
+
+// Integer sum in 64-bit lanes that wrap like the operator's uint64 accumulator; 4-byte elements
+// are widened (sign- or zero-extended) half a vector at a time.
+template <int kBytes, class T>
+PARPAT_CPU_INLINE std::uint64_t sum_integer_lanes(const T* p, std::int64_t begin, std::int64_t end,
+                                                  std::int64_t& stop) {
+  using W = simd::Vec<std::uint64_t, kBytes>;
+  constexpr int kWidth = kBytes / 8, kVectors = 4, kStep = kVectors * kWidth;
+  W lane[kVectors] = {};
+  std::int64_t i = begin;
+  for (; i + kStep <= end; i += kStep)
+    for (int k = 0; k < kVectors; ++k) {
+      if constexpr (sizeof(T) == 8) {
+        W v;
+        simd::load(v, p + i + k * kWidth);
+        lane[k] += v;
+      } else {
+        using Wide =
+            simd::Vec<std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>, kBytes>;
+        simd::Vec<T, kBytes / 2> half;
+        simd::load(half, p + i + k * kWidth);
+        const Wide wide = __builtin_convertvector(half, Wide);
+        lane[k] += reinterpret_cast<const W&>(wide);
+      }
+    }
+  stop = i;
+  std::uint64_t total = 0;
+  for (const W& l : lane)
+    for (int j = 0; j < kWidth; ++j)
+      total += l[j];
+  return total;
+}
+
 // best = v where v is strictly better (lane by lane for vectors); NaN is never better.
 template <bool kMin, class V>
 PARPAT_CPU_INLINE void keep_better(V& best, const V& v) {
@@ -134,7 +172,7 @@ PARPAT_CPU_INLINE T extreme_lanes(const T* p, std::int64_t begin, std::int64_t e
       typename L::V v;
       simd::load(v, p + i + k * L::kWidth);
       keep_better<kMin>(best[k], v);
-      nans |= v != v;
+      mark_nan_lanes(nans, v);
     }
   stop = i;
   nan = simd::any(nans);
@@ -165,14 +203,14 @@ PARPAT_CPU_INLINE typename Op::Acc arg_lanes(const T* p, std::int64_t begin, std
     V lane[kVectors];
     for (int k = 0; k < kVectors; ++k) {
       simd::load(lane[k], p + i + k * L::kWidth);
-      nans |= lane[k] != lane[k];
+      mark_nan_lanes(nans, lane[k]);
     }
     for (int s = 1; s < kSteps; ++s)
       for (int k = 0; k < kVectors; ++k) {
         V v;
         simd::load(v, p + i + (s * kVectors + k) * L::kWidth);
         keep_better<kMin>(lane[k], v);
-        nans |= v != v;
+        mark_nan_lanes(nans, v);
       }
     for (int k = 1; k < kVectors; ++k)
       keep_better<kMin>(lane[0], lane[k]);
@@ -186,7 +224,7 @@ PARPAT_CPU_INLINE typename Op::Acc arg_lanes(const T* p, std::int64_t begin, std
   }
   nan = simd::any(nans);
   for (; i < end && !nan; ++i) {
-    nan = p[i] != p[i];
+    nan = is_nan_value(p[i]);
     if (kMin ? p[i] < best : p[i] > best) {
       best = p[i];
       index_of_best = i;
@@ -201,9 +239,10 @@ PARPAT_CPU_INLINE typename Op::Acc arg_lanes(const T* p, std::int64_t begin, std
   return Op::load(p[index_of_best], base + index_of_best);
 }
 
-// Whether Op on T has a lane form above.
+// Whether Op on T has a lane form above: sum, min, max, argmin and argmax on the 4- and 8-byte
+// element types.
 template <class Op, class T>
-constexpr bool kHasLanes = std::is_floating_point_v<T> &&
+constexpr bool kHasLanes = (sizeof(T) == 4 || sizeof(T) == 8) &&
                            (std::is_same_v<Op, SumOp<T>> || std::is_same_v<Op, MinOp<T>> ||
                             std::is_same_v<Op, MaxOp<T>> || std::is_same_v<Op, ArgMinOp<T>> ||
                             std::is_same_v<Op, ArgMaxOp<T>>);
@@ -220,8 +259,10 @@ PARPAT_CPU_INLINE typename Op::Acc fold_lanes(const T* p, std::int64_t begin, st
   if constexpr (std::is_same_v<Op, SumOp<T>>) {
     if constexpr (std::is_same_v<T, float>) {
       acc = sum_float_lanes<kBytes>(p, begin, end, stop);
-    } else {
+    } else if constexpr (std::is_same_v<T, double>) {
       acc = sum_double_lanes<kBytes>(p, begin, end, stop);
+    } else {
+      acc = sum_integer_lanes<kBytes>(p, begin, end, stop);
     }
   } else if constexpr (std::is_same_v<Op, MinOp<T>> || std::is_same_v<Op, MaxOp<T>>) {
     acc = extreme_lanes<std::is_same_v<Op, MinOp<T>>, kBytes>(p, begin, end, stop, nan);
