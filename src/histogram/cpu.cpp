@@ -1,10 +1,11 @@
 // CPU histogram variants. `serial` is the reference itself. `parallel` gives each thread one
-// contiguous section of the input and its own private histogram (four of them, used in turn,
-// when the slots are few: no sharing, no atomics, no chain of increments on one counter), then
-// adds the private histograms bin range by bin range in parallel. uint8 is counted per value
-// and mapped to bins at the merge; uint16 finds its slot through a value → slot table, float32
-// with even bins through FloatEvenRule (float arithmetic, exact), other input through the
-// candidate-and-correct even rule or a binary search over explicit edges. Past a memory budget for
+// contiguous section of the input and its own private histogram (four or two of them, used in
+// turn, when the slots are few: no sharing, no atomics, no chain of increments on one counter),
+// then adds the private histograms bin range by bin range in parallel. uint8 is counted per
+// value and mapped to bins at the merge; uint16 finds its slot through a value → slot table,
+// float32 with even bins through FloatEvenRule in vector lanes (float arithmetic, exact; a block
+// of one repeated value is added at once), other input through the candidate-and-correct even
+// rule or a binary search over explicit edges. Past a memory budget for
 // the private copies (very many bins), the threads count into one shared histogram with relaxed
 // atomic adds instead.
 #include <algorithm>
@@ -286,7 +287,7 @@ std::vector<HistogramVariant> cpu_histogram_variants() {
        supports_everything, make_serial},
       {info("parallel",
             "a contiguous section and a private histogram per thread, merged by bin ranges; "
-            "uint8 counted per value, value table for uint16, float arithmetic for float32",
+            "uint8 counted per value, value table for uint16, float32 slots in vector lanes",
             "threads=all private<=256MiB"),
        supports_everything, make_parallel},
   };
