@@ -59,11 +59,17 @@ PARPAT_CPU_INLINE int float_slots(const FloatEvenRule& rule, const float* x, std
   using F = simd::Vec<float, kBytes>;
   using I = simd::Vec<std::int32_t, kBytes>;
   using U = simd::Vec<std::uint32_t, kBytes>;
-  const F lo = F{} + rule.lo, norm = F{} + rule.norm, lo_up = F{} + rule.lo_up,
-          hi_down = F{} + rule.hi_down, delta = F{} + rule.delta,
-          one_minus_delta = F{} + (1.0f - rule.delta), zero = {};
-  const U bins = U{} + static_cast<std::uint32_t>(rule.bins);
-  const F first = F{} + x[0];
+  F lo, norm, lo_up, hi_down, delta, one_minus_delta, first;
+  U bins;
+  simd::splat(lo, rule.lo);
+  simd::splat(norm, rule.norm);
+  simd::splat(lo_up, rule.lo_up);
+  simd::splat(hi_down, rule.hi_down);
+  simd::splat(delta, rule.delta);
+  simd::splat(one_minus_delta, 1.0f - rule.delta);
+  simd::splat(first, x[0]);
+  simd::splat(bins, static_cast<std::uint32_t>(rule.bins));
+  const F zero = {};
   I inexact = {}, differs = {};
   for (int j = 0; j < kFloatBlock; j += kBytes / 4) {
     F v;

@@ -57,12 +57,15 @@ struct GaussianTerm {
   template <class F>
   PARPAT_CPU_INLINE void add(F& acc, const F& a, const F& b) const {
     using U = simd::Vec<std::uint32_t, sizeof(F)>;
-    const F d = (a - b) * s, lowest = F{} - 125.0f;
+    F lowest;
+    simd::splat(lowest, -125.0f);
+    const F d = (a - b) * s;
     F x = -(d * d);
     x = x > lowest ? x : lowest;
     const F shifted = x + 12582912.0f;
     const F f = x - (shifted - 12582912.0f);
-    F p = F{} + 0.0013266970636323094f;
+    F p;
+    simd::splat(p, 0.0013266970636323094f);
     p = p * f + 0.009675459936261177f;
     p = p * f + 0.05550742521882057f;
     p = p * f + 0.24022121727466583f;
@@ -99,7 +102,8 @@ PARPAT_CPU_INLINE void pairwise_lanes(const Term& f, const float* av, const floa
       const std::int64_t t_end = std::min(y, t + tile);
       F acc[kVectors] = {};
       for (std::int64_t j = t; j < t_end; ++j) {
-        const F b = F{} + bv[j];
+        F b;
+        simd::splat(b, bv[j]);
         for (int k = 0; k < kVectors; ++k)
           f.add(acc[k], a[k], b);
       }

@@ -22,7 +22,9 @@ PARPAT_CPU_INLINE float fma_chains(int iters, float seed) {
   for (int k = 0; k < kVectors; ++k)
     for (int j = 0; j < kWidth; ++j)
       acc[k][j] = seed + static_cast<float>(k * kWidth + j);
-  const F scale = F{} + 0.999999f, step = F{} + 1e-7f;
+  F scale, step;
+  simd::splat(scale, 0.999999f);
+  simd::splat(step, 1e-7f);
   for (int i = 0; i < iters; ++i)
     for (int k = 0; k < kVectors; ++k)
       acc[k] = acc[k] * scale + step;

@@ -7,6 +7,7 @@
 // the calling convention between the two builds.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -43,6 +44,13 @@ struct Lanes {
 template <class V, class T>
 PARPAT_CPU_INLINE void load(V& v, const T* p) {
   std::memcpy(&v, p, sizeof v);
+}
+
+// Every lane of v set to x (a broadcast; 0 + x would turn −0.0 into +0.0).
+template <class V, class T>
+PARPAT_CPU_INLINE void splat(V& v, T x) {
+  for (std::size_t j = 0; j < sizeof(V) / sizeof(T); ++j)
+    v[j] = x;
 }
 
 // Whether any lane of an integer vector is non-zero (one OR over its 64-bit words).
