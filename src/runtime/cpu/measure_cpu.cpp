@@ -1,5 +1,7 @@
 // CPU probes: every thread streams its share of a large buffer (summing 64-bit words), and
-// every thread runs independent float multiply-add chains in vector lanes.
+// every thread runs independent float multiply-add chains in vector lanes; each peak is the
+// fastest of seven runs.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -43,6 +45,12 @@ float fma_chains_baseline(int iters, float seed) {
   return fma_chains<simd::kBaselineBytes>(iters, seed);
 }
 
+// A peak is what the machine can do: the fastest of several runs, since other tenants of a
+// shared host only ever slow a run down.
+double fastest(const std::vector<double>& times) {
+  return *std::min_element(times.begin(), times.end());
+}
+
 }  // namespace
 
 Peaks measure_cpu(const Device& device) {
@@ -70,13 +78,13 @@ Peaks measure_cpu(const Device& device) {
     });
     times.push_back(cpu.timer_stop_ms());
   }
-  p.read_gbps = words * sizeof(std::uint64_t) / (median(times) * 1e6);
+  p.read_gbps = words * sizeof(std::uint64_t) / (fastest(times) * 1e6);
 
   const int iters = 1 << 20;
   const bool avx2 = simd::cpu_has_avx2();
   std::vector<float> sink(static_cast<std::size_t>(cpu.threads()));
   times.clear();
-  for (int rep = 0; rep < 3; ++rep) {
+  for (int rep = 0; rep < 7; ++rep) {
     cpu.timer_start();
     cpu.parallel_for(cpu.threads(), [&](std::int64_t t) {
       sink[t] = avx2 ? fma_chains_avx2(iters, t) : fma_chains_baseline(iters, t);
@@ -84,7 +92,7 @@ Peaks measure_cpu(const Device& device) {
     times.push_back(cpu.timer_stop_ms());
   }
   const int lanes = 8 * (avx2 ? simd::kAvx2Bytes : simd::kBaselineBytes) / 4;
-  p.fma_gflops = 2.0 * lanes * iters * cpu.threads() / (median(times) * 1e6);
+  p.fma_gflops = 2.0 * lanes * iters * cpu.threads() / (fastest(times) * 1e6);
   return p;
 }
 
