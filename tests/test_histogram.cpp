@@ -146,7 +146,8 @@ TEST_P(HistogramTest, RandomInputsAtEdgeSizes) {
   for (DType t : kDTypes)
     for (std::int64_t bins : {1, 7, 256, 1000})
       for (std::int64_t n : sizes) {
-        auto [lo, hi] = range_for(t);
+        const auto range = range_for(t);
+        const double lo = range.first, hi = range.second;
         // Values reach a little beyond the range so underflow and overflow are exercised.
         double margin = (hi - lo) * 0.05;
         std::uniform_real_distribution<double> u(lo - margin, hi + margin);
@@ -162,7 +163,8 @@ TEST_P(HistogramTest, Distributions) {
   const std::int64_t n = (1 << 20) + 3;
   for (DType t : {DType::uint8, DType::int32, DType::float32, DType::float64})
     for (std::int64_t bins : {7, 256, 1024}) {
-      auto [lo, hi] = range_for(t);
+      const auto range = range_for(t);
+      const double lo = range.first, hi = range.second;
       double mid = (lo + hi) / 2, width = hi - lo;
       std::uniform_real_distribution<double> uniform(lo, hi);
       std::normal_distribution<double> normal(mid, width / 8);
@@ -226,7 +228,8 @@ TEST_P(HistogramTest, BinCounts) {
   const std::int64_t n = (1 << 18) + 5;
   for (std::int64_t bins : {1, 7, 256, 1000, 4096, 65536, 1 << 20})
     for (DType t : {DType::uint16, DType::int32, DType::float32}) {
-      auto [lo, hi] = range_for(t);
+      const auto range = range_for(t);
+      const double lo = range.first, hi = range.second;
       std::uniform_real_distribution<double> u(lo, hi);
       auto host = make_values(t, n, [&] { return is_float(t) ? u(rng) : std::round(u(rng)); });
       check(t, n, host, HistogramBins::even(bins, lo, hi), "bin count");
@@ -509,7 +512,8 @@ TEST(HistogramCudaRaw, MatchesTheReference) {
   for (DType t : kDTypes)
     for (std::int64_t bins : {7, 256, 65536, 1 << 20}) {
       const std::int64_t n = (1 << 20) + 13;
-      auto [lo, hi] = range_for(t);
+      const auto range = range_for(t);
+      const double lo = range.first, hi = range.second;
       std::uniform_real_distribution<double> u(lo - 10, hi + 10);
       auto host = make_values(t, n, [&] { return fit(t, u(rng)); });
       HistogramBins b = HistogramBins::even(bins, lo, hi);
@@ -628,7 +632,8 @@ TEST(HistogramOpenclFast, EveryLayoutMatchesTheReference) {
       setenv("PARPAT_TUNING", setting, 1);
       for (DType t : {DType::uint8, DType::uint16, DType::float32})
         for (std::int64_t bins : {7, 1000, 20000}) {
-          auto [lo, hi] = range_for(t);
+          const auto range = range_for(t);
+          const double lo = range.first, hi = range.second;
           const std::int64_t n = 100003;
           std::uniform_real_distribution<double> u(lo - 10, hi + 10);
           std::bernoulli_distribution hot(0.8);
