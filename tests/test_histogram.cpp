@@ -191,8 +191,9 @@ TEST_P(HistogramTest, ValuesOnAndAroundEdgesNaNAndInfinities) {
     std::int64_t bins;
   };
   // Steps that are not exact in binary, so the edges are rounded like numpy.linspace rounds them.
+  // The last range is wider than FLT_MAX / 2: x − lo would overflow in float arithmetic.
   for (Range r : {Range{0.1, 0.7, 7}, Range{-1.3, 2.9, 1000}, Range{-3, 3, 6}, Range{0, 1, 10},
-                  Range{1e-3, 1e3, 4096}}) {
+                  Range{1e-3, 1e3, 4096}, Range{-3e38, 3e38, 1000}}) {
     HistogramBins b = HistogramBins::even(r.bins, r.lo, r.hi);
     std::vector<double> edges = b.edge_values();
     for (DType t : {DType::float32, DType::float64}) {
@@ -461,7 +462,8 @@ TEST(FloatEvenRule, AgreesWithTheReferenceOnAndBetweenEdges) {
     double lo, hi;
   };
   const Range ranges[] = {{0, 1},         {-1, 1},       {97, 125},         {-3.7, 1e3},
-                          {1e6, 1e6 + 3}, {-1e-3, 2e-3}, {0.1, 0.30000001}, {-5e30, 7e30}};
+                          {1e6, 1e6 + 3}, {-1e-3, 2e-3}, {0.1, 0.30000001}, {-5e30, 7e30},
+                          {-8e37, 8e37}};
   const std::int64_t bin_counts[] = {1, 7, 256, 1000, 1024, 4096, 65536, 1 << 20};
   int usable = 0;
   for (const Range& r : ranges) {
@@ -499,6 +501,21 @@ TEST(FloatEvenRule, AgreesWithTheReferenceOnAndBetweenEdges) {
     }
   }
   EXPECT_GT(usable, 20);
+}
+
+TEST(FloatEvenRule, RangesWiderThanHalfOfFloatMaxAreLeftToTheFloat64Rule) {
+  const double max = std::numeric_limits<float>::max();
+  struct Range {
+    double lo, hi;
+  };
+  for (Range r : {Range{-3e38, 3e38}, Range{-max, max}, Range{-1e38, max}, Range{0, max}}) {
+    detail::HistogramProblem p;
+    p.dtype = DType::float32;
+    p.bins = 1000;
+    p.lo = r.lo;
+    p.hi = r.hi;
+    EXPECT_FALSE(detail::FloatEvenRule(p).usable) << "lo=" << r.lo << " hi=" << r.hi;
+  }
 }
 
 #ifdef PARPAT_HAVE_CUDA

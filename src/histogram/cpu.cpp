@@ -80,12 +80,12 @@ PARPAT_CPU_INLINE int float_slots(const FloatEvenRule& rule, const float* x, std
     t = inside ? (t > zero ? t : zero) : zero;
     I c = __builtin_convertvector(t, I);
     F frac = t - __builtin_convertvector(c, F);
-    U candidate = reinterpret_cast<U&>(c);
+    U candidate = (U)c;
     I exact = ~inside | ((candidate < bins) & (frac > delta) & (frac < one_minus_delta));
     U outside = v < lo_up ? bins : (v > hi_down ? bins + 1u : bins + 2u);
     U slot = inside ? candidate : outside;
     inexact |= ~exact;
-    slot |= (~reinterpret_cast<U&>(exact)) & kInexact;
+    slot |= ~(U)exact & kInexact;
     std::memcpy(slots + j, &slot, sizeof slot);
   }
   return (simd::any(inexact) ? kSomeInexact : 0) | (simd::any(differs) ? 0 : kAllEqual);

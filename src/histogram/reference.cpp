@@ -51,8 +51,9 @@ float float_at_or_below(double v) {
 
 FloatEvenRule::FloatEvenRule(const HistogramProblem& p) {
   bins = static_cast<int>(std::min<std::int64_t>(p.bins, 1 << 30));
+  // x − lo must stay finite in float for every x in [lo, hi] (with room for lo's rounding).
   if (!p.even || p.bins > (1 << 22) || !(std::fabs(p.lo) <= FLT_MAX) ||
-      !(std::fabs(p.hi) <= FLT_MAX))
+      !(std::fabs(p.hi) <= FLT_MAX) || !(p.hi - p.lo <= 0.5 * FLT_MAX))
     return;
   const double n = static_cast<double>(p.bins);
   const double exact_norm = n / (p.hi - p.lo);

@@ -51,7 +51,8 @@ struct ProductTerm {
 
 // f = exp2(−((a − b)·s)²) with s = gaussian_scale(h), without a library call: x = n + f with
 // n = round(x) (the 1.5·2^23 trick), a degree-5 polynomial for 2^f (2e-7 relative), and n added
-// into the exponent field; x is clamped at −125 so the exponent stays normal.
+// into the exponent field. Below −125 the term is 0 (x is clamped there first, so the exponent
+// arithmetic stays normal).
 struct GaussianTerm {
   float s;
   template <class F>
@@ -61,7 +62,8 @@ struct GaussianTerm {
     simd::splat(lowest, -125.0f);
     const F d = (a - b) * s;
     F x = -(d * d);
-    x = x > lowest ? x : lowest;
+    const auto underflow = x < lowest;
+    x = underflow ? lowest : x;
     const F shifted = x + 12582912.0f;
     const F f = x - (shifted - 12582912.0f);
     F p;
@@ -76,7 +78,7 @@ struct GaussianTerm {
     std::memcpy(&n, &shifted, sizeof n);
     bits += n << 23;
     std::memcpy(&p, &bits, sizeof p);
-    acc += p;
+    acc += underflow ? F{} : p;
   }
 };
 

@@ -63,8 +63,8 @@ PARPAT_CPU_INLINE double lane_total(const D (&lanes)[N]) {
 
 // float32 sum in lanes. Four float vectors each add 16 loads in float; each block's lanes then
 // move into double lanes. A float lane adds at most 16 values, so for data of one sign its
-// relative error is below 16 · 2^-24 < 1e-6, inside the contract's 1e-6 · log2(n); the double
-// lanes keep the long sum accurate.
+// relative error, the final rounding to float included, is below 16 · 2^-24 < 1e-6, inside the
+// contract's 1e-6 · log2(n); the double lanes keep the long sum accurate.
 template <int kBytes>
 PARPAT_CPU_INLINE double sum_float_lanes(const float* p, std::int64_t begin, std::int64_t end,
                                          std::int64_t& stop) {
@@ -138,7 +138,7 @@ PARPAT_CPU_INLINE std::uint64_t sum_integer_lanes(const T* p, std::int64_t begin
         simd::Vec<T, kBytes / 2> half;
         simd::load(half, p + i + k * kWidth);
         const Wide wide = __builtin_convertvector(half, Wide);
-        lane[k] += reinterpret_cast<const W&>(wide);
+        lane[k] += (W)wide;
       }
     }
   stop = i;
@@ -187,7 +187,8 @@ PARPAT_CPU_INLINE T extreme_lanes(const T* p, std::int64_t begin, std::int64_t e
 // lanes, and a block strictly better than every block before it records where it starts, so
 // ties keep the earliest block. Only that block is read again, for the first index holding the
 // extreme (-0.0 and 0.0 compare equal in both steps, as in the operator). `nan` as for
-// extreme_lanes, the tail included. Needs end - begin >= kBlock (at most 256 values).
+// extreme_lanes, the tail included. Any range of at least one value works; ranges shorter
+// than a block go through the tail loop alone.
 template <class Op, int kBytes, class T>
 PARPAT_CPU_INLINE typename Op::Acc arg_lanes(const T* p, std::int64_t begin, std::int64_t end,
                                              std::int64_t base, bool& nan) {
@@ -286,8 +287,8 @@ typename Op::Acc fold_lanes_baseline(const T* p, std::int64_t begin, std::int64_
   return fold_lanes<Op, simd::kBaselineBytes>(p, begin, end, base);
 }
 
-// Folds a contiguous run: in lanes where Op has them and the run is long enough (one arg block
-// of 256 floats or 128 doubles), else in order.
+// Folds a contiguous run: in lanes where Op has them and the run holds at least 256 values (the
+// largest arg block, and enough for the first loads of min/max), else in order.
 template <class Op, class T>
 typename Op::Acc fold(const T* p, std::int64_t begin, std::int64_t end, std::int64_t base) {
   if constexpr (kHasLanes<Op, T>) {
