@@ -51,12 +51,12 @@ typename Op::Acc fold_run(const T* p, std::int64_t begin, std::int64_t end, std:
   return acc;
 }
 
-// The sum of every lane of some double vectors, in lane order.
-template <class D, std::size_t N>
-PARPAT_CPU_INLINE double lane_total(const D (&lanes)[N]) {
-  double total = 0;
-  for (const D& l : lanes)
-    for (std::size_t j = 0; j < sizeof(D) / sizeof(double); ++j)
+// The sum of every lane of some vectors, in lane order, in their element type.
+template <class V, std::size_t N>
+PARPAT_CPU_INLINE auto lane_total(const V (&lanes)[N]) {
+  std::remove_cv_t<std::remove_reference_t<decltype(lanes[0][0])>> total = 0;
+  for (const V& l : lanes)
+    for (std::size_t j = 0; j < sizeof(V) / sizeof(total); ++j)
       total += l[j];
   return total;
 }
@@ -93,60 +93,31 @@ PARPAT_CPU_INLINE double sum_float_lanes(const float* p, std::int64_t begin, std
   return lane_total(wide);
 }
 
-// float64 sum in four double vectors.
-template <int kBytes>
-PARPAT_CPU_INLINE double sum_double_lanes(const double* p, std::int64_t begin, std::int64_t end,
-                                          std::int64_t& stop) {
-  using D = simd::Vec<double, kBytes>;
-  constexpr int kWidth = kBytes / 8, kVectors = 4;
-  D lane[kVectors] = {};
-  std::int64_t i = begin;
-  for (; i + kVectors * kWidth <= end; i += kVectors * kWidth)
-    for (int k = 0; k < kVectors; ++k) {
-      D v;
-      simd::load(v, p + i + k * kWidth);
-      lane[k] += v;
-    }
-  stop = i;
-  return lane_total(lane);
-}
-
 // Marks in `nans` the lanes of v that hold NaN (none for integers).
 template <class V, class M>
 PARPAT_CPU_INLINE void mark_nan_lanes(M& nans, const V& v) {
   if constexpr (std::is_floating_point_v<std::remove_reference_t<decltype(v[0])>>) nans |= v != v;
 }
 
-// Integer sum in 64-bit lanes that wrap like the operator's uint64 accumulator; 4-byte elements
-// are widened (sign- or zero-extended) half a vector at a time.
+// float64 and integer sums in four vectors of 8-byte lanes: double for float64, uint64 for the
+// integers (wrapping like the operator's accumulator; 4-byte elements are sign- or zero-extended
+// as they are converted).
 template <int kBytes, class T>
-PARPAT_CPU_INLINE std::uint64_t sum_integer_lanes(const T* p, std::int64_t begin, std::int64_t end,
-                                                  std::int64_t& stop) {
-  using W = simd::Vec<std::uint64_t, kBytes>;
+PARPAT_CPU_INLINE auto sum_wide_lanes(const T* p, std::int64_t begin, std::int64_t end,
+                                      std::int64_t& stop) {
+  using Wide =
+      simd::Vec<std::conditional_t<std::is_same_v<T, double>, double, std::uint64_t>, kBytes>;
   constexpr int kWidth = kBytes / 8, kVectors = 4, kStep = kVectors * kWidth;
-  W lane[kVectors] = {};
+  Wide lane[kVectors] = {};
   std::int64_t i = begin;
   for (; i + kStep <= end; i += kStep)
     for (int k = 0; k < kVectors; ++k) {
-      if constexpr (sizeof(T) == 8) {
-        W v;
-        simd::load(v, p + i + k * kWidth);
-        lane[k] += v;
-      } else {
-        using Wide =
-            simd::Vec<std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>, kBytes>;
-        simd::Vec<T, kBytes / 2> half;
-        simd::load(half, p + i + k * kWidth);
-        const Wide wide = __builtin_convertvector(half, Wide);
-        lane[k] += (W)wide;
-      }
+      simd::Vec<T, kWidth * sizeof(T)> v;
+      simd::load(v, p + i + k * kWidth);
+      lane[k] += __builtin_convertvector(v, Wide);
     }
   stop = i;
-  std::uint64_t total = 0;
-  for (const W& l : lane)
-    for (int j = 0; j < kWidth; ++j)
-      total += l[j];
-  return total;
+  return lane_total(lane);
 }
 
 // best = v where v is strictly better (lane by lane for vectors); NaN is never better.
@@ -249,7 +220,8 @@ constexpr bool kHasLanes = (sizeof(T) == 4 || sizeof(T) == 8) &&
                             std::is_same_v<Op, ArgMaxOp<T>>);
 
 // Folds [begin, end) in lanes, then the tail in order; a range with a NaN is folded again in
-// order (min/max/arg ops). Needs at least kStep values for the first loads of min/max/arg.
+// order (min/max/arg ops). Needs at least one step of extreme_lanes (fold() passes 256 values
+// or more).
 template <class Op, int kBytes, class T>
 PARPAT_CPU_INLINE typename Op::Acc fold_lanes(const T* p, std::int64_t begin, std::int64_t end,
                                               std::int64_t base) {
@@ -260,10 +232,8 @@ PARPAT_CPU_INLINE typename Op::Acc fold_lanes(const T* p, std::int64_t begin, st
   if constexpr (std::is_same_v<Op, SumOp<T>>) {
     if constexpr (std::is_same_v<T, float>) {
       acc = sum_float_lanes<kBytes>(p, begin, end, stop);
-    } else if constexpr (std::is_same_v<T, double>) {
-      acc = sum_double_lanes<kBytes>(p, begin, end, stop);
     } else {
-      acc = sum_integer_lanes<kBytes>(p, begin, end, stop);
+      acc = sum_wide_lanes<kBytes>(p, begin, end, stop);
     }
   } else if constexpr (std::is_same_v<Op, MinOp<T>> || std::is_same_v<Op, MaxOp<T>>) {
     acc = extreme_lanes<std::is_same_v<Op, MinOp<T>>, kBytes>(p, begin, end, stop, nan);
