@@ -198,10 +198,13 @@ __device__ unsigned corrected_slot(const Rule& rule, T x, unsigned candidate) {
 //    spilled into the neighbour (or, out of the top half, the 2^16 the word lost).
 //  - GlobalSink: the 64-bit global counts themselves; the discard row is skipped.
 struct StripedSink {
-  unsigned* hist;
-  unsigned columns, column;
+  unsigned base;    // shared-window address of this lane's column in row 0
+  unsigned stride;  // bytes from one row to the next
+  __device__ StripedSink(unsigned* hist, unsigned columns, unsigned column)
+      : base(unsigned(__cvta_generic_to_shared(hist + column))), stride(columns * 4) {}
   __device__ void add(unsigned r, unsigned n) const {
-    atomicAdd(hist + std::size_t(r) * columns + column, n);
+    // A 32-bit shared address: one multiply-add per value, no generic-to-shared conversion.
+    asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(base + r * stride), "r"(n) : "memory");
   }
 };
 
@@ -267,10 +270,12 @@ __device__ bool same_values(const uint4& v) {
 // The fast kernels' main loop. Lanes read 16-byte vectors, kLoads of them in flight, in a
 // warp-uniform grid-stride loop. Each value's slot comes without branches (a rare inexact float
 // candidate is corrected once per vector), is shifted into the pass's rows [0, range) — row
-// `range` takes values outside the pass — and goes to the sink. One vote per vector (do ≥ 8
-// lanes share lane 0's first row?) sends skewed data through per-thread runs, a vector of equal
-// rows in one step, so equal values cost one add per run instead of one each on the same words.
-template <class T, class Rule, class Sink>
+// `range` takes values outside the pass; kWhole: the pass is every slot, so a slot is its row —
+// and goes to the sink. One vote per vector (do ≥ 8 lanes share lane 0's first row?) sends
+// skewed data through per-thread runs, a vector of equal rows in one step, so equal values cost
+// one add per run instead of one each on the same words. The per-value work is kept to the
+// slot, one address and one shared atomic: `fast` on bytes is bound by the integer pipe.
+template <bool kWhole, class T, class Rule, class Sink>
 __device__ void count_values(const T* __restrict__ in, long long n, const Rule& rule,
                              unsigned first, unsigned range, const Sink& sink) {
   constexpr int kVec = 16 / sizeof(T);
@@ -285,7 +290,10 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
   const uint4* vec = reinterpret_cast<const uint4*>(in + head);
   const long long warps = (long long)gridDim.x * (blockDim.x / 32);
   const long long warp = (long long)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
-  auto row = [&](unsigned s) { return s - first < range ? s - first : discard; };
+  auto row = [&](unsigned s) {
+    if constexpr (kWhole) return s;
+    return s - first < range ? s - first : discard;
+  };
   Run<Sink> run(discard);
   // The last value whose float candidate needed correcting, and its row: data sitting on an
   // edge (all-equal data often does) pays for one correction, not one per value.
@@ -340,6 +348,7 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
     }
 #pragma unroll
     for (int u = 0; u < kLoads; ++u) {
+      // Lanes past the end (only in a warp's last round) take part in the vote, count nothing.
       const bool valid = base + u * 32 + lane < vectors;
       T values[kVec];
       memcpy(values, &raw[u], sizeof raw[u]);
@@ -362,14 +371,17 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
           rows[k] = memo_slot;
         }
       }
-      bool equal = true;
 #pragma unroll
-      for (int k = 0; k < kVec; ++k) {
-        rows[k] = valid ? row(rows[k]) : discard;
-        equal &= rows[k] == rows[0];
-      }
-      unsigned leader = __shfl_sync(0xFFFFFFFFu, rows[0], 0);
-      if (__popc(__ballot_sync(0xFFFFFFFFu, rows[0] == leader)) >= 8) {
+      for (int k = 0; k < kVec; ++k)
+        rows[k] = row(rows[k]);
+      const unsigned leader = __shfl_sync(0xFFFFFFFFu, rows[0], 0);
+      const bool skewed = __popc(__ballot_sync(0xFFFFFFFFu, valid && rows[0] == leader)) >= 8;
+      if (!valid) continue;
+      if (skewed) {
+        bool equal = true;
+#pragma unroll
+        for (int k = 1; k < kVec; ++k)
+          equal &= rows[k] == rows[0];
         if (equal) {
           run.add(rows[0], kVec, sink);
         } else {
@@ -413,7 +425,7 @@ __device__ void add_count(const Rule& rule, unsigned long long* counts, unsigned
 // Counts into a lane-striped shared histogram of range + 1 rows (the last for values outside
 // the pass) × `columns`, or (packed) into range + 1 16-bit rows, then adds each row to the
 // 64-bit counts.
-template <class T, class Rule, bool kPacked>
+template <class T, class Rule, bool kPacked, bool kWhole>
 __global__ void fast_shared_kernel(const T* __restrict__ in, long long n, Rule rule, unsigned first,
                                    unsigned range, unsigned columns, unsigned long long* counts) {
   extern __shared__ unsigned hist[];
@@ -422,9 +434,10 @@ __global__ void fast_shared_kernel(const T* __restrict__ in, long long n, Rule r
     hist[i] = 0;
   __syncthreads();
   if constexpr (kPacked) {
-    count_values(in, n, rule, first, range, PackedSink{hist, counts + first, range});
+    count_values<false>(in, n, rule, first, range, PackedSink{hist, counts + first, range});
   } else {
-    count_values(in, n, rule, first, range, StripedSink{hist, columns, threadIdx.x % 32 % columns});
+    count_values<kWhole>(in, n, rule, first, range,
+                         StripedSink(hist, columns, threadIdx.x % 32 % columns));
   }
   __syncthreads();
   for (unsigned r = threadIdx.x; r < range; r += blockDim.x) {
@@ -444,7 +457,7 @@ __global__ void fast_shared_kernel(const T* __restrict__ in, long long n, Rule r
 template <class T, class Rule>
 __global__ void fast_global_kernel(const T* __restrict__ in, long long n, Rule rule, unsigned slots,
                                    unsigned long long* counts) {
-  count_values(in, n, rule, 0u, slots, GlobalSink{counts, slots});
+  count_values<true>(in, n, rule, 0u, slots, GlobalSink{counts, slots});
 }
 
 enum class Strategy { global_atomic, interleaved, privatized, aggregated, fast };
@@ -470,6 +483,15 @@ struct FastConfig {
   bool packed = false, global = false;
 };
 
+// The shared-memory kernel of a configuration: packed passes, striped passes, or one striped
+// pass over every slot.
+template <class T, class Rule>
+auto fast_shared_for(const FastConfig& c) {
+  return c.packed        ? &fast_shared_kernel<T, Rule, true, false>
+         : c.passes == 1 ? &fast_shared_kernel<T, Rule, false, true>
+                         : &fast_shared_kernel<T, Rule, false, false>;
+}
+
 template <class T, class Rule>
 FastConfig fast_config(const DeviceInfo& info, int sms, unsigned slots, long long n) {
   FastConfig c;
@@ -494,9 +516,8 @@ FastConfig fast_config(const DeviceInfo& info, int sms, unsigned slots, long lon
   c.shared = c.global   ? 0
              : c.packed ? std::size_t(c.range + 2) / 2 * sizeof(unsigned)
                         : std::size_t(c.range + 1) * c.columns * sizeof(unsigned);
-  const void* k = c.global   ? reinterpret_cast<const void*>(&fast_global_kernel<T, Rule>)
-                  : c.packed ? reinterpret_cast<const void*>(&fast_shared_kernel<T, Rule, true>)
-                             : reinterpret_cast<const void*>(&fast_shared_kernel<T, Rule, false>);
+  const void* k = c.global ? reinterpret_cast<const void*>(&fast_global_kernel<T, Rule>)
+                           : reinterpret_cast<const void*>(fast_shared_for<T, Rule>(c));
   if (c.shared > (48u << 10))
     PARPAT_CUDA(
         cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(c.shared)));
@@ -519,13 +540,8 @@ void launch_fast(const FastConfig& c, const T* x, long long n, Rule rule, unsign
   for (unsigned pass = 0; pass < c.passes; ++pass) {
     unsigned first = pass * c.range;
     unsigned range = std::min(c.range, c.counted - first);
-    if (c.packed) {
-      fast_shared_kernel<T, Rule, true>
-          <<<c.blocks, c.block, c.shared, st>>>(x, n, rule, first, range, 1, out);
-    } else {
-      fast_shared_kernel<T, Rule, false>
-          <<<c.blocks, c.block, c.shared, st>>>(x, n, rule, first, range, c.columns, out);
-    }
+    fast_shared_for<T, Rule>(c)<<<c.blocks, c.block, c.shared, st>>>(x, n, rule, first, range,
+                                                                     c.packed ? 1 : c.columns, out);
     check_launch("histogram fast_shared_kernel");
   }
 }

@@ -12,11 +12,13 @@
 //               compare-and-swap loop (float sums then depend on arrival order).
 //   fast        one launch: 16-byte loads, eight in flight per thread, a grid sized to fill the
 //               device once, warp-shuffle block reduction, per-block partials, and the last
-//               block to arrive (atomic ticket) folds the partials in block order. Small inputs
-//               are latency-bound instead: one block with no ticket when they are tiny, else
-//               smaller blocks with one or two loads per thread spread over as many SMs as the
-//               data covers, so every SM makes one short round trip (fast_plan). The grid and
-//               every fold order are fixed per size, so the result is bit-identical run to run.
+//               block to arrive (an acquire-release ticket) folds the partials in block order;
+//               on sm_90 each launch overlaps the end of the kernel before it in the stream
+//               (programmatic dependent launch). Small inputs are latency-bound instead: one
+//               block with no ticket when they are tiny, else smaller blocks with one or two
+//               loads per thread spread over as many SMs as the data covers, so every SM makes
+//               one short round trip (fast_plan). The grid and every fold order are fixed
+//               per size, so the result is bit-identical run to run.
 //               Rows (numpy axis=1) use a thread, a warp or a block per row by row length;
 //               columns (axis=0) give each thread a 16-byte strip of columns over a chunk of
 //               rows, and the last chunk of a column strip to finish folds the chunks in order.
@@ -66,6 +68,32 @@ __device__ __forceinline__ T load_coherent(const T* p) {
 template <class T>
 __device__ __forceinline__ ArgPair<T> load_coherent(const ArgPair<T>* p) {
   return {load_coherent(&p->value), load_coherent(&p->index)};
+}
+
+// A ticket that releases the block's partial and, for the last block, acquires all of them: a
+// one-way fence each way instead of a sequentially consistent __threadfence on both sides,
+// which kept the latency-bound sizes waiting on two full fences.
+__device__ __forceinline__ unsigned take_ticket(unsigned* counter) {
+  unsigned old;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;"
+               : "=r"(old)
+               : "l"(__cvta_generic_to_global(counter))
+               : "memory");
+  return old;
+}
+
+// Programmatic dependent launch (sm_90): `fast` lets the next kernel in the stream launch while
+// it runs, and waits for the kernel before it only where it first touches global memory, so a
+// run of small reductions overlaps each launch with the previous kernel.
+__device__ __forceinline__ void allow_next_launch() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void wait_for_previous_kernel() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
 }
 
 template <class Op>
@@ -312,12 +340,10 @@ __device__ void finish_by_last_block(typename Op::Acc v, typename Op::Acc* parti
   }
   if (threadIdx.x == 0) {
     partials[blockIdx.x] = v;
-    __threadfence();  // publish the partial before taking a ticket
-    is_last = atomicAdd(counter, 1u) == gridDim.x - 1;
+    is_last = take_ticket(counter) == gridDim.x - 1;
   }
-  __syncthreads();
+  __syncthreads();  // the block's other threads read after thread 0's acquire
   if (!is_last) return;
-  __threadfence();
   // Each thread folds partials threadIdx.x, + blockDim.x, ... in that order.
   typename Op::Acc acc = Op::identity();
   if constexpr (kBatched) {
@@ -358,6 +384,8 @@ __global__ void __launch_bounds__(kFastBlock)
   const std::int64_t vectors = (n - head) / V;
   const std::int64_t tail = head + vectors * V;
   const T* body = in + head;
+  allow_next_launch();
+  wait_for_previous_kernel();
   // Each thread visits its elements in increasing index order: head, body, tail.
   Acc acc = Op::identity();
   if (gid < head) acc = Op::append(acc, in[gid], gid);
@@ -707,7 +735,8 @@ constexpr int kColsBlock = 128;
 
 struct FastPlan {
   int grid = 1, block = kFastBlock;
-  bool small = false;  // fast_all's latency-bound form
+  bool small = false;           // fast_all's latency-bound form
+  bool overlap_launch = false;  // programmatic dependent launch (sm_90 and later)
 };
 
 // The launch of `fast` over `n` contiguous elements, by size:
@@ -751,18 +780,24 @@ FastPlan fast_plan(const DeviceInfo& info, std::int64_t n) {
   return {static_cast<int>(std::clamp<std::int64_t>(blocks, 1, wave)), block, true};
 }
 
+// Launches fast_all with programmatic stream serialization where the device has it (sm_90 and
+// later): the kernel may start launching before the previous one in the stream ends, and waits
+// for it inside (wait_for_previous_kernel) before it reads or writes memory.
 template <class T, class Op>
 void launch_fast_all(const FastPlan& plan, cudaStream_t stream, const T* in, std::int64_t n,
                      std::int64_t head, typename Op::Acc* partials, unsigned* counter,
                      typename Op::Result* values, std::int64_t* indices) {
-  if (plan.small) {
-    fast_all<T, Op, true>
-        <<<plan.grid, plan.block, 0, stream>>>(in, n, head, partials, counter, values, indices);
-  } else {
-    fast_all<T, Op, false>
-        <<<plan.grid, kFastBlock, 0, stream>>>(in, n, head, partials, counter, values, indices);
-  }
-  check_launch("fast_all");
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(plan.grid);
+  config.blockDim = dim3(plan.small ? plan.block : kFastBlock);
+  config.stream = stream;
+  cudaLaunchAttribute overlap{};
+  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  overlap.val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = &overlap;
+  config.numAttrs = plan.overlap_launch ? 1 : 0;
+  auto kernel = plan.small ? fast_all<T, Op, true> : fast_all<T, Op, false>;
+  PARPAT_CUDA(cudaLaunchKernelEx(&config, kernel, in, n, head, partials, counter, values, indices));
 }
 
 template <class T, class Op>
@@ -775,9 +810,13 @@ class FastReduce final : public CudaReduce<T, Op> {
   FastReduce(const Device& d, const ReduceShape& s) : Base(d, s) {
     const auto& info = d.info();
     if (s.axis == Axis::all) {
-      if (s.contiguous())
+      if (s.contiguous()) {
         plan_ = fast_plan<T, Op>(info, s.size());
-      else
+        int major = 0;
+        PARPAT_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
+                                           this->cuda_.ordinal()));
+        plan_.overlap_launch = major >= 9 && tuning(info, "reduce.fast.overlap_launch", 1);
+      } else
         plan_.grid = static_cast<int>(std::clamp<std::int64_t>(s.rows, 1, info.compute_units * 4));
       partials_ = Buffer(d, plan_.grid * sizeof(Acc));
       counters_ = this->zeroed(sizeof(unsigned));
@@ -947,6 +986,9 @@ void reduce(const void* d_in, DType dtype, std::int64_t n, ReduceOp op, void* d_
         using Op = decltype(o);
         using Acc = typename Op::Acc;
         FastPlan plan = fast_plan<T, Op>(info, n);
+        int major = 0;
+        PARPAT_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ordinal));
+        plan.overlap_launch = major >= 9;
         std::size_t counter_at = (plan.grid * sizeof(Acc) + 255) / 256 * 256;
         std::size_t need = counter_at + 256;
         if (!d_workspace) {
