@@ -10,15 +10,15 @@
 //  - aggregated: privatized, and each thread counts a run of equal slots before one atomic;
 //  - fast: 16-byte loads, four in flight per thread. uint8 is counted per value (256 counters
 //    whatever the bin count; the flush maps values to bins through the table); float32 with
-//    even bins takes FloatEvenRule (float arithmetic, exact through a proven error bound and
-//    float thresholds). The shared histogram is lane-striped: slot s of lane l at
-//    s·C + l mod C, with C up to 32 columns, so the lanes of a warp hit distinct banks and
-//    distinct words however the data is spread; with fewer columns a per-vector vote sends
-//    skewed data through per-thread runs (one atomic per run of equal slots). 32-bit shared
-//    counts are added to the 64-bit global ones at the end. When the slots do not fit in shared
-//    memory the kernel makes passes over slot ranges (each pass reads the input again and counts
-//    only its range); past `histogram.fast.max_passes` passes it counts straight into global
-//    memory, with the same runs. No temporary memory besides the table, edges or thresholds.
+//    even bins takes FloatEvenRule (float arithmetic, exact through a proven error bound; the
+//    rare value near an edge is settled against the float64 edges). The shared histogram is
+//    lane-striped: slot s of lane l at s·C + l mod C, with C up to 32 columns, so the lanes of a
+//    warp hit distinct banks and distinct words however the data is spread; with fewer columns a
+//    per-vector vote sends skewed data through per-thread runs (one atomic per run of equal slots).
+//    32-bit shared counts are added to the 64-bit global ones at the end. When the slots do not fit
+//    in shared memory the kernel makes passes over slot ranges (each pass reads the input again and
+//    counts only its range); past `histogram.fast.max_passes` passes it counts straight into global
+//    memory, with the same runs. No temporary memory besides the value table or the edges.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -146,13 +146,23 @@ __global__ void privatized_kernel(const T* __restrict__ in, long long n, Rule ru
   flush(hist, slots, 1, counts);
 }
 
-// The float32 even rule (FloatEvenRule) with its thresholds in device memory.
+// The float32 even rule (FloatEvenRule). Its corrections compare x with the float64 edges
+// themselves (x < edge ⇔ x < the smallest float ≥ edge, the threshold of the other backends):
+// a few float64 operations instead of a dependent load from device memory. The error bound,
+// so the share of values near an edge, grows with the bin count, and at 65536 bins most warps
+// had a value to correct and stalled on that load.
 struct FloatRuleDevice {
   FloatEvenRule rule;
-  const float* thresholds;
+  EvenRuleDevice even;
   __device__ unsigned quick(float x, bool& exact) const { return rule.quick(x, exact); }
   __device__ unsigned correct(float x, unsigned candidate) const {
-    return rule.corrected(x, int(candidate), thresholds);
+    const double v = x;
+    long long c = min((long long)candidate, even.bins - 1);
+    while (c > 0 && v < even.edge(c))
+      --c;
+    while (c < even.bins - 1 && v >= even.edge(c + 1))
+      ++c;
+    return unsigned(c);
   }
 };
 
@@ -206,18 +216,59 @@ struct StripedSink {
     // A 32-bit shared address: one multiply-add per value, no generic-to-shared conversion.
     asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(base + r * stride), "r"(n) : "memory");
   }
+  template <int K>
+  __device__ void add_ones(const unsigned (&rows)[K]) const {
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+      add(rows[k], 1);
+  }
 };
 
 struct PackedSink {
-  unsigned* words;
+  unsigned words;              // shared-window address of the counters
   unsigned long long* counts;  // of the pass's first row
   unsigned range;
+  __device__ PackedSink(unsigned* hist, unsigned long long* counts, unsigned range)
+      : words(unsigned(__cvta_generic_to_shared(hist))), counts(counts), range(range) {}
   __device__ void add(unsigned r, unsigned n) const {
-    const unsigned high = r & 1;
-    const unsigned addend = n << (16 * high);
-    const unsigned old = atomicAdd(words + r / 2, addend);
+    const unsigned addend = n << (16 * (r & 1));
+    const unsigned old = atomic_add(r, addend);
+    if (carried(r, n, addend, old)) settle(r, n, addend, old);
+  }
+  // Adds 1 to each row: the K atomics go out back to back and their old words are checked
+  // after, so a vector waits for shared memory once, not once per value behind a branch.
+  template <int K>
+  __device__ void add_ones(const unsigned (&rows)[K]) const {
+    unsigned old[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+      old[k] = atomic_add(rows[k], 1u << (16 * (rows[k] & 1)));
+    bool any = false;
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+      any |= carried(rows[k], 1, 1u << (16 * (rows[k] & 1)), old[k]);
+    if (!any) return;
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+      settle(rows[k], 1, 1u << (16 * (rows[k] & 1)), old[k]);
+  }
+
+ private:
+  __device__ unsigned atomic_add(unsigned r, unsigned addend) const {
+    unsigned old;
+    asm volatile("atom.shared.add.u32 %0, [%1], %2;"
+                 : "=r"(old)
+                 : "r"(words + r / 2 * 4), "r"(addend)
+                 : "memory");
+    return old;
+  }
+  // Whether adding n to row r's half of the word `old` carried out of that half.
+  __device__ static bool carried(unsigned r, unsigned n, unsigned addend, unsigned old) {
+    return (r & 1) ? old + addend < old : (old & 0xFFFFu) + n > 0xFFFFu;
+  }
+  __device__ void settle(unsigned r, unsigned n, unsigned addend, unsigned old) const {
     const bool wrapped = old + addend < old;  // the word's top half overflowed
-    if (!high && (old & 0xFFFFu) + n > 0xFFFFu) {
+    if (!(r & 1) && (old & 0xFFFFu) + n > 0xFFFFu) {
       take(r, 0x10000ull);
       take(r + 1, ~0ull);  // the carry is not the neighbour's
     }
@@ -233,6 +284,12 @@ struct GlobalSink {
   unsigned discard;
   __device__ void add(unsigned r, unsigned n) const {
     if (r != discard) atomicAdd(counts + r, (unsigned long long)n);
+  }
+  template <int K>
+  __device__ void add_ones(const unsigned (&rows)[K]) const {
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+      add(rows[k], 1);
   }
 };
 
@@ -390,9 +447,7 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
             run.add(rows[k], 1, sink);
         }
       } else {
-#pragma unroll
-        for (int k = 0; k < kVec; ++k)
-          sink.add(rows[k], 1);
+        sink.add_ones(rows);
       }
     }
   }
@@ -434,7 +489,7 @@ __global__ void fast_shared_kernel(const T* __restrict__ in, long long n, Rule r
     hist[i] = 0;
   __syncthreads();
   if constexpr (kPacked) {
-    count_values<false>(in, n, rule, first, range, PackedSink{hist, counts + first, range});
+    count_values<kWhole>(in, n, rule, first, range, PackedSink(hist, counts + first, range));
   } else {
     count_values<kWhole>(in, n, rule, first, range,
                          StripedSink(hist, columns, threadIdx.x % 32 % columns));
@@ -483,13 +538,15 @@ struct FastConfig {
   bool packed = false, global = false;
 };
 
-// The shared-memory kernel of a configuration: packed passes, striped passes, or one striped
+// The shared-memory kernel of a configuration: packed or striped counters, in passes or in one
 // pass over every slot.
 template <class T, class Rule>
 auto fast_shared_for(const FastConfig& c) {
-  return c.packed        ? &fast_shared_kernel<T, Rule, true, false>
-         : c.passes == 1 ? &fast_shared_kernel<T, Rule, false, true>
-                         : &fast_shared_kernel<T, Rule, false, false>;
+  if (c.packed)
+    return c.passes == 1 ? &fast_shared_kernel<T, Rule, true, true>
+                         : &fast_shared_kernel<T, Rule, true, false>;
+  return c.passes == 1 ? &fast_shared_kernel<T, Rule, false, true>
+                       : &fast_shared_kernel<T, Rule, false, false>;
 }
 
 template <class T, class Rule>
@@ -556,18 +613,6 @@ template <class Rule>
 constexpr bool kFastOnly =
     std::is_same_v<Rule, PerValueRule> || std::is_same_v<Rule, FloatRuleDevice>;
 
-// threshold[i] = the smallest float ≥ edge i: the float64 edge rounded up.
-__global__ void fill_thresholds_kernel(float* thresholds, EvenRuleDevice rule) {
-  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i <= rule.bins) thresholds[i] = __double2float_ru(i == rule.bins ? rule.hi : rule.edge(i));
-}
-
-void fill_thresholds(float* thresholds, const EvenRuleDevice& rule, cudaStream_t stream) {
-  unsigned blocks = unsigned((rule.bins + 1 + 255) / 256);
-  fill_thresholds_kernel<<<blocks, 256, 0, stream>>>(thresholds, rule);
-  check_launch("histogram fill_thresholds_kernel");
-}
-
 template <class T>
 class CudaHistogram final : public HistogramKernel {
  public:
@@ -583,10 +628,6 @@ class CudaHistogram final : public HistogramKernel {
       aux_.upload(p.edges.data(), aux_.bytes());
     } else if (std::is_same_v<T, float> && strategy == Strategy::fast) {
       float_rule_ = FloatEvenRule(p);
-      if (float_rule_.usable) {
-        aux_ = Buffer(d, std::size_t(p.bins + 1) * sizeof(float));
-        fill_thresholds(static_cast<float*>(aux_.handle()), even_rule_device(p), cuda_.stream());
-      }
     }
     block_ = tuning(d.info(), "histogram.block", 256);
     if (strategy == Strategy::privatized || strategy == Strategy::aggregated)
@@ -621,7 +662,7 @@ class CudaHistogram final : public HistogramKernel {
     } else if (p_.even) {
       if constexpr (std::is_same_v<T, float>) {
         if (fast && float_rule_.usable) {
-          f(FloatRuleDevice{float_rule_, static_cast<const float*>(aux_.handle())});
+          f(FloatRuleDevice{float_rule_, even_rule_device(p_)});
           return;
         }
       }
@@ -709,7 +750,7 @@ class CudaHistogram final : public HistogramKernel {
   CudaDevice& cuda_;
   HistogramProblem p_;
   Strategy strategy_;
-  Buffer aux_;  // value → slot table (uint8/uint16), explicit edges or float thresholds
+  Buffer aux_;  // value → slot table (uint8/uint16) or explicit edges
   FloatEvenRule float_rule_;
   int block_ = 256, blocks_ = 1;
   std::size_t shared_ = 0;
@@ -768,12 +809,12 @@ std::vector<HistogramVariant> cuda_histogram_variants() {
        fits_shared, make<Strategy::aggregated>},
       {info("fast",
             "16-byte loads, 4 in flight; uint8 counted per value; float32 bins in float "
-            "arithmetic (exact: proven error bound, float thresholds); a lane-striped shared "
+            "arithmetic (exact: proven error bound, float64 edges near an edge); a lane-striped "
+            "shared "
             "histogram (a bank per lane); per-thread runs for skewed data; passes over bin "
             "ranges beyond shared memory, global atomics past histogram.fast.max_passes passes",
             "block=1024 striped<=64KiB max_passes=4",
-            "temporary memory: the uint8/uint16 value table, the explicit edges or the float32 "
-            "thresholds (4·(bins + 1) bytes, float32 input with up to 2^22 bins) only"),
+            "temporary memory: the uint8/uint16 value table or the explicit edges only"),
        supports_any, make<Strategy::fast>},
   };
 }
@@ -785,8 +826,6 @@ namespace parpat::cuda {
 std::size_t histogram_workspace_bytes(DType dtype, std::int64_t bins) {
   if (dtype == DType::uint8) return 256 * sizeof(unsigned);
   if (dtype == DType::uint16) return 65536 * sizeof(unsigned);
-  if (dtype == DType::float32 && bins > 0 && bins <= kMaxHistogramBins)
-    return std::size_t(bins + 1) * sizeof(float);
   return 0;
 }
 
@@ -842,10 +881,8 @@ void histogram_even(const void* d_in, DType dtype, std::int64_t n, std::int64_t 
     } else if constexpr (std::is_same_v<T, float>) {
       FloatEvenRule rule(p);
       if (rule.usable) {
-        auto* thresholds = static_cast<float*>(d_workspace);
-        fill_thresholds(thresholds, even, stream);
         auto c = fast_config<T, FloatRuleDevice>(info, sms, slots, n);
-        launch_fast(c, x, n, FloatRuleDevice{rule, thresholds}, slots, d_counts, stream);
+        launch_fast(c, x, n, FloatRuleDevice{rule, even}, slots, d_counts, stream);
       } else {
         auto c = fast_config<T, EvenRuleDevice>(info, sms, slots, n);
         launch_fast(c, x, n, even, slots, d_counts, stream);

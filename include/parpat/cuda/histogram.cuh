@@ -12,8 +12,7 @@
 namespace parpat::cuda {
 
 // Bytes of workspace histogram_even needs for `bins` bins of input of `dtype`: the value → bin
-// table of uint8 (1 KiB) and uint16 (256 KiB) input, the float thresholds of float32 input
-// (4·(bins + 1) bytes), 0 for int32 and float64.
+// table of uint8 (1 KiB) and uint16 (256 KiB) input, 0 for int32, float32 and float64.
 std::size_t histogram_workspace_bytes(DType dtype, std::int64_t bins);
 
 // Enqueues on `stream` the histogram (variant `fast`) of the n values at d_in on the current
