@@ -15,13 +15,16 @@
 //               block to arrive (an acquire-release ticket) folds the partials in block order;
 //               on sm_90 each launch overlaps the end of the kernel before it in the stream
 //               (programmatic dependent launch). Small inputs are latency-bound instead: one
-//               block with no ticket when they are tiny, else smaller blocks with one or two
-//               loads per thread spread over as many SMs as the data covers, so every SM makes
-//               one short round trip (fast_plan). The grid and every fold order are fixed
-//               per size, so the result is bit-identical run to run.
+//               block with no ticket when they are tiny; up to 1 MiB on sm_90 one cluster of
+//               16 blocks whose results meet in block 0's shared memory at the cluster barrier;
+//               else smaller blocks with a few loads per thread spread over as many SMs as the
+//               data covers, so every SM makes one short round trip (fast_plan,
+//               plan_for_device). The grid and every fold order are fixed per size, so the
+//               result is bit-identical run to run.
 //               Rows (numpy axis=1) use a thread, a warp or a block per row by row length;
 //               columns (axis=0) give each thread a 16-byte strip of columns over a chunk of
 //               rows, and the last chunk of a column strip to finish folds the chunks in order.
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -42,6 +45,7 @@ namespace {
 constexpr int kWarp = 32;
 constexpr int kFastUnroll = 8;
 constexpr int kFastBlock = 512;  // the largest block of fast_all: its launch bound
+constexpr int kMaxCluster = 16;  // the largest thread-block cluster (sm_90, non-portable)
 
 // ---------------------------------------------------------------------------------------------
 // Device helpers
@@ -368,11 +372,41 @@ __device__ void finish_by_last_block(typename Op::Acc v, typename Op::Acc* parti
   }
 }
 
+// One cluster (sm_90): every block pushes its result into block 0's shared memory (distributed
+// shared memory), the cluster meets at its hardware barrier (release/acquire), and block 0 folds
+// the results in block order. After the loads there is no round trip to global memory, where
+// the ticket of finish_by_last_block costs a fence, an atomic and a read of the partials.
+// Block 0 may start later than the others: every thread arrives at the cluster barrier when
+// its block starts (cluster_arrive_at_start) and waits on it before the first remote write.
+__device__ __forceinline__ void cluster_arrive_at_start() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+#endif
+}
+
+template <class Op>
+__device__ void finish_in_cluster(typename Op::Acc v, typename Op::Result* values,
+                                  std::int64_t* indices) {
+#if __CUDA_ARCH__ >= 900
+  using Acc = typename Op::Acc;
+  __shared__ Acc results[kMaxCluster];
+  auto cluster = cooperative_groups::this_cluster();
+  asm volatile("barrier.cluster.wait.aligned;" ::: "memory");  // every block has started
+  if (threadIdx.x == 0) *cluster.map_shared_rank(results + blockIdx.x, 0) = v;
+  cluster.sync();
+  if (blockIdx.x == 0 && threadIdx.x < kWarp) {
+    Acc acc = threadIdx.x < gridDim.x ? results[threadIdx.x] : Op::identity();
+    acc = warp_reduce<Op>(acc);
+    if (threadIdx.x == 0) write_result<Op>(acc, values, indices, 0);
+  }
+#endif
+}
+
 // The bandwidth-bound form runs blocks of kFastBlock. kSmall is the latency-bound form for small
 // inputs (fast_plan): any blockDim that is a multiple of 32 up to kFastBlock, a thread's last
 // vectors loaded as one predicated batch, the partials folded four loads at a time. Both visit
 // and fold in the same order, so for one grid they give the same bits.
-template <class T, class Op, bool kSmall>
+template <class T, class Op, bool kSmall, bool kCluster = false>
 __global__ void __launch_bounds__(kFastBlock)
     fast_all(const T* in, std::int64_t n, std::int64_t head, typename Op::Acc* partials,
              unsigned* counter, typename Op::Result* values, std::int64_t* indices) {
@@ -384,6 +418,7 @@ __global__ void __launch_bounds__(kFastBlock)
   const std::int64_t vectors = (n - head) / V;
   const std::int64_t tail = head + vectors * V;
   const T* body = in + head;
+  if constexpr (kCluster) cluster_arrive_at_start();
   allow_next_launch();
   wait_for_previous_kernel();
   // Each thread visits its elements in increasing index order: head, body, tail.
@@ -417,7 +452,11 @@ __global__ void __launch_bounds__(kFastBlock)
   }
   if (gid < n - tail) acc = Op::append(acc, in[tail + gid], tail + gid);
   acc = block_reduce<Op>(acc);
-  finish_by_last_block<Op, kSmall>(acc, partials, counter, values, indices, 0);
+  if constexpr (kCluster) {
+    finish_in_cluster<Op>(acc, values, indices);
+  } else {
+    finish_by_last_block<Op, kSmall>(acc, partials, counter, values, indices, 0);
+  }
 }
 
 // Strided 2-D input seen as one flat array: scalar loads through the row stride.
@@ -736,6 +775,7 @@ constexpr int kColsBlock = 128;
 struct FastPlan {
   int grid = 1, block = kFastBlock;
   bool small = false;           // fast_all's latency-bound form
+  int cluster = 0;              // > 0: one cluster of this many blocks (finish_in_cluster)
   bool overlap_launch = false;  // programmatic dependent launch (sm_90 and later)
 };
 
@@ -780,6 +820,47 @@ FastPlan fast_plan(const DeviceInfo& info, std::int64_t n) {
   return {static_cast<int>(std::clamp<std::int64_t>(blocks, 1, wave)), block, true};
 }
 
+// Finishes planning on the device `ordinal`: on sm_90 and later, launches overlap the kernel
+// before them, and a latency-bound input of at most reduce.fast.cluster_bytes runs as one
+// cluster of up to reduce.fast.cluster_size blocks of kFastBlock threads (finish_in_cluster),
+// when the device can place such a cluster.
+template <class T, class Op>
+void plan_for_device(FastPlan& plan, const DeviceInfo& info, std::int64_t n, int ordinal) {
+  int major = 0;
+  PARPAT_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ordinal));
+  if (major < 9) return;
+  plan.overlap_launch = tuning(info, "reduce.fast.overlap_launch", 1) != 0;
+  if (!plan.small || plan.grid == 1 ||
+      n * static_cast<std::int64_t>(sizeof(T)) > tuning(info, "reduce.fast.cluster_bytes", 1 << 20))
+    return;
+  auto kernel = fast_all<T, Op, true, true>;
+  PARPAT_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  for (int size = std::min(tuning(info, "reduce.fast.cluster_size", kMaxCluster), kMaxCluster);
+       size >= 2; size /= 2) {
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(size);
+    config.blockDim = dim3(kFastBlock);
+    cudaLaunchAttribute cluster{};
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = static_cast<unsigned>(size);
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = 1;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
+      (void)cudaGetLastError();  // a size the device cannot place: try a smaller one
+      continue;
+    }
+    if (clusters >= 1) {
+      plan.grid = size;
+      plan.block = kFastBlock;
+      plan.cluster = size;
+      return;
+    }
+  }
+}
+
 // Launches fast_all with programmatic stream serialization where the device has it (sm_90 and
 // later): the kernel may start launching before the previous one in the stream ends, and waits
 // for it inside (wait_for_previous_kernel) before it reads or writes memory.
@@ -794,9 +875,19 @@ void launch_fast_all(const FastPlan& plan, cudaStream_t stream, const T* in, std
   cudaLaunchAttribute overlap{};
   overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   overlap.val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = &overlap;
+  cudaLaunchAttribute attrs[2] = {overlap, {}};
+  config.attrs = attrs;
   config.numAttrs = plan.overlap_launch ? 1 : 0;
   auto kernel = plan.small ? fast_all<T, Op, true> : fast_all<T, Op, false>;
+  if (plan.cluster) {
+    kernel = fast_all<T, Op, true, true>;
+    config.attrs = plan.overlap_launch ? attrs : attrs + 1;
+    config.numAttrs = plan.overlap_launch ? 2 : 1;
+    attrs[1].id = cudaLaunchAttributeClusterDimension;
+    attrs[1].val.clusterDim.x = static_cast<unsigned>(plan.cluster);
+    attrs[1].val.clusterDim.y = 1;
+    attrs[1].val.clusterDim.z = 1;
+  }
   PARPAT_CUDA(cudaLaunchKernelEx(&config, kernel, in, n, head, partials, counter, values, indices));
 }
 
@@ -812,10 +903,7 @@ class FastReduce final : public CudaReduce<T, Op> {
     if (s.axis == Axis::all) {
       if (s.contiguous()) {
         plan_ = fast_plan<T, Op>(info, s.size());
-        int major = 0;
-        PARPAT_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
-                                           this->cuda_.ordinal()));
-        plan_.overlap_launch = major >= 9 && tuning(info, "reduce.fast.overlap_launch", 1);
+        plan_for_device<T, Op>(plan_, info, s.size(), this->cuda_.ordinal());
       } else
         plan_.grid = static_cast<int>(std::clamp<std::int64_t>(s.rows, 1, info.compute_units * 4));
       partials_ = Buffer(d, plan_.grid * sizeof(Acc));
@@ -986,9 +1074,7 @@ void reduce(const void* d_in, DType dtype, std::int64_t n, ReduceOp op, void* d_
         using Op = decltype(o);
         using Acc = typename Op::Acc;
         FastPlan plan = fast_plan<T, Op>(info, n);
-        int major = 0;
-        PARPAT_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ordinal));
-        plan.overlap_launch = major >= 9;
+        plan_for_device<T, Op>(plan, info, n, ordinal);
         std::size_t counter_at = (plan.grid * sizeof(Acc) + 255) / 256 * 256;
         std::size_t need = counter_at + 256;
         if (!d_workspace) {
