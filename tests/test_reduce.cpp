@@ -6,6 +6,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "parpat/array.hpp"
 #include "parpat/error.hpp"
@@ -302,12 +303,19 @@ TEST_P(ReduceTest, Uint8SumBeyondTwoToThe31) {
 TEST_P(ReduceTest, FastSmallInputShapesUnderOtherTunings) {
   const Device& d = GetParam().device;
   if (d.backend() == Backend::cpu || GetParam().variant != "fast") GTEST_SKIP() << "GPU `fast`";
-  const char* settings[] = {
+  std::vector<const char*> settings = {
       "reduce.fast.single_block_bytes=0,reduce.fast.small_items=1,reduce.fast.small_block=64",
       "reduce.fast.single_block_bytes=1048576,reduce.fast.single_block_items=8,"
       "reduce.fast.small_items=8",
       "reduce.fast.single_block_bytes=256,reduce.fast.small_items=3,reduce.fast.small_block=96",
   };
+  if (d.backend() == Backend::cuda) {
+    // sm_90: the ticket where a cluster would run, small clusters over several batches of
+    // loads, and launches that do not overlap (elsewhere these fall back to the ticket).
+    settings.push_back("reduce.fast.cluster_bytes=0");
+    settings.push_back("reduce.fast.cluster_size=2,reduce.fast.cluster_bytes=16777216");
+    settings.push_back("reduce.fast.cluster_size=4,reduce.fast.overlap_launch=0");
+  }
   const char* before = std::getenv("PARPAT_TUNING");
   std::string saved = before ? before : "";
   std::mt19937_64 rng(run_seed() + 7);
