@@ -94,6 +94,9 @@ __device__ __forceinline__ void allow_next_launch() {
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
+__device__ __forceinline__ void prefetch_to_l2(const void* p) {
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(p)));
+}
 __device__ __forceinline__ void wait_for_previous_kernel() {
 #if __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -409,7 +412,7 @@ __device__ void finish_in_cluster(typename Op::Acc v, typename Op::Result* value
 template <class T, class Op, bool kSmall, bool kCluster = false>
 __global__ void __launch_bounds__(kFastBlock)
     fast_all(const T* in, std::int64_t n, std::int64_t head, typename Op::Acc* partials,
-             unsigned* counter, typename Op::Result* values, std::int64_t* indices) {
+             unsigned* counter, typename Op::Result* values, std::int64_t* indices, bool prefetch) {
   using Acc = typename Op::Acc;
   constexpr int V = Vec16<T>::kCount;
   const int block = kSmall ? static_cast<int>(blockDim.x) : kFastBlock;
@@ -420,6 +423,14 @@ __global__ void __launch_bounds__(kFastBlock)
   const T* body = in + head;
   if constexpr (kCluster) cluster_arrive_at_start();
   allow_next_launch();
+  if (kSmall && prefetch) {
+    // Started early (programmatic dependent launch), a latency-bound launch pulls its first
+    // batch of lines into L2 while the kernel before it finishes. A prefetch changes no value
+    // the loads below return: L2 is where that kernel's writes land, and they come after it.
+#pragma unroll
+    for (int u = 0; u < kFastUnroll; ++u)
+      if (gid + u * stride < vectors) prefetch_to_l2(body + (gid + u * stride) * V);
+  }
   wait_for_previous_kernel();
   // Each thread visits its elements in increasing index order: head, body, tail.
   Acc acc = Op::identity();
@@ -777,6 +788,7 @@ struct FastPlan {
   bool small = false;           // fast_all's latency-bound form
   int cluster = 0;              // > 0: one cluster of this many blocks (finish_in_cluster)
   bool overlap_launch = false;  // programmatic dependent launch (sm_90 and later)
+  bool prefetch = false;  // small forms: prefetch into L2 before waiting for the kernel before
 };
 
 // The launch of `fast` over `n` contiguous elements, by size:
@@ -830,6 +842,7 @@ void plan_for_device(FastPlan& plan, const DeviceInfo& info, std::int64_t n, int
   PARPAT_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ordinal));
   if (major < 9) return;
   plan.overlap_launch = tuning(info, "reduce.fast.overlap_launch", 1) != 0;
+  plan.prefetch = plan.overlap_launch && tuning(info, "reduce.fast.prefetch", 1) != 0;
   if (!plan.small || plan.grid == 1 ||
       n * static_cast<std::int64_t>(sizeof(T)) > tuning(info, "reduce.fast.cluster_bytes", 1 << 20))
     return;
@@ -888,7 +901,8 @@ void launch_fast_all(const FastPlan& plan, cudaStream_t stream, const T* in, std
     attrs[1].val.clusterDim.y = 1;
     attrs[1].val.clusterDim.z = 1;
   }
-  PARPAT_CUDA(cudaLaunchKernelEx(&config, kernel, in, n, head, partials, counter, values, indices));
+  PARPAT_CUDA(cudaLaunchKernelEx(&config, kernel, in, n, head, partials, counter, values, indices,
+                                 plan.prefetch));
 }
 
 template <class T, class Op>

@@ -41,6 +41,9 @@ const std::vector<Entry>& table() {
       {Backend::cuda, "", "reduce.fast.cluster_bytes", 1 << 20},
       {Backend::cuda, "", "reduce.fast.cluster_size", 16},
       {Backend::cuda, "", "reduce.fast.overlap_launch", 1},
+      // Started early by the overlap, the small forms prefetch their first loads into L2: on
+      // H200 2^20 float32 sum 3.93 µs against 4.30 without, 2^18 2.76 against 2.90.
+      {Backend::cuda, "", "reduce.fast.prefetch", 1},
       {Backend::cuda, "", "reduce.tree.block", 256},
       {Backend::cuda, "", "reduce.serial.items", 64},
       {Backend::cuda, "", "reduce.serial.block", 256},
