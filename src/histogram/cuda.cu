@@ -58,7 +58,10 @@ struct EvenRuleDevice {
     if (!(x >= lo)) return unsigned(isnan(x) ? bins + 2 : bins);
     if (x > hi) return unsigned(bins + 1);
     double t = __dmul_rn(__dsub_rn(x, lo), norm);
-    long long c = t < double(bins) ? (long long)t : bins - 1;
+    return settle(x, t < double(bins) ? (long long)t : bins - 1);
+  }
+  // The bin of in-range x from a candidate c in [0, bins): moved until edge c ≤ x < edge c + 1.
+  __device__ unsigned settle(double x, long long c) const {
     while (c > 0 && x < edge(c))
       --c;
     while (c < bins - 1 && x >= edge(c + 1))
@@ -156,13 +159,7 @@ struct FloatRuleDevice {
   EvenRuleDevice even;
   __device__ unsigned quick(float x, bool& exact) const { return rule.quick(x, exact); }
   __device__ unsigned correct(float x, unsigned candidate) const {
-    const double v = x;
-    long long c = min((long long)candidate, even.bins - 1);
-    while (c > 0 && v < even.edge(c))
-      --c;
-    while (c < even.bins - 1 && v >= even.edge(c + 1))
-      ++c;
-    return unsigned(c);
+    return even.settle(double(x), min((long long)candidate, even.bins - 1));
   }
 };
 
@@ -215,12 +212,6 @@ struct StripedSink {
   __device__ void add(unsigned r, unsigned n) const {
     // A 32-bit shared address: one multiply-add per value, no generic-to-shared conversion.
     asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(base + r * stride), "r"(n) : "memory");
-  }
-  template <int K>
-  __device__ void add_ones(const unsigned (&rows)[K]) const {
-#pragma unroll
-    for (int k = 0; k < K; ++k)
-      add(rows[k], 1);
   }
 };
 
@@ -285,13 +276,20 @@ struct GlobalSink {
   __device__ void add(unsigned r, unsigned n) const {
     if (r != discard) atomicAdd(counts + r, (unsigned long long)n);
   }
-  template <int K>
-  __device__ void add_ones(const unsigned (&rows)[K]) const {
-#pragma unroll
-    for (int k = 0; k < K; ++k)
-      add(rows[k], 1);
-  }
 };
+
+// Adds 1 to each of a vector's rows: one add each, except where the sink batches them
+// (PackedSink::add_ones).
+template <class Sink, int K>
+__device__ void add_ones(const Sink& sink, const unsigned (&rows)[K]) {
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+    sink.add(rows[k], 1);
+}
+template <int K>
+__device__ void add_ones(const PackedSink& sink, const unsigned (&rows)[K]) {
+  sink.add_ones(rows);
+}
 
 // One thread's run of equal rows, counted with one add when the row changes (or reaches 2^15,
 // which keeps a packed add below 2^16).
@@ -447,7 +445,7 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
             run.add(rows[k], 1, sink);
         }
       } else {
-        sink.add_ones(rows);
+        add_ones(sink, rows);
       }
     }
   }

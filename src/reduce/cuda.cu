@@ -832,6 +832,16 @@ FastPlan fast_plan(const DeviceInfo& info, std::int64_t n) {
   return {static_cast<int>(std::clamp<std::int64_t>(blocks, 1, wave)), block, true};
 }
 
+// The launch attribute of a one-dimensional cluster of `size` blocks.
+cudaLaunchAttribute cluster_of(int size) {
+  cudaLaunchAttribute a{};
+  a.id = cudaLaunchAttributeClusterDimension;
+  a.val.clusterDim.x = static_cast<unsigned>(size);
+  a.val.clusterDim.y = 1;
+  a.val.clusterDim.z = 1;
+  return a;
+}
+
 // Finishes planning on the device `ordinal`: on sm_90 and later, launches overlap the kernel
 // before them, and a latency-bound input of at most reduce.fast.cluster_bytes runs as one
 // cluster of up to reduce.fast.cluster_size blocks of kFastBlock threads (finish_in_cluster),
@@ -853,11 +863,7 @@ void plan_for_device(FastPlan& plan, const DeviceInfo& info, std::int64_t n, int
     cudaLaunchConfig_t config{};
     config.gridDim = dim3(size);
     config.blockDim = dim3(kFastBlock);
-    cudaLaunchAttribute cluster{};
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = static_cast<unsigned>(size);
-    cluster.val.clusterDim.y = 1;
-    cluster.val.clusterDim.z = 1;
+    cudaLaunchAttribute cluster = cluster_of(size);
     config.attrs = &cluster;
     config.numAttrs = 1;
     int clusters = 0;
@@ -885,22 +891,19 @@ void launch_fast_all(const FastPlan& plan, cudaStream_t stream, const T* in, std
   config.gridDim = dim3(plan.grid);
   config.blockDim = dim3(plan.small ? plan.block : kFastBlock);
   config.stream = stream;
-  cudaLaunchAttribute overlap{};
-  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  overlap.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchAttribute attrs[2] = {overlap, {}};
-  config.attrs = attrs;
-  config.numAttrs = plan.overlap_launch ? 1 : 0;
-  auto kernel = plan.small ? fast_all<T, Op, true> : fast_all<T, Op, false>;
-  if (plan.cluster) {
-    kernel = fast_all<T, Op, true, true>;
-    config.attrs = plan.overlap_launch ? attrs : attrs + 1;
-    config.numAttrs = plan.overlap_launch ? 2 : 1;
-    attrs[1].id = cudaLaunchAttributeClusterDimension;
-    attrs[1].val.clusterDim.x = static_cast<unsigned>(plan.cluster);
-    attrs[1].val.clusterDim.y = 1;
-    attrs[1].val.clusterDim.z = 1;
+  cudaLaunchAttribute attrs[2];
+  unsigned count = 0;
+  if (plan.overlap_launch) {
+    attrs[count] = cudaLaunchAttribute{};
+    attrs[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attrs[count++].val.programmaticStreamSerializationAllowed = 1;
   }
+  if (plan.cluster) attrs[count++] = cluster_of(plan.cluster);
+  config.attrs = attrs;
+  config.numAttrs = count;
+  auto kernel = plan.cluster ? fast_all<T, Op, true, true>
+                : plan.small ? fast_all<T, Op, true>
+                             : fast_all<T, Op, false>;
   PARPAT_CUDA(cudaLaunchKernelEx(&config, kernel, in, n, head, partials, counter, values, indices,
                                  plan.prefetch));
 }
