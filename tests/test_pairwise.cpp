@@ -275,6 +275,26 @@ TEST_P(PairwiseTest, ExpressionThatDoesNotCompileIsOneClearError) {
 INSTANTIATE_TEST_SUITE_P(AllVariants, PairwiseTest, ::testing::ValuesIn(targets()), target_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(PairwiseTest);
 
+// How `fast` splits B: the slices cover B exactly, each starts 16-byte aligned (the kernels load
+// B as float4 from every slice's start), small X fills the device and large X is never split.
+TEST(PairwiseSlices, CoverBAlignedAndOnlyWhenXIsSmall) {
+  for (long long x : {1ll, 37ll, 1ll << 14, 1ll << 20})
+    for (long long y : {1ll, 3ll, 129ll, 1031ll, 4096ll, 65533ll})
+      for (int tpb : {64, 256, 1024}) {
+        auto s = detail::y_slices(x, y, tpb, 16, 132);
+        SCOPED_TRACE("x=" + std::to_string(x) + " y=" + std::to_string(y) +
+                     " tpb=" + std::to_string(tpb));
+        ASSERT_GE(s.count, 1);
+        EXPECT_GE(s.length * s.count, y);
+        EXPECT_LT(s.length * (s.count - 1), std::max(y, 1ll));
+        if (s.count > 1) EXPECT_EQ(s.length % 4, 0);
+      }
+  EXPECT_EQ(detail::y_slices(1ll << 20, 1ll << 14, 256, 16, 132).count, 1);
+  EXPECT_EQ(detail::y_slices(1ll << 20, 1ll << 14, 1024, 8, 132).count, 1);
+  auto small = detail::y_slices(1ll << 14, 1ll << 12, 64, 16, 132);
+  EXPECT_EQ(small.length, detail::kSliceQuantum) << "16 blocks of 64 want every slice they can get";
+  EXPECT_EQ(small.count, (1 << 12) / detail::kSliceQuantum);
+}
 // The CLI: results in the output file, --json, and every bad input is exit status 2 with one
 // line on stderr.
 class PairwiseCli : public ::testing::Test {

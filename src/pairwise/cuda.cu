@@ -252,7 +252,7 @@ class CudaPairwise final : public PairwiseKernelImpl {
       tpb_ = block_that_fills(std::min(tpb_, attr.maxThreadsPerBlock), p_.x, items_,
                               d.info().compute_units);
     if (shape_ == Shape::fast) {
-      slices_ = y_slices(p_.x, p_.y, tpb_, items_, d.info().compute_units, kFastTile);
+      slices_ = y_slices(p_.x, p_.y, tpb_, items_, d.info().compute_units);
       if (slices_.count > 1)
         partial_ = Buffer(d, std::size_t(slices_.count) * std::size_t(p_.x) * sizeof(float));
     }

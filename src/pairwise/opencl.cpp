@@ -25,8 +25,7 @@ struct ShapeInfo {
   bool local_tile;  // a __local argument of one float per work-item
 };
 
-constexpr int kFastItems = 8;    // FAST_ITEMS of pairwise.cl
-constexpr int kFastTile = 1024;  // FAST_TILE of pairwise.cl
+constexpr int kFastItems = 8;  // FAST_ITEMS of pairwise.cl
 
 class OpenclPairwise final : public PairwiseKernelImpl {
  public:
@@ -92,7 +91,7 @@ class OpenclPairwise final : public PairwiseKernelImpl {
       tpb_ = block_that_fills(std::min(tpb_, static_cast<int>(limit)), p_.x, shape_.items,
                               d.info().compute_units);
     if (fast()) {
-      slices_ = y_slices(p_.x, p_.y, tpb_, shape_.items, d.info().compute_units, kFastTile);
+      slices_ = y_slices(p_.x, p_.y, tpb_, shape_.items, d.info().compute_units);
       if (slices_.count > 1) {
         partial_ = Buffer(d, std::size_t(slices_.count) * std::size_t(p_.x) * sizeof(float));
         sum_slices_ = &cl_.kernel(what, source_, options_, "pairwise_sum_slices");

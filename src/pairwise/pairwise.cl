@@ -224,7 +224,7 @@ __kernel void pairwise_fast(__global const float* restrict A, __global const flo
                             __global float* restrict partial) {
   __local float4 tile[FAST_TILE / 4];
   const long y_begin = (long)get_group_id(1) * y_slice;
-  B += y_begin;  // a whole number of tiles: still 16-byte aligned
+  B += y_begin;  // a whole number of kSliceQuantum values: still 16-byte aligned
   Y = min(Y - y_begin, y_slice);
   __global float* out = get_num_groups(1) == 1 ? C : partial + (long)get_group_id(1) * X;
   const int lid = get_local_id(0), group = get_local_size(0);
@@ -263,19 +263,32 @@ __kernel void pairwise_fast(__global const float* restrict A, __global const flo
     for (int k = 0; k < FAST_ITEMS; ++k)
       total[k] += part[k];
   }
+  // The last tile of a slice (or of B): its whole float4s as in a full tile, then up to 3
+  // values one by one.
   const long t0 = full_tiles * FAST_TILE;
   if (t0 < Y) {
-    const int n = (int)(Y - t0);
+    const int n = (int)(Y - t0), quads = n / 4;
     __local float* tail = (__local float*)tile;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int i = lid; i < n; i += group)
+    for (int i = lid; i < quads; i += group) {
+      float4 q = vload4(t0 / 4 + i, B);
+      tile[i] = (float4)(MAP(q.x, s), MAP(q.y, s), MAP(q.z, s), MAP(q.w, s));
+    }
+    for (int i = quads * 4 + lid; i < n; i += group)
       tail[i] = MAP(B[t0 + i], s);
     barrier(CLK_LOCAL_MEM_FENCE);
     float part[FAST_ITEMS];
 #pragma unroll
     for (int k = 0; k < FAST_ITEMS; ++k)
       part[k] = 0.0f;
-    for (int j = 0; j < n; ++j) {
+#pragma unroll 4
+    for (int j = 0; j < quads; ++j) {
+      float4 b = tile[j];
+#pragma unroll
+      for (int k = 0; k < FAST_ITEMS; ++k)
+        part[k] = term4(part[k], a[k], b);
+    }
+    for (int j = quads * 4; j < n; ++j) {
       float b = tail[j];
 #pragma unroll
       for (int k = 0; k < FAST_ITEMS; ++k)

@@ -73,23 +73,26 @@ inline float gaussian_scale(float h) {
   return static_cast<float>(std::sqrt(1.4426950408889634 / (2.0 * double(h) * double(h))));
 }
 
-// How `fast` splits B when X alone leaves more than half the compute units idle: slices of
-// whole tiles (about four blocks per compute unit in all), one per grid row, each summed into
-// its own row of partial results that a second kernel adds in order (deterministic). One slice
-// (the whole of B) otherwise. (A last-block-per-column sum in the same launch measured slower
-// on an H200: 23 µs against 16 for the small product case.)
+// How `fast` splits B when X alone gives fewer than 256 threads per compute unit: slices of
+// kSliceQuantum values (a multiple of 4, so every slice starts 16-byte aligned), enough of them
+// for about 1024 threads per compute unit, one per grid row, each summed into its own row of
+// partial results that a second kernel adds in order (deterministic). One slice (the whole of
+// B) otherwise. (A last-block-per-column sum in the same launch measured slower on an H200:
+// the last block's serial sum of its column is longer than a second launch.)
+constexpr int kSliceQuantum = 128;
+
 struct YSlices {
   long long length;  // values of B per slice
   int count;
 };
 
-inline YSlices y_slices(long long x, long long y, int tpb, int items, int compute_units, int tile) {
+inline YSlices y_slices(long long x, long long y, int tpb, int items, int compute_units) {
   const long long blocks = (x + static_cast<long long>(tpb) * items - 1) / (tpb * items);
-  const long long want = 4ll * compute_units;
-  const long long tiles = (y + tile - 1) / tile;
-  if (2 * blocks >= compute_units || tiles <= 1) return {y > 0 ? y : 1, 1};
-  long long count = std::min((want + blocks - 1) / blocks, tiles);
-  const long long length = (tiles + count - 1) / count * tile;
+  const long long threads = blocks * tpb, quanta = (y + kSliceQuantum - 1) / kSliceQuantum;
+  if (threads >= 256ll * compute_units || quanta <= 1) return {y > 0 ? y : 1, 1};
+  const long long want = 1024ll * compute_units;
+  long long count = std::min((want + threads - 1) / threads, quanta);
+  const long long length = (quanta + count - 1) / count * kSliceQuantum;
   count = (y + length - 1) / length;
   return {length, static_cast<int>(count)};
 }

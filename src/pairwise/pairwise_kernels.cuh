@@ -266,7 +266,7 @@ __global__ void __launch_bounds__(kItems > 8 ? 512 : 1024)
                   long long X, long long Y, F f, long long y_slice, float* __restrict__ partial) {
   __shared__ float4 tile[kFastTile / 4];
   const long long y_begin = (long long)blockIdx.y * y_slice;
-  B += y_begin;  // a whole number of tiles: still 16-byte aligned
+  B += y_begin;  // a whole number of kSliceQuantum values: still 16-byte aligned
   Y = Y - y_begin < y_slice ? Y - y_begin : y_slice;
   float* out = gridDim.y == 1 ? C : partial + (long long)blockIdx.y * X;
   const long long base = (long long)blockIdx.x * blockDim.x * kItems + threadIdx.x;
@@ -302,19 +302,32 @@ __global__ void __launch_bounds__(kItems > 8 ? 512 : 1024)
     for (int k = 0; k < kItems; ++k)
       total[k] += part[k];
   }
+  // The last tile of a slice (or of B): its whole float4s as in a full tile, then up to 3
+  // values one by one.
   const long long t0 = full_tiles * kFastTile;
   if (t0 < Y) {
-    const int n = (int)(Y - t0);
+    const int n = (int)(Y - t0), quads = n / 4;
     float* tail = reinterpret_cast<float*>(tile);
     __syncthreads();
-    for (int i = threadIdx.x; i < n; i += blockDim.x)
+    for (int i = threadIdx.x; i < quads; i += blockDim.x) {
+      float4 q = B4[t0 / 4 + i];
+      tile[i] = make_float4(f.map(q.x), f.map(q.y), f.map(q.z), f.map(q.w));
+    }
+    for (int i = quads * 4 + threadIdx.x; i < n; i += blockDim.x)
       tail[i] = f.map(B[t0 + i]);
     __syncthreads();
     float part[kItems];
 #pragma unroll
     for (int k = 0; k < kItems; ++k)
       part[k] = 0.0f;
-    for (int j = 0; j < n; ++j) {
+#pragma unroll 4
+    for (int j = 0; j < quads; ++j) {
+      float4 b = tile[j];
+#pragma unroll
+      for (int k = 0; k < kItems; ++k)
+        part[k] = f.fast_term4(part[k], a[k], b);
+    }
+    for (int j = quads * 4; j < n; ++j) {
       float b = tail[j];
 #pragma unroll
       for (int k = 0; k < kItems; ++k)
