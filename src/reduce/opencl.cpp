@@ -169,7 +169,8 @@ std::string build_options(DType t, ReduceOp op, const DeviceInfo& device) {
     o += std::string(" -DACC=") + elem + " -DRES=" + elem +
          " -DIDENTITY=IDENTITY_SCALAR -DLOAD=LOAD_SCALAR -DRESULT=RESULT_CAST -DIDENTITY_VALUE=" +
          (op == ReduceOp::min ? highest(t) : lowest(t)) +
-         (op == ReduceOp::min ? " -DCOMBINE=COMBINE_MIN" : " -DCOMBINE=COMBINE_MAX");
+         (op == ReduceOp::min ? " -DCOMBINE=COMBINE_MIN -DEXTREME_MIN"
+                              : " -DCOMBINE=COMBINE_MAX -DEXTREME_MAX");
   }
   if (atomic_fits(t, op, device)) {
     if (acc_bytes(t, op, device) == 8)

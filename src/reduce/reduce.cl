@@ -116,12 +116,12 @@ ACC arg_max(ACC a, ACC b) {
 // its elements in increasing index order): only a strictly better value, the first NaN, or the
 // very first element replaces the best, with no index comparison.
 ACC arg_append_min(ACC a, ELEM v, long i) {
-  bool better = v < a.value || (v != v && a.value == a.value) || a.index == LONG_MAX;
+  bool better = (v < a.value) | ((v != v) & (a.value == a.value)) | (a.index == LONG_MAX);
   return better ? make_arg(v, i) : a;
 }
 
 ACC arg_append_max(ACC a, ELEM v, long i) {
-  bool better = v > a.value || (v != v && a.value == a.value) || a.index == LONG_MAX;
+  bool better = (v > a.value) | ((v != v) & (a.value == a.value)) | (a.index == LONG_MAX);
   return better ? make_arg(v, i) : a;
 }
 #else
@@ -153,6 +153,12 @@ ACC max_nan(ACC a, ACC b) {
 #define APPEND(a, v, i) arg_append_min((a), (v), (i))
 #elif defined(ARG_OP)
 #define APPEND(a, v, i) arg_append_max((a), (v), (i))
+#elif defined(EXTREME_MIN)
+// One compare and one select on the accumulator's chain, where COMBINE tests it for NaN first: a
+// NaN accumulator stays (v < NaN is false) and a NaN element is taken.
+#define APPEND(a, v, i) ((((v) < (a)) | ((v) != (v))) ? (ACC)(v) : (a))
+#elif defined(EXTREME_MAX)
+#define APPEND(a, v, i) ((((v) > (a)) | ((v) != (v))) ? (ACC)(v) : (a))
 #else
 #define APPEND(a, v, i) COMBINE((a), LOAD((v), (i)))
 #endif
