@@ -49,6 +49,9 @@
 #ifndef COUNT_VALUES
 #define COUNT_VALUES 0
 #endif
+#ifndef PTX_SHARED
+#define PTX_SHARED 0
+#endif
 
 #if RULE == 1 || RULE == 2
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -131,11 +134,11 @@ uint edges_slot(double x, __global const double* edges, long bins) {
 uint float_quick(float x, float lo_up, float hi_down, float lo, float norm, float delta, int bins,
                  bool* exact) {
   float t = (x - lo) * norm;
-  bool inside = x >= lo_up && x <= hi_down;
+  bool inside = (x >= lo_up) & (x <= hi_down);
   t = inside ? t : 0.0f;  // NaN and infinities never reach the conversion
   int c = (int)t;         // bins ≤ 2^22, so t fits
   float frac = t - (float)c;
-  *exact = !inside || ((uint)c < (uint)bins && frac > delta && frac < 1.0f - delta);
+  *exact = !inside | (((uint)c < (uint)bins) & (frac > delta) & (frac < 1.0f - delta));
   uint outside = x < lo_up ? (uint)bins : (x > hi_down ? (uint)bins + 1 : (uint)bins + 2);
   return inside ? (uint)c : outside;
 }
@@ -210,6 +213,21 @@ __kernel void aggregated(__global const T* in, long n, RULE_PARAMS, uint slots, 
   barrier(CLK_LOCAL_MEM_FENCE);
   flush(hist, slots, counts);
 }
+
+// Adds n to index `index` of a work-item's column of the striped histogram. With PTX_SHARED (set by
+// the host on NVIDIA only) the add is one red.shared on a 32-bit shared-window address, as the
+// CUDA kernel does: a local pointer is 64 bits wide there, and its arithmetic would take two more
+// integer instructions per value in a kernel that the integer pipe bounds.
+#if PTX_SHARED
+void local_add(__local uint* column, uint index, uint n) {
+  uint address = (uint)(size_t)column + index * (COLUMNS * 4);
+  asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(address), "r"(n) : "memory");
+}
+#else
+void local_add(__local uint* column, uint index, uint n) {
+  atomic_add(column + index * COLUMNS, n);
+}
+#endif
 
 // The index a value is counted under by the fast kernels: the value itself for COUNT_VALUES
 // (uint8), else its slot relative to the pass's first slot (≥ range when outside the pass).
@@ -306,7 +324,7 @@ void count_local(uint4 w, RULE_PARAMS, uint first, uint range, __local uint* col
       if (index[k] == *run_index) {
         *run += 1;
       } else {
-        if (*run_index < range) atomic_add(column + *run_index * COLUMNS, *run);
+        if (*run_index < range) local_add(column, *run_index, *run);
         *run_index = index[k];
         *run = 1;
       }
@@ -316,7 +334,7 @@ void count_local(uint4 w, RULE_PARAMS, uint first, uint range, __local uint* col
 #endif
 #pragma unroll
   for (int k = 0; k < VEC; ++k)
-    if (COUNT_VALUES || index[k] < range) atomic_inc(column + index[k] * COLUMNS);
+    if (COUNT_VALUES || index[k] < range) local_add(column, index[k], 1);
 }
 
 // The total of one index over the columns, each lane starting at its own column so the lanes
@@ -359,11 +377,11 @@ __kernel void fast_local(__global const uint4* in, long n, RULE_PARAMS, uint pas
   }
   for (; v < vectors; v += stride)
     count_local(in[v], RULE_ARGS, first, range, column, &run_index, &run);
-  if (run_index < range) atomic_add(column + run_index * COLUMNS, run);
+  if (run_index < range) local_add(column, run_index, run);
   __global const T* values = (__global const T*)in;
   for (long i = vectors * VEC + item; i < n; i += stride) {
     uint index = INDEX_OF(values[i]);
-    if (index < range) atomic_inc(column + index * COLUMNS);
+    if (index < range) local_add(column, index, 1);
   }
   barrier(CLK_LOCAL_MEM_FENCE);
 #if COUNT_VALUES

@@ -116,6 +116,9 @@ const std::vector<Entry>& table() {
       {Backend::opencl, "", "pairwise.fast.product_items", 16},
       {Backend::opencl, "", "pairwise.fast.gaussian_items", 8},
       {Backend::opencl, "", "pairwise.opencl.ptx_exp2", 1},
+      // NVIDIA's OpenCL: the fast histogram's local adds as red.shared on 32-bit addresses (0: the
+      // OpenCL atomic_add on a local pointer).
+      {Backend::opencl, "", "histogram.opencl.ptx_shared", 1},
       {Backend::opencl, "", "pairwise.simple.block", 256},
       {Backend::cpu, "", "pairwise.parallel.block", 256},
       {Backend::cpu, "", "pairwise.parallel.tile", 4096},
