@@ -145,6 +145,9 @@ cl::Program& OpenclDevice::program(const char* source_name, const std::string& s
   if (it != programs_.end()) return it->second;
   cl::Program program(context_, source);
   std::string build_options = "-cl-std=CL1.2 " + options;
+  // NVIDIA's compiler then adds each kernel's registers and shared memory to the log.
+  if (verbose() && info_.vendor.find("NVIDIA") != std::string::npos)
+    build_options += " -cl-nv-verbose";
   // With exceptions enabled a failed build throws; the log is read either way.
   cl_int status = CL_SUCCESS;
   try {
