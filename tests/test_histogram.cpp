@@ -632,14 +632,16 @@ TEST(HistogramOpenclWithout64BitAtomics, CarriesIntoTheHighWord) {
 }
 
 // `fast` picks its layout from tuning values: force each one (many slot ranges side by side, no
-// register runs, a single column, global counting, no per-value uint8 path) through
+// register runs or runs at every column count, a single column, global counting, no per-value
+// uint8 path) through
 // PARPAT_TUNING and check the counts on skewed and spread data.
 TEST(HistogramOpenclFast, EveryLayoutMatchesTheReference) {
   const char* const settings[] = {
       "histogram.fast.striped_kib=8,histogram.fast.max_passes=40",
       "histogram.fast.runs_below_columns=0,histogram.fast.vectors=3,histogram.fast.block=96",
       "histogram.fast.max_columns=1,histogram.fast.runs_below_columns=0",
-      "histogram.fast.striped_kib=1,histogram.fast.max_passes=0"};
+      "histogram.fast.striped_kib=1,histogram.fast.max_passes=0",
+      "histogram.fast.runs_below_columns=64,histogram.fast.vectors=4"};
   std::mt19937_64 rng(run_seed() + 11);
   const char* saved = std::getenv("PARPAT_TUNING");
   const std::string previous = saved ? saved : "";

@@ -4,11 +4,13 @@
 // flushes), places float32 values with the float even rule (FloatEvenRule) where its bound
 // holds, and counts into one lane-striped local histogram per group: as many columns (a power
 // of two up to 32) as histogram.fast.striped_kib allows, so the lanes of a warp hit their own
-// banks. A cheap test per 16-byte vector sends skewed data through runs of equal slots kept
-// in registers (one atomic per run); OpenCL 1.2 has no warp vote, so each work-item decides. Slots
-// beyond local memory are split into ranges counted side by side by sets of groups over the same
-// input chunk (read once from memory, then from L2), and past histogram.fast.max_passes ranges the
-// kernel counts straight into global memory.
+// banks (on NVIDIA each add is one red.shared on a 32-bit address). Slots beyond local memory are
+// split into ranges counted side by side by sets of groups over the same input chunk (read once
+// from memory, then from L2), and past histogram.fast.max_passes ranges the kernel counts
+// straight into global memory, where a cheap test per 16-byte vector sends skewed data through
+// runs of equal slots kept in registers (one atomic per run). In local memory the runs are off
+// by default (histogram.fast.runs_below_columns): OpenCL 1.2 has no warp vote, so each
+// work-item decides, and the split warps cost more than the atomics they save.
 #include <algorithm>
 #include <string>
 #include <type_traits>
@@ -325,12 +327,11 @@ std::vector<HistogramVariant> opencl_histogram_variants() {
             "16-byte vector loads, several in flight per work-item; uint8 counted per value "
             "(mapped to slots at the flush); float32 placed by an exact float rule; one "
             "lane-striped local histogram per group (up to 32 columns, one bank per lane); "
-            "a test per vector sending skewed data through register runs of equal slots; slot "
-            "ranges beyond local "
-            "memory counted side by side by groups sharing an input chunk through L2; global "
-            "atomics with register runs past histogram.fast.max_passes ranges",
-            "group=512 groups/CU=4 vectors=4 striped<=96KiB columns<=32 "
-            "runs_below_columns=64 (always) max_passes=8",
+            "red.shared on 32-bit addresses on NVIDIA; slot ranges beyond local memory counted "
+            "side by side by groups sharing an input chunk through L2; global atomics with "
+            "register runs of equal slots past histogram.fast.max_passes ranges",
+            "group=1024 groups/CU=8 vectors=8 striped<=96KiB columns<=32 "
+            "runs_below_columns=0 (global counting only) max_passes=8",
             "no warp aggregation (OpenCL 1.2 has no warp vote); int32/float64 input, explicit "
             "edges and float32 ranges beyond the float rule's bound need cl_khr_fp64"),
        supports_fast, make<Strategy::fast>},
