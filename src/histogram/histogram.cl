@@ -49,8 +49,8 @@
 #ifndef COUNT_VALUES
 #define COUNT_VALUES 0
 #endif
-#ifndef PTX_SHARED
-#define PTX_SHARED 0
+#ifndef NVIDIA_PTX
+#define NVIDIA_PTX 0
 #endif
 
 #if RULE == 1 || RULE == 2
@@ -65,7 +65,13 @@
 
 #define NO_INDEX 0xFFFFFFFFu
 
-#if INT64_ATOMICS
+#if INT64_ATOMICS && NVIDIA_PTX
+// NVIDIA (the fast kernels): a reduction that returns nothing, as CUDA's atomicAdd with an unused
+// result compiles to, so a work-item does not wait for each add's reply.
+void add_count(__global ulong* counts, uint slot, ulong v) {
+  asm volatile("red.global.add.u64 [%0], %1;" ::"l"(counts + slot), "l"(v) : "memory");
+}
+#elif INT64_ATOMICS
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 void add_count(__global ulong* counts, uint slot, ulong v) {
   atom_add(counts + slot, v);
@@ -214,11 +220,11 @@ __kernel void aggregated(__global const T* in, long n, RULE_PARAMS, uint slots, 
   flush(hist, slots, counts);
 }
 
-// Adds n to index `index` of a work-item's column of the striped histogram. With PTX_SHARED (set by
-// the host on NVIDIA only) the add is one red.shared on a 32-bit shared-window address, as the
+// Adds n to index `index` of a work-item's column of the striped histogram. With NVIDIA_PTX (set
+// by the host for the fast kernels on NVIDIA only) the add is one red.shared on a 32-bit shared-window address, as the
 // CUDA kernel does: a local pointer is 64 bits wide there, and its arithmetic would take two more
 // integer instructions per value in a kernel that the integer pipe bounds.
-#if PTX_SHARED
+#if NVIDIA_PTX
 void local_add(__local uint* column, uint index, uint n) {
   uint address = (uint)(size_t)column + index * (COLUMNS * 4);
   asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(address), "r"(n) : "memory");

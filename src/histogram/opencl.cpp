@@ -175,8 +175,8 @@ class OpenclHistogram final : public HistogramKernel {
                    " -DCOUNT_VALUES=" + (layout_.count_values ? "1" : "0") + " -DUNROLL=" +
                    std::to_string(std::clamp(tuning(info, "histogram.fast.vectors", 4), 1, 8));
         if (info.vendor.find("NVIDIA") != std::string::npos &&
-            tuning(info, "histogram.opencl.ptx_shared", 0))
-          options += " -DPTX_SHARED=1";
+            tuning(info, "histogram.opencl.ptx", 0))
+          options += " -DNVIDIA_PTX=1";
         per_group = 16 / static_cast<std::int64_t>(dtype_size(p.dtype));
         break;
       }

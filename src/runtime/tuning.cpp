@@ -118,9 +118,10 @@ const std::vector<Entry>& table() {
       {Backend::opencl, "", "pairwise.fast.product_items", 16},
       {Backend::opencl, "", "pairwise.fast.gaussian_items", 8},
       {Backend::opencl, "", "pairwise.opencl.ptx_exp2", 1},
-      // NVIDIA's OpenCL: the fast histogram's local adds as red.shared on 32-bit addresses (0: the
-      // OpenCL atomic_add on a local pointer).
-      {Backend::opencl, "", "histogram.opencl.ptx_shared", 1},
+      // NVIDIA's OpenCL, the fast histogram: local adds as red.shared on 32-bit addresses and
+      // 64-bit global adds as red.global (0: OpenCL's atomic_add and atom_add, which return the
+      // old value).
+      {Backend::opencl, "", "histogram.opencl.ptx", 1},
       {Backend::opencl, "", "pairwise.simple.block", 256},
       {Backend::cpu, "", "pairwise.parallel.block", 256},
       {Backend::cpu, "", "pairwise.parallel.tile", 4096},
