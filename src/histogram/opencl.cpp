@@ -331,7 +331,7 @@ std::vector<HistogramVariant> opencl_histogram_variants() {
             "side by side by groups sharing an input chunk through L2; global atomics with "
             "register runs of equal slots past histogram.fast.max_passes ranges",
             "group=1024 groups/CU=8 vectors=8 striped<=96KiB columns<=32 "
-            "runs_below_columns=0 (global counting only) max_passes=8",
+            "runs_below_columns=0 (global counting only) max_passes=4",
             "no warp aggregation (OpenCL 1.2 has no warp vote); int32/float64 input, explicit "
             "edges and float32 ranges beyond the float rule's bound need cl_khr_fp64"),
        supports_fast, make<Strategy::fast>},

@@ -90,18 +90,19 @@ const std::vector<Entry>& table() {
       // work-item; up to 96 KiB (capped by the device's local memory, 48 KiB per group on
       // NVIDIA) of lane-striped counters in up to 32 columns; register runs for skewed data only
       // when counting into global memory (runs_below_columns=0: a per-work-item run test splits
-      // warps where CUDA takes a warp vote); at most 8 slot ranges counted side by side (65536
-      // bins need 6 in 48 KiB) before global counting. Measured on H200 (1 GiB inputs, µs):
-      // runs off and 8 groups per compute unit took uint8 uniform from 442 to 255 and normal
-      // from 535 to 255, float32/256 uniform from 465 to 348; 8 vectors float32 all-equal from
-      // 317 to 269 (65536 bins 3716 against 4039 with 4 vectors).
+      // warps where CUDA takes a warp vote); at most 4 slot ranges counted side by side before
+      // global counting. Measured on H200 (1 GiB inputs, µs): runs off and 8 groups per compute
+      // unit took uint8 uniform from 442 to 255 and normal from 535 to 255, float32/256 uniform
+      // from 465 to 348; 8 vectors float32 all-equal from 317 to 269; float32 at 65536 bins
+      // (6 ranges in 48 KiB) 4035 in ranges against 2955 counted globally (all-equal 1377
+      // against 435).
       {Backend::opencl, "", "histogram.fast.block", 1024},
       {Backend::opencl, "", "histogram.fast.groups_per_cu", 8},
       {Backend::opencl, "", "histogram.fast.vectors", 8},
       {Backend::opencl, "", "histogram.fast.striped_kib", 96},
       {Backend::opencl, "", "histogram.fast.max_columns", 32},
       {Backend::opencl, "", "histogram.fast.runs_below_columns", 0},
-      {Backend::opencl, "", "histogram.fast.max_passes", 8},
+      {Backend::opencl, "", "histogram.fast.max_passes", 4},
       {Backend::opencl, "", "histogram.groups_per_cu", 8},
       {Backend::cpu, "", "histogram.parallel.private_mib", 256},
       // Pairwise `fast` (measured on H100): the product in blocks of 256 with 16 x per thread
