@@ -112,10 +112,10 @@ FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info) {
     const std::uint64_t cap = std::max<std::uint64_t>(room / 4, 1);
     f.passes = static_cast<std::uint32_t>((counted + cap - 1) / cap);
     f.range = static_cast<std::uint32_t>((counted + f.passes - 1) / f.passes);
-    f.global = f.passes > static_cast<std::uint32_t>(tuning(info, "histogram.fast.max_passes", 8));
+    f.global = f.passes > static_cast<std::uint32_t>(tuning(info, "histogram.fast.max_passes", 4));
   }
   // Register runs for skewed data (a test per vector decides), always in global counting.
-  f.runs = f.global || int(f.columns) < tuning(info, "histogram.fast.runs_below_columns", 64);
+  f.runs = f.global || int(f.columns) < tuning(info, "histogram.fast.runs_below_columns", 0);
   f.local_bytes = f.global ? 0
                            : std::size_t{f.range} * f.columns * 4 +
                                  (f.count_values ? std::size_t{merge_bytes} : 0);
@@ -147,7 +147,7 @@ class OpenclHistogram final : public HistogramKernel {
                           " -DRULE=" + std::to_string(rule_id_) +
                           " -DINT64_ATOMICS=" + (info.int64_atomics ? "1" : "0");
     local_size_ = static_cast<std::size_t>(
-        tuning(info, fast ? "histogram.fast.block" : "histogram.block", fast ? 512 : 256));
+        tuning(info, fast ? "histogram.fast.block" : "histogram.block", fast ? 1024 : 256));
     local_size_ =
         std::clamp<std::size_t>(local_size_, 1, static_cast<std::size_t>(info.max_group_size));
     const std::uint32_t slots = static_cast<std::uint32_t>(p.slots());
@@ -173,7 +173,7 @@ class OpenclHistogram final : public HistogramKernel {
         options += " -DCOLUMNS=" + std::to_string(layout_.columns) +
                    " -DRUNS=" + (layout_.runs ? "1" : "0") +
                    " -DCOUNT_VALUES=" + (layout_.count_values ? "1" : "0") + " -DUNROLL=" +
-                   std::to_string(std::clamp(tuning(info, "histogram.fast.vectors", 4), 1, 8));
+                   std::to_string(std::clamp(tuning(info, "histogram.fast.vectors", 8), 1, 8));
         if (info.vendor.find("NVIDIA") != std::string::npos &&
             tuning(info, "histogram.opencl.ptx", 0))
           options += " -DNVIDIA_PTX=1";
@@ -189,8 +189,8 @@ class OpenclHistogram final : public HistogramKernel {
       rethrow_opencl(e);
     }
     // Groups of `fast` come in sets of `passes` (one per slot range) over the same chunk.
-    const std::int64_t per_cu = tuning(
-        info, fast ? "histogram.fast.groups_per_cu" : "histogram.groups_per_cu", fast ? 4 : 8);
+    const std::int64_t per_cu =
+        tuning(info, fast ? "histogram.fast.groups_per_cu" : "histogram.groups_per_cu", 8);
     const auto local = static_cast<std::int64_t>(local_size_);
     const std::int64_t passes = fast && !layout_.global ? layout_.passes : 1;
     std::int64_t chunks =
