@@ -552,6 +552,44 @@ TEST(HistogramCudaRaw, MatchesTheReference) {
 }
 #endif
 
+#if defined(PARPAT_HAVE_CUDA) || defined(PARPAT_HAVE_OPENCL)
+// Runs `fast` on every device of `backend` under each PARPAT_TUNING setting in turn and checks
+// the counts on skewed and spread data.
+void check_fast_under_tunings(Backend backend, const std::vector<const char*>& settings) {
+  std::mt19937_64 rng(run_seed() + 11);
+  const char* saved = std::getenv("PARPAT_TUNING");
+  const std::string previous = saved ? saved : "";
+  for (const auto& d : devices()) {
+    if (d.backend() != backend) continue;
+    for (const char* setting : settings) {
+      setenv("PARPAT_TUNING", setting, 1);
+      for (DType t : {DType::uint8, DType::uint16, DType::float32})
+        for (std::int64_t bins : {7, 1000, 20000}) {
+          const auto range = range_for(t);
+          const double lo = range.first, hi = range.second;
+          const std::int64_t n = 100003;
+          std::uniform_real_distribution<double> u(lo - 10, hi + 10);
+          std::bernoulli_distribution hot(0.8);
+          auto host = make_values(t, n, [&] { return fit(t, hot(rng) ? (lo + hi) / 2 : u(rng)); });
+          auto p = problem_of(t, n, HistogramBins::even(bins, lo, hi));
+          std::vector<std::uint64_t> expected(static_cast<std::size_t>(p.slots()));
+          detail::histogram_reference(host.data(), p, expected.data());
+          Array in = Array::from_host(d, t, {n}, host.data());
+          HistogramResult r = histogram(in, HistogramBins::even(bins, lo, hi), {"fast"});
+          expected.resize(static_cast<std::size_t>(bins));
+          EXPECT_EQ(r.counts, expected)
+              << setting << ": " << dtype_name(t) << " " << bins << " bins, seed " << run_seed();
+        }
+    }
+  }
+  if (saved) {
+    setenv("PARPAT_TUNING", previous.c_str(), 1);
+  } else {
+    unsetenv("PARPAT_TUNING");
+  }
+}
+#endif
+
 #ifdef PARPAT_HAVE_OPENCL
 // Devices without cl_khr_int64_base_atomics count into two 32-bit words with a carry: build
 // that path on every OpenCL device and check that counts cross 2^32 correctly.
@@ -631,48 +669,28 @@ TEST(HistogramOpenclWithout64BitAtomics, CarriesIntoTheHighWord) {
   }
 }
 
-// `fast` picks its layout from tuning values: force each one (many slot ranges side by side, no
-// register runs or runs at every column count, a single column, global counting, no per-value
-// uint8 path) through
-// PARPAT_TUNING and check the counts on skewed and spread data.
+// OpenCL `fast` picks its layout from tuning values: force each one (many slot ranges side by
+// side, no register runs or runs at every column count, a single column, global counting, no
+// per-value uint8 path).
 TEST(HistogramOpenclFast, EveryLayoutMatchesTheReference) {
-  const char* const settings[] = {
-      "histogram.fast.striped_kib=8,histogram.fast.max_passes=40",
-      "histogram.fast.runs_below_columns=0,histogram.fast.vectors=3,histogram.fast.block=96",
-      "histogram.fast.max_columns=1,histogram.fast.runs_below_columns=0",
-      "histogram.fast.striped_kib=1,histogram.fast.max_passes=0",
-      "histogram.fast.runs_below_columns=64,histogram.fast.vectors=4"};
-  std::mt19937_64 rng(run_seed() + 11);
-  const char* saved = std::getenv("PARPAT_TUNING");
-  const std::string previous = saved ? saved : "";
-  for (const auto& d : devices()) {
-    if (d.backend() != Backend::opencl) continue;
-    for (const char* setting : settings) {
-      setenv("PARPAT_TUNING", setting, 1);
-      for (DType t : {DType::uint8, DType::uint16, DType::float32})
-        for (std::int64_t bins : {7, 1000, 20000}) {
-          const auto range = range_for(t);
-          const double lo = range.first, hi = range.second;
-          const std::int64_t n = 100003;
-          std::uniform_real_distribution<double> u(lo - 10, hi + 10);
-          std::bernoulli_distribution hot(0.8);
-          auto host = make_values(t, n, [&] { return fit(t, hot(rng) ? (lo + hi) / 2 : u(rng)); });
-          auto p = problem_of(t, n, HistogramBins::even(bins, lo, hi));
-          std::vector<std::uint64_t> expected(static_cast<std::size_t>(p.slots()));
-          detail::histogram_reference(host.data(), p, expected.data());
-          Array in = Array::from_host(d, t, {n}, host.data());
-          HistogramResult r = histogram(in, HistogramBins::even(bins, lo, hi), {"fast"});
-          expected.resize(static_cast<std::size_t>(bins));
-          EXPECT_EQ(r.counts, expected)
-              << setting << ": " << dtype_name(t) << " " << bins << " bins, seed " << run_seed();
-        }
-    }
-  }
-  if (saved) {
-    setenv("PARPAT_TUNING", previous.c_str(), 1);
-  } else {
-    unsetenv("PARPAT_TUNING");
-  }
+  check_fast_under_tunings(
+      Backend::opencl,
+      {"histogram.fast.striped_kib=8,histogram.fast.max_passes=40",
+       "histogram.fast.runs_below_columns=0,histogram.fast.vectors=3,histogram.fast.block=96",
+       "histogram.fast.max_columns=1,histogram.fast.runs_below_columns=0",
+       "histogram.fast.striped_kib=1,histogram.fast.max_passes=0",
+       "histogram.fast.runs_below_columns=64,histogram.fast.vectors=4"});
+}
+#endif
+
+#ifdef PARPAT_HAVE_CUDA
+// CUDA `fast` under its tuning values: no warp vote in shared memory, several waves of blocks,
+// few columns, packed counters off, global counting.
+TEST(HistogramCudaFast, EveryTuningMatchesTheReference) {
+  check_fast_under_tunings(Backend::cuda,
+                           {"histogram.fast.vote_below_columns=0,histogram.fast.waves=4",
+                            "histogram.fast.striped_kib=1,histogram.fast.packed=0",
+                            "histogram.fast.max_passes=0,histogram.fast.block=96"});
 }
 #endif
 

@@ -326,13 +326,15 @@ __device__ bool same_values(const uint4& v) {
 // warp-uniform grid-stride loop. Each value's slot comes without branches (a rare inexact float
 // candidate is corrected once per vector), is shifted into the pass's rows [0, range) — row
 // `range` takes values outside the pass; kWhole: the pass is every slot, so a slot is its row —
-// and goes to the sink. One vote per vector (do ≥ 8 lanes share lane 0's first row?) sends
-// skewed data through per-thread runs, a vector of equal rows in one step, so equal values cost
-// one add per run instead of one each on the same words. The per-value work is kept to the
-// slot, one address and one shared atomic: `fast` on bytes is bound by the integer pipe.
+// and goes to the sink. With `vote` (lanes that share counters: few columns, packed or global),
+// one vote per vector (do ≥ 8 lanes share lane 0's first row?) sends skewed data through
+// per-thread runs, a vector of equal rows in one step, so equal values cost one add per run
+// instead of one each on the same words. A warp whose loads all hold one value counts them in
+// one step either way. The per-value work is kept to the slot, one address and one shared
+// atomic: `fast` on bytes is bound by the integer pipe.
 template <bool kWhole, class T, class Rule, class Sink>
 __device__ void count_values(const T* __restrict__ in, long long n, const Rule& rule,
-                             unsigned first, unsigned range, const Sink& sink) {
+                             unsigned first, unsigned range, const Sink& sink, bool vote) {
   constexpr int kVec = 16 / sizeof(T);
   constexpr int kLoads = 4;
   const unsigned lane = threadIdx.x % 32;
@@ -430,7 +432,8 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
       for (int k = 0; k < kVec; ++k)
         rows[k] = row(rows[k]);
       const unsigned leader = __shfl_sync(0xFFFFFFFFu, rows[0], 0);
-      const bool skewed = __popc(__ballot_sync(0xFFFFFFFFu, valid && rows[0] == leader)) >= 8;
+      const bool skewed =
+          vote && __popc(__ballot_sync(0xFFFFFFFFu, valid && rows[0] == leader)) >= 8;
       if (!valid) continue;
       if (skewed) {
         bool equal = true;
@@ -480,17 +483,18 @@ __device__ void add_count(const Rule& rule, unsigned long long* counts, unsigned
 // 64-bit counts.
 template <class T, class Rule, bool kPacked, bool kWhole>
 __global__ void fast_shared_kernel(const T* __restrict__ in, long long n, Rule rule, unsigned first,
-                                   unsigned range, unsigned columns, unsigned long long* counts) {
+                                   unsigned range, unsigned columns, bool vote,
+                                   unsigned long long* counts) {
   extern __shared__ unsigned hist[];
   const unsigned words = kPacked ? (range + 2) / 2 : (range + 1) * columns;
   for (unsigned i = threadIdx.x; i < words; i += blockDim.x)
     hist[i] = 0;
   __syncthreads();
   if constexpr (kPacked) {
-    count_values<kWhole>(in, n, rule, first, range, PackedSink(hist, counts + first, range));
+    count_values<kWhole>(in, n, rule, first, range, PackedSink(hist, counts + first, range), vote);
   } else {
     count_values<kWhole>(in, n, rule, first, range,
-                         StripedSink(hist, columns, threadIdx.x % 32 % columns));
+                         StripedSink(hist, columns, threadIdx.x % 32 % columns), vote);
   }
   __syncthreads();
   for (unsigned r = threadIdx.x; r < range; r += blockDim.x) {
@@ -510,7 +514,7 @@ __global__ void fast_shared_kernel(const T* __restrict__ in, long long n, Rule r
 template <class T, class Rule>
 __global__ void fast_global_kernel(const T* __restrict__ in, long long n, Rule rule, unsigned slots,
                                    unsigned long long* counts) {
-  count_values<true>(in, n, rule, 0u, slots, GlobalSink{counts, slots});
+  count_values<true>(in, n, rule, 0u, slots, GlobalSink{counts, slots}, true);
 }
 
 enum class Strategy { global_atomic, interleaved, privatized, aggregated, fast };
@@ -533,7 +537,7 @@ struct FastConfig {
   int block = 1024, blocks = 1;
   std::size_t shared = 0;
   unsigned counted = 0, passes = 1, range = 0, columns = 1;
-  bool packed = false, global = false;
+  bool packed = false, global = false, vote = true;
 };
 
 // The shared-memory kernel of a configuration: packed or striped counters, in passes or in one
@@ -567,7 +571,11 @@ FastConfig fast_config(const DeviceInfo& info, int sms, unsigned slots, long lon
   while (!c.packed && c.columns < 32 &&
          std::size_t(c.range + 1) * c.columns * 2 * sizeof(unsigned) <= striped)
     c.columns *= 2;
-  c.global = c.passes > unsigned(tuning(info, "histogram.fast.max_passes", 4));
+  // uint8 counted per value always fits (256 counters), and only the shared flush maps values to
+  // slots: it never counts globally.
+  c.global =
+      !kCountsPerValue<Rule> && c.passes > unsigned(tuning(info, "histogram.fast.max_passes", 4));
+  c.vote = c.packed || int(c.columns) < tuning(info, "histogram.fast.vote_below_columns", 16);
   c.shared = c.global   ? 0
              : c.packed ? std::size_t(c.range + 2) / 2 * sizeof(unsigned)
                         : std::size_t(c.range + 1) * c.columns * sizeof(unsigned);
@@ -579,7 +587,9 @@ FastConfig fast_config(const DeviceInfo& info, int sms, unsigned slots, long lon
   cudaFuncAttributes attr{};
   PARPAT_CUDA(cudaFuncGetAttributes(&attr, k));
   c.block = std::min(c.block, attr.maxThreadsPerBlock) / 32 * 32;  // registers may allow fewer
-  c.blocks = blocks_for(sms, k, c.block, c.shared, n);
+  const long long waves = std::clamp(tuning(info, "histogram.fast.waves", 1), 1, 16);
+  c.blocks = int(std::max(1ll, std::min(blocks_for(sms, k, c.block, c.shared, n) * waves,
+                                        (n + c.block - 1) / c.block)));
   return c;
 }
 
@@ -595,8 +605,8 @@ void launch_fast(const FastConfig& c, const T* x, long long n, Rule rule, unsign
   for (unsigned pass = 0; pass < c.passes; ++pass) {
     unsigned first = pass * c.range;
     unsigned range = std::min(c.range, c.counted - first);
-    fast_shared_for<T, Rule>(c)<<<c.blocks, c.block, c.shared, st>>>(x, n, rule, first, range,
-                                                                     c.packed ? 1 : c.columns, out);
+    fast_shared_for<T, Rule>(c)<<<c.blocks, c.block, c.shared, st>>>(
+        x, n, rule, first, range, c.packed ? 1 : c.columns, c.vote, out);
     check_launch("histogram fast_shared_kernel");
   }
 }
