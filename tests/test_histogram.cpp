@@ -629,10 +629,12 @@ TEST(HistogramOpenclWithout64BitAtomics, CarriesIntoTheHighWord) {
       bool count_values;
       std::size_t columns;  // fast_local: the COLUMNS it is built with
     };
+    // fast_local runs one pass over every slot (WHOLE); columns 0: packed 16-bit counters.
     for (Case c : {Case{"interleaved", "", false, 1}, Case{"aggregated", "", false, 1},
-                   Case{"fast_local", "-DCOLUMNS=2 -DRUNS=0", false, 2},
-                   Case{"fast_local", "-DCOLUMNS=4 -DRUNS=1 -DCOUNT_VALUES=1", true, 4},
-                   Case{"fast_local", "-DCOLUMNS=32 -DRUNS=0 -DCOUNT_VALUES=1", true, 32},
+                   Case{"fast_local", "-DWHOLE=1 -DCOLUMNS=2 -DRUNS=0", false, 2},
+                   Case{"fast_local", "-DWHOLE=1 -DCOLUMNS=4 -DRUNS=1 -DCOUNT_VALUES=1", true, 4},
+                   Case{"fast_local", "-DWHOLE=1 -DCOLUMNS=32 -DRUNS=0 -DCOUNT_VALUES=1", true, 32},
+                   Case{"fast_local", "-DWHOLE=1 -DPACKED=1 -DRUNS=1", false, 0},
                    Case{"fast_global", "-DRUNS=1", false, 1}}) {
       counts.upload(initial.data(), counts.bytes());
       cl::Kernel& k = cl.kernel(
@@ -658,7 +660,8 @@ TEST(HistogramOpenclWithout64BitAtomics, CarriesIntoTheHighWord) {
         set_arg(i++, cl_uint{1});
         set_arg(i++, static_cast<cl_uint>(range));
         set_arg(i++, static_cast<cl_uint>(range));
-        set_arg(i++, cl::Local((range * c.columns + (c.count_values ? 256 : 0)) * 4));
+        set_arg(i++, cl::Local(c.columns ? (range * c.columns + (c.count_values ? 256 : 0)) * 4
+                                         : (range + 1) / 2 * 4));
       }
       set_arg(i++, detail::as_mem(counts.handle()));
       cl.launch(k, 64 * 8, 64);
@@ -670,16 +673,64 @@ TEST(HistogramOpenclWithout64BitAtomics, CarriesIntoTheHighWord) {
 }
 
 // OpenCL `fast` picks its layout from tuning values: force each one (many slot ranges side by
-// side, no register runs or runs at every column count, a single column, global counting, no
-// per-value uint8 path).
+// side in packed or 32-bit counters, no register runs or runs at every column count, a single
+// column, global counting, no per-value uint8 path, float32 settled against float thresholds
+// instead of the float64 edges).
 TEST(HistogramOpenclFast, EveryLayoutMatchesTheReference) {
   check_fast_under_tunings(
       Backend::opencl,
-      {"histogram.fast.striped_kib=8,histogram.fast.max_passes=40",
+      {"histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=1",
+       "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=0",
+       "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=1,"
+       "histogram.fast.runs_below_columns=2",
        "histogram.fast.runs_below_columns=0,histogram.fast.vectors=3,histogram.fast.block=96",
        "histogram.fast.max_columns=1,histogram.fast.runs_below_columns=0",
        "histogram.fast.striped_kib=1,histogram.fast.max_passes=0",
-       "histogram.fast.runs_below_columns=64,histogram.fast.vectors=4"});
+       "histogram.fast.runs_below_columns=64,histogram.fast.vectors=4",
+       "histogram.opencl.float_edges=0,histogram.fast.striped_kib=8,histogram.fast.max_passes=0",
+       "histogram.opencl.float_edges=0"});
+}
+
+// Packed 16-bit counters carry into the 64-bit counts: two slot ranges of 1 KiB each (the last
+// row of the first range odd, the NaN slot the last row of the second, even, beside no row),
+// one group per range over the whole input, so hot slots pass 2^16 in a group several times —
+// through single adds (spread values) and register runs (long stretches of one value).
+TEST(HistogramOpenclFast, PackedCountersCarryExactly) {
+  const char* saved = std::getenv("PARPAT_TUNING");
+  const std::string previous = saved ? saved : "";
+  setenv("PARPAT_TUNING",
+         "histogram.fast.striped_kib=1,histogram.fast.max_passes=40,histogram.opencl.packed=1,"
+         "histogram.fast.groups_per_cu=1,histogram.fast.block=256",
+         1);
+  std::mt19937_64 rng(run_seed() + 13);
+  const double hot[] = {500.5, 501.5, 502.5,  503.5,
+                        250.0, -1.0,  2000.0, std::numeric_limits<double>::quiet_NaN()};
+  const std::int64_t n = (std::int64_t{1} << 21) + 3;
+  std::vector<float> values(static_cast<std::size_t>(n));
+  std::uniform_real_distribution<double> u(-10, 1010);
+  std::uniform_int_distribution<int> pick(0, 7);
+  std::bernoulli_distribution spread(0.2);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const bool first_half = i < n / 2;
+    const double v = first_half ? (spread(rng) ? u(rng) : hot[pick(rng)]) : hot[(i >> 17) & 7];
+    values[static_cast<std::size_t>(i)] = static_cast<float>(v);
+  }
+  const HistogramBins b = HistogramBins::even(1000, 0, 1000);
+  auto p = problem_of(DType::float32, n, b);
+  std::vector<std::uint64_t> expected(static_cast<std::size_t>(p.slots()));
+  detail::histogram_reference(values.data(), p, expected.data());
+  for (const auto& d : devices()) {
+    if (d.backend() != Backend::opencl) continue;
+    Array in = Array::from_host(d, DType::float32, {n}, values.data());
+    HistogramResult r = histogram(in, b, {"fast"});
+    r.counts.insert(r.counts.end(), {r.underflow, r.overflow, r.nan});
+    EXPECT_EQ(r.counts, expected) << "seed " << run_seed();
+  }
+  if (saved) {
+    setenv("PARPAT_TUNING", previous.c_str(), 1);
+  } else {
+    unsetenv("PARPAT_TUNING");
+  }
 }
 #endif
 

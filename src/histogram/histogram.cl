@@ -3,25 +3,27 @@
 // uint16 input, filled on the host by the reference), RULE 1 even bins (a float64 candidate
 // (x − lo)·norm corrected against the exact edges i·step + lo), RULE 2 a binary search over
 // explicit float64 edges, RULE 3 even bins for float32 input in float arithmetic (the candidate
-// floor((x − lo)·norm) taken when its fractional part is at least `delta` from an integer, else
-// corrected against the float thresholds — histogram_internal.hpp's FloatEvenRule). FP_CONTRACT
-// is off so no fused multiply-add changes an edge or a candidate.
+// floor((x − lo)·norm) taken when its fractional part is at least `delta` from an integer —
+// histogram_internal.hpp's FloatEvenRule — else settled against the float64 edges themselves
+// with FLOAT_EDGES, or against the float thresholds, the smallest float ≥ each edge, on devices
+// without cl_khr_fp64). FP_CONTRACT is off so no fused multiply-add changes an edge or a
+// candidate.
 // Counts are 64-bit: atom_add where cl_khr_int64_base_atomics exists (INT64_ATOMICS=1), else
 // two 32-bit words with a carry (correct for counters that are only read at the end).
 //  - global_atomic: a contiguous section per work-item, global atomics;
 //  - interleaved: grid-stride (coalesced) reads, global atomics;
 //  - privatized / aggregated: a 32-bit histogram per group in local memory, added to the global
 //    counts at the end; aggregated counts a run of equal slots before one local atomic;
-//  - fast_local: 16-byte loads (UNROLL of them in flight per work-item) into one lane-striped
-//    local histogram per group: counter (index, column) at index·COLUMNS + column, work-item i
-//    in column i % COLUMNS, so with 32 columns every lane of a warp owns a bank and equal values
-//    cost no contention. uint8 input (COUNT_VALUES) is counted per value, whatever the bins, and
-//    the values are mapped to slots only when the group flushes. With RUNS a cheap test per
-//    vector (does it continue the work-item's run, or begin and end on one index?) sends skewed
-//    data through a run of equal indices kept in registers and added with one atomic. When the
-//    slots exceed local memory, groups count different slot ranges side by side over the same input
-//    chunk;
-//  - fast_global: the same loads and register runs, counting into the global counts.
+//  - fast_local: 16-byte loads (UNROLL of them in flight per work-item), the slots of a vector
+//    without branches, counted into one local histogram per group: 32-bit counters lane-striped
+//    over COLUMNS columns (a bank per lane), or with PACKED 16-bit counters two to a word (twice
+//    the slots per range; the rare carry out of a half is moved to the global counts). uint8
+//    input (COUNT_VALUES) is counted per value, whatever the bins, and the values are mapped to
+//    slots only when the group flushes. A round of vectors that all hold one value is counted in
+//    one step through a register run; with RUNS a cheap test per vector sends skewed data through
+//    that run too. Slots beyond local memory are split into ranges counted side by side by groups
+//    sharing an input chunk;
+//  - fast_global: the same loop, counting into the global counts, always with the runs.
 // Groups are sized by the host so none sees 2^31 values: the 32-bit local counts cannot wrap.
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -49,11 +51,20 @@
 #ifndef COUNT_VALUES
 #define COUNT_VALUES 0
 #endif
+#ifndef WHOLE
+#define WHOLE 0
+#endif
+#ifndef PACKED
+#define PACKED 0
+#endif
+#ifndef FLOAT_EDGES
+#define FLOAT_EDGES 0
+#endif
 #ifndef NVIDIA_PTX
 #define NVIDIA_PTX 0
 #endif
 
-#if RULE == 1 || RULE == 2
+#if RULE == 1 || RULE == 2 || (RULE == 3 && FLOAT_EDGES)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
 
@@ -86,6 +97,22 @@ void add_count(__global ulong* counts, uint slot, ulong v) {
 }
 #endif
 
+#if RULE == 1 || (RULE == 3 && FLOAT_EDGES)
+// Even edge i, as numpy.linspace makes it: i·step + lo, rounded twice.
+double even_edge(long i, double lo, double step) {
+  double scaled = (double)i * step;
+  return scaled + lo;
+}
+// The bin of in-range x from a candidate c in [0, bins): moved until edge c ≤ x < edge c + 1.
+long even_settle(double x, long c, long bins, double lo, double step) {
+  while (c > 0 && x < even_edge(c, lo, step))
+    --c;
+  while (c < bins - 1 && x >= even_edge(c + 1, lo, step))
+    ++c;
+  return c;
+}
+#endif
+
 #if RULE == 0
 #define RULE_PARAMS __global const uint* table
 #define RULE_ARGS table
@@ -94,20 +121,11 @@ void add_count(__global ulong* counts, uint slot, ulong v) {
 #define RULE_PARAMS long bins, double lo, double hi, double step, double norm
 #define RULE_ARGS bins, lo, hi, step, norm
 #define SLOT(x) even_slot((double)(x), bins, lo, hi, step, norm)
-double even_edge(long i, double lo, double step) {
-  double scaled = (double)i * step;
-  return scaled + lo;
-}
 uint even_slot(double x, long bins, double lo, double hi, double step, double norm) {
   if (!(x >= lo)) return (uint)(isnan(x) ? bins + 2 : bins);
   if (x > hi) return (uint)(bins + 1);
   double t = (x - lo) * norm;
-  long c = t < (double)bins ? (long)t : bins - 1;
-  while (c > 0 && x < even_edge(c, lo, step))
-    --c;
-  while (c < bins - 1 && x >= even_edge(c + 1, lo, step))
-    ++c;
-  return (uint)c;
+  return (uint)even_settle(x, t < (double)bins ? (long)t : bins - 1, bins, lo, step);
 }
 #elif RULE == 2
 #define RULE_PARAMS __global const double *edges, long bins
@@ -127,27 +145,24 @@ uint edges_slot(double x, __global const double* edges, long bins) {
   return (uint)below;
 }
 #else
+// lo_up: the smallest float ≥ lo; hi_down: the largest float ≤ hi (float comparisons decide
+// the range exactly). A candidate that is not exact is settled against the float64 edges
+// (FLOAT_EDGES: edge_lo is lo in float64, step the float64 bin width; a few float64 operations,
+// no load) or against thresholds[i], the smallest float ≥ edge i: for float x,
+// x ≥ edge i ⟺ x ≥ thresholds[i].
+#if FLOAT_EDGES
+#define RULE_PARAMS                                                                        \
+  float lo_up, float hi_down, float lo, float norm, float delta, int bins, double edge_lo, \
+      double step
+#define RULE_ARGS lo_up, hi_down, lo, norm, delta, bins, edge_lo, step
+#define FLOAT_CORRECTED(x, c) \
+  (uint) even_settle((double)(x), clamp((c), 0, bins - 1), bins, edge_lo, step)
+#else
 #define RULE_PARAMS                                                        \
   float lo_up, float hi_down, float lo, float norm, float delta, int bins, \
       __global const float *thresholds
 #define RULE_ARGS lo_up, hi_down, lo, norm, delta, bins, thresholds
-#define SLOT(x) float_even_slot((x), lo_up, hi_down, lo, norm, delta, bins, thresholds)
-// lo_up: the smallest float ≥ lo; hi_down: the largest float ≤ hi; thresholds[i]: the smallest
-// float ≥ edge i, so float comparisons decide exactly what the float64 edges decide.
-// The slot of x without branches when *exact comes back true; otherwise a candidate that
-// float_corrected() settles (the fast kernels correct the rare inexact values of a whole vector
-// at once).
-uint float_quick(float x, float lo_up, float hi_down, float lo, float norm, float delta, int bins,
-                 bool* exact) {
-  float t = (x - lo) * norm;
-  bool inside = (x >= lo_up) & (x <= hi_down);
-  t = inside ? t : 0.0f;  // NaN and infinities never reach the conversion
-  int c = (int)t;         // bins ≤ 2^22, so t fits
-  float frac = t - (float)c;
-  *exact = !inside | (((uint)c < (uint)bins) & (frac > delta) & (frac < 1.0f - delta));
-  uint outside = x < lo_up ? (uint)bins : (x > hi_down ? (uint)bins + 1 : (uint)bins + 2);
-  return inside ? (uint)c : outside;
-}
+#define FLOAT_CORRECTED(x, c) float_corrected((x), (c), bins, thresholds)
 // The slot of in-range x from any candidate c: moved until threshold[c] ≤ x < threshold[c + 1].
 uint float_corrected(float x, int c, int bins, __global const float* thresholds) {
   c = clamp(c, 0, bins - 1);
@@ -157,11 +172,35 @@ uint float_corrected(float x, int c, int bins, __global const float* thresholds)
     ++c;
   return (uint)c;
 }
-uint float_even_slot(float x, float lo_up, float hi_down, float lo, float norm, float delta,
-                     int bins, __global const float* thresholds) {
+#endif
+#define SLOT(x) float_even_slot((x), RULE_ARGS)
+// The slot of x without branches when *exact comes back true; otherwise a candidate that
+// FLOAT_CORRECTED settles (the fast kernels correct the rare inexact values of a whole vector
+// at once).
+uint float_quick(float x, float lo_up, float hi_down, float lo, float norm, float delta, int bins,
+                 bool* exact) {
+  float t = (x - lo) * norm;
+  bool inside = (x >= lo_up) & (x <= hi_down);
+  t = (inside & (t > 0.0f)) ? t : 0.0f;  // NaN and infinities never reach the floor
+#if NVIDIA_PTX
+  // floor(t) for 0 ≤ t < 2^23 without the conversion unit: adding 2^23 rounded toward zero
+  // leaves floor(t) in the low mantissa bits.
+  float shifted;
+  asm("add.rz.f32 %0, %1, 0f4B000000;" : "=f"(shifted) : "f"(t));
+  int c = as_int(shifted) - 0x4B000000;
+  float frac = t - (shifted - 8388608.0f);
+#else
+  int c = (int)t;  // bins ≤ 2^22, so t fits
+  float frac = t - (float)c;
+#endif
+  *exact = !inside | (((uint)c < (uint)bins) & (frac > delta) & (frac < 1.0f - delta));
+  uint outside = x < lo_up ? (uint)bins : (x > hi_down ? (uint)bins + 1 : (uint)bins + 2);
+  return inside ? (uint)c : outside;
+}
+uint float_even_slot(float x, RULE_PARAMS) {
   bool exact;
   uint s = float_quick(x, lo_up, hi_down, lo, norm, delta, bins, &exact);
-  return exact ? s : float_corrected(x, (int)s, bins, thresholds);
+  return exact ? s : FLOAT_CORRECTED(x, (int)s);
 }
 #endif
 
@@ -220,31 +259,44 @@ __kernel void aggregated(__global const T* in, long n, RULE_PARAMS, uint slots, 
   flush(hist, slots, counts);
 }
 
-// Adds n to index `index` of a work-item's column of the striped histogram. With NVIDIA_PTX (set
-// by the host for the fast kernels on NVIDIA only) the add is one red.shared on a 32-bit
-// shared-window address, as the CUDA kernel does: a local pointer is 64 bits wide there, and its
-// arithmetic would take more integer instructions per value in a kernel that the integer pipe
-// bounds (uint8: 536 → 440 µs per GiB on an H200).
-#if NVIDIA_PTX
-void local_add(__local uint* column, uint index, uint n) {
-  uint address = (uint)(size_t)column + index * (COLUMNS * 4);
-  asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(address), "r"(n) : "memory");
-}
+// ---- `fast` ----
+// A value's slot for `fast`: *exact false leaves a candidate that corrected_slot() settles (only
+// RULE 3 ever needs it). COUNT_VALUES counts uint8 values themselves (mapped at the flush).
+uint quick_slot(T x, RULE_PARAMS, bool* exact) {
+#if RULE == 3
+  return float_quick(x, lo_up, hi_down, lo, norm, delta, bins, exact);
 #else
-void local_add(__local uint* column, uint index, uint n) {
-  atomic_add(column + index * COLUMNS, n);
-}
-#endif
-
-// The index a value is counted under by the fast kernels: the value itself for COUNT_VALUES
-// (uint8), else its slot relative to the pass's first slot (≥ range when outside the pass).
+  *exact = true;
 #if COUNT_VALUES
-#define INDEX_OF(x) ((uint)(x))
+  return (uint)x;
 #else
-#define INDEX_OF(x) (SLOT(x) - first)
+  return SLOT(x);
 #endif
+#endif
+}
 
-// Whether every value of a 16-byte vector has the same bits (so the same index).
+// The slot of a value whose quick candidate was not exact. The last value corrected and its slot
+// are kept (memo): data sitting on an edge (all-equal data often does) pays for one correction,
+// not one per value.
+uint corrected_slot(T x, uint candidate, RULE_PARAMS, T* memo_value, uint* memo_slot) {
+#if RULE == 3
+  if (!(x == *memo_value)) {
+    *memo_slot = FLOAT_CORRECTED(x, (int)candidate);
+    *memo_value = x;
+  }
+  return *memo_slot;
+#else
+  return candidate;
+#endif
+}
+
+// The row a slot is counted in: the slot itself when the pass covers every slot (`whole`), else
+// its place in the pass's range (≥ range, so not counted, outside it).
+uint row_of(uint s, uint first, const bool whole) {
+  return whole ? s : s - first;
+}
+
+// Whether every value of a 16-byte vector has the same bits (so the same slot).
 bool same_values(uint4 w) {
   bool words = w.x == w.y && w.y == w.z && w.z == w.w;
   if (sizeof(T) == 1) return words && w.x == (w.x & 0xFFu) * 0x01010101u;
@@ -253,146 +305,258 @@ bool same_values(uint4 w) {
   return words;
 }
 
-// The VEC indices of the values in one 16-byte vector.
-void vector_indices(uint4 w, RULE_PARAMS, uint first, uint* index) {
-  if (same_values(w)) {  // all-equal data and long runs: one value placed, not VEC
-    T values[VEC];
-    VSTORE(AS_VTYPE(w), 0, values);
-#if RULE == 3
-    uint one = float_even_slot(values[0], RULE_ARGS) - first;
-#else
-    uint one = INDEX_OF(values[0]);
-#endif
-#pragma unroll
-    for (int k = 0; k < VEC; ++k)
-      index[k] = one;
-    return;
-  }
+// The VEC slots of one 16-byte vector, without branches; the rare inexact float candidates are
+// corrected once per vector.
+void vector_slots(uint4 w, RULE_PARAMS, uint* slot, T* memo_value, uint* memo_slot) {
 #if COUNT_VALUES
   uint words[4];
   vstore4(w, 0, words);
 #pragma unroll
   for (int k = 0; k < 16; ++k)
-    index[k] = (words[k >> 2] >> ((k & 3) * 8)) & 0xFFu;
+    slot[k] = (words[k >> 2] >> ((k & 3) * 8)) & 0xFFu;
 #else
   T values[VEC];
   VSTORE(AS_VTYPE(w), 0, values);
-#if RULE == 3
   bool exact[VEC], all_exact = true;
 #pragma unroll
   for (int k = 0; k < VEC; ++k) {
-    index[k] = float_quick(values[k], lo_up, hi_down, lo, norm, delta, bins, &exact[k]);
-    all_exact = all_exact && exact[k];
+    slot[k] = quick_slot(values[k], RULE_ARGS, &exact[k]);
+    all_exact &= exact[k];
   }
   if (!all_exact) {
 #pragma unroll
     for (int k = 0; k < VEC; ++k)
-      if (!exact[k]) index[k] = float_corrected(values[k], (int)index[k], bins, thresholds);
+      if (!exact[k]) slot[k] = corrected_slot(values[k], slot[k], RULE_ARGS, memo_value, memo_slot);
   }
-#pragma unroll
-  for (int k = 0; k < VEC; ++k)
-    index[k] -= first;
+#endif
+}
+
+// Where `fast` counts (the sink): the 64-bit global counts (to_global), or in local memory the
+// rows of one range (values outside it are not counted: no atomic at all, where a shared
+// discard row would take the atomics of most values of a range on one word):
+//  - striped (PACKED 0): 32-bit counters, row r of work-item i at r·COLUMNS + i % COLUMNS
+//    (`local_sink` points at the work-item's column), so with 32 columns the lanes of a warp
+//    hit their own banks and equal values cost no contention;
+//  - packed (PACKED 1): 16-bit counters, two rows to a 32-bit word, for twice the rows in one
+//    range. Every atomic returns the word it changed, so the one add that carries a row out of
+//    its half is known exactly: it moves 2^16 to the row's 64-bit count (`counts` points at the
+//    range's first) and takes back the 1 that spilled into the neighbour (or, out of the top
+//    half, the 2^16 the word lost). Adds stay below 2^16, so one add carries at most once.
+#define SINK_PARAMS                                                                         \
+  const bool to_global, const bool whole, __local uint *local_sink, __global ulong *counts, \
+      uint range
+#define SINK_ARGS to_global, whole, local_sink, counts, range
+
+// With NVIDIA_PTX (set by the host on NVIDIA only) local atomics take a 32-bit shared-window
+// address, as the CUDA kernel does: a local pointer is 64 bits wide there, and its arithmetic
+// would take more integer instructions per value in a kernel that the integer pipe bounds.
+#if NVIDIA_PTX
+void local_add(__local uint* column, uint row, uint n) {
+  uint address = (uint)(size_t)column + row * (COLUMNS * 4);
+  asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(address), "r"(n) : "memory");
+}
+uint word_add(__local uint* words, uint index, uint addend) {
+  uint old, address = (uint)(size_t)words + index * 4;
+  asm volatile("atom.shared.add.u32 %0, [%1], %2;"
+               : "=r"(old)
+               : "r"(address), "r"(addend)
+               : "memory");
+  return old;
+}
 #else
+void local_add(__local uint* column, uint row, uint n) {
+  atomic_add(column + row * COLUMNS, n);
+}
+uint word_add(__local uint* words, uint index, uint addend) {
+  return atomic_add(words + index, addend);
+}
+#endif
+
+// Whether adding n to row r's half of the word `old` carried out of that half.
+bool carried(uint r, uint n, uint addend, uint old) {
+  return (r & 1) ? old + addend < old : (old & 0xFFFFu) + n > 0xFFFFu;
+}
+
+// Moves a carry of a packed add to the 64-bit counts (rows ≥ range are not counted).
+void take(__global ulong* counts, uint range, uint r, ulong v) {
+  if (r < range) add_count(counts, r, v);
+}
+void settle_carry(__global ulong* counts, uint range, uint r, uint n, uint addend, uint old) {
+  const bool wrapped = old + addend < old;  // the word's top half overflowed
+  if (!(r & 1) && (old & 0xFFFFu) + n > 0xFFFFu) {
+    take(counts, range, r, 0x10000);
+    take(counts, range, r + 1, ~(ulong)0);  // the carry is not the neighbour's
+  }
+  if (wrapped) take(counts, range, r | 1, 0x10000);
+}
+
+void sink_add(SINK_PARAMS, uint r, uint n) {
+  if (!whole && r >= range) return;
+  if (to_global) {
+    add_count(counts, r, n);
+  } else if (PACKED) {
+    const uint addend = n << (16 * (r & 1));
+    const uint old = word_add(local_sink, r / 2, addend);
+    if (carried(r, n, addend, old)) settle_carry(counts, range, r, n, addend, old);
+  } else {
+    local_add(local_sink, r, n);
+  }
+}
+
+// Adds 1 to each of a vector's rows. Packed: the VEC atomics go out back to back and their old
+// words are checked after, so a vector waits for local memory once, not once per value behind a
+// branch.
+void sink_add_ones(SINK_PARAMS, const uint* rows) {
+  if (to_global || !PACKED) {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k)
+      sink_add(SINK_ARGS, rows[k], 1);
+    return;
+  }
+  uint old[VEC];
 #pragma unroll
   for (int k = 0; k < VEC; ++k)
-    index[k] = INDEX_OF(values[k]);
-#endif
-#endif
-}
-
-bool all_equal(const uint* index) {
-  bool same = true;
+    old[k] = whole || rows[k] < range
+                 ? word_add(local_sink, rows[k] / 2, 1u << (16 * (rows[k] & 1)))
+                 : 0;  // 0: nothing carried
+  bool any = false;
 #pragma unroll
-  for (int k = 1; k < VEC; ++k)
-    same = same && index[k] == index[0];
-  return same;
-}
-
-// The cheap test per vector for skewed data: the vector continues this work-item's run, or
-// begins and ends on one index. Such vectors go through the run, the others are counted value
-// by value.
-bool skewed(const uint* index, uint run_index) {
-  return index[0] == run_index || index[0] == index[VEC - 1];
-}
-
-// Counts one vector into this work-item's column of the striped histogram.
-void count_local(uint4 w, RULE_PARAMS, uint first, uint range, __local uint* column,
-                 uint* run_index, uint* run) {
-  uint index[VEC];
-  vector_indices(w, RULE_ARGS, first, index);
-#if RUNS
-  if (skewed(index, *run_index)) {
-    if (all_equal(index) && index[0] == *run_index) {
-      *run += VEC;
-      return;
-    }
+  for (int k = 0; k < VEC; ++k)
+    any |= carried(rows[k], 1, 1u << (16 * (rows[k] & 1)), old[k]);
+  if (!any) return;
 #pragma unroll
-    for (int k = 0; k < VEC; ++k) {
-      if (index[k] == *run_index) {
-        *run += 1;
-      } else {
-        if (*run_index < range) local_add(column, *run_index, *run);
-        *run_index = index[k];
-        *run = 1;
-      }
+  for (int k = 0; k < VEC; ++k)
+    settle_carry(counts, range, rows[k], 1, 1u << (16 * (rows[k] & 1)), old[k]);
+}
+
+// A work-item's run of equal rows, counted with one add when the row changes (or reaches 2^15,
+// which keeps a packed add below 2^16).
+void run_add(SINK_PARAMS, uint* run_row, uint* run_count, uint r, uint n) {
+  if (r == *run_row && *run_count < 0x8000u) {
+    *run_count += n;
+    return;
+  }
+  if (*run_count) sink_add(SINK_ARGS, *run_row, *run_count);
+  *run_row = r;
+  *run_count = n;
+}
+
+// Counts one vector. With `runs` (global counting, or local with RUNS) a cheap test per vector —
+// does it continue the work-item's run, or begin and end on one row? — sends skewed data through
+// the run, a vector of equal rows in one step; OpenCL 1.2 has no warp vote, so each work-item
+// decides for itself.
+void count_vector(uint4 w, RULE_PARAMS, uint first, const bool runs, SINK_PARAMS, uint* run_row,
+                  uint* run_count, T* memo_value, uint* memo_slot) {
+  uint rows[VEC];
+  vector_slots(w, RULE_ARGS, rows, memo_value, memo_slot);
+#pragma unroll
+  for (int k = 0; k < VEC; ++k)
+    rows[k] = row_of(rows[k], first, whole);
+  if (runs && (rows[0] == *run_row || rows[0] == rows[VEC - 1])) {
+    bool equal = true;
+#pragma unroll
+    for (int k = 1; k < VEC; ++k)
+      equal &= rows[k] == rows[0];
+    if (equal) {
+      run_add(SINK_ARGS, run_row, run_count, rows[0], VEC);
+    } else {
+#pragma unroll
+      for (int k = 0; k < VEC; ++k)
+        run_add(SINK_ARGS, run_row, run_count, rows[k], 1);
     }
     return;
   }
+  sink_add_ones(SINK_ARGS, rows);
+}
+
+// The fast kernels' main loop: work-item `item` of `stride` reads 16-byte vectors, UNROLL of
+// them in flight, grid-stride. A round whose vectors all hold one value (all-equal data, long
+// runs: one test per round, so spread data pays little for it) places that value once and adds
+// the round to the work-item's run; other rounds place every value without branches and add it
+// to the sink (`whole`: the pass is every slot, so a slot is its row, never outside). The
+// remainder vectors are counted one by one, then the values after the last whole vector.
+void count_values(__global const uint4* in, long n, RULE_PARAMS, uint first, SINK_PARAMS, long item,
+                  long stride) {
+  const bool runs = to_global || RUNS;
+  const long vectors = n / VEC;
+  uint run_row = range, run_count = 0, memo_slot = 0;
+#if RULE == 3
+  T memo_value = NAN;
+#else
+  T memo_value = 0;
 #endif
-#pragma unroll
-  for (int k = 0; k < VEC; ++k)
-    if (COUNT_VALUES || index[k] < range) local_add(column, index[k], 1);
-}
-
-// The total of one index over the columns, each lane starting at its own column so the lanes
-// of a warp read different banks.
-uint column_total(__local const uint* hist, uint index) {
-  uint total = 0;
-  for (uint c = 0; c < COLUMNS; ++c)
-    total += hist[index * COLUMNS + ((c + index) & (COLUMNS - 1))];
-  return total;
-}
-
-// Slots beyond local memory are split into `passes` ranges of `span` indices counted side by
-// side: group g counts range g % passes over chunk g / passes of the input (the host launches a
-// multiple of `passes` groups), so the groups of one chunk run together and all but the first
-// read it from L2. `hist` holds range × COLUMNS counters (and, for COUNT_VALUES, 256 more where
-// values are merged into slots: table[v] is value v's merge cell, table[256 + cell] the cell's
-// slot).
-__kernel void fast_local(__global const uint4* in, long n, RULE_PARAMS, uint passes, uint span,
-                         uint counted, __local uint* hist, __global ulong* counts) {
-  const uint first = (get_group_id(0) % passes) * span;
-  const uint range = first < counted ? min(span, counted - first) : 0;
-  const uint cells = range * COLUMNS + (COUNT_VALUES ? 256 : 0);
-  for (uint i = get_local_id(0); i < cells; i += get_local_size(0))
-    hist[i] = 0;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  __local uint* column = hist + (get_local_id(0) & (COLUMNS - 1));
-  const long chunks = get_num_groups(0) / passes;
-  const long stride = chunks * get_local_size(0), vectors = n / VEC;
-  const long item = (get_group_id(0) / passes) * get_local_size(0) + get_local_id(0);
-  uint run_index = NO_INDEX, run = 0;
   long v = item;
   for (; v + (UNROLL - 1) * stride < vectors; v += UNROLL * stride) {
     uint4 w[UNROLL];
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u)
       w[u] = in[v + u * stride];
+    bool one_value = same_values(w[0]);
+    if (one_value) {
+#pragma unroll
+      for (int u = 1; u < UNROLL; ++u)
+        one_value &= all(w[u] == w[0]);
+    }
+    if (one_value) {
+      T values[VEC];
+      VSTORE(AS_VTYPE(w[0]), 0, values);
+      bool exact;
+      uint s = quick_slot(values[0], RULE_ARGS, &exact);
+      if (!exact) s = corrected_slot(values[0], s, RULE_ARGS, &memo_value, &memo_slot);
+      run_add(SINK_ARGS, &run_row, &run_count, row_of(s, first, whole), UNROLL * VEC);
+      continue;
+    }
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u)
-      count_local(w[u], RULE_ARGS, first, range, column, &run_index, &run);
+      count_vector(w[u], RULE_ARGS, first, runs, SINK_ARGS, &run_row, &run_count, &memo_value,
+                   &memo_slot);
   }
   for (; v < vectors; v += stride)
-    count_local(in[v], RULE_ARGS, first, range, column, &run_index, &run);
-  if (run_index < range) local_add(column, run_index, run);
+    count_vector(in[v], RULE_ARGS, first, runs, SINK_ARGS, &run_row, &run_count, &memo_value,
+                 &memo_slot);
+  if (run_count) sink_add(SINK_ARGS, run_row, run_count);
   __global const T* values = (__global const T*)in;
   for (long i = vectors * VEC + item; i < n; i += stride) {
-    uint index = INDEX_OF(values[i]);
-    if (index < range) local_add(column, index, 1);
+    bool exact;
+    uint s = quick_slot(values[i], RULE_ARGS, &exact);
+    if (!exact) s = corrected_slot(values[i], s, RULE_ARGS, &memo_value, &memo_slot);
+    sink_add(SINK_ARGS, row_of(s, first, whole), 1);
   }
+}
+
+// The total of one row over the columns, each lane starting at its own column so the lanes of a
+// warp read different banks.
+uint column_total(__local const uint* hist, uint row) {
+  uint total = 0;
+  for (uint c = 0; c < COLUMNS; ++c)
+    total += hist[row * COLUMNS + ((c + row) & (COLUMNS - 1))];
+  return total;
+}
+
+// Counts into one local histogram per group, striped or PACKED, then adds each row to the
+// 64-bit counts. Slots beyond local memory are split into `passes` ranges of `span` slots
+// counted side by side: group g counts range g % passes over chunk g / passes of the input (the
+// host launches a multiple of `passes` groups), so the groups of one chunk run together and all
+// but the first read it from L2, and count only the values of their range (a skipped atomic
+// per other value; WHOLE: one range of every slot, nothing to skip). For COUNT_VALUES (uint8,
+// always WHOLE) `hist` holds 256 more counters where values are merged into slots: table[v] is
+// value v's merge cell, table[256 + cell] the cell's slot.
+__kernel void fast_local(__global const uint4* in, long n, RULE_PARAMS, uint passes, uint span,
+                         uint counted, __local uint* hist, __global ulong* counts) {
+  const uint first = (get_group_id(0) % passes) * span;
+  const uint range = first < counted ? min(span, counted - first) : 0;
+  const uint words = PACKED ? (range + 1) / 2 : range * COLUMNS;
+  for (uint i = get_local_id(0); i < words + (COUNT_VALUES ? 256 : 0); i += get_local_size(0))
+    hist[i] = 0;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const long chunks = get_num_groups(0) / passes;
+  const long item = (get_group_id(0) / passes) * get_local_size(0) + get_local_id(0);
+  count_values(in, n, RULE_ARGS, first, false, WHOLE,
+               PACKED ? hist : hist + (get_local_id(0) & (COLUMNS - 1)), counts + first, range,
+               item, chunks * get_local_size(0));
   barrier(CLK_LOCAL_MEM_FENCE);
 #if COUNT_VALUES
-  __local uint* merged = hist + range * COLUMNS;
+  __local uint* merged = hist + words;
   for (uint value = get_local_id(0); value < range; value += get_local_size(0)) {
     uint total = column_total(hist, value);
     if (total) atomic_add(merged + table[value], total);
@@ -401,61 +565,16 @@ __kernel void fast_local(__global const uint4* in, long n, RULE_PARAMS, uint pas
   for (uint cell = get_local_id(0); cell < 256; cell += get_local_size(0))
     if (merged[cell]) add_count(counts, table[256 + cell], merged[cell]);
 #else
-  for (uint s = get_local_id(0); s < range; s += get_local_size(0)) {
-    uint total = column_total(hist, s);
-    if (total) add_count(counts, first + s, total);
+  for (uint r = get_local_id(0); r < range; r += get_local_size(0)) {
+    uint total = PACKED ? (hist[r / 2] >> (16 * (r & 1))) & 0xFFFFu : column_total(hist, r);
+    if (total) add_count(counts, first + r, total);
   }
 #endif
 }
 
-// Adds the run to the global counts when it is not empty.
-void flush_run(__global ulong* counts, uint run_slot, uint run) {
-  if (run) add_count(counts, run_slot, run);
-}
-
-void count_global(uint4 w, RULE_PARAMS, __global ulong* counts, uint* run_slot, uint* run) {
-  uint slot[VEC];
-  vector_indices(w, RULE_ARGS, 0, slot);
-  if (skewed(slot, *run_slot)) {
-    if (all_equal(slot) && slot[0] == *run_slot) {
-      *run += VEC;
-      return;
-    }
-#pragma unroll
-    for (int k = 0; k < VEC; ++k) {
-      if (slot[k] == *run_slot) {
-        *run += 1;
-      } else {
-        flush_run(counts, *run_slot, *run);
-        *run_slot = slot[k];
-        *run = 1;
-      }
-    }
-    return;
-  }
-#pragma unroll
-  for (int k = 0; k < VEC; ++k)
-    add_count(counts, slot[k], 1);
-}
-
-// Never built with COUNT_VALUES: the indices are slots.
+// Slots beyond the ranges' limit: straight into the 64-bit global counts, with the per-vector
+// test and register runs for skewed data. Never built with COUNT_VALUES: the rows are slots.
 __kernel void fast_global(__global const uint4* in, long n, RULE_PARAMS, __global ulong* counts) {
-  const long stride = get_global_size(0), vectors = n / VEC;
-  uint run_slot = NO_INDEX, run = 0;
-  long v = get_global_id(0);
-  for (; v + (UNROLL - 1) * stride < vectors; v += UNROLL * stride) {
-    uint4 w[UNROLL];
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u)
-      w[u] = in[v + u * stride];
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u)
-      count_global(w[u], RULE_ARGS, counts, &run_slot, &run);
-  }
-  for (; v < vectors; v += stride)
-    count_global(in[v], RULE_ARGS, counts, &run_slot, &run);
-  flush_run(counts, run_slot, run);
-  __global const T* values = (__global const T*)in;
-  for (long i = vectors * VEC + get_global_id(0); i < n; i += stride)
-    add_count(counts, SLOT(values[i]), 1);
+  count_values(in, n, RULE_ARGS, 0, true, true, 0, counts, NO_INDEX, get_global_id(0),
+               get_global_size(0));
 }

@@ -2,14 +2,18 @@
 // launched with workspaces sized once. The same names and ideas as the CUDA variants. `fast`
 // counts uint8 input per value (256 counters whatever the bins, mapped to slots when a group
 // flushes), places float32 values with the float even rule (FloatEvenRule) where its bound
-// holds, and counts into one lane-striped local histogram per group: as many columns (a power
-// of two up to 32) as histogram.fast.striped_kib allows, so the lanes of a warp hit their own
-// banks (on NVIDIA each add is one red.shared on a 32-bit address). Slots beyond local memory are
-// split into ranges counted side by side by sets of groups over the same input chunk (read once
-// from memory, then from L2), and past histogram.fast.max_passes ranges the kernel counts
-// straight into global memory, where a cheap test per 16-byte vector sends skewed data through
-// runs of equal slots kept in registers (one atomic per run). In local memory the runs are off
-// by default (histogram.fast.runs_below_columns): OpenCL 1.2 has no warp vote, so each
+// holds (the rare value near an edge settled against the float64 edges where the device has
+// cl_khr_fp64, histogram.opencl.float_edges; else against a threshold table), and counts into
+// one local histogram per group: lane-striped 32-bit counters in as many columns (a power of
+// two up to 32) as histogram.fast.striped_kib allows, so the lanes of a warp hit their own
+// banks (on NVIDIA each add is one red.shared on a 32-bit address), one pass over every slot
+// without a row shift. Slots beyond local memory are split into ranges counted side by side by
+// sets of groups over the same input chunk (read once from memory, then from L2), in 16-bit
+// counters packed two to a word where 32-bit ones would need more than one range
+// (histogram.opencl.packed: half the ranges); past histogram.fast.max_passes ranges the kernel
+// counts straight into global memory, where a cheap test per 16-byte vector sends skewed data
+// through runs of equal slots kept in registers (one atomic per run). In local memory the runs
+// are off by default (histogram.fast.runs_below_columns): OpenCL 1.2 has no warp vote, so each
 // work-item decides, and the split warps cost more than the atomics they save.
 #include <algorithm>
 #include <string>
@@ -83,11 +87,12 @@ std::vector<std::uint32_t> merge_table(const HistogramProblem& p) {
 
 // How `fast` lays out its local histogram: counted indices (256 values for uint8, else the
 // slots), lane-striped columns, slot ranges counted side by side ("passes") when the slots
-// exceed local memory, or global counting past max_passes ranges.
+// exceed local memory — in 16-bit packed counters when 32-bit ones would need more than one
+// range — or global counting past max_passes ranges.
 struct FastLayout {
   bool count_values = false;  // uint8: count per value, map values to slots at the flush
   std::uint32_t columns = 1, passes = 1, range = 0;
-  bool global = false, runs = true;
+  bool packed = false, global = false, runs = true;
   std::size_t local_bytes = 0;
 };
 
@@ -109,16 +114,27 @@ FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info) {
     while (f.columns > 1 && counted * f.columns * 4 > room)
       f.columns /= 2;
   } else {
-    const std::uint64_t cap = std::max<std::uint64_t>(room / 4, 1);
-    f.passes = static_cast<std::uint32_t>((counted + cap - 1) / cap);
+    // A range's rows: 32-bit counters, or 16-bit ones two to a word (an odd number of rows, so
+    // its words fill the room).
+    auto passes_for = [&](std::uint64_t rows) {
+      return static_cast<std::uint32_t>((counted + rows - 1) / rows);
+    };
+    f.passes = passes_for(room / 4);
+    // Packed ranges by default where groups run side by side (GPUs); a CPU driver runs them one
+    // after another, so ranges re-read the input and global counting is faster there (PoCL,
+    // float32 at 65536 bins: 3 packed ranges 47.7 ms, global 9.5 ms per 2^21 values).
+    f.packed = tuning(info, "histogram.opencl.packed", info.independent_groups ? 1 : 0) != 0;
+    if (f.packed) f.passes = passes_for(room / 2 - 1);
     f.range = static_cast<std::uint32_t>((counted + f.passes - 1) / f.passes);
     f.global = f.passes > static_cast<std::uint32_t>(tuning(info, "histogram.fast.max_passes", 4));
+    f.packed = f.packed && !f.global;
   }
   // Register runs for skewed data (a test per vector decides), always in global counting.
   f.runs = f.global || int(f.columns) < tuning(info, "histogram.fast.runs_below_columns", 0);
-  f.local_bytes = f.global ? 0
-                           : std::size_t{f.range} * f.columns * 4 +
-                                 (f.count_values ? std::size_t{merge_bytes} : 0);
+  f.local_bytes = f.global   ? 0
+                  : f.packed ? (std::size_t{f.range} + 1) / 2 * 4
+                             : std::size_t{f.range} * f.columns * 4 +
+                                   (f.count_values ? std::size_t{merge_bytes} : 0);
   return f;
 }
 
@@ -133,19 +149,23 @@ class OpenclHistogram final : public HistogramKernel {
       if (p.dtype == DType::float32 && p.even) float_rule_ = FloatEvenRule(p);
     }
     rule_id_ = table_rule(p) ? 0 : float_rule_.usable ? 3 : p.even ? 1 : 2;
+    // The float rule settles values near an edge against the float64 edges (a few float64
+    // operations, no table load) where the device has them.
+    float_edges_ = rule_id_ == 3 && info.fp64 && tuning(info, "histogram.opencl.float_edges", 1);
     if (layout_.count_values) {
       upload(merge_table(p));
     } else if (rule_id_ == 0) {
       upload(slot_table(p));
     } else if (rule_id_ == 2) {
       upload(p.edges);
-    } else if (rule_id_ == 3) {
+    } else if (rule_id_ == 3 && !float_edges_) {
       upload(float_thresholds(p));
     }
     std::string options = std::string("-DT=") + cl_type(p.dtype) +
                           " -DVEC=" + std::to_string(16 / dtype_size(p.dtype)) +
                           " -DRULE=" + std::to_string(rule_id_) +
-                          " -DINT64_ATOMICS=" + (info.int64_atomics ? "1" : "0");
+                          " -DINT64_ATOMICS=" + (info.int64_atomics ? "1" : "0") +
+                          " -DFLOAT_EDGES=" + (float_edges_ ? "1" : "0");
     local_size_ = static_cast<std::size_t>(
         tuning(info, fast ? "histogram.fast.block" : "histogram.block", fast ? 1024 : 256));
     local_size_ =
@@ -172,6 +192,8 @@ class OpenclHistogram final : public HistogramKernel {
         local_bytes_ = layout_.local_bytes;
         options += " -DCOLUMNS=" + std::to_string(layout_.columns) +
                    " -DRUNS=" + (layout_.runs ? "1" : "0") +
+                   " -DWHOLE=" + (layout_.passes == 1 ? "1" : "0") +
+                   " -DPACKED=" + (layout_.packed ? "1" : "0") +
                    " -DCOUNT_VALUES=" + (layout_.count_values ? "1" : "0") + " -DUNROLL=" +
                    std::to_string(std::clamp(tuning(info, "histogram.fast.vectors", 8), 1, 8));
         if (info.vendor.find("NVIDIA") != std::string::npos &&
@@ -189,8 +211,13 @@ class OpenclHistogram final : public HistogramKernel {
       rethrow_opencl(e);
     }
     // Groups of `fast` come in sets of `passes` (one per slot range) over the same chunk.
-    const std::int64_t per_cu =
-        tuning(info, fast ? "histogram.fast.groups_per_cu" : "histogram.groups_per_cu", 8);
+    // Global counting ends with one add per work-item's run, all on one slot for all-equal
+    // data, so it takes the resident grid only (H200, float32 at 2^20 bins, µs: all-equal 440
+    // with 8 groups per compute unit, 290 with 2; uniform 2694 → 2666).
+    const std::int64_t per_cu = !fast ? tuning(info, "histogram.groups_per_cu", 8)
+                                : layout_.global
+                                    ? tuning(info, "histogram.opencl.global_groups_per_cu", 2)
+                                    : tuning(info, "histogram.fast.groups_per_cu", 8);
     const auto local = static_cast<std::int64_t>(local_size_);
     const std::int64_t passes = fast && !layout_.global ? layout_.passes : 1;
     std::int64_t chunks =
@@ -255,8 +282,12 @@ class OpenclHistogram final : public HistogramKernel {
         return 7;
       case 3:
         set_args_from(k, 2, float_rule_.lo_up, float_rule_.hi_down, float_rule_.lo,
-                      float_rule_.norm, float_rule_.delta, static_cast<cl_int>(float_rule_.bins),
-                      as_mem(aux_.handle()));
+                      float_rule_.norm, float_rule_.delta, static_cast<cl_int>(float_rule_.bins));
+        if (float_edges_) {
+          set_args_from(k, 8, rule_.lo, rule_.step);
+          return 10;
+        }
+        set_arg(k, 8, as_mem(aux_.handle()));
         return 9;
       default:
         set_args_from(k, 2, as_mem(aux_.handle()), static_cast<cl_long>(p_.bins));
@@ -271,6 +302,7 @@ class OpenclHistogram final : public HistogramKernel {
   EvenRule rule_;
   FloatEvenRule float_rule_;  // usable only for `fast` on float32 input with even bins
   int rule_id_ = 0;           // RULE of histogram.cl
+  bool float_edges_ = false;  // RULE 3 settles against the float64 edges, not thresholds
   FastLayout layout_;
   Buffer aux_;  // value → slot (or merge-cell) table, explicit edges or float thresholds
   cl::Kernel* kernel_ = nullptr;
@@ -325,13 +357,14 @@ std::vector<HistogramVariant> opencl_histogram_variants() {
        fits_local, make<Strategy::aggregated>},
       {info("fast",
             "16-byte vector loads, several in flight per work-item; uint8 counted per value "
-            "(mapped to slots at the flush); float32 placed by an exact float rule; one "
-            "lane-striped local histogram per group (up to 32 columns, one bank per lane); "
-            "red.shared on 32-bit addresses on NVIDIA; slot ranges beyond local memory counted "
-            "side by side by groups sharing an input chunk through L2; global atomics with "
-            "register runs of equal slots past histogram.fast.max_passes ranges",
-            "group=1024 groups/CU=8 vectors=8 striped<=96KiB columns<=32 "
-            "runs_below_columns=0 (global counting only) max_passes=4",
+            "(mapped to slots at the flush); float32 placed by an exact float rule (float64 "
+            "edges near an edge); one lane-striped local histogram per group (up to 32 columns, "
+            "one bank per lane); red.shared on 32-bit addresses on NVIDIA; slot ranges beyond "
+            "local memory in 16-bit packed counters, counted side by side by groups sharing an "
+            "input chunk through L2; global atomics with register runs of equal slots past "
+            "histogram.fast.max_passes ranges",
+            "group=1024 groups/CU=8 (2 counting globally) vectors=8 striped<=96KiB columns<=32 "
+            "runs_below_columns=0 (global counting only) packed max_passes=4",
             "no warp aggregation (OpenCL 1.2 has no warp vote); int32/float64 input, explicit "
             "edges and float32 ranges beyond the float rule's bound need cl_khr_fp64"),
        supports_fast, make<Strategy::fast>},
