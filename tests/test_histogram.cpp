@@ -735,13 +735,12 @@ TEST(HistogramOpenclFast, PackedCountersCarryExactly) {
 #endif
 
 #ifdef PARPAT_HAVE_CUDA
-// CUDA `fast` under its tuning values: no warp vote in shared memory, several waves of blocks,
-// few columns, packed counters off, global counting.
+// CUDA `fast` under its tuning values: no warp vote in shared memory, few columns, packed
+// counters off, global counting.
 TEST(HistogramCudaFast, EveryTuningMatchesTheReference) {
-  check_fast_under_tunings(Backend::cuda,
-                           {"histogram.fast.vote_below_columns=0,histogram.fast.waves=4",
-                            "histogram.fast.striped_kib=1,histogram.fast.packed=0",
-                            "histogram.fast.max_passes=0,histogram.fast.block=96"});
+  check_fast_under_tunings(Backend::cuda, {"histogram.fast.vote_below_columns=0",
+                                           "histogram.fast.striped_kib=1,histogram.fast.packed=0",
+                                           "histogram.fast.max_passes=0,histogram.fast.block=96"});
 }
 #endif
 

@@ -587,9 +587,7 @@ FastConfig fast_config(const DeviceInfo& info, int sms, unsigned slots, long lon
   cudaFuncAttributes attr{};
   PARPAT_CUDA(cudaFuncGetAttributes(&attr, k));
   c.block = std::min(c.block, attr.maxThreadsPerBlock) / 32 * 32;  // registers may allow fewer
-  const long long waves = std::clamp(tuning(info, "histogram.fast.waves", 1), 1, 16);
-  c.blocks = int(std::max(1ll, std::min(blocks_for(sms, k, c.block, c.shared, n) * waves,
-                                        (n + c.block - 1) / c.block)));
+  c.blocks = blocks_for(sms, k, c.block, c.shared, n);
   return c;
 }
 

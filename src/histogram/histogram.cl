@@ -76,13 +76,7 @@
 
 #define NO_INDEX 0xFFFFFFFFu
 
-#if INT64_ATOMICS && NVIDIA_PTX
-// NVIDIA (the fast kernels): a reduction that returns nothing, as CUDA's atomicAdd with an unused
-// result compiles to, so a work-item does not wait for each add's reply.
-void add_count(__global ulong* counts, uint slot, ulong v) {
-  asm volatile("red.global.add.u64 [%0], %1;" ::"l"(counts + slot), "l"(v) : "memory");
-}
-#elif INT64_ATOMICS
+#if INT64_ATOMICS
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 void add_count(__global ulong* counts, uint slot, ulong v) {
   atom_add(counts + slot, v);

@@ -87,12 +87,11 @@ const std::vector<Entry>& table() {
       {Backend::cuda, "", "histogram.fast.max_passes", 4},
       // The per-vector warp vote that sends skewed data through register runs, in shared memory
       // with fewer than vote_below_columns lane-striped columns (packed counters and global
-      // counting always vote), and the grid as `waves` times the resident blocks. Measured on
-      // H200 (1 GiB, µs): without the vote uint8 267 → 251 and float32/256 399 → 378 (16
-      // columns), float32/1024 400 → 382 (4 columns, where skewed data would share counters, so
-      // it keeps the vote); 2 or 4 waves 1–4 % slower.
+      // counting always vote). Measured on H200 (1 GiB, µs): without the vote uint8 267 → 251 and
+      // float32/256 399 → 378 (16 columns), float32/1024 400 → 382 (4 columns, where skewed data
+      // would share counters, so it keeps the vote); a grid of 2 or 4 times the resident blocks
+      // was 1–4 % slower.
       {Backend::cuda, "", "histogram.fast.vote_below_columns", 16},
-      {Backend::cuda, "", "histogram.fast.waves", 1},
       {Backend::opencl, "", "histogram.block", 256},
       // OpenCL `fast`: groups of 1024, 8 per compute unit, 8 vectors of 16 bytes in flight per
       // work-item; up to 96 KiB (capped by the device's local memory, 48 KiB per group on
@@ -136,9 +135,9 @@ const std::vector<Entry>& table() {
       {Backend::opencl, "", "pairwise.fast.product_items", 16},
       {Backend::opencl, "", "pairwise.fast.gaussian_items", 8},
       {Backend::opencl, "", "pairwise.opencl.ptx_exp2", 1},
-      // NVIDIA's OpenCL, the fast histogram: local adds as red.shared on 32-bit addresses and
-      // 64-bit global adds as red.global (0: OpenCL's atomic_add and atom_add, which return the
-      // old value).
+      // NVIDIA's OpenCL, the fast histogram: inline PTX as in the CUDA kernel, local atomics on
+      // 32-bit shared addresses and the float32 floor without the conversion unit (0: portable
+      // OpenCL C).
       {Backend::opencl, "", "histogram.opencl.ptx", 1},
       {Backend::opencl, "", "pairwise.simple.block", 256},
       {Backend::cpu, "", "pairwise.parallel.block", 256},
