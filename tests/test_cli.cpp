@@ -235,5 +235,29 @@ TEST(Cli, InfoAndListDescribeWhatIsBuilt) {
   expect_rejected("list teleport", "unknown pattern");
 }
 
+// `parpat bench` verifies every row it times and says how it timed it: where there are no
+// graphs (OpenCL, the CPU), short cases too are single launches.
+TEST(Cli, BenchVerifiesEveryRowAndNamesItsTiming) {
+  std::string out = temp_path("bench.json");
+  for (const auto& d : devices()) {
+    if (d.backend() == Backend::cuda) continue;  // the GPU suite runs the CUDA benches
+    SCOPED_TRACE(d.label());
+    CliResult r = run_cli(std::string("bench reduce --backend ") + backend_name(d.backend()) +
+                          " --device " + std::to_string(d.info().index) +
+                          " --variant fast --variant parallel --dtype float32 --sizes 1000 "
+                          "--graph-below-us 1e9 --json " +
+                          out);
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::ifstream in(out);
+    json rows = json::parse(in)["rows"];
+    ASSERT_EQ(rows.size(), 4u);  // the sweep's ops: sum min max argmax
+    for (const auto& row : rows) {
+      EXPECT_TRUE(row["verified"].get<bool>()) << row.dump();
+      EXPECT_GT(row["time_ms"].get<double>(), 0) << row.dump();
+      EXPECT_EQ(row["timing"], "launch") << row.dump();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace parpat::test

@@ -29,7 +29,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <string>
+#include <utility>
 
 #include "parpat/cuda/reduce.hpp"
 #include "reduce/reduce_internal.hpp"
@@ -846,20 +849,20 @@ cudaLaunchAttribute cluster_of(int size) {
 // before them, and a latency-bound input of at most reduce.fast.cluster_bytes runs as one
 // cluster of up to reduce.fast.cluster_size blocks of kFastBlock threads (finish_in_cluster),
 // when the device can place such a cluster.
+// The largest cluster of fast_all's cluster form, a power of two from `largest` down to 2,
+// that device `ordinal` can place at all, or 0 when none. The occupancy queries behind it are
+// slow, so each (device, largest) is asked once: the raw CUDA API plans on every call.
 template <class T, class Op>
-void plan_for_device(FastPlan& plan, const DeviceInfo& info, std::int64_t n, int ordinal) {
-  int major = 0;
-  PARPAT_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ordinal));
-  if (major < 9) return;
-  plan.overlap_launch = tuning(info, "reduce.fast.overlap_launch", 1) != 0;
-  plan.prefetch = plan.overlap_launch && tuning(info, "reduce.fast.prefetch", 1) != 0;
-  if (!plan.small || plan.grid == 1 ||
-      n * static_cast<std::int64_t>(sizeof(T)) > tuning(info, "reduce.fast.cluster_bytes", 1 << 20))
-    return;
+int placeable_cluster(int ordinal, int largest) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, int>, int> known;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = known.find({ordinal, largest});
+  if (found != known.end()) return found->second;
   auto kernel = fast_all<T, Op, true, true>;
   PARPAT_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-  for (int size = std::min(tuning(info, "reduce.fast.cluster_size", kMaxCluster), kMaxCluster);
-       size >= 2; size /= 2) {
+  int placeable = 0;
+  for (int size = largest; size >= 2 && placeable == 0; size /= 2) {
     cudaLaunchConfig_t config{};
     config.gridDim = dim3(size);
     config.blockDim = dim3(kFastBlock);
@@ -871,12 +874,28 @@ void plan_for_device(FastPlan& plan, const DeviceInfo& info, std::int64_t n, int
       (void)cudaGetLastError();  // a size the device cannot place: try a smaller one
       continue;
     }
-    if (clusters >= 1) {
-      plan.grid = size;
-      plan.block = kFastBlock;
-      plan.cluster = size;
-      return;
-    }
+    if (clusters >= 1) placeable = size;
+  }
+  known.emplace(std::make_pair(ordinal, largest), placeable);
+  return placeable;
+}
+
+template <class T, class Op>
+void plan_for_device(FastPlan& plan, const DeviceInfo& info, std::int64_t n, int ordinal) {
+  int major = 0;
+  PARPAT_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ordinal));
+  if (major < 9) return;
+  plan.overlap_launch = tuning(info, "reduce.fast.overlap_launch", 1) != 0;
+  plan.prefetch = plan.overlap_launch && tuning(info, "reduce.fast.prefetch", 1) != 0;
+  if (!plan.small || plan.grid == 1 ||
+      n * static_cast<std::int64_t>(sizeof(T)) > tuning(info, "reduce.fast.cluster_bytes", 1 << 20))
+    return;
+  int size = placeable_cluster<T, Op>(
+      ordinal, std::min(tuning(info, "reduce.fast.cluster_size", kMaxCluster), kMaxCluster));
+  if (size >= 2) {
+    plan.grid = size;
+    plan.block = kFastBlock;
+    plan.cluster = size;
   }
 }
 
