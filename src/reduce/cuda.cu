@@ -845,10 +845,6 @@ cudaLaunchAttribute cluster_of(int size) {
   return a;
 }
 
-// Finishes planning on the device `ordinal`: on sm_90 and later, launches overlap the kernel
-// before them, and a latency-bound input of at most reduce.fast.cluster_bytes runs as one
-// cluster of up to reduce.fast.cluster_size blocks of kFastBlock threads (finish_in_cluster),
-// when the device can place such a cluster.
 // The largest cluster of fast_all's cluster form, a power of two from `largest` down to 2,
 // that device `ordinal` can place at all, or 0 when none. The occupancy queries behind it are
 // slow, so each (device, largest) is asked once: the raw CUDA API plans on every call.
@@ -880,6 +876,10 @@ int placeable_cluster(int ordinal, int largest) {
   return placeable;
 }
 
+// Finishes planning on the device `ordinal`: on sm_90 and later, launches overlap the kernel
+// before them, and a latency-bound input of at most reduce.fast.cluster_bytes runs as one
+// cluster of up to reduce.fast.cluster_size blocks of kFastBlock threads (finish_in_cluster),
+// when the device can place such a cluster.
 template <class T, class Op>
 void plan_for_device(FastPlan& plan, const DeviceInfo& info, std::int64_t n, int ordinal) {
   int major = 0;
