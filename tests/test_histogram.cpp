@@ -552,10 +552,10 @@ TEST(HistogramCudaRaw, MatchesTheReference) {
 }
 #endif
 
-#if defined(PARPAT_HAVE_CUDA) || defined(PARPAT_HAVE_OPENCL)
-// Runs `fast` on every device of `backend` under each PARPAT_TUNING setting in turn and checks
-// the counts on skewed and spread data.
-void check_fast_under_tunings(Backend backend, const std::vector<const char*>& settings) {
+// Runs `variant` on every device of `backend` under each PARPAT_TUNING setting in turn and
+// checks the counts on skewed and spread data.
+void check_under_tunings(Backend backend, const char* variant,
+                         const std::vector<const char*>& settings) {
   std::mt19937_64 rng(run_seed() + 11);
   const char* saved = std::getenv("PARPAT_TUNING");
   const std::string previous = saved ? saved : "";
@@ -575,7 +575,7 @@ void check_fast_under_tunings(Backend backend, const std::vector<const char*>& s
           std::vector<std::uint64_t> expected(static_cast<std::size_t>(p.slots()));
           detail::histogram_reference(host.data(), p, expected.data());
           Array in = Array::from_host(d, t, {n}, host.data());
-          HistogramResult r = histogram(in, HistogramBins::even(bins, lo, hi), {"fast"});
+          HistogramResult r = histogram(in, HistogramBins::even(bins, lo, hi), {variant});
           expected.resize(static_cast<std::size_t>(bins));
           EXPECT_EQ(r.counts, expected)
               << setting << ": " << dtype_name(t) << " " << bins << " bins, seed " << run_seed();
@@ -588,7 +588,15 @@ void check_fast_under_tunings(Backend backend, const std::vector<const char*>& s
     unsetenv("PARPAT_TUNING");
   }
 }
-#endif
+
+// The CPU's private counters are 32-bit: a section never holds 2^31 values, so inputs beyond
+// threads × 2^31 values take more sections than threads. A tiny section bound exercises that
+// split (and the merge of many private histograms) on small inputs.
+TEST(HistogramCpuParallel, ManySmallSectionsMatchTheReference) {
+  check_under_tunings(Backend::cpu, "parallel",
+                      {"histogram.parallel.section_values=1000",
+                       "histogram.parallel.section_values=4096,histogram.parallel.private_mib=1"});
+}
 
 #ifdef PARPAT_HAVE_OPENCL
 // Devices without cl_khr_int64_base_atomics count into two 32-bit words with a carry: build
@@ -677,8 +685,8 @@ TEST(HistogramOpenclWithout64BitAtomics, CarriesIntoTheHighWord) {
 // column, global counting, no per-value uint8 path, float32 settled against float thresholds
 // instead of the float64 edges).
 TEST(HistogramOpenclFast, EveryLayoutMatchesTheReference) {
-  check_fast_under_tunings(
-      Backend::opencl,
+  check_under_tunings(
+      Backend::opencl, "fast",
       {"histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=1",
        "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=0",
        "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=1,"
@@ -738,9 +746,10 @@ TEST(HistogramOpenclFast, PackedCountersCarryExactly) {
 // CUDA `fast` under its tuning values: no warp vote in shared memory, few columns, packed
 // counters off, global counting.
 TEST(HistogramCudaFast, EveryTuningMatchesTheReference) {
-  check_fast_under_tunings(Backend::cuda, {"histogram.fast.vote_below_columns=0",
-                                           "histogram.fast.striped_kib=1,histogram.fast.packed=0",
-                                           "histogram.fast.max_passes=0,histogram.fast.block=96"});
+  check_under_tunings(Backend::cuda, "fast",
+                      {"histogram.fast.vote_below_columns=0",
+                       "histogram.fast.striped_kib=1,histogram.fast.packed=0",
+                       "histogram.fast.max_passes=0,histogram.fast.block=96"});
 }
 #endif
 

@@ -1,7 +1,8 @@
 // CPU histogram variants. `serial` is the reference itself. `parallel` gives each thread one
-// contiguous section of the input and its own private histogram (four or two of them, used in
-// turn, when the slots are few: no sharing, no atomics, no chain of increments on one counter),
-// then adds the private histograms bin range by bin range in parallel. uint8 is counted per
+// contiguous section of the input and its own private histogram of 32-bit counters (four or two
+// of them, used in turn, when the slots are few: no sharing, no atomics, no chain of increments
+// on one counter; a section holds under 2^31 values, so they cannot wrap), then adds the private
+// histograms into the 64-bit counts bin range by bin range in parallel. uint8 is counted per
 // value and mapped to bins at the merge; uint16 finds its slot through a value → slot table,
 // float32 with even bins through FloatEvenRule in vector lanes (float arithmetic, exact; a block
 // of one repeated value is added at once), other input through the candidate-and-correct even
@@ -100,6 +101,10 @@ int float_slots_baseline(const FloatEvenRule& rule, const float* x, std::uint32_
   return float_slots<simd::kBaselineBytes>(rule, x, slots);
 }
 
+// A private counter; a section holds fewer values than it can count (at most
+// histogram.parallel.section_values, below 2^31).
+using Counter = std::uint32_t;
+
 template <class T>
 class ParallelKernel final : public HistogramKernel {
  public:
@@ -112,13 +117,21 @@ class ParallelKernel final : public HistogramKernel {
     }
     // uint8 is counted per value (256 counters whatever the bins) and mapped at the merge.
     counted_ = sizeof(T) == 1 ? 256 : p.slots();
+    // Private counters are 32-bit (half the cache of 64-bit ones), so a section holds at most
+    // histogram.parallel.section_values values: very large inputs take more sections than
+    // threads.
     sections_ = std::max<std::int64_t>(1, std::min<std::int64_t>(cpu_.threads(), p.n / 4096 + 1));
+    const std::int64_t section_values = std::clamp(
+        tuning(d.info(), "histogram.parallel.section_values", std::numeric_limits<int>::max()), 1,
+        std::numeric_limits<int>::max());
+    sections_ = std::max(sections_, (p.n + section_values - 1) / section_values);
     auto budget = static_cast<std::int64_t>(tuning(d.info(), "histogram.parallel.private_mib", 256))
                   << 20;
     // Few slots: copies per thread used in turn (four up to 300 slots, two up to 4096, so
     // they stay in L1), so consecutive equal values do not wait on each other's increments.
     ways_ = counted_ <= 300 ? 4 : (counted_ <= 4096 ? 2 : 1);
-    shared_ = sizeof(T) != 1 && sections_ > 1 && sections_ * ways_ * counted_ * 8 > budget;
+    shared_ = sizeof(T) != 1 && sections_ > 1 &&
+              sections_ * ways_ * counted_ * std::int64_t{sizeof(Counter)} > budget;
     private_.resize(static_cast<std::size_t>(shared_ ? 0 : sections_ * ways_ * counted_));
   }
 
@@ -134,13 +147,13 @@ class ParallelKernel final : public HistogramKernel {
           __atomic_fetch_add(out + slot, amount, __ATOMIC_RELAXED);
         });
       } else {
-        std::uint64_t* mine = private_.data() + s * ways_ * slots;
-        std::fill(mine, mine + ways_ * slots, std::uint64_t{0});
-        std::uint64_t* copy[4];
+        Counter* mine = private_.data() + s * ways_ * slots;
+        std::fill(mine, mine + ways_ * slots, Counter{0});
+        Counter* copy[4];
         for (int k = 0; k < 4; ++k)
           copy[k] = mine + (k & (ways_ - 1)) * slots;
         count(x, begin, end, [&copy](std::int64_t slot, int k, std::uint64_t amount = 1) {
-          copy[k][slot] += amount;
+          copy[k][slot] += static_cast<Counter>(amount);
         });
       }
     });
@@ -264,7 +277,7 @@ class ParallelKernel final : public HistogramKernel {
   std::int64_t sections_ = 1;
   std::int64_t ways_ = 1;  // private copies per thread (a power of two)
   bool shared_ = false;
-  std::vector<std::uint64_t> private_;
+  std::vector<Counter> private_;
 };
 
 bool supports_everything(const HistogramProblem&, const DeviceInfo&) {
