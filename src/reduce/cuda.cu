@@ -63,6 +63,15 @@ __device__ __forceinline__ T shuffle_down(T v, int delta) {
 }
 
 template <class T>
+__device__ __forceinline__ T shuffle_from(T v, int lane) {
+  if constexpr (sizeof(T) < 4) {
+    return static_cast<T>(__shfl_sync(0xffffffffu, static_cast<unsigned>(v), lane));
+  } else {
+    return __shfl_sync(0xffffffffu, v, lane);
+  }
+}
+
+template <class T>
 __device__ __forceinline__ ArgPair<T> shuffle_down(ArgPair<T> v, int delta) {
   return {shuffle_down(v.value, delta), shuffle_down(v.index, delta)};
 }
@@ -106,12 +115,89 @@ __device__ __forceinline__ void wait_for_previous_kernel() {
 #endif
 }
 
+// The order of argmin and argmax as unsigned integers, larger = better: a NaN above everything
+// (the first NaN wins), −0.0 equal to +0.0 (a tie, so the first index wins), floats by the
+// sign-magnitude flip, signed integers by the sign-bit flip, argmin by inverting the bits.
+template <class T, bool kMin>
+__device__ __forceinline__ auto arg_order_key(T v) {
+  using Key = std::conditional_t<sizeof(T) == 8, unsigned long long, unsigned>;
+  constexpr Key kTop = Key(1) << (8 * sizeof(Key) - 1);
+  Key key;
+  if constexpr (std::is_floating_point_v<T>) {
+    if (v != v) return ~Key(0);
+    Key bits = 0;
+    if (v != T(0)) memcpy(&bits, &v, sizeof(T));
+    key = (bits & kTop) ? ~bits : bits | kTop;
+  } else if constexpr (std::is_signed_v<T>) {
+    key = static_cast<Key>(v) ^ kTop;
+  } else {
+    key = static_cast<Key>(v);
+  }
+  return kMin ? ~key : key;
+}
+
 template <class Op>
-__device__ __forceinline__ typename Op::Acc warp_reduce(typename Op::Acc v) {
+struct ArgOrder : std::false_type {};
+template <class T, bool kMin>
+struct ArgOrder<ArgOp<T, kMin>> : std::true_type {
+  __device__ static auto key(T v) { return arg_order_key<T, kMin>(v); }
+};
+
+// argmin and argmax over a warp in warp-wide integer reductions (redux.sync) instead of five
+// rounds of shuffles, each moving a value and a 64-bit index and comparing both: the best order
+// key (one reduction, or two for 64-bit values: high word, then low word among the lanes that
+// hold the best high word), then the smallest index among the lanes with that key (high word,
+// then low word), then the winner's value from its lane. The same pair as the shuffle tree:
+// combine picks by key, ties by index.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+template <class Op>
+__device__ __forceinline__ typename Op::Acc warp_reduce_arg(typename Op::Acc v) {
+  constexpr unsigned kAll = 0xffffffffu;
+  const auto key = ArgOrder<Op>::key(v.value);
+  bool best;
+  if constexpr (sizeof(key) == 8) {
+    const unsigned high = static_cast<unsigned>(key >> 32);
+    best = high == __reduce_max_sync(kAll, high);
+    const unsigned low = best ? static_cast<unsigned>(key) : 0u;
+    const unsigned best_low = __reduce_max_sync(kAll, low);  // every lane takes part
+    best = best && low == best_low;
+  } else {
+    best = key == __reduce_max_sync(kAll, key);
+  }
+  const auto index = static_cast<unsigned long long>(v.index);
+  const unsigned index_high = best ? static_cast<unsigned>(index >> 32) : ~0u;
+  const unsigned first_high = __reduce_min_sync(kAll, index_high);
+  best = best && index_high == first_high;
+  const unsigned index_low = best ? static_cast<unsigned>(index) : ~0u;
+  const unsigned first_low = __reduce_min_sync(kAll, index_low);
+  const int lane = __ffs(__ballot_sync(kAll, best && index_low == first_low)) - 1;
+  typename Op::Acc out;
+  out.value = shuffle_from(v.value, lane);
+  out.index =
+      static_cast<std::int64_t>((static_cast<unsigned long long>(first_high) << 32) | first_low);
+  return out;
+}
+#endif
+
+template <class Op>
+__device__ __forceinline__ typename Op::Acc warp_reduce_by_shuffles(typename Op::Acc v) {
 #pragma unroll
   for (int d = kWarp / 2; d > 0; d /= 2)
     v = Op::combine(v, shuffle_down(v, d));
   return v;
+}
+
+template <class Op>
+__device__ __forceinline__ typename Op::Acc warp_reduce(typename Op::Acc v) {
+#if __CUDA_ARCH__ >= 800
+  if constexpr (ArgOrder<Op>::value) {
+    return warp_reduce_arg<Op>(v);
+  } else {
+    return warp_reduce_by_shuffles<Op>(v);
+  }
+#else
+  return warp_reduce_by_shuffles<Op>(v);
+#endif
 }
 
 // Block-wide fold with shuffles; the result is valid in thread 0. Any blockDim that is a
