@@ -11,7 +11,8 @@
 //   atomic      one pass; block results meet in one global accumulator through atomicAdd or a
 //               compare-and-swap loop (float sums then depend on arrival order).
 //   fast        one launch: 16-byte loads, eight in flight per thread, a grid sized to fill the
-//               device once, warp-shuffle block reduction, per-block partials, and the last
+//               device once, warp-shuffle block reduction (min, max and the arg ops by warp-wide
+//               integer reductions of an order key instead), per-block partials, and the last
 //               block to arrive (an acquire-release ticket) folds the partials in block order;
 //               on sm_90 each launch overlaps the end of the kernel before it in the stream
 //               (programmatic dependent launch). Small inputs are latency-bound instead: one
@@ -115,18 +116,24 @@ __device__ __forceinline__ void wait_for_previous_kernel() {
 #endif
 }
 
-// The order of argmin and argmax as unsigned integers, larger = better: a NaN above everything
-// (the first NaN wins), −0.0 equal to +0.0 (a tie, so the first index wins), floats by the
-// sign-magnitude flip, signed integers by the sign-bit flip, argmin by inverting the bits.
-template <class T, bool kMin>
-__device__ __forceinline__ auto arg_order_key(T v) {
-  using Key = std::conditional_t<sizeof(T) == 8, unsigned long long, unsigned>;
+// min, max, argmin and argmax as orders of unsigned integers, larger = better, so that a warp
+// folds them in warp-wide integer reductions (redux.sync): a NaN above everything (it wins, and
+// for arg ops the first NaN wins), floats by the sign-magnitude flip, signed integers by the
+// sign-bit flip, the minimum by inverting the bits. Arg ops take −0.0 equal to +0.0 (a tie, so
+// the first index wins); min and max keep −0.0 below +0.0 (IEEE 754 minimum and maximum: max of
+// −0.0 and +0.0 is +0.0 whatever the order), so the key gives the value back.
+template <class T>
+using OrderKey = std::conditional_t<sizeof(T) == 8, unsigned long long, unsigned>;
+
+template <class T, bool kMin, bool kZeroTies>
+__device__ __forceinline__ OrderKey<T> order_key(T v) {
+  using Key = OrderKey<T>;
   constexpr Key kTop = Key(1) << (8 * sizeof(Key) - 1);
   Key key;
   if constexpr (std::is_floating_point_v<T>) {
     if (v != v) return ~Key(0);
     Key bits = 0;
-    if (v != T(0)) memcpy(&bits, &v, sizeof(T));
+    if (!kZeroTies || v != T(0)) memcpy(&bits, &v, sizeof(T));
     key = (bits & kTop) ? ~bits : bits | kTop;
   } else if constexpr (std::is_signed_v<T>) {
     key = static_cast<Key>(v) ^ kTop;
@@ -136,46 +143,81 @@ __device__ __forceinline__ auto arg_order_key(T v) {
   return kMin ? ~key : key;
 }
 
-template <class Op>
-struct ArgOrder : std::false_type {};
+// The value of a min/max order key (order_key without zero ties); ~0 is a NaN.
 template <class T, bool kMin>
-struct ArgOrder<ArgOp<T, kMin>> : std::true_type {
-  __device__ static auto key(T v) { return arg_order_key<T, kMin>(v); }
+__device__ __forceinline__ T value_of_key(OrderKey<T> key) {
+  using Key = OrderKey<T>;
+  constexpr Key kTop = Key(1) << (8 * sizeof(Key) - 1);
+  if constexpr (std::is_floating_point_v<T>) {
+    if (key == ~Key(0)) return std::numeric_limits<T>::quiet_NaN();
+    if (kMin) key = ~key;
+    Key bits = (key & kTop) ? key & ~kTop : ~key;
+    T v;
+    memcpy(&v, &bits, sizeof(T));
+    return v;
+  } else {
+    if (kMin) key = ~key;
+    return static_cast<T>(std::is_signed_v<T> ? key ^ kTop : key);
+  }
+}
+
+template <class Op>
+struct WarpOrder : std::false_type {};
+template <class T>
+struct WarpOrder<MinOp<T>> : std::true_type {
+  static constexpr bool kArg = false, kMin = true;
+};
+template <class T>
+struct WarpOrder<MaxOp<T>> : std::true_type {
+  static constexpr bool kArg = false, kMin = false;
+};
+template <class T, bool kMinimum>
+struct WarpOrder<ArgOp<T, kMinimum>> : std::true_type {
+  static constexpr bool kArg = true, kMin = kMinimum;
 };
 
-// argmin and argmax over a warp in warp-wide integer reductions (redux.sync) instead of five
-// rounds of shuffles, each moving a value and a 64-bit index and comparing both: the best order
-// key (one reduction, or two for 64-bit values: high word, then low word among the lanes that
-// hold the best high word), then the smallest index among the lanes with that key (high word,
-// then low word), then the winner's value from its lane. The same pair as the shuffle tree:
-// combine picks by key, ties by index.
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+// The largest key of a warp: one reduction, or for 64-bit keys the high word, then the low word
+// among the lanes that hold the largest high word. Every lane takes part in every reduction.
+__device__ __forceinline__ unsigned warp_max_key(unsigned key) {
+  return __reduce_max_sync(0xffffffffu, key);
+}
+__device__ __forceinline__ unsigned long long warp_max_key(unsigned long long key) {
+  const unsigned high = static_cast<unsigned>(key >> 32);
+  const unsigned top = __reduce_max_sync(0xffffffffu, high);
+  const unsigned low = high == top ? static_cast<unsigned>(key) : 0u;
+  return (static_cast<unsigned long long>(top) << 32) | __reduce_max_sync(0xffffffffu, low);
+}
+
+// min, max, argmin and argmax over a warp in warp-wide integer reductions instead of five rounds
+// of shuffles (for arg ops each moving a value and a 64-bit index and comparing both). min and
+// max: the largest key, turned back into its value. Arg ops: the largest key, then the smallest
+// index among the lanes holding it (high word, then low word), then the value from that lane —
+// the pair the shuffle tree gives, since combine picks by key and ties by index.
 template <class Op>
-__device__ __forceinline__ typename Op::Acc warp_reduce_arg(typename Op::Acc v) {
-  constexpr unsigned kAll = 0xffffffffu;
-  const auto key = ArgOrder<Op>::key(v.value);
-  bool best;
-  if constexpr (sizeof(key) == 8) {
-    const unsigned high = static_cast<unsigned>(key >> 32);
-    best = high == __reduce_max_sync(kAll, high);
-    const unsigned low = best ? static_cast<unsigned>(key) : 0u;
-    const unsigned best_low = __reduce_max_sync(kAll, low);  // every lane takes part
-    best = best && low == best_low;
+__device__ __forceinline__ typename Op::Acc warp_reduce_ordered(typename Op::Acc v) {
+  using Order = WarpOrder<Op>;
+  if constexpr (!Order::kArg) {
+    using T = typename Op::Acc;
+    return value_of_key<T, Order::kMin>(warp_max_key(order_key<T, Order::kMin, false>(v)));
   } else {
-    best = key == __reduce_max_sync(kAll, key);
+    using T = decltype(v.value);
+    constexpr unsigned kAll = 0xffffffffu;
+    const auto key = order_key<T, Order::kMin, true>(v.value);
+    bool best = key == warp_max_key(key);
+    const auto index = static_cast<unsigned long long>(v.index);
+    const unsigned index_high = best ? static_cast<unsigned>(index >> 32) : ~0u;
+    const unsigned first_high = __reduce_min_sync(kAll, index_high);
+    best = best && index_high == first_high;
+    const unsigned index_low = best ? static_cast<unsigned>(index) : ~0u;
+    const unsigned first_low = __reduce_min_sync(kAll, index_low);
+    const int lane = __ffs(__ballot_sync(kAll, best && index_low == first_low)) - 1;
+    typename Op::Acc out;
+    out.value = shuffle_from(v.value, lane);
+    out.index =
+        static_cast<std::int64_t>((static_cast<unsigned long long>(first_high) << 32) | first_low);
+    return out;
   }
-  const auto index = static_cast<unsigned long long>(v.index);
-  const unsigned index_high = best ? static_cast<unsigned>(index >> 32) : ~0u;
-  const unsigned first_high = __reduce_min_sync(kAll, index_high);
-  best = best && index_high == first_high;
-  const unsigned index_low = best ? static_cast<unsigned>(index) : ~0u;
-  const unsigned first_low = __reduce_min_sync(kAll, index_low);
-  const int lane = __ffs(__ballot_sync(kAll, best && index_low == first_low)) - 1;
-  typename Op::Acc out;
-  out.value = shuffle_from(v.value, lane);
-  out.index =
-      static_cast<std::int64_t>((static_cast<unsigned long long>(first_high) << 32) | first_low);
-  return out;
 }
 #endif
 
@@ -190,8 +232,8 @@ __device__ __forceinline__ typename Op::Acc warp_reduce_by_shuffles(typename Op:
 template <class Op>
 __device__ __forceinline__ typename Op::Acc warp_reduce(typename Op::Acc v) {
 #if __CUDA_ARCH__ >= 800
-  if constexpr (ArgOrder<Op>::value) {
-    return warp_reduce_arg<Op>(v);
+  if constexpr (WarpOrder<Op>::value) {
+    return warp_reduce_ordered<Op>(v);
   } else {
     return warp_reduce_by_shuffles<Op>(v);
   }
