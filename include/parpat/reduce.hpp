@@ -22,8 +22,7 @@ bool is_arg_op(ReduceOp op);
 // The dtype of a reduction's values: integer sum/prod widen to int64 (signed input) or uint64
 // (unsigned) and wrap modulo 2^64; floats keep their type; min/max/arg ops keep the input type.
 // A NaN wins min and max (arg ops: the first NaN). −0.0 and +0.0 are equal, so which zero a min
-// or max returns depends on the fold order, as in numpy; CUDA `fast` returns +0.0 for max and
-// −0.0 for min whatever the order (IEEE 754 maximum and minimum).
+// or max returns depends on the variant's fold order, as in numpy.
 DType reduce_result_dtype(DType input, ReduceOp op);
 
 // One value of some dtype, exactly as the device produced it.

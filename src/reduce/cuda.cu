@@ -120,8 +120,9 @@ __device__ __forceinline__ void wait_for_previous_kernel() {
 // folds them in warp-wide integer reductions (redux.sync): a NaN above everything (it wins, and
 // for arg ops the first NaN wins), floats by the sign-magnitude flip, signed integers by the
 // sign-bit flip, the minimum by inverting the bits. Arg ops take −0.0 equal to +0.0 (a tie, so
-// the first index wins); min and max keep −0.0 below +0.0 (IEEE 754 minimum and maximum: max of
-// −0.0 and +0.0 is +0.0 whatever the order), so the key gives the value back.
+// the first index wins); min and max keep the sign of a zero in the key (−0.0 below +0.0), so
+// the key gives the value back: between lanes max takes +0.0 over −0.0, while a thread's own
+// fold keeps the zero it saw first (either is numpy's answer).
 template <class T>
 using OrderKey = std::conditional_t<sizeof(T) == 8, unsigned long long, unsigned>;
 
