@@ -101,9 +101,7 @@ int float_slots_baseline(const FloatEvenRule& rule, const float* x, std::uint32_
   return float_slots<simd::kBaselineBytes>(rule, x, slots);
 }
 
-// A private counter; a section holds fewer values than it can count (at most
-// histogram.parallel.section_values, below 2^31).
-using Counter = std::uint32_t;
+using Counter = std::uint32_t;  // a private counter (sections hold under 2^31 values)
 
 template <class T>
 class ParallelKernel final : public HistogramKernel {
