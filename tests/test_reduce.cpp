@@ -176,7 +176,7 @@ TEST_P(ReduceTest, NaNInfinityNegativeZeroAndTies) {
               inf = std::numeric_limits<float>::infinity();
   std::mt19937_64 rng(run_seed() + 2);
   for (std::int64_t n : {std::int64_t{5}, std::int64_t{1025}, std::int64_t{70001}}) {
-    for (int placement = 0; placement < 6; ++placement) {
+    for (int placement = 0; placement < 8; ++placement) {
       std::vector<float> v(static_cast<std::size_t>(n));
       for (auto& x : v)
         x = std::uniform_real_distribution<float>(-1, 1)(rng);
@@ -209,6 +209,14 @@ TEST_P(ReduceTest, NaNInfinityNegativeZeroAndTies) {
         case 5:
           v[n - 1] = -5;
           break;  // the extreme is the very last element
+        case 6:
+          for (std::int64_t k = std::min(a, n - 4); k < std::min(a, n - 4) + 4; ++k)
+            v[k] = 5;
+          break;  // four equal extremes side by side: ties inside one vector load
+        case 7:
+          v[std::min(a, n - 3) + 1] = nan;
+          v[std::min(a, n - 3) + 2] = nan;
+          break;  // two NaNs side by side
       }
       for (ReduceOp op : kOps) {
         if (op == ReduceOp::prod) continue;

@@ -293,7 +293,9 @@ __device__ __forceinline__ Vec16<T> load16(const T* p) {
 }
 
 // Folds a 16-byte vector whose first element has flat index `base`. Byte sums take the
-// dot-product unit: four bytes per instruction instead of one add each.
+// dot-product unit: four bytes per instruction instead of one add each. Arg ops find the
+// vector's best lane comparing values only (the first of equals stays) and append that lane:
+// one 64-bit index select per vector instead of one per lane, the same pair as lane by lane.
 template <class Op, class T>
 __device__ __forceinline__ typename Op::Acc fold16(typename Op::Acc acc, const Vec16<T>& x,
                                                    std::int64_t base) {
@@ -305,6 +307,16 @@ __device__ __forceinline__ typename Op::Acc fold16(typename Op::Acc acc, const V
     for (int k = 0; k < 4; ++k)
       s = __dp4a(words[k], 0x01010101u, s);
     return acc + s;
+  } else if constexpr (is_arg_pair<typename Op::Acc>::value) {
+    T best = x.v[0];
+    int lane = 0;
+#pragma unroll
+    for (int k = 1; k < Vec16<T>::kCount; ++k) {
+      bool better = Op::beats(x.v[k], best);
+      best = better ? x.v[k] : best;
+      lane = better ? k : lane;
+    }
+    return Op::append(acc, best, base + lane);
   } else {
 #pragma unroll
     for (int k = 0; k < Vec16<T>::kCount; ++k)

@@ -5,11 +5,14 @@
 // enqueues.
 #include <algorithm>
 #include <cstdint>
+#include <iostream>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "parpat/array.hpp"
 #include "reduce/reduce_internal.hpp"
+#include "runtime/backends.hpp"
 #include "runtime/opencl/opencl_device.hpp"
 #include "runtime/tuning.hpp"
 
@@ -349,7 +352,10 @@ class FastKernel final : public OpenclReduce {
       // ticket; then, while a batch of 8 vectors per work-item (group_elements per vector step)
       // would not fill the tuned grid, groups of about reduce.fast.small_items vectors per
       // work-item, so the data is spread over as many compute units as it covers and each
-      // work-item waits for memory once; past that the tuned grid, 8 vectors in flight each.
+      // work-item waits for memory once; past that the tuned grid, 8 vectors in flight each,
+      // never more groups than can be resident at once.
+      kernel_ = &kernel("fast_all");
+      most = std::min(most, resident_grid(*kernel_, block));
       auto group_elements = static_cast<std::int64_t>(block) * vw;
       std::int64_t large = ceil_div(s.size(), group_elements * 8);
       std::int64_t bytes = s.size() * static_cast<std::int64_t>(dtype_size(s.dtype));
@@ -358,7 +364,6 @@ class FastKernel final : public OpenclReduce {
                                 ? most
                                 : ceil_div(s.size(), group_elements * tune_.fast_small_items);
       groups_ = static_cast<std::size_t>(std::clamp<std::int64_t>(groups, 1, most));
-      kernel_ = &kernel("fast_all");
       partials_ = partials(static_cast<std::int64_t>(groups_));
     } else if (s.axis == Axis::rows) {
       // Groups of their own size (smaller than axis all's, so a group combining its rows stalls
@@ -431,6 +436,29 @@ class FastKernel final : public OpenclReduce {
   }
 
  private:
+  // The groups of `block` work-items of kernel `k` the device can hold at once, as far as the
+  // kernel says: a largest group below the device's limit means its registers bound the
+  // groups per compute unit (NVIDIA: an arg op's 84 registers fit one group of 512, where the
+  // tuned four would run in four waves). Unbounded when the kernel reaches the device's limit.
+  std::int64_t resident_grid(cl::Kernel& k, std::size_t block) const {
+    std::size_t largest = 0;
+    try {
+      largest = k.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(cl_.device());
+    } catch (const cl::Error&) {
+      return std::numeric_limits<std::int64_t>::max();
+    }
+    bool bounded = largest > 0 && largest < static_cast<std::size_t>(device_.info().max_group_size);
+    auto per_cu = static_cast<std::int64_t>(std::max<std::size_t>(largest / block, 1));
+    if (verbose())
+      std::cerr << "[opencl] reduce fast_all: largest group " << largest << ": "
+                << (bounded ? "at most " + std::to_string(per_cu) + " groups of " +
+                                  std::to_string(block) + " per compute unit"
+                            : std::string("no bound on the groups per compute unit"))
+                << "\n";
+    if (!bounded) return std::numeric_limits<std::int64_t>::max();
+    return per_cu * std::max(device_.info().compute_units, 1);
+  }
+
   // Axis cols takes 16-byte strips when every row starts 16-byte aligned (buffers are) and the
   // strips fill at least half a group.
   bool strips_fit(const ReduceShape& s) const {

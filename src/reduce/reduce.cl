@@ -205,16 +205,35 @@ ACC group_reduce(__local ACC* scratch, ACC acc, uint lid, uint size) {
 }
 
 // Appends the lanes of one vector (flattened indices index, index + 1, ...) in order. A uint8
-// sum adds the 16 lanes in 32 bits first (at most 16 · 255) and widens once.
+// sum adds the 16 lanes in 32 bits first (at most 16 · 255) and widens once. An arg op finds the
+// vector's best lane first, comparing values only (a strictly better value or the first NaN
+// replaces it, so the first of equals stays), and appends that one lane: one 64-bit index select
+// per vector instead of one per lane, the same pair as appending the lanes in order.
 ACC fold_vector(ACC acc, ELEMV v, long index) {
   ELEM lanes[VW];
   PASTE(vstore, VW)(v, 0, lanes);
-#ifdef VECTOR_PRESUM
+#if defined(VECTOR_PRESUM)
   uint sum = 0;
+#pragma unroll
   for (int j = 0; j < VW; ++j)
     sum += lanes[j];
   return acc + sum;
+#elif defined(ARG_OP)
+  ELEM best = lanes[0];
+  int lane = 0;
+#pragma unroll
+  for (int j = 1; j < VW; ++j) {
+#ifdef ARG_MIN
+    bool better = (lanes[j] < best) | ((lanes[j] != lanes[j]) & (best == best));
 #else
+    bool better = (lanes[j] > best) | ((lanes[j] != lanes[j]) & (best == best));
+#endif
+    best = better ? lanes[j] : best;
+    lane = better ? j : lane;
+  }
+  return APPEND(acc, best, index + lane);
+#else
+#pragma unroll
   for (int j = 0; j < VW; ++j)
     acc = APPEND(acc, lanes[j], index + j);
   return acc;

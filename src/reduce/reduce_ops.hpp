@@ -144,12 +144,17 @@ struct ArgOp {
     if (kMin ? b.value < a.value : b.value > a.value) return b;
     return a.index < b.index ? a : b;
   }
-  // Elements arrive in index order, so only a strictly better value (or the first NaN, or the
-  // very first element) replaces the current best.
+  // Whether element v displaces `best`, an element before it: a strictly better value, or the
+  // first NaN.
+  static PARPAT_HD bool beats(T v, T best) {
+    bool better = kMin ? v < best : v > best;
+    if constexpr (std::is_floating_point_v<T>) better |= (v != v) & (best == best);
+    return better;
+  }
+  // Elements arrive in index order, so only one that beats the current best (or the very first
+  // element) replaces it.
   static PARPAT_HD Acc append(Acc a, T v, std::int64_t i) {
-    bool better = kMin ? v < a.value : v > a.value;
-    if constexpr (std::is_floating_point_v<T>) better |= (v != v) & (a.value == a.value);
-    better |= a.index == std::numeric_limits<std::int64_t>::max();
+    bool better = beats(v, a.value) | (a.index == std::numeric_limits<std::int64_t>::max());
     return better ? Acc{v, i} : a;
   }
   static PARPAT_HD Result result(Acc a) { return a.value; }
