@@ -5,14 +5,11 @@
 // enqueues.
 #include <algorithm>
 #include <cstdint>
-#include <iostream>
-#include <limits>
 #include <string>
 #include <vector>
 
 #include "parpat/array.hpp"
 #include "reduce/reduce_internal.hpp"
-#include "runtime/backends.hpp"
 #include "runtime/opencl/opencl_device.hpp"
 #include "runtime/tuning.hpp"
 
@@ -121,8 +118,8 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
 
 struct Tunables {
   std::size_t tree_block, serial_block, serial_items, gridstride_block, gridstride_groups,
-      atomic_block, atomic_groups, fast_block, fast_groups, fast_rows_block, fast_rows_groups,
-      fast_cols_block, fast_cols_groups;
+      atomic_block, atomic_groups, fast_block, fast_groups, fast_arg_groups, fast_rows_block,
+      fast_rows_groups, fast_cols_block, fast_cols_groups;
   std::int64_t fast_small_items, fast_single_block_bytes;
 };
 
@@ -137,7 +134,9 @@ Tunables tunables(const DeviceInfo& d) {
   t.atomic_block = block_size(d, "reduce.atomic.block");
   t.atomic_groups = cus * std::max(tuning(d, "reduce.atomic.blocks_per_cu", 8), 1);
   t.fast_block = block_size(d, "reduce.fast.block");
-  t.fast_groups = cus * std::max(tuning(d, "reduce.fast.blocks_per_cu", 8), 1);
+  int fast_per_cu = std::max(tuning(d, "reduce.fast.blocks_per_cu", 8), 1);
+  t.fast_groups = cus * fast_per_cu;
+  t.fast_arg_groups = cus * std::max(tuning(d, "reduce.fast.arg_blocks_per_cu", fast_per_cu), 1);
   t.fast_rows_block = block_size(d, "reduce.fast.rows_block");
   t.fast_rows_groups = cus * std::max(tuning(d, "reduce.fast.rows_blocks_per_cu", 8), 1);
   t.fast_cols_block = block_size(d, "reduce.fast.cols_block");
@@ -352,10 +351,10 @@ class FastKernel final : public OpenclReduce {
       // ticket; then, while a batch of 8 vectors per work-item (group_elements per vector step)
       // would not fill the tuned grid, groups of about reduce.fast.small_items vectors per
       // work-item, so the data is spread over as many compute units as it covers and each
-      // work-item waits for memory once; past that the tuned grid, 8 vectors in flight each,
-      // never more groups than can be resident at once.
+      // work-item waits for memory once; past that the tuned grid (arg ops have their own),
+      // 8 vectors in flight each.
       kernel_ = &kernel("fast_all");
-      most = std::min(most, resident_grid(*kernel_, block));
+      if (is_arg_op(s.op)) most = static_cast<std::int64_t>(tune_.fast_arg_groups);
       auto group_elements = static_cast<std::int64_t>(block) * vw;
       std::int64_t large = ceil_div(s.size(), group_elements * 8);
       std::int64_t bytes = s.size() * static_cast<std::int64_t>(dtype_size(s.dtype));
@@ -436,29 +435,6 @@ class FastKernel final : public OpenclReduce {
   }
 
  private:
-  // The groups of `block` work-items of kernel `k` the device can hold at once, as far as the
-  // kernel says: a largest group below the device's limit means its registers bound the
-  // groups per compute unit (NVIDIA: an arg op's 84 registers fit one group of 512, where the
-  // tuned four would run in four waves). Unbounded when the kernel reaches the device's limit.
-  std::int64_t resident_grid(cl::Kernel& k, std::size_t block) const {
-    std::size_t largest = 0;
-    try {
-      largest = k.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(cl_.device());
-    } catch (const cl::Error&) {
-      return std::numeric_limits<std::int64_t>::max();
-    }
-    bool bounded = largest > 0 && largest < static_cast<std::size_t>(device_.info().max_group_size);
-    auto per_cu = static_cast<std::int64_t>(std::max<std::size_t>(largest / block, 1));
-    if (verbose())
-      std::cerr << "[opencl] reduce fast_all: largest group " << largest << ": "
-                << (bounded ? "at most " + std::to_string(per_cu) + " groups of " +
-                                  std::to_string(block) + " per compute unit"
-                            : std::string("no bound on the groups per compute unit"))
-                << "\n";
-    if (!bounded) return std::numeric_limits<std::int64_t>::max();
-    return per_cu * std::max(device_.info().compute_units, 1);
-  }
-
   // Axis cols takes 16-byte strips when every row starts 16-byte aligned (buffers are) and the
   // strips fill at least half a group.
   bool strips_fit(const ReduceShape& s) const {

@@ -53,10 +53,12 @@ const std::vector<Entry>& table() {
       {Backend::cuda, "", "reduce.atomic.blocks_per_cu", 8},
       // NVIDIA's OpenCL names the device as CUDA does ("NVIDIA H100 80GB HBM3").
       {Backend::opencl, "H100", "reduce.fast.block", 512},
-      // Two groups of 512 are one resident wave for every op but the arg ops (40–64 registers;
-      // arg ops take 84 and one group, see FastKernel): four ran 1.33–2 waves, 1–2 µs slower
-      // for float32 at 2^24 on an H100, the same at 2^28.
-      {Backend::opencl, "H100", "reduce.fast.blocks_per_cu", 2},
+      {Backend::opencl, "H100", "reduce.fast.blocks_per_cu", 4},
+      // Arg ops' fast_all takes 84 registers (40–64 for the other ops), so one group of 512 is
+      // all a compute unit holds: four per compute unit ran in four waves (float32 argmax at
+      // 2^24 on an H100: 41.3 µs, one per compute unit 32.5).
+      {Backend::opencl, "H100", "reduce.fast.arg_blocks_per_cu", 1},
+      {Backend::opencl, "H200", "reduce.fast.arg_blocks_per_cu", 1},
       {Backend::opencl, "H200", "reduce.fast.block", 512},
       {Backend::opencl, "H200", "reduce.fast.blocks_per_cu", 4},
       {Backend::opencl, "", "reduce.fast.block", 256},
