@@ -112,17 +112,25 @@ ACC arg_max(ACC a, ACC b) {
   return a.index < b.index ? a : b;
 }
 
+// Whether element v displaces `best`, an element before it: a strictly better value, or the
+// first NaN.
+bool beats_min(ELEM v, ELEM best) {
+  return (v < best) | ((v != v) & (best == best));
+}
+
+bool beats_max(ELEM v, ELEM best) {
+  return (v > best) | ((v != v) & (best == best));
+}
+
 // Appends element v at index i, larger than every index already in `a` (each work-item visits
-// its elements in increasing index order): only a strictly better value, the first NaN, or the
-// very first element replaces the best, with no index comparison.
+// its elements in increasing index order): only one that beats the best, or the very first
+// element, replaces it, with no index comparison.
 ACC arg_append_min(ACC a, ELEM v, long i) {
-  bool better = (v < a.value) | ((v != v) & (a.value == a.value)) | (a.index == LONG_MAX);
-  return better ? make_arg(v, i) : a;
+  return (beats_min(v, a.value) | (a.index == LONG_MAX)) ? make_arg(v, i) : a;
 }
 
 ACC arg_append_max(ACC a, ELEM v, long i) {
-  bool better = (v > a.value) | ((v != v) & (a.value == a.value)) | (a.index == LONG_MAX);
-  return better ? make_arg(v, i) : a;
+  return (beats_max(v, a.value) | (a.index == LONG_MAX)) ? make_arg(v, i) : a;
 }
 #else
 // A NaN anywhere wins (x != x is false for integers, so these serve every type).
@@ -151,8 +159,10 @@ ACC max_nan(ACC a, ACC b) {
 #define COMBINE_ARGMAX(a, b) arg_max((a), (b))
 #if defined(ARG_OP) && defined(ARG_MIN)
 #define APPEND(a, v, i) arg_append_min((a), (v), (i))
+#define BEATS(v, best) beats_min((v), (best))
 #elif defined(ARG_OP)
 #define APPEND(a, v, i) arg_append_max((a), (v), (i))
+#define BEATS(v, best) beats_max((v), (best))
 #elif defined(EXTREME_MIN)
 // One compare and one select on the accumulator's chain, where COMBINE tests it for NaN first: a
 // NaN accumulator stays (v < NaN is false) and a NaN element is taken.
@@ -223,11 +233,7 @@ ACC fold_vector(ACC acc, ELEMV v, long index) {
   int lane = 0;
 #pragma unroll
   for (int j = 1; j < VW; ++j) {
-#ifdef ARG_MIN
-    bool better = (lanes[j] < best) | ((lanes[j] != lanes[j]) & (best == best));
-#else
-    bool better = (lanes[j] > best) | ((lanes[j] != lanes[j]) & (best == best));
-#endif
+    bool better = BEATS(lanes[j], best);
     best = better ? lanes[j] : best;
     lane = better ? j : lane;
   }

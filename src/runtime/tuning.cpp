@@ -58,9 +58,9 @@ const std::vector<Entry>& table() {
       // all a compute unit holds: four per compute unit ran in four waves (float32 argmax at
       // 2^24 on an H100: 41.3 µs, one per compute unit 32.5).
       {Backend::opencl, "H100", "reduce.fast.arg_blocks_per_cu", 1},
-      {Backend::opencl, "H200", "reduce.fast.arg_blocks_per_cu", 1},
       {Backend::opencl, "H200", "reduce.fast.block", 512},
       {Backend::opencl, "H200", "reduce.fast.blocks_per_cu", 4},
+      {Backend::opencl, "H200", "reduce.fast.arg_blocks_per_cu", 1},
       {Backend::opencl, "", "reduce.fast.block", 256},
       {Backend::opencl, "", "reduce.fast.blocks_per_cu", 8},
       // Small inputs: one group up to 32 KiB, then about 2 vectors per work-item over as many
