@@ -18,6 +18,7 @@
 #include "parpat/error.hpp"
 #include "parpat/histogram.hpp"
 #include "parpat/registry.hpp"
+#include "runtime/tuning.hpp"
 #include "test_support.hpp"
 
 #ifdef PARPAT_HAVE_CUDA
@@ -589,6 +590,28 @@ void check_under_tunings(Backend backend, const char* variant,
   }
 }
 
+// PARPAT_TUNING overrides the tuning table key by key, and where it names a key twice the later
+// value counts (the layout tests below extend a shared setting that way).
+TEST(Tuning, TheEnvironmentOverridesTheTableAndTheLaterValueWins) {
+  const char* saved = std::getenv("PARPAT_TUNING");
+  const std::string previous = saved ? saved : "";
+  DeviceInfo info;
+  info.backend = Backend::opencl;
+  info.name = "some device";
+  setenv("PARPAT_TUNING",
+         "histogram.opencl.hot_entries=64,histogram.fast.block=96,histogram.opencl.hot_entries=2",
+         1);
+  EXPECT_EQ(detail::tuning(info, "histogram.opencl.hot_entries", 256), 2);
+  EXPECT_EQ(detail::tuning(info, "histogram.fast.block", 0), 96);
+  EXPECT_EQ(detail::tuning(info, "histogram.fast.max_passes", 0), 4);
+  EXPECT_EQ(detail::tuning(info, "no.such.key", 7), 7);
+  if (saved) {
+    setenv("PARPAT_TUNING", previous.c_str(), 1);
+  } else {
+    unsetenv("PARPAT_TUNING");
+  }
+}
+
 // The CPU's private counters are 32-bit: a section never holds 2^31 values, so inputs beyond
 // threads × 2^31 values take more sections than threads. A tiny section bound exercises that
 // split (and the merge of many private histograms) on small inputs.
@@ -635,15 +658,22 @@ TEST(HistogramOpenclWithout64BitAtomics, CarriesIntoTheHighWord) {
       const char* kernel;
       const char* options;  // besides the dtype, the rule and INT64_ATOMICS=0
       bool count_values;
-      std::size_t columns;  // fast_local: the COLUMNS it is built with
+      std::size_t columns;     // fast_local: the COLUMNS it is built with (0: packed)
+      std::size_t field_bits;  // packed: FIELD_BITS
+      std::size_t hot_entries; // packed: HOT_ENTRIES
     };
-    // fast_local runs one pass over every slot (WHOLE); columns 0: packed 16-bit counters.
-    for (Case c : {Case{"interleaved", "", false, 1}, Case{"aggregated", "", false, 1},
-                   Case{"fast_local", "-DWHOLE=1 -DCOLUMNS=2 -DRUNS=0", false, 2},
-                   Case{"fast_local", "-DWHOLE=1 -DCOLUMNS=4 -DRUNS=1 -DCOUNT_VALUES=1", true, 4},
-                   Case{"fast_local", "-DWHOLE=1 -DCOLUMNS=32 -DRUNS=0 -DCOUNT_VALUES=1", true, 32},
-                   Case{"fast_local", "-DWHOLE=1 -DPACKED=1 -DRUNS=1", false, 0},
-                   Case{"fast_global", "-DRUNS=1", false, 1}}) {
+    // fast_local runs one pass over every slot (WHOLE), in striped or packed counters (the
+    // narrow fields wrap often on the hot value 7: through the hot-row table, or without one
+    // straight to the global counts).
+    for (Case c :
+         {Case{"interleaved", "", false, 1, 0, 0}, Case{"aggregated", "", false, 1, 0, 0},
+          Case{"fast_local", "-DWHOLE=1 -DCOLUMNS=2 -DRUNS=0", false, 2, 0, 0},
+          Case{"fast_local", "-DWHOLE=1 -DCOLUMNS=4 -DRUNS=1 -DCOUNT_VALUES=1", true, 4, 0, 0},
+          Case{"fast_local", "-DWHOLE=1 -DCOLUMNS=32 -DRUNS=0 -DCOUNT_VALUES=1", true, 32, 0, 0},
+          Case{"fast_local", "-DWHOLE=1 -DFIELD_BITS=16 -DRUNS=1", false, 0, 16, 0},
+          Case{"fast_local", "-DWHOLE=1 -DFIELD_BITS=5 -DHOT_ENTRIES=16 -DRUNS=0", false, 0, 5, 16},
+          Case{"fast_local", "-DWHOLE=1 -DFIELD_BITS=4 -DRUNS=0", false, 0, 4, 0},
+          Case{"fast_global", "-DRUNS=1", false, 1, 0, 0}}) {
       counts.upload(initial.data(), counts.bytes());
       cl::Kernel& k = cl.kernel(
           "histogram.cl", parpat_cl_histogram,
@@ -668,8 +698,9 @@ TEST(HistogramOpenclWithout64BitAtomics, CarriesIntoTheHighWord) {
         set_arg(i++, cl_uint{1});
         set_arg(i++, static_cast<cl_uint>(range));
         set_arg(i++, static_cast<cl_uint>(range));
+        const std::size_t fields = c.field_bits ? 32 / c.field_bits : 1;
         set_arg(i++, cl::Local(c.columns ? (range * c.columns + (c.count_values ? 256 : 0)) * 4
-                                         : (range + 1) / 2 * 4));
+                                         : (range + fields - 1) / fields * 4 + c.hot_entries * 12));
       }
       set_arg(i++, detail::as_mem(counts.handle()));
       cl.launch(k, 64 * 8, 64);
@@ -691,6 +722,9 @@ TEST(HistogramOpenclFast, EveryLayoutMatchesTheReference) {
        "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=0",
        "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=1,"
        "histogram.fast.runs_below_columns=2",
+       "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=1,"
+       "histogram.opencl.field_bits=16",
+       "histogram.fast.striped_kib=4,histogram.opencl.packed=1,histogram.opencl.hot_entries=0",
        "histogram.fast.runs_below_columns=0,histogram.fast.vectors=3,histogram.fast.block=96",
        "histogram.fast.max_columns=1,histogram.fast.runs_below_columns=0",
        "histogram.fast.striped_kib=1,histogram.fast.max_passes=0",
@@ -699,17 +733,16 @@ TEST(HistogramOpenclFast, EveryLayoutMatchesTheReference) {
        "histogram.opencl.float_edges=0"});
 }
 
-// Packed 16-bit counters carry into the 64-bit counts: two slot ranges of 1 KiB each (the last
-// row of the first range odd, the NaN slot the last row of the second, even, beside no row),
-// one group per range over the whole input, so hot slots pass 2^16 in a group several times —
-// through single adds (spread values) and register runs (long stretches of one value).
+// Packed counters carry into the 64-bit counts, one group per range over the whole input, so
+// hot slots wrap their fields many times in a group — through single adds (spread values) and
+// register runs (long stretches of one value). With 1 KiB of local memory and a hot-row table of
+// 32 entries, each width forced in turn: 16-bit fields in two ranges of 511 rows (the last row
+// of the first range odd, the NaN slot the last row of the second, even, beside no row), 8-bit
+// and 5-bit fields in two ranges, 4-bit fields in one; with a table of 2 entries most hot rows
+// find theirs taken and carry straight to the global counts, and with none all of them do.
 TEST(HistogramOpenclFast, PackedCountersCarryExactly) {
   const char* saved = std::getenv("PARPAT_TUNING");
   const std::string previous = saved ? saved : "";
-  setenv("PARPAT_TUNING",
-         "histogram.fast.striped_kib=1,histogram.fast.max_passes=40,histogram.opencl.packed=1,"
-         "histogram.fast.groups_per_cu=1,histogram.fast.block=256",
-         1);
   std::mt19937_64 rng(run_seed() + 13);
   const double hot[] = {500.5, 501.5, 502.5,  503.5,
                         250.0, -1.0,  2000.0, std::numeric_limits<double>::quiet_NaN()};
@@ -727,12 +760,23 @@ TEST(HistogramOpenclFast, PackedCountersCarryExactly) {
   auto p = problem_of(DType::float32, n, b);
   std::vector<std::uint64_t> expected(static_cast<std::size_t>(p.slots()));
   detail::histogram_reference(values.data(), p, expected.data());
-  for (const auto& d : devices()) {
-    if (d.backend() != Backend::opencl) continue;
-    Array in = Array::from_host(d, DType::float32, {n}, values.data());
-    HistogramResult r = histogram(in, b, {"fast"});
-    r.counts.insert(r.counts.end(), {r.underflow, r.overflow, r.nan});
-    EXPECT_EQ(r.counts, expected) << "seed " << run_seed();
+  for (const char* fields : {"field_bits=16", "field_bits=8", "field_bits=5", "field_bits=4",
+                             "field_bits=5,histogram.opencl.hot_entries=2",
+                             "field_bits=4,histogram.opencl.hot_entries=0"}) {
+    const std::string setting =
+        std::string("histogram.fast.striped_kib=1,histogram.fast.max_passes=40,"
+                    "histogram.opencl.packed=1,histogram.opencl.hot_entries=32,"
+                    "histogram.fast.groups_per_cu=1,histogram.fast.block=256,"
+                    "histogram.opencl.") +
+        fields;
+    setenv("PARPAT_TUNING", setting.c_str(), 1);
+    for (const auto& d : devices()) {
+      if (d.backend() != Backend::opencl) continue;
+      Array in = Array::from_host(d, DType::float32, {n}, values.data());
+      HistogramResult r = histogram(in, b, {"fast"});
+      r.counts.insert(r.counts.end(), {r.underflow, r.overflow, r.nan});
+      EXPECT_EQ(r.counts, expected) << setting << ", seed " << run_seed();
+    }
   }
   if (saved) {
     setenv("PARPAT_TUNING", previous.c_str(), 1);

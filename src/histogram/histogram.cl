@@ -16,8 +16,9 @@
 //    counts at the end; aggregated counts a run of equal slots before one local atomic;
 //  - fast_local: 16-byte loads (UNROLL of them in flight per work-item), the slots of a vector
 //    without branches, counted into one local histogram per group: 32-bit counters lane-striped
-//    over COLUMNS columns (a bank per lane), or with PACKED 16-bit counters two to a word (twice
-//    the slots per range; the rare carry out of a half is moved to the global counts). uint8
+//    over COLUMNS columns (a bank per lane), or packed counters of FIELD_BITS bits (16, 8, 5 or
+//    4: 2, 4, 6 or 8 to a word, so more slots per range; a carry out of a field is moved to the
+//    global counts, through a small table of hot rows for the narrow fields). uint8
 //    input (COUNT_VALUES) is counted per value, whatever the bins, and the values are mapped to
 //    slots only when the group flushes. A round of vectors that all hold one value is counted in
 //    one step through a register run; with RUNS a cheap test per vector sends skewed data through
@@ -54,8 +55,16 @@
 #ifndef WHOLE
 #define WHOLE 0
 #endif
-#ifndef PACKED
-#define PACKED 0
+#ifndef FIELD_BITS
+#define FIELD_BITS 0
+#endif
+#ifndef HOT_ENTRIES
+#define HOT_ENTRIES 0
+#endif
+#define PACKED (FIELD_BITS != 0)
+#if PACKED
+#define FIELDS (32 / FIELD_BITS)
+#define FIELD_LIMIT (1u << FIELD_BITS)
 #endif
 #ifndef FLOAT_EDGES
 #define FLOAT_EDGES 0
@@ -328,14 +337,24 @@ void vector_slots(uint4 w, RULE_PARAMS, uint* slot, T* memo_value, uint* memo_sl
 // Where `fast` counts (the sink): the 64-bit global counts (to_global), or in local memory the
 // rows of one range (values outside it are not counted: no atomic at all, where a shared
 // discard row would take the atomics of most values of a range on one word):
-//  - striped (PACKED 0): 32-bit counters, row r of work-item i at r·COLUMNS + i % COLUMNS
+//  - striped (FIELD_BITS 0): 32-bit counters, row r of work-item i at r·COLUMNS + i % COLUMNS
 //    (`local_sink` points at the work-item's column), so with 32 columns the lanes of a warp
 //    hit their own banks and equal values cost no contention;
-//  - packed (PACKED 1): 16-bit counters, two rows to a 32-bit word, for twice the rows in one
-//    range. Every atomic returns the word it changed, so the one add that carries a row out of
-//    its half is known exactly: it moves 2^16 to the row's 64-bit count (`counts` points at the
-//    range's first) and takes back the 1 that spilled into the neighbour (or, out of the top
-//    half, the 2^16 the word lost). Adds stay below 2^16, so one add carries at most once.
+//  - packed (FIELD_BITS 16, 8, 5 or 4): FIELDS counters to a 32-bit word, row r in field
+//    r % FIELDS of word r / FIELDS, for more rows in one range (65536 slots fit 48 KiB in one
+//    range of 5-bit fields, against three of 16-bit ones, each of which re-reads and re-places
+//    every value). Every atomic returns the word it changed, so the carries of each add are
+//    known exactly: a field that wrapped lost 2^FIELD_BITS, which moves to its row's 64-bit
+//    count (`counts` points at the range's first), and the 1 it spilled into the field above is
+//    taken back from that row's count. Adds stay below 2^FIELD_BITS (longer runs go straight to
+//    the global counts), so one add wraps a field at most once.
+//  - hot rows (HOT_ENTRIES, narrow fields): a narrow field wraps every few dozen adds, and on
+//    skewed data the carries of a few rows would queue on a few global addresses, as would the
+//    register runs of equal values (all-equal data: one per work-item), too long for a field.
+//    A row that carries or ends a long run claims an entry of a small table after the words
+//    (entry row % HOT_ENTRIES: tag row + 1, its number of wraps, its long runs' sum), and its
+//    later carries and runs are one local atomic; the table is added to the global counts with
+//    the rest. Rows whose entry another row holds go straight to the global counts.
 #define SINK_PARAMS                                                                         \
   const bool to_global, const bool whole, __local uint *local_sink, __global ulong *counts, \
       uint range
@@ -366,61 +385,138 @@ uint word_add(__local uint* words, uint index, uint addend) {
 }
 #endif
 
-// Whether adding n to row r's half of the word `old` carried out of that half.
-bool carried(uint r, uint n, uint addend, uint old) {
-  return (r & 1) ? old + addend < old : (old & 0xFFFFu) + n > 0xFFFFu;
-}
-
-// Moves a carry of a packed add to the 64-bit counts (rows ≥ range are not counted).
+// Adds v to row r's 64-bit count (rows ≥ range are not counted).
 void take(__global ulong* counts, uint range, uint r, ulong v) {
   if (r < range) add_count(counts, r, v);
 }
-void settle_carry(__global ulong* counts, uint range, uint r, uint n, uint addend, uint old) {
-  const bool wrapped = old + addend < old;  // the word's top half overflowed
-  if (!(r & 1) && (old & 0xFFFFu) + n > 0xFFFFu) {
-    take(counts, range, r, 0x10000);
-    take(counts, range, r + 1, ~(ulong)0);  // the carry is not the neighbour's
-  }
-  if (wrapped) take(counts, range, r | 1, 0x10000);
+
+#if PACKED
+// The words of a range's packed rows; the hot-row table follows them.
+uint packed_words(uint range) {
+  return (range + FIELDS - 1) / FIELDS;
 }
+
+// n at row r's field of its word.
+uint field_addend(uint r, uint n) {
+  return n << (FIELD_BITS * (r % FIELDS));
+}
+
+// The bits where a carry out of a field lands: the lowest bit of every field but the first, and
+// the first spare bit where the fields leave some (5-bit: six fields, two spare bits).
+uint carry_mask(void) {
+  uint mask = 0;
+  for (int j = 1; j * FIELD_BITS < 32; ++j)
+    mask |= 1u << (j * FIELD_BITS);
+  return mask;
+}
+
+// The carries of the add old → old + addend, at the bits of carry_mask().
+uint carries_of(uint old, uint addend) {
+  return (old ^ addend ^ (old + addend)) & carry_mask();
+}
+
+// Whether the add old → old + addend wrapped any field (the top one out of the word).
+bool carried(uint old, uint addend) {
+  return carries_of(old, addend) != 0 || old + addend < old;
+}
+
+// Row r's field wrapped `times` times: its count gets 2^FIELD_BITS back per wrap, and the row
+// above it in the same word gives back the 1 per wrap it received.
+void settle_wraps(__global ulong* counts, uint range, uint r, uint times) {
+  take(counts, range, r, (ulong)times << FIELD_BITS);
+  if (r % FIELDS + 1 < FIELDS) take(counts, range, r + 1, (ulong)0 - times);
+}
+
+#if HOT_ENTRIES
+// Row r's entry of the hot-row table (tag r + 1, wraps, adds too long for a field), claimed now
+// if it is free; 0 when another row holds it.
+__local uint* hot_entry(__local uint* words, uint range, uint r) {
+  __local uint* entry = words + packed_words(range) + 3 * (r % HOT_ENTRIES);
+  const uint holder = atomic_cmpxchg(entry, 0u, r + 1);
+  return holder == 0 || holder == r + 1 ? entry : 0;
+}
+#endif
+
+// One wrap of row r's field: counted in the hot-row table where r holds (or now claims) its
+// entry, else settled in the global counts.
+void field_wrapped(__local uint* words, __global ulong* counts, uint range, uint r) {
+#if HOT_ENTRIES
+  __local uint* entry = hot_entry(words, range, r);
+  if (entry) {
+    atomic_inc(entry + 1);
+    return;
+  }
+#endif
+  settle_wraps(counts, range, r, 1);
+}
+
+// Settles every field that the add old → old + addend at row r's field wrapped: that field and,
+// through a chain of full fields, the ones above it in the word.
+void settle_carries(__local uint* words, __global ulong* counts, uint range, uint r, uint old,
+                    uint addend) {
+  const uint carries = carries_of(old, addend);
+  const bool wrapped = old + addend < old;
+  const uint base = r - r % FIELDS;
+  for (uint j = r % FIELDS; j < FIELDS; ++j) {
+    const uint out = (j + 1) * FIELD_BITS;
+    if (out < 32 ? (carries >> out) & 1u : wrapped) field_wrapped(words, counts, range, base + j);
+  }
+}
+#endif
 
 void sink_add(SINK_PARAMS, uint r, uint n) {
   if (!whole && r >= range) return;
   if (to_global) {
     add_count(counts, r, n);
-  } else if (PACKED) {
-    const uint addend = n << (16 * (r & 1));
-    const uint old = word_add(local_sink, r / 2, addend);
-    if (carried(r, n, addend, old)) settle_carry(counts, range, r, n, addend, old);
-  } else {
-    local_add(local_sink, r, n);
+    return;
   }
+#if PACKED
+  if (n >= FIELD_LIMIT) {  // a run too long for a field: to r's hot entry, else global
+#if HOT_ENTRIES
+    __local uint* entry = hot_entry(local_sink, range, r);
+    if (entry) {
+      atomic_add(entry + 2, n);
+      return;
+    }
+#endif
+    add_count(counts, r, n);
+    return;
+  }
+  const uint addend = field_addend(r, n);
+  const uint old = word_add(local_sink, r / FIELDS, addend);
+  if (carried(old, addend)) settle_carries(local_sink, counts, range, r, old, addend);
+#else
+  local_add(local_sink, r, n);
+#endif
 }
 
 // Adds 1 to each of a vector's rows. Packed: the VEC atomics go out back to back and their old
 // words are checked after, so a vector waits for local memory once, not once per value behind a
 // branch.
 void sink_add_ones(SINK_PARAMS, const uint* rows) {
-  if (to_global || !PACKED) {
+#if PACKED
+  if (!to_global) {
+    uint old[VEC];
 #pragma unroll
     for (int k = 0; k < VEC; ++k)
-      sink_add(SINK_ARGS, rows[k], 1);
+      old[k] = whole || rows[k] < range
+                   ? word_add(local_sink, rows[k] / FIELDS, field_addend(rows[k], 1))
+                   : 0;  // 0: nothing carried
+    bool any = false;
+#pragma unroll
+    for (int k = 0; k < VEC; ++k)
+      any |= carried(old[k], field_addend(rows[k], 1));
+    if (!any) return;
+#pragma unroll
+    for (int k = 0; k < VEC; ++k)
+      if (carried(old[k], field_addend(rows[k], 1)))
+        settle_carries(local_sink, counts, range, rows[k], old[k], field_addend(rows[k], 1));
     return;
   }
-  uint old[VEC];
+#endif
 #pragma unroll
   for (int k = 0; k < VEC; ++k)
-    old[k] = whole || rows[k] < range
-                 ? word_add(local_sink, rows[k] / 2, 1u << (16 * (rows[k] & 1)))
-                 : 0;  // 0: nothing carried
-  bool any = false;
-#pragma unroll
-  for (int k = 0; k < VEC; ++k)
-    any |= carried(rows[k], 1, 1u << (16 * (rows[k] & 1)), old[k]);
-  if (!any) return;
-#pragma unroll
-  for (int k = 0; k < VEC; ++k)
-    settle_carry(counts, range, rows[k], 1, 1u << (16 * (rows[k] & 1)), old[k]);
+    sink_add(SINK_ARGS, rows[k], 1);
 }
 
 // A work-item's run of equal rows, counted with one add when the row changes (or reaches 2^15,
@@ -527,8 +623,8 @@ uint column_total(__local const uint* hist, uint row) {
   return total;
 }
 
-// Counts into one local histogram per group, striped or PACKED, then adds each row to the
-// 64-bit counts. Slots beyond local memory are split into `passes` ranges of `span` slots
+// Counts into one local histogram per group, striped or packed, then adds each row (and the
+// packed rows' hot-row table) to the 64-bit counts. Slots beyond local memory are split into `passes` ranges of `span` slots
 // counted side by side: group g counts range g % passes over chunk g / passes of the input (the
 // host launches a multiple of `passes` groups), so the groups of one chunk run together and all
 // but the first read it from L2, and count only the values of their range (a skipped atomic
@@ -539,7 +635,11 @@ __kernel void fast_local(__global const uint4* in, long n, RULE_PARAMS, uint pas
                          uint counted, __local uint* hist, __global ulong* counts) {
   const uint first = (get_group_id(0) % passes) * span;
   const uint range = first < counted ? min(span, counted - first) : 0;
-  const uint words = PACKED ? (range + 1) / 2 : range * COLUMNS;
+#if PACKED
+  const uint words = packed_words(range) + 3 * HOT_ENTRIES;
+#else
+  const uint words = range * COLUMNS;
+#endif
   for (uint i = get_local_id(0); i < words + (COUNT_VALUES ? 256 : 0); i += get_local_size(0))
     hist[i] = 0;
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -559,10 +659,26 @@ __kernel void fast_local(__global const uint4* in, long n, RULE_PARAMS, uint pas
   for (uint cell = get_local_id(0); cell < 256; cell += get_local_size(0))
     if (merged[cell]) add_count(counts, table[256 + cell], merged[cell]);
 #else
+#if PACKED
   for (uint r = get_local_id(0); r < range; r += get_local_size(0)) {
-    uint total = PACKED ? (hist[r / 2] >> (16 * (r & 1))) & 0xFFFFu : column_total(hist, r);
+    uint total = (hist[r / FIELDS] >> (FIELD_BITS * (r % FIELDS))) & (FIELD_LIMIT - 1);
     if (total) add_count(counts, first + r, total);
   }
+#if HOT_ENTRIES
+  __local const uint* hot = hist + packed_words(range);
+  for (uint e = get_local_id(0); e < HOT_ENTRIES; e += get_local_size(0)) {
+    __local const uint* entry = hot + 3 * e;
+    if (!entry[0]) continue;
+    settle_wraps(counts + first, range, entry[0] - 1, entry[1]);
+    if (entry[2]) take(counts + first, range, entry[0] - 1, entry[2]);
+  }
+#endif
+#else
+  for (uint r = get_local_id(0); r < range; r += get_local_size(0)) {
+    uint total = column_total(hist, r);
+    if (total) add_count(counts, first + r, total);
+  }
+#endif
 #endif
 }
 

@@ -8,9 +8,11 @@
 // two up to 32) as histogram.fast.striped_kib allows, so the lanes of a warp hit their own
 // banks (on NVIDIA each add is one red.shared on a 32-bit address), one pass over every slot
 // without a row shift. Slots beyond local memory are split into ranges counted side by side by
-// sets of groups over the same input chunk (read once from memory, then from L2), in 16-bit
-// counters packed two to a word where 32-bit ones would need more than one range
-// (histogram.opencl.packed: half the ranges); past histogram.fast.max_passes ranges the kernel
+// sets of groups over the same input chunk (read once from memory, then from L2), in packed
+// counters where 32-bit ones would need more than one range (histogram.opencl.packed): fields of
+// 16, 8, 5 or 4 bits, the widest that needs the fewest ranges, so 65536 slots fit one range of
+// 5-bit fields in 48 KiB (each range re-places every value); past histogram.fast.max_passes
+// ranges the kernel
 // counts straight into global memory, where a cheap test per 16-byte vector sends skewed data
 // through runs of equal slots kept in registers (one atomic per run). In local memory the runs
 // are off by default (histogram.fast.runs_below_columns): OpenCL 1.2 has no warp vote, so each
@@ -87,14 +89,42 @@ std::vector<std::uint32_t> merge_table(const HistogramProblem& p) {
 
 // How `fast` lays out its local histogram: counted indices (256 values for uint8, else the
 // slots), lane-striped columns, slot ranges counted side by side ("passes") when the slots
-// exceed local memory — in 16-bit packed counters when 32-bit ones would need more than one
-// range — or global counting past max_passes ranges.
+// exceed local memory — in packed counters when 32-bit ones would need more than one range —
+// or global counting past max_passes ranges.
 struct FastLayout {
   bool count_values = false;  // uint8: count per value, map values to slots at the flush
   std::uint32_t columns = 1, passes = 1, range = 0;
-  bool packed = false, global = false, runs = true;
+  std::uint32_t field_bits = 0;   // packed counters' width (16, 8, 5 or 4); 0: 32-bit striped
+  std::uint32_t hot_entries = 0;  // the packed rows' hot-row table (narrow fields)
+  bool global = false, runs = true;
   std::size_t local_bytes = 0;
 };
+
+// The packed layout for `counted` rows in `room` bytes: the fewest ranges, and among layouts
+// with as few the widest field (it wraps least often). 16-bit fields have no hot-row table
+// (a row wraps once per 65536 adds); the narrower ones keep `hot_entries` entries of 12 bytes.
+// `only` > 0 takes fields of that width alone (16, 8, 5 or 4).
+void pick_fields(FastLayout& f, std::uint64_t counted, std::uint64_t room, int only,
+                 std::uint32_t hot_entries) {
+  auto passes_for = [&](std::uint64_t rows) {
+    return static_cast<std::uint32_t>((counted + rows - 1) / rows);
+  };
+  f.passes = 0;
+  for (std::uint32_t bits : {16u, 8u, 5u, 4u}) {
+    if (only > 0 && int(bits) != only) continue;
+    const std::uint64_t hot = bits < 16 ? std::uint64_t{hot_entries} : 0;
+    if (room < hot * 12 + 4) continue;
+    // 16-bit: an odd number of rows, so a range's words fill the room.
+    const std::uint64_t rows =
+        bits == 16 ? room / 2 - 1 : (room - hot * 12) / 4 * (32 / bits);
+    const std::uint32_t passes = passes_for(rows);
+    if (f.passes == 0 || passes < f.passes) {
+      f.passes = passes;
+      f.field_bits = bits;
+      f.hot_entries = static_cast<std::uint32_t>(hot);
+    }
+  }
+}
 
 FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info) {
   FastLayout f;
@@ -116,25 +146,26 @@ FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info) {
   } else {
     // A range's rows: 32-bit counters, or 16-bit ones two to a word (an odd number of rows, so
     // its words fill the room).
-    auto passes_for = [&](std::uint64_t rows) {
-      return static_cast<std::uint32_t>((counted + rows - 1) / rows);
-    };
-    f.passes = passes_for(room / 4);
+    f.passes = static_cast<std::uint32_t>((counted + room / 4 - 1) / (room / 4));
     // Packed ranges by default where groups run side by side (GPUs); a CPU driver runs them one
     // after another, so ranges re-read the input and global counting is faster there (PoCL,
     // float32 at 65536 bins: 3 packed ranges 47.7 ms, global 9.5 ms per 2^21 values).
-    f.packed = tuning(info, "histogram.opencl.packed", info.independent_groups ? 1 : 0) != 0;
-    if (f.packed) f.passes = passes_for(room / 2 - 1);
+    if (tuning(info, "histogram.opencl.packed", info.independent_groups ? 1 : 0) != 0)
+      pick_fields(f, counted, room, tuning(info, "histogram.opencl.field_bits", 0),
+                  static_cast<std::uint32_t>(
+                      std::max(tuning(info, "histogram.opencl.hot_entries", 256), 0)));
     f.range = static_cast<std::uint32_t>((counted + f.passes - 1) / f.passes);
     f.global = f.passes > static_cast<std::uint32_t>(tuning(info, "histogram.fast.max_passes", 4));
-    f.packed = f.packed && !f.global;
+    if (f.global) f.field_bits = f.hot_entries = 0;
   }
   // Register runs for skewed data (a test per vector decides), always in global counting.
   f.runs = f.global || int(f.columns) < tuning(info, "histogram.fast.runs_below_columns", 0);
-  f.local_bytes = f.global   ? 0
-                  : f.packed ? (std::size_t{f.range} + 1) / 2 * 4
-                             : std::size_t{f.range} * f.columns * 4 +
-                                   (f.count_values ? std::size_t{merge_bytes} : 0);
+  f.local_bytes = f.global ? 0
+                  : f.field_bits
+                      ? (std::size_t{f.range} + 32 / f.field_bits - 1) / (32 / f.field_bits) * 4 +
+                            std::size_t{f.hot_entries} * 12
+                      : std::size_t{f.range} * f.columns * 4 +
+                            (f.count_values ? std::size_t{merge_bytes} : 0);
   return f;
 }
 
@@ -193,7 +224,8 @@ class OpenclHistogram final : public HistogramKernel {
         options += " -DCOLUMNS=" + std::to_string(layout_.columns) +
                    " -DRUNS=" + (layout_.runs ? "1" : "0") +
                    " -DWHOLE=" + (layout_.passes == 1 ? "1" : "0") +
-                   " -DPACKED=" + (layout_.packed ? "1" : "0") +
+                   " -DFIELD_BITS=" + std::to_string(layout_.field_bits) +
+                   " -DHOT_ENTRIES=" + std::to_string(layout_.hot_entries) +
                    " -DCOUNT_VALUES=" + (layout_.count_values ? "1" : "0") + " -DUNROLL=" +
                    std::to_string(std::clamp(tuning(info, "histogram.fast.vectors", 8), 1, 8));
         if (info.vendor.find("NVIDIA") != std::string::npos &&
@@ -359,12 +391,14 @@ std::vector<HistogramVariant> opencl_histogram_variants() {
             "16-byte vector loads, several in flight per work-item; uint8 counted per value "
             "(mapped to slots at the flush); float32 placed by an exact float rule (float64 "
             "edges near an edge); one lane-striped local histogram per group (up to 32 columns, "
-            "one bank per lane); red.shared on 32-bit addresses on NVIDIA; slot ranges beyond "
-            "local memory in 16-bit packed counters, counted side by side by groups sharing an "
-            "input chunk through L2; global atomics with register runs of equal slots past "
-            "histogram.fast.max_passes ranges",
+            "one bank per lane); red.shared on 32-bit addresses on NVIDIA; slots beyond "
+            "32-bit counters in local memory in packed 16/8/5/4-bit counters (the widest in the "
+            "fewest ranges; carries to the global counts, hot rows' carries in a local table), "
+            "ranges counted side by side by groups sharing an input chunk through L2; global "
+            "atomics with register runs of equal slots past histogram.fast.max_passes ranges",
             "group=1024 groups/CU=8 (2 counting globally) vectors=8 striped<=96KiB columns<=32 "
-            "runs_below_columns=0 (global counting only) packed max_passes=4",
+            "runs_below_columns=0 (global counting only) packed fields>=4 bits hot_entries=256 "
+            "max_passes=4",
             "no warp aggregation (OpenCL 1.2 has no warp vote); int32/float64 input, explicit "
             "edges and float32 ranges beyond the float rule's bound need cl_khr_fp64"),
        supports_fast, make<Strategy::fast>},

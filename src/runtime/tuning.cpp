@@ -178,12 +178,14 @@ const std::vector<Entry>& table() {
   return entries;
 }
 
-// A value for `key` from PARPAT_TUNING ("key=value,key=value"), for measuring other settings
-// without a rebuild. Returns false when the variable does not name the key.
+// A value for `key` from PARPAT_TUNING ("key=value,key=value"; where a key comes twice, the
+// later value), for measuring other settings without a rebuild. Returns false when the
+// variable does not name the key.
 bool tuning_override(const std::string& key, int& value) {
   const char* env = std::getenv("PARPAT_TUNING");
   if (!env) return false;
   std::string all = env;
+  bool found = false;
   std::size_t begin = 0;
   while (begin <= all.size()) {
     std::size_t end = all.find(',', begin);
@@ -195,12 +197,12 @@ bool tuning_override(const std::string& key, int& value) {
       long parsed = std::strtol(item.c_str() + eq + 1, &rest, 10);
       if (rest && *rest == '\0' && rest != item.c_str() + eq + 1) {
         value = int(parsed);
-        return true;
+        found = true;
       }
     }
     begin = end + 1;
   }
-  return false;
+  return found;
 }
 
 }  // namespace
