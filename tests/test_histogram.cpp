@@ -658,9 +658,9 @@ TEST(HistogramOpenclWithout64BitAtomics, CarriesIntoTheHighWord) {
       const char* kernel;
       const char* options;  // besides the dtype, the rule and INT64_ATOMICS=0
       bool count_values;
-      std::size_t columns;     // fast_local: the COLUMNS it is built with (0: packed)
-      std::size_t field_bits;  // packed: FIELD_BITS
-      std::size_t hot_entries; // packed: HOT_ENTRIES
+      std::size_t columns;      // fast_local: the COLUMNS it is built with (0: packed)
+      std::size_t field_bits;   // packed: FIELD_BITS
+      std::size_t hot_entries;  // packed: HOT_ENTRIES
     };
     // fast_local runs one pass over every slot (WHOLE), in striped or packed counters (the
     // narrow fields wrap often on the hot value 7: through the hot-row table, or without one
@@ -763,12 +763,12 @@ TEST(HistogramOpenclFast, PackedCountersCarryExactly) {
   for (const char* fields : {"field_bits=16", "field_bits=8", "field_bits=5", "field_bits=4",
                              "field_bits=5,histogram.opencl.hot_entries=2",
                              "field_bits=4,histogram.opencl.hot_entries=0"}) {
-    const std::string setting =
-        std::string("histogram.fast.striped_kib=1,histogram.fast.max_passes=40,"
-                    "histogram.opencl.packed=1,histogram.opencl.hot_entries=32,"
-                    "histogram.fast.groups_per_cu=1,histogram.fast.block=256,"
-                    "histogram.opencl.") +
-        fields;
+    const std::string setting = std::string(
+                                    "histogram.fast.striped_kib=1,histogram.fast.max_passes=40,"
+                                    "histogram.opencl.packed=1,histogram.opencl.hot_entries=32,"
+                                    "histogram.fast.groups_per_cu=1,histogram.fast.block=256,"
+                                    "histogram.opencl.") +
+                                fields;
     setenv("PARPAT_TUNING", setting.c_str(), 1);
     for (const auto& d : devices()) {
       if (d.backend() != Backend::opencl) continue;

@@ -624,9 +624,10 @@ uint column_total(__local const uint* hist, uint row) {
 }
 
 // Counts into one local histogram per group, striped or packed, then adds each row (and the
-// packed rows' hot-row table) to the 64-bit counts. Slots beyond local memory are split into `passes` ranges of `span` slots
-// counted side by side: group g counts range g % passes over chunk g / passes of the input (the
-// host launches a multiple of `passes` groups), so the groups of one chunk run together and all
+// packed rows' hot-row table) to the 64-bit counts. Slots beyond local memory are split into
+// `passes` ranges of `span` slots counted side by side: group g counts range g % passes over
+// chunk g / passes of the input (the host launches a multiple of `passes` groups), so the
+// groups of one chunk run together and all
 // but the first read it from L2, and count only the values of their range (a skipped atomic
 // per other value; WHOLE: one range of every slot, nothing to skip). For COUNT_VALUES (uint8,
 // always WHOLE) `hist` holds 256 more counters where values are merged into slots: table[v] is

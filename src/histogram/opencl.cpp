@@ -118,8 +118,7 @@ void pick_fields(FastLayout& f, std::uint64_t counted, std::uint64_t room, int o
     const std::uint64_t hot = bits < 16 ? std::uint64_t{hot_entries} : 0;
     if (room < hot * 12 + 4) continue;
     // 16-bit: an odd number of rows, so a range's words fill the room.
-    const std::uint64_t rows =
-        bits == 16 ? room / 2 - 1 : (room - hot * 12) / 4 * (32 / bits);
+    const std::uint64_t rows = bits == 16 ? room / 2 - 1 : (room - hot * 12) / 4 * (32 / bits);
     const std::uint32_t passes = passes_for(rows);
     if (f.passes == 0 || passes < f.passes) {
       f.passes = passes;
@@ -163,12 +162,12 @@ FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info) {
   }
   // Register runs for skewed data (a test per vector decides), always in global counting.
   f.runs = f.global || int(f.columns) < tuning(info, "histogram.fast.runs_below_columns", 0);
-  f.local_bytes = f.global ? 0
-                  : f.field_bits
-                      ? (std::size_t{f.range} + 32 / f.field_bits - 1) / (32 / f.field_bits) * 4 +
-                            std::size_t{f.hot_entries} * 12
-                      : std::size_t{f.range} * f.columns * 4 +
-                            (f.count_values ? std::size_t{merge_bytes} : 0);
+  f.local_bytes =
+      f.global ? 0
+      : f.field_bits
+          ? (std::size_t{f.range} + 32 / f.field_bits - 1) / (32 / f.field_bits) * 4 +
+                std::size_t{f.hot_entries} * 12
+          : std::size_t{f.range} * f.columns * 4 + (f.count_values ? std::size_t{merge_bytes} : 0);
   return f;
 }
 
