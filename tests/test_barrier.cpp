@@ -204,26 +204,6 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(BarrierTest);
 // Every alternative that PARPAT_TUNING can select for `flip` and `hierarchical` on CUDA (they are
 // swept for speed on the GPU, so each must be right): the stencil at 1024- and 32-item groups
 // and a stress test, under each setting in turn.
-class ScopedTuning {
- public:
-  explicit ScopedTuning(const std::string& value) {
-    const char* old = std::getenv("PARPAT_TUNING");
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    setenv("PARPAT_TUNING", value.c_str(), 1);
-  }
-  ~ScopedTuning() {
-    if (had_)
-      setenv("PARPAT_TUNING", old_.c_str(), 1);
-    else
-      unsetenv("PARPAT_TUNING");
-  }
-
- private:
-  bool had_ = false;
-  std::string old_;
-};
-
 TEST(BarrierTuning, EveryCudaKnobSettingIsCorrect) {
   const std::vector<std::pair<std::string, std::string>> settings = {
       {"flip", "barrier.flip.red_arrivals_max=0"},

@@ -558,12 +558,10 @@ TEST(HistogramCudaRaw, MatchesTheReference) {
 void check_under_tunings(Backend backend, const char* variant,
                          const std::vector<const char*>& settings) {
   std::mt19937_64 rng(run_seed() + 11);
-  const char* saved = std::getenv("PARPAT_TUNING");
-  const std::string previous = saved ? saved : "";
   for (const auto& d : devices()) {
     if (d.backend() != backend) continue;
     for (const char* setting : settings) {
-      setenv("PARPAT_TUNING", setting, 1);
+      ScopedTuning tuning(setting);
       for (DType t : {DType::uint8, DType::uint16, DType::float32})
         for (std::int64_t bins : {7, 1000, 20000}) {
           const auto range = range_for(t);
@@ -583,33 +581,20 @@ void check_under_tunings(Backend backend, const char* variant,
         }
     }
   }
-  if (saved) {
-    setenv("PARPAT_TUNING", previous.c_str(), 1);
-  } else {
-    unsetenv("PARPAT_TUNING");
-  }
 }
 
 // PARPAT_TUNING overrides the tuning table key by key, and where it names a key twice the later
 // value counts (the layout tests below extend a shared setting that way).
 TEST(Tuning, TheEnvironmentOverridesTheTableAndTheLaterValueWins) {
-  const char* saved = std::getenv("PARPAT_TUNING");
-  const std::string previous = saved ? saved : "";
   DeviceInfo info;
   info.backend = Backend::opencl;
   info.name = "some device";
-  setenv("PARPAT_TUNING",
-         "histogram.opencl.hot_entries=64,histogram.fast.block=96,histogram.opencl.hot_entries=2",
-         1);
+  ScopedTuning tuning(
+      "histogram.opencl.hot_entries=64,histogram.fast.block=96,histogram.opencl.hot_entries=2");
   EXPECT_EQ(detail::tuning(info, "histogram.opencl.hot_entries", 256), 2);
   EXPECT_EQ(detail::tuning(info, "histogram.fast.block", 0), 96);
   EXPECT_EQ(detail::tuning(info, "histogram.fast.max_passes", 0), 4);
   EXPECT_EQ(detail::tuning(info, "no.such.key", 7), 7);
-  if (saved) {
-    setenv("PARPAT_TUNING", previous.c_str(), 1);
-  } else {
-    unsetenv("PARPAT_TUNING");
-  }
 }
 
 // The CPU's private counters are 32-bit: a section never holds 2^31 values, so inputs beyond
@@ -741,8 +726,6 @@ TEST(HistogramOpenclFast, EveryLayoutMatchesTheReference) {
 // and 5-bit fields in two ranges, 4-bit fields in one; with a table of 2 entries most hot rows
 // find theirs taken and carry straight to the global counts, and with none all of them do.
 TEST(HistogramOpenclFast, PackedCountersCarryExactly) {
-  const char* saved = std::getenv("PARPAT_TUNING");
-  const std::string previous = saved ? saved : "";
   std::mt19937_64 rng(run_seed() + 13);
   const double hot[] = {500.5, 501.5, 502.5,  503.5,
                         250.0, -1.0,  2000.0, std::numeric_limits<double>::quiet_NaN()};
@@ -769,7 +752,7 @@ TEST(HistogramOpenclFast, PackedCountersCarryExactly) {
                                     "histogram.fast.groups_per_cu=1,histogram.fast.block=256,"
                                     "histogram.opencl.") +
                                 fields;
-    setenv("PARPAT_TUNING", setting.c_str(), 1);
+    ScopedTuning tuning(setting);
     for (const auto& d : devices()) {
       if (d.backend() != Backend::opencl) continue;
       Array in = Array::from_host(d, DType::float32, {n}, values.data());
@@ -777,11 +760,6 @@ TEST(HistogramOpenclFast, PackedCountersCarryExactly) {
       r.counts.insert(r.counts.end(), {r.underflow, r.overflow, r.nan});
       EXPECT_EQ(r.counts, expected) << setting << ", seed " << run_seed();
     }
-  }
-  if (saved) {
-    setenv("PARPAT_TUNING", previous.c_str(), 1);
-  } else {
-    unsetenv("PARPAT_TUNING");
   }
 }
 #endif

@@ -324,11 +324,9 @@ TEST_P(ReduceTest, FastSmallInputShapesUnderOtherTunings) {
     settings.push_back("reduce.fast.cluster_size=2,reduce.fast.cluster_bytes=16777216");
     settings.push_back("reduce.fast.cluster_size=4,reduce.fast.overlap_launch=0");
   }
-  const char* before = std::getenv("PARPAT_TUNING");
-  std::string saved = before ? before : "";
   std::mt19937_64 rng(run_seed() + 7);
   for (const char* setting : settings) {
-    setenv("PARPAT_TUNING", setting, 1);
+    ScopedTuning tuning(setting);
     for (DType t : {DType::float32, DType::float64, DType::int32})
       for (ReduceOp op : {ReduceOp::sum, ReduceOp::min, ReduceOp::argmax})
         for (std::int64_t n : {std::int64_t{33}, std::int64_t{1025}, std::int64_t{4099},
@@ -339,10 +337,6 @@ TEST_P(ReduceTest, FastSmallInputShapesUnderOtherTunings) {
         }
     if (HasFailure()) break;
   }
-  if (before)
-    setenv("PARPAT_TUNING", saved.c_str(), 1);
-  else
-    unsetenv("PARPAT_TUNING");
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVariants, ReduceTest, ::testing::ValuesIn(targets()), target_name);

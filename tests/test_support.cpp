@@ -147,4 +147,18 @@ std::string run_python(const std::string& code) {
   return output;
 }
 
+ScopedTuning::ScopedTuning(const std::string& value) {
+  const char* old = std::getenv("PARPAT_TUNING");
+  had_ = old != nullptr;
+  if (had_) old_ = old;
+  setenv("PARPAT_TUNING", value.c_str(), 1);
+}
+
+ScopedTuning::~ScopedTuning() {
+  if (had_)
+    setenv("PARPAT_TUNING", old_.c_str(), 1);
+  else
+    unsetenv("PARPAT_TUNING");
+}
+
 }  // namespace parpat::test

@@ -45,4 +45,17 @@ bool python_numpy_available();
 // Runs `python3 -c code` and returns its stdout (trimmed).
 std::string run_python(const std::string& code);
 
+// Sets PARPAT_TUNING for its lifetime and then puts back what was there (or its absence).
+class ScopedTuning {
+ public:
+  explicit ScopedTuning(const std::string& value);
+  ~ScopedTuning();
+  ScopedTuning(const ScopedTuning&) = delete;
+  ScopedTuning& operator=(const ScopedTuning&) = delete;
+
+ private:
+  bool had_ = false;
+  std::string old_;
+};
+
 }  // namespace parpat::test

@@ -82,6 +82,10 @@ const std::vector<Entry>& table() {
       {Backend::opencl, "", "reduce.atomic.block", 256},
       {Backend::opencl, "", "reduce.atomic.blocks_per_cu", 8},
       {Backend::cpu, "", "reduce.parallel.chunk", 1 << 16},
+      // The CPU pool: one thread per hardware thread (threads 0), idle threads polling 100 µs
+      // for the next call before they sleep.
+      {Backend::cpu, "", "cpu.pool.threads", 0},
+      {Backend::cpu, "", "cpu.pool.spin_us", 100},
       // Histogram: classic variants in blocks of 256; CUDA `fast` in blocks of 1024 with a
       // lane-striped shared histogram of up to 64 KiB (fewer threads where a kernel's registers
       // allow fewer), 16-bit packed counters when 32-bit ones would need more than one pass, at

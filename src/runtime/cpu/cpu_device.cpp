@@ -1,13 +1,17 @@
 #include "runtime/cpu/cpu_device.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "runtime/backends.hpp"
+#include "runtime/tuning.hpp"
 
 namespace parpat::detail {
 
@@ -23,6 +27,49 @@ std::string cpu_model_name() {
     }
   }
   return "host CPU";
+}
+
+// The pool's round word: generation (24 bits), next unclaimed index (20), task count (20).
+constexpr int kCountBits = 20;
+constexpr std::uint64_t kFieldMask = (std::uint64_t{1} << kCountBits) - 1;
+constexpr std::uint64_t kNextOne = std::uint64_t{1} << kCountBits;
+constexpr std::uint32_t kGenerationMask = (1u << 24) - 1;
+constexpr std::int64_t kMaxRound = static_cast<std::int64_t>(kFieldMask);  // tasks per round
+
+std::uint64_t work_word(std::uint32_t generation, std::uint64_t next, std::uint64_t count) {
+  return (std::uint64_t{generation} << (2 * kCountBits)) | (next << kCountBits) | count;
+}
+std::uint32_t generation_of(std::uint64_t w) {
+  return static_cast<std::uint32_t>(w >> (2 * kCountBits));
+}
+std::uint64_t next_of(std::uint64_t w) {
+  return (w >> kCountBits) & kFieldMask;
+}
+std::uint64_t count_of(std::uint64_t w) {
+  return w & kFieldMask;
+}
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Polls done() until it holds (true) or `limit` has passed (false), yielding the core now and
+// then so that on a busy machine the thread being waited for still gets to run.
+template <class Done>
+bool spin_until(Done done, std::chrono::nanoseconds limit) {
+  auto start = std::chrono::steady_clock::now();
+  for (unsigned polls = 1;; ++polls) {
+    if (done()) return true;
+    cpu_relax();
+    if (polls % 64 == 0) {
+      if (std::chrono::steady_clock::now() - start > limit) return done();
+      if (polls % 1024 == 0) std::this_thread::yield();
+    }
+  }
 }
 
 double now_ms() {
@@ -49,16 +96,17 @@ DeviceInfo cpu_info() {
 
 }  // namespace
 
-CpuDevice::CpuDevice() : info_(cpu_info()) {
-  for (int i = 1; i < info_.compute_units; ++i)
+CpuDevice::CpuDevice()
+    : info_(cpu_info()),
+      spin_(std::chrono::microseconds(std::max(0, tuning(info_, "cpu.pool.spin_us", 100)))) {
+  int threads = tuning(info_, "cpu.pool.threads", 0);
+  for (int i = 1; i < (threads > 0 ? threads : info_.compute_units); ++i)
     workers_.emplace_back([this] { worker_loop(); });
 }
 
 CpuDevice::~CpuDevice() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
-  }
+  stop_.store(true);
+  { std::lock_guard<std::mutex> lock(sleep_mutex_); }
   wake_.notify_all();
   for (auto& w : workers_)
     w.join();
@@ -90,6 +138,18 @@ double CpuDevice::timer_stop_ms() {
   return now_ms() - start_ms_;
 }
 
+// The pool. A call publishes a round in one word (generation, next index, count); every thread,
+// the caller's included, claims indices with a compare-and-swap on that word and runs them, and
+// the caller returns once the round's finished count reaches its task count. Idle threads poll
+// for spin_ before they sleep, and the caller polls as long for the last tasks, so that a run of
+// short calls (a benchmark loop, a barrier's phases) never waits for a thread to wake up.
+//
+// A claim that succeeds saw the word of its own round with that index still unclaimed, so the
+// round cannot have ended: the task and first index it reads next are its round's (the caller
+// writes the next round's only after every index of this one has finished). A worker that
+// sleeps announces it in sleepers_ before its last look at the word, and the caller reads
+// sleepers_ after publishing, so one of the two sees the other; done_ and caller_sleeps_ work
+// the same way the other round.
 void CpuDevice::parallel_for(std::int64_t tasks, const std::function<void(std::int64_t)>& task) {
   if (tasks <= 0) return;
   if (tasks == 1 || workers_.empty()) {
@@ -97,39 +157,70 @@ void CpuDevice::parallel_for(std::int64_t tasks, const std::function<void(std::i
       task(i);
     return;
   }
-  std::unique_lock<std::mutex> lock(mutex_);
-  task_ = &task;
-  tasks_ = tasks;
-  next_ = 0;
-  finished_ = 0;
-  ++generation_;
-  wake_.notify_all();
-  while (next_ < tasks_) {
-    std::int64_t i = next_++;
-    lock.unlock();
-    task(i);
-    lock.lock();
-    ++finished_;
+  std::lock_guard<std::mutex> turn(submit_);
+  task_.store(&task, std::memory_order_relaxed);
+  for (std::int64_t first = 0; first < tasks; first += kMaxRound)
+    run_round(first, std::min(kMaxRound, tasks - first));
+  if (failure_) std::rethrow_exception(std::exchange(failure_, nullptr));
+}
+
+void CpuDevice::run_round(std::int64_t first, std::int64_t count) {
+  first_.store(first, std::memory_order_relaxed);
+  finished_.store(0, std::memory_order_relaxed);
+  generation_ = (generation_ + 1) & kGenerationMask;
+  work_.store(work_word(generation_, 0, static_cast<std::uint64_t>(count)));
+  if (sleepers_.load() > 0) {
+    { std::lock_guard<std::mutex> lock(sleep_mutex_); }
+    wake_.notify_all();
   }
-  done_.wait(lock, [this] { return finished_ == tasks_; });
-  task_ = nullptr;
+  claim_and_run();
+  wait_until_finished(count);
+}
+
+void CpuDevice::claim_and_run() {
+  std::uint64_t w = work_.load(std::memory_order_acquire);
+  for (;;) {
+    std::uint64_t next = next_of(w), count = count_of(w);
+    if (next >= count) return;
+    if (!work_.compare_exchange_weak(w, w + kNextOne, std::memory_order_acq_rel,
+                                     std::memory_order_acquire))
+      continue;
+    const auto* task = task_.load(std::memory_order_relaxed);
+    try {
+      (*task)(first_.load(std::memory_order_relaxed) + static_cast<std::int64_t>(next));
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(sleep_mutex_);
+      if (!failure_) failure_ = std::current_exception();
+    }
+    if (finished_.fetch_add(1) + 1 == static_cast<std::int64_t>(count) && caller_sleeps_.load()) {
+      { std::lock_guard<std::mutex> lock(sleep_mutex_); }
+      done_.notify_all();
+    }
+    w = work_.load(std::memory_order_acquire);
+  }
+}
+
+void CpuDevice::wait_until_finished(std::int64_t count) {
+  if (spin_until([&] { return finished_.load(std::memory_order_acquire) == count; }, spin_)) return;
+  std::unique_lock<std::mutex> lock(sleep_mutex_);
+  caller_sleeps_.store(true);
+  done_.wait(lock, [&] { return finished_.load() == count; });
+  caller_sleeps_.store(false, std::memory_order_relaxed);
 }
 
 void CpuDevice::worker_loop() {
-  std::uint64_t seen = 0;
-  std::unique_lock<std::mutex> lock(mutex_);
+  std::uint32_t seen = 0;
+  auto news = [&] { return stop_.load() || generation_of(work_.load()) != seen; };
   for (;;) {
-    wake_.wait(lock, [&] { return stop_ || (generation_ != seen && task_ && next_ < tasks_); });
-    if (stop_) return;
-    seen = generation_;
-    while (task_ && next_ < tasks_) {
-      std::int64_t i = next_++;
-      const auto* task = task_;
-      lock.unlock();
-      (*task)(i);
-      lock.lock();
-      if (++finished_ == tasks_) done_.notify_all();
+    if (!spin_until(news, spin_)) {
+      std::unique_lock<std::mutex> lock(sleep_mutex_);
+      sleepers_.fetch_add(1);
+      wake_.wait(lock, news);
+      sleepers_.fetch_sub(1, std::memory_order_relaxed);
     }
+    if (stop_.load()) return;
+    seen = generation_of(work_.load(std::memory_order_acquire));
+    claim_and_run();
   }
 }
 

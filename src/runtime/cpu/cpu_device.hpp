@@ -1,8 +1,11 @@
 // The CPU backend: host memory, a persistent pool of worker threads, wall-clock timing.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -28,20 +31,35 @@ class CpuDevice final : public DeviceImpl {
 
   int threads() const { return static_cast<int>(workers_.size()) + 1; }
   // Runs task(i) for i in [0, tasks) on all threads (the caller's included) and returns when
-  // every task is done. Tasks are handed out in order, one at a time.
+  // every task is done. Tasks are handed out in order, one at a time. Calls from several threads
+  // take turns; a task must not call parallel_for.
   void parallel_for(std::int64_t tasks, const std::function<void(std::int64_t)>& task);
 
  private:
+  void run_round(std::int64_t first, std::int64_t count);
+  void claim_and_run();
+  void wait_until_finished(std::int64_t count);
   void worker_loop();
 
   DeviceInfo info_;
   std::vector<std::thread> workers_;
-  std::mutex mutex_;
+  std::chrono::nanoseconds spin_;  // how long an idle thread polls before it sleeps
+  std::mutex submit_;              // one parallel_for at a time
+  // The round being handed out: generation, next unclaimed index and task count in one word, so
+  // that a claim is one compare-and-swap that fails for any other round (see claim_and_run).
+  std::atomic<std::uint64_t> work_{0};
+  std::uint32_t generation_ = 0;  // the caller's copy of the last round's generation
+  std::atomic<const std::function<void(std::int64_t)>*> task_{nullptr};
+  std::atomic<std::int64_t> first_{0};     // task index of the round's index 0
+  std::atomic<std::int64_t> finished_{0};  // tasks of the round done
+  // Sleeping: workers wait on wake_, the caller on done_, each after announcing it, so that the
+  // other side notifies only when someone sleeps.
+  std::mutex sleep_mutex_;
   std::condition_variable wake_, done_;
-  const std::function<void(std::int64_t)>* task_ = nullptr;
-  std::int64_t tasks_ = 0, next_ = 0, finished_ = 0;
-  std::uint64_t generation_ = 0;
-  bool stop_ = false;
+  std::atomic<int> sleepers_{0};
+  std::atomic<bool> caller_sleeps_{false};
+  std::atomic<bool> stop_{false};
+  std::exception_ptr failure_;  // the first exception a task threw this call (sleep_mutex_)
   double start_ms_ = 0;
 };
 
