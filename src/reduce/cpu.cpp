@@ -1,8 +1,8 @@
-// CPU reduce variants. `serial` is the reference itself. `parallel` cuts the input into
-// fixed-size chunks that the thread pool takes in order and combines the chunk results in chunk
-// order, so the result is deterministic. A chunk folds in vector lanes (simd.hpp: AVX2 where the
-// processor has it) for sum, min, max, argmin and argmax of the 4- and 8-byte types, and in eight
-// scalar accumulators otherwise (uint8, prod).
+// CPU reduce variants. `serial` is the reference itself. `parallel` cuts the input into chunks
+// whose size depends on the input's size alone (chunk_elements) and that the thread pool takes in
+// order, and combines the chunk results in chunk order, so the result is deterministic. A chunk
+// folds in vector lanes (simd.hpp: AVX2 where the processor has it) for sum, min, max, argmin and
+// argmax of the 4- and 8-byte types, and in eight scalar accumulators otherwise (uint8, prod).
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
@@ -314,6 +314,21 @@ void fold_columns_baseline(const T* x, std::int64_t row_stride, std::int64_t fir
   fold_columns<Op>(x, row_stride, first, last, cols, acc, scratch);
 }
 
+// The elements of one task of `parallel` over n elements: a power of two that spreads the input
+// over reduce.parallel.tasks tasks, within [reduce.parallel.min_chunk, reduce.parallel.chunk].
+// Mid-sized inputs then run on several cores (a hand-out costs well under a microsecond while
+// the pool's threads poll), while large ones keep chunks long enough for the lanes to stream.
+std::int64_t chunk_elements(const DeviceInfo& info, std::int64_t n) {
+  const std::int64_t most = std::max(1, tuning(info, "reduce.parallel.chunk", 1 << 16));
+  const std::int64_t least =
+      std::clamp<std::int64_t>(tuning(info, "reduce.parallel.min_chunk", 4096), 1, most);
+  const std::int64_t tasks = std::max(1, tuning(info, "reduce.parallel.tasks", 16));
+  std::int64_t chunk = 1;
+  while (chunk * tasks < n && chunk < most)
+    chunk *= 2;
+  return std::clamp(chunk, least, most);
+}
+
 template <class T, class Op>
 class ParallelKernel final : public ReduceKernel {
   using Acc = typename Op::Acc;
@@ -321,9 +336,7 @@ class ParallelKernel final : public ReduceKernel {
 
  public:
   ParallelKernel(const Device& d, const ReduceShape& s)
-      : cpu_(backend_cast<CpuDevice>(d)),
-        s_(s),
-        chunk_(tuning(d.info(), "reduce.parallel.chunk", 1 << 16)) {
+      : cpu_(backend_cast<CpuDevice>(d)), s_(s), chunk_(chunk_elements(d.info(), s.size())) {
     if (s_.axis == Axis::cols) {
       row_chunks_ = std::clamp<std::int64_t>(s_.rows / 64, 1, cpu_.threads() * 4);
       partials_.resize(static_cast<std::size_t>(row_chunks_ * s_.cols));
@@ -424,9 +437,9 @@ std::vector<ReduceVariant> cpu_reduce_variants() {
          return std::make_unique<SerialKernel>(s);
        }},
       {info("parallel",
-            "all cores over fixed chunks, vector lanes per chunk (AVX2 when present), chunks "
-            "combined in order",
-            "chunk=65536"),
+            "all cores over chunks sized by the input, vector lanes per chunk (AVX2 when "
+            "present), chunks combined in order",
+            "chunk=4096..65536, tasks=16"),
        supports_everything, make_parallel},
   };
 }

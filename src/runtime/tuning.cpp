@@ -81,7 +81,12 @@ const std::vector<Entry>& table() {
       {Backend::opencl, "", "reduce.gridstride.blocks_per_cu", 8},
       {Backend::opencl, "", "reduce.atomic.block", 256},
       {Backend::opencl, "", "reduce.atomic.blocks_per_cu", 8},
+      // CPU `parallel`: chunks of 4096 to 65536 elements, at least 16 of them where the input
+      // allows. Measured on a 16-core Xeon (float32 sum, µs): 2^16 in one chunk 21.1, in 16 of
+      // 4096 6.5; 2^24 in chunks of 4096 418, of 65536 307.
       {Backend::cpu, "", "reduce.parallel.chunk", 1 << 16},
+      {Backend::cpu, "", "reduce.parallel.min_chunk", 4096},
+      {Backend::cpu, "", "reduce.parallel.tasks", 16},
       // The CPU pool: one thread per hardware thread (threads 0), idle threads polling 100 µs
       // for the next call before they sleep.
       {Backend::cpu, "", "cpu.pool.threads", 0},
