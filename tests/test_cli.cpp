@@ -235,6 +235,20 @@ TEST(Cli, InfoAndListDescribeWhatIsBuilt) {
   expect_rejected("list teleport", "unknown pattern");
 }
 
+// `parpat info --measure` gives every device its two peaks and the floor of a short case: an
+// empty launch, and on CUDA also the same launch inside a graph.
+TEST(Cli, InfoMeasuresPeaksAndTheLaunchFloor) {
+  CliResult r = run_cli("info --measure --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (auto& d : json::parse(r.out)["devices"]) {
+    SCOPED_TRACE(d.dump());
+    EXPECT_GT(d["read_gbps"].get<double>(), 0);
+    EXPECT_GT(d["fma_gflops"].get<double>(), 0);
+    EXPECT_GT(d["launch_us"].get<double>(), 0);
+    EXPECT_EQ(d["graph_launch_us"].get<double>() > 0, d["backend"] == "cuda");
+  }
+}
+
 // `parpat bench` verifies every row it times and says how it timed it: where there are no
 // graphs (OpenCL, the CPU), short cases too are single launches.
 TEST(Cli, BenchVerifiesEveryRowAndNamesItsTiming) {

@@ -58,8 +58,8 @@ void add_bench_command(CLI::App& app) {
     if (patterns.empty()) patterns = {"reduce", "histogram", "pairwise", "barrier"};
     std::cerr << "parpat bench on " << device.label() << "\n";
     Peaks peaks = measure_peaks(device);
-    std::cerr << fmt::format("  measured peaks: read {:.1f} GB/s, FP32 FMA {:.1f} GFLOPS\n",
-                             peaks.read_gbps, peaks.fma_gflops);
+    std::cerr << fmt::format("  measured peaks: read {:.1f} GB/s, FP32 FMA {:.1f} GFLOPS, {}\n",
+                             peaks.read_gbps, peaks.fma_gflops, launch_floor(peaks));
     std::vector<bench::BenchRow> rows;
     for (const auto& p : patterns) {
       std::vector<bench::BenchRow> r;
@@ -80,18 +80,18 @@ void add_bench_command(CLI::App& app) {
     for (auto& r : rows)
       verified += r.verified;
     if (!o->json_out.empty()) {
-      nlohmann::json j = {{"device", device.info().name},
-                          {"backend", backend_name(device.backend())},
-                          {"read_gbps", peaks.read_gbps},
-                          {"fma_gflops", peaks.fma_gflops},
-                          {"rows", nlohmann::json::array()}};
+      nlohmann::json j = {
+          {"device", device.info().name},   {"backend", backend_name(device.backend())},
+          {"read_gbps", peaks.read_gbps},   {"fma_gflops", peaks.fma_gflops},
+          {"launch_us", peaks.launch_us},   {"graph_launch_us", peaks.graph_launch_us},
+          {"rows", nlohmann::json::array()}};
       for (auto& r : rows)
         j["rows"].push_back(bench::to_json(r));
       std::ofstream(o->json_out) << j.dump(1) << "\n";
     }
     std::cout << fmt::format(
-        "parpat bench on {} — read peak {:.1f} GB/s, FP32 FMA {:.1f} GFLOPS\n\n", device.label(),
-        peaks.read_gbps, peaks.fma_gflops);
+        "parpat bench on {} — read peak {:.1f} GB/s, FP32 FMA {:.1f} GFLOPS, {}\n\n",
+        device.label(), peaks.read_gbps, peaks.fma_gflops, launch_floor(peaks));
     // Pairwise rows are rates of arithmetic, not of bytes: they get their own table.
     std::vector<bench::BenchRow> pairwise_rows, other_rows;
     for (auto& r : rows)

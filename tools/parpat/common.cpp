@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include "commands.hpp"
@@ -36,6 +38,12 @@ nlohmann::json to_json(const Scalar& s) {
 
 nlohmann::json device_json(const Device& d) {
   return d.label();
+}
+
+std::string launch_floor(const Peaks& p) {
+  std::string out = fmt::format("empty launch {:.2f} µs", p.launch_us);
+  if (p.graph_launch_us > 0) out += fmt::format(" (in a graph {:.2f} µs)", p.graph_launch_us);
+  return out;
 }
 
 }  // namespace parpat::cli

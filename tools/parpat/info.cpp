@@ -49,8 +49,10 @@ void add_info_command(CLI::App& app) {
         Peaks p = measure_peaks(Device::open(d.backend, d.index));
         j["read_gbps"] = p.read_gbps;
         j["fma_gflops"] = p.fma_gflops;
-        line += fmt::format("\n    measured: read {:.1f} GB/s, FP32 FMA {:.1f} GFLOPS", p.read_gbps,
-                            p.fma_gflops);
+        j["launch_us"] = p.launch_us;
+        j["graph_launch_us"] = p.graph_launch_us;
+        line += fmt::format("\n    measured: read {:.1f} GB/s, FP32 FMA {:.1f} GFLOPS, {}",
+                            p.read_gbps, p.fma_gflops, launch_floor(p));
       }
       out.push_back(j);
       if (!opts->json) std::cout << line << "\n";

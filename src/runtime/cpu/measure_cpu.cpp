@@ -93,6 +93,15 @@ Peaks measure_cpu(const Device& device) {
   }
   const int lanes = 8 * (avx2 ? simd::kAvx2Bytes : simd::kBaselineBytes) / 4;
   p.fma_gflops = 2.0 * lanes * iters * cpu.threads() / (fastest(times) * 1e6);
+
+  times.clear();
+  for (int rep = 0; rep < 203; ++rep) {
+    cpu.timer_start();
+    cpu.parallel_for(cpu.threads(), [](std::int64_t) {});
+    double ms = cpu.timer_stop_ms();
+    if (rep >= 3) times.push_back(ms);
+  }
+  p.launch_us = median(times) * 1e3;
   return p;
 }
 

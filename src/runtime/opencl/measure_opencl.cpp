@@ -38,6 +38,16 @@ Peaks measure_opencl(const Device& device) {
     if (rep >= 2) times.push_back(ms);
   }
   p.fma_gflops = 2.0 * 8 * iters * groups * 256.0 / (median(times) * 1e6);
+
+  auto& empty = cl.kernel("measure.cl", parpat_cl_measure, "", "empty_probe");
+  times.clear();
+  for (int rep = 0; rep < 23; ++rep) {
+    cl.timer_start();
+    cl.launch(empty, 32, 32);
+    double ms = cl.timer_stop_ms();
+    if (rep >= 3) times.push_back(ms);
+  }
+  p.launch_us = median(times) * 1e3;
   return p;
 }
 
