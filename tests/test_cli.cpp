@@ -240,7 +240,8 @@ TEST(Cli, InfoAndListDescribeWhatIsBuilt) {
 TEST(Cli, InfoMeasuresPeaksAndTheLaunchFloor) {
   CliResult r = run_cli("info --measure --json");
   ASSERT_EQ(r.status, 0) << r.err;
-  for (auto& d : json::parse(r.out)["devices"]) {
+  const json info = json::parse(r.out);
+  for (const auto& d : info["devices"]) {
     SCOPED_TRACE(d.dump());
     EXPECT_GT(d["read_gbps"].get<double>(), 0);
     EXPECT_GT(d["fma_gflops"].get<double>(), 0);

@@ -29,24 +29,16 @@ std::string cpu_model_name() {
   return "host CPU";
 }
 
-// The pool's round word: generation (24 bits), next unclaimed index (20), task count (20).
-constexpr int kCountBits = 20;
-constexpr std::uint64_t kFieldMask = (std::uint64_t{1} << kCountBits) - 1;
-constexpr std::uint64_t kNextOne = std::uint64_t{1} << kCountBits;
-constexpr std::uint32_t kGenerationMask = (1u << 24) - 1;
-constexpr std::int64_t kMaxRound = static_cast<std::int64_t>(kFieldMask);  // tasks per round
+// The pool's work word: the next unclaimed index in the high half, the round's task count in
+// the low half. A claim is one fetch_add of kNextOne, which always succeeds.
+constexpr std::uint64_t kNextOne = std::uint64_t{1} << 32;
+constexpr std::int64_t kMaxRound = std::int64_t{1} << 20;  // tasks per round
 
-std::uint64_t work_word(std::uint32_t generation, std::uint64_t next, std::uint64_t count) {
-  return (std::uint64_t{generation} << (2 * kCountBits)) | (next << kCountBits) | count;
-}
-std::uint32_t generation_of(std::uint64_t w) {
-  return static_cast<std::uint32_t>(w >> (2 * kCountBits));
-}
 std::uint64_t next_of(std::uint64_t w) {
-  return (w >> kCountBits) & kFieldMask;
+  return w >> 32;
 }
 std::uint64_t count_of(std::uint64_t w) {
-  return w & kFieldMask;
+  return w & 0xffffffffu;
 }
 
 void cpu_relax() {
@@ -138,18 +130,21 @@ double CpuDevice::timer_stop_ms() {
   return now_ms() - start_ms_;
 }
 
-// The pool. A call publishes a round in one word (generation, next index, count); every thread,
-// the caller's included, claims indices with a compare-and-swap on that word and runs them, and
-// the caller returns once the round's finished count reaches its task count. Idle threads poll
-// for spin_ before they sleep, and the caller polls as long for the last tasks, so that a run of
-// short calls (a benchmark loop, a barrier's phases) never waits for a thread to wake up.
+// The pool. A call publishes a round: its task count in the work word (next index 0), then a
+// new round number. Every thread, the caller's included, claims indices by adding one to the
+// word's next index and runs them; the caller returns once the round's finished count reaches
+// its task count. Idle threads poll the round number for spin_ before they sleep, and the caller
+// polls as long for the last tasks, so a run of short calls (a benchmark loop, a barrier's
+// phases) never waits for a thread to wake up.
 //
-// A claim that succeeds saw the word of its own round with that index still unclaimed, so the
-// round cannot have ended: the task and first index it reads next are its round's (the caller
-// writes the next round's only after every index of this one has finished). A worker that
-// sleeps announces it in sleepers_ before its last look at the word, and the caller reads
-// sleepers_ after publishing, so one of the two sees the other; done_ and caller_sleeps_ work
-// the same way the other round.
+// A claim that returns an index below the word's count holds that index of the round whose
+// word it incremented, late arrivals from an earlier round included: that round cannot end
+// before the index finishes, and the caller writes the next round's task and first index only
+// after it ends, so the ones read after the claim are the claimed round's. A claim at or past
+// the count changes nothing that matters: each thread makes at most two per round, far below
+// the 2^32 − count the next index may grow. A worker that sleeps announces it in sleepers_
+// before its last look at the round number, and the caller reads sleepers_ after publishing,
+// so one of the two sees the other; done_ and caller_sleeps_ work the same way the other round.
 void CpuDevice::parallel_for(std::int64_t tasks, const std::function<void(std::int64_t)>& task) {
   if (tasks <= 0) return;
   if (tasks == 1 || workers_.empty()) {
@@ -167,8 +162,8 @@ void CpuDevice::parallel_for(std::int64_t tasks, const std::function<void(std::i
 void CpuDevice::run_round(std::int64_t first, std::int64_t count) {
   first_.store(first, std::memory_order_relaxed);
   finished_.store(0, std::memory_order_relaxed);
-  generation_ = (generation_ + 1) & kGenerationMask;
-  work_.store(work_word(generation_, 0, static_cast<std::uint64_t>(count)));
+  work_.store(static_cast<std::uint64_t>(count));
+  round_.store(++rounds_);
   if (sleepers_.load() > 0) {
     { std::lock_guard<std::mutex> lock(sleep_mutex_); }
     wake_.notify_all();
@@ -178,13 +173,10 @@ void CpuDevice::run_round(std::int64_t first, std::int64_t count) {
 }
 
 void CpuDevice::claim_and_run() {
-  std::uint64_t w = work_.load(std::memory_order_acquire);
   for (;;) {
-    std::uint64_t next = next_of(w), count = count_of(w);
+    const std::uint64_t w = work_.fetch_add(kNextOne, std::memory_order_acq_rel);
+    const std::uint64_t next = next_of(w), count = count_of(w);
     if (next >= count) return;
-    if (!work_.compare_exchange_weak(w, w + kNextOne, std::memory_order_acq_rel,
-                                     std::memory_order_acquire))
-      continue;
     const auto* task = task_.load(std::memory_order_relaxed);
     try {
       (*task)(first_.load(std::memory_order_relaxed) + static_cast<std::int64_t>(next));
@@ -196,7 +188,6 @@ void CpuDevice::claim_and_run() {
       { std::lock_guard<std::mutex> lock(sleep_mutex_); }
       done_.notify_all();
     }
-    w = work_.load(std::memory_order_acquire);
   }
 }
 
@@ -209,8 +200,8 @@ void CpuDevice::wait_until_finished(std::int64_t count) {
 }
 
 void CpuDevice::worker_loop() {
-  std::uint32_t seen = 0;
-  auto news = [&] { return stop_.load() || generation_of(work_.load()) != seen; };
+  std::uint64_t seen = 0;
+  auto news = [&] { return stop_.load() || round_.load() != seen; };
   for (;;) {
     if (!spin_until(news, spin_)) {
       std::unique_lock<std::mutex> lock(sleep_mutex_);
@@ -219,7 +210,7 @@ void CpuDevice::worker_loop() {
       sleepers_.fetch_sub(1, std::memory_order_relaxed);
     }
     if (stop_.load()) return;
-    seen = generation_of(work_.load(std::memory_order_acquire));
+    seen = round_.load(std::memory_order_acquire);
     claim_and_run();
   }
 }

@@ -45,13 +45,15 @@ class CpuDevice final : public DeviceImpl {
   std::vector<std::thread> workers_;
   std::chrono::nanoseconds spin_;  // how long an idle thread polls before it sleeps
   std::mutex submit_;              // one parallel_for at a time
-  // The round being handed out: generation, next unclaimed index and task count in one word, so
-  // that a claim is one compare-and-swap that fails for any other round (see claim_and_run).
-  std::atomic<std::uint64_t> work_{0};
-  std::uint32_t generation_ = 0;  // the caller's copy of the last round's generation
+  // The round being handed out: next unclaimed index and task count in one word (see
+  // claim_and_run), the round's number, and its finished tasks, each in its own cache line so
+  // that polls of the round number do not slow the claims.
+  alignas(64) std::atomic<std::uint64_t> work_{0};
+  alignas(64) std::atomic<std::uint64_t> round_{0};
+  alignas(64) std::atomic<std::int64_t> finished_{0};
+  std::uint64_t rounds_ = 0;  // the caller's count of rounds published
   std::atomic<const std::function<void(std::int64_t)>*> task_{nullptr};
-  std::atomic<std::int64_t> first_{0};     // task index of the round's index 0
-  std::atomic<std::int64_t> finished_{0};  // tasks of the round done
+  std::atomic<std::int64_t> first_{0};  // task index of the round's index 0
   // Sleeping: workers wait on wake_, the caller on done_, each after announcing it, so that the
   // other side notifies only when someone sleeps.
   std::mutex sleep_mutex_;
