@@ -163,7 +163,7 @@ void CpuDevice::run_round(std::int64_t first, std::int64_t count) {
   first_.store(first, std::memory_order_relaxed);
   finished_.store(0, std::memory_order_relaxed);
   work_.store(static_cast<std::uint64_t>(count));
-  round_.store(++rounds_);
+  round_.store(round_.load(std::memory_order_relaxed) + 1);  // only the caller writes it
   if (sleepers_.load() > 0) {
     { std::lock_guard<std::mutex> lock(sleep_mutex_); }
     wake_.notify_all();

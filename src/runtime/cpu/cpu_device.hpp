@@ -51,7 +51,6 @@ class CpuDevice final : public DeviceImpl {
   alignas(64) std::atomic<std::uint64_t> work_{0};
   alignas(64) std::atomic<std::uint64_t> round_{0};
   alignas(64) std::atomic<std::int64_t> finished_{0};
-  std::uint64_t rounds_ = 0;  // the caller's count of rounds published
   std::atomic<const std::function<void(std::int64_t)>*> task_{nullptr};
   std::atomic<std::int64_t> first_{0};  // task index of the round's index 0
   // Sleeping: workers wait on wake_, the caller on done_, each after announcing it, so that the
