@@ -4,7 +4,9 @@
 // expressions on the GPU backends; bad input through the library and the CLI.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <random>
@@ -97,10 +99,17 @@ class PairwiseTest : public ::testing::TestWithParam<Target> {
   }
 };
 
+// The shortcut both ways on the GPU backends: the library's reduce then a scale, and one launch
+// whose every block sums B itself (B up to 2^16 values here).
 TEST_P(PairwiseTest, ProductShortcutMatchesReference) {
   std::mt19937_64 rng(run_seed());
-  for (auto [x, y] : sizes())
-    check(x, y, {PairwiseKernel::product, 1.0, "", "", false, 0}, rng);
+  for (const char* max_y : {"0", "65536"}) {
+    ScopedTuning tuning(std::string("pairwise.shortcut.group_sum_max_y=") + max_y);
+    SCOPED_TRACE(std::string("group_sum_max_y=") + max_y);
+    for (auto [x, y] : sizes())
+      check(x, y, {PairwiseKernel::product, 1.0, "", "", false, 0}, rng);
+    check(3001, (1 << 16) - 3, {PairwiseKernel::product, 1.0, "", "", false, 0}, rng);
+  }
 }
 
 TEST_P(PairwiseTest, ProductBruteForceMatchesReference) {
@@ -171,6 +180,48 @@ TEST_P(PairwiseTest, PlanRunsAgainOnNewData) {
     Array wrong(t.device, DType::float32, {x + 1});
     Array bv(t.device, DType::float32, {y}), cv(t.device, DType::float32, {x});
     EXPECT_THROW(plan.run(wrong, bv, cv), Error) << "a plan runs only on its own extents";
+  }
+}
+
+// Deterministic: one plan run on B, on another B' and on B again gives the same bits for B
+// both times, into fresh outputs (a ticket left behind by one launch would have the next one
+// add slices before they are written, and B' leaves other values in them); and `fast` gives the
+// same bits whether the slices of B are added in the launch or by a second kernel. X is small
+// enough for `fast` to split B on every device.
+TEST_P(PairwiseTest, RepeatedRunsAreBitIdentical) {
+  const Target& t = GetParam();
+  std::mt19937_64 rng(run_seed() + 9);
+  const std::int64_t x = 1000, y = 3001;
+  auto a = uniform(x, rng);
+  Array av = Array::from_vector(t.device, a);
+  Array b = Array::from_vector(t.device, uniform(y, rng));
+  Array other_b = Array::from_vector(t.device, uniform(y, rng));
+  const std::vector<float> poison(static_cast<std::size_t>(x), std::nanf(""));
+  for (auto kernel : {PairwiseKernel::product, PairwiseKernel::gaussian}) {
+    const PairwiseOptions options{kernel, 0.5, "", t.variant, true, 0};
+    auto run = [&](Pairwise& plan, const Array& bv) {
+      Array cv = Array::from_vector(t.device, poison);
+      plan.run(av, bv, cv);
+      return cv.to_vector<float>();
+    };
+    std::vector<std::vector<float>> results;  // B, B', B for each way of adding the slices
+    for (const char* combine : {"1", "0"}) {
+      ScopedTuning tuning(std::string("pairwise.fast.combine_in_kernel=") + combine);
+      Pairwise plan(t.device, x, y, options);
+      for (const Array* bv : {&b, &other_b, &b})
+        results.push_back(run(plan, *bv));
+    }
+    const auto bytes = static_cast<std::size_t>(x) * sizeof(float);
+    for (std::size_t i : {2, 3, 5})
+      EXPECT_EQ(0, std::memcmp(results[0].data(), results[i].data(), bytes))
+          << pairwise_kernel_name(kernel) << ": run " << i << " differs from run 0, seed "
+          << run_seed();
+    EXPECT_EQ(0, std::memcmp(results[1].data(), results[4].data(), bytes))
+        << pairwise_kernel_name(kernel) << ": B' differs between the two ways, seed " << run_seed();
+    EXPECT_NE(0, std::memcmp(results[0].data(), results[1].data(), bytes));
+    EXPECT_TRUE(
+        std::none_of(results[0].begin(), results[0].end(), [](float c) { return std::isnan(c); }))
+        << pairwise_kernel_name(kernel) << ": C was not written everywhere";
   }
 }
 

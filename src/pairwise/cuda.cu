@@ -70,8 +70,9 @@ const void* builtin_kernel(Shape s, int items) {
     case Shape::fast:
       break;
   }
-  return items == 16 ? reinterpret_cast<const void*>(&pairwise_fast<F, 16>)
-                     : reinterpret_cast<const void*>(&pairwise_fast<F, 8>);
+  return items == 16  ? reinterpret_cast<const void*>(&pairwise_fast<F, 16>)
+         : items == 4 ? reinterpret_cast<const void*>(&pairwise_fast<F, 4>)
+                      : reinterpret_cast<const void*>(&pairwise_fast<F, 8>);
 }
 
 // NVRTC, loaded on first use: binaries that never compile an expression start on machines
@@ -227,8 +228,13 @@ class CudaPairwise final : public PairwiseKernelImpl {
                       p_.kernel == PairwiseKernel::gaussian ? "pairwise.fast.gaussian_items"
                                                             : "pairwise.fast.product_items",
                       kFastItems);
-      if (items_ != 8 && items_ != 16)
-        throw_invalid("pairwise fast runs 8 or 16 x per thread, not " + std::to_string(items_));
+      items_ = checked_fast_items(items_);
+    }
+    if (p_.scaled_sum() && p_.y <= tuning(d.info(), "pairwise.shortcut.group_sum_max_y", 0)) {
+      const long long wanted = (p_.x + kGroupSumThreads * 4ll - 1) / (kGroupSumThreads * 4ll);
+      group_sum_blocks_ = static_cast<unsigned>(
+          std::clamp<long long>(wanted, 1, 2ll * std::max(1, d.info().compute_units)));
+      return;
     }
     if (p_.scaled_sum()) {
       sum_reducer_ = make_sum_reducer(d, p_.y);
@@ -241,25 +247,36 @@ class CudaPairwise final : public PairwiseKernelImpl {
       ptx_ = loaded.ptx;
       kernel_ = reinterpret_cast<const void*>(loaded.kernel);
     } else if (p_.kernel == PairwiseKernel::gaussian) {
-      kernel_ = builtin_kernel<GaussianTerm>(shape_, items_);
       gaussian_.s = gaussian_scale(p_.h);
-    } else {
-      kernel_ = builtin_kernel<ProductTerm>(shape_, items_);
     }
-    cudaFuncAttributes attr{};
-    PARPAT_CUDA(cudaFuncGetAttributes(&attr, kernel_));
-    if (!p.threads_per_block)  // tuned: fit the kernel and the problem
-      tpb_ = block_that_fills(std::min(tpb_, attr.maxThreadsPerBlock), p_.x, items_,
-                              d.info().compute_units);
+    const int tuned_tpb = tpb_;
+    int max_tpb = fit_kernel(tuned_tpb);
     if (shape_ == Shape::fast) {
-      slices_ = y_slices(p_.x, p_.y, tpb_, items_, d.info().compute_units);
-      if (slices_.count > 1)
+      const int threads_per_cu = tuning(d.info(), "pairwise.fast.split_threads_per_cu", 1024);
+      slices_ = y_slices(p_.x, p_.y, tpb_, items_, d.info().compute_units, threads_per_cu);
+      // B split into slices: X is small, so fewer x per thread (more threads, fewer slices)
+      // where a split width is tuned.
+      const int split_items = p_.kernel == PairwiseKernel::expression
+                                  ? 0
+                                  : tuning(d.info(), "pairwise.fast.split_items", 0);
+      if (slices_.count > 1 && split_items != 0 && split_items != items_) {
+        items_ = checked_fast_items(split_items);
+        max_tpb = fit_kernel(tuned_tpb);
+        slices_ = y_slices(p_.x, p_.y, tpb_, items_, d.info().compute_units, threads_per_cu);
+      }
+      if (slices_.count > 1) {
         partial_ = Buffer(d, std::size_t(slices_.count) * std::size_t(p_.x) * sizeof(float));
+        if (tuning(d.info(), "pairwise.fast.combine_in_kernel", 0)) {
+          const long long per_block = static_cast<long long>(tpb_) * items_;
+          std::vector<unsigned> zeros(static_cast<std::size_t>((p_.x + per_block - 1) / per_block));
+          tickets_ = Buffer(d, zeros.size() * sizeof(unsigned));
+          tickets_.upload(zeros.data(), tickets_.bytes());
+        }
+      }
     }
-    if (tpb_ > attr.maxThreadsPerBlock)
+    if (tpb_ > max_tpb)
       throw_invalid("threads per block " + std::to_string(tpb_) + " exceeds the " +
-                    std::to_string(attr.maxThreadsPerBlock) + " this kernel allows on " +
-                    d.info().name);
+                    std::to_string(max_tpb) + " this kernel allows on " + device_.info().name);
   }
 
   int threads_per_block() const override { return tpb_; }
@@ -271,6 +288,12 @@ class CudaPairwise final : public PairwiseKernelImpl {
     auto* C = static_cast<float*>(c.buffer().handle());
     long long X = p_.x, Y = p_.y;
     auto* sum = static_cast<float*>(sum_.handle());
+    if (group_sum_blocks_) {
+      pairwise_scale_by_group_sum<<<group_sum_blocks_, kGroupSumThreads, 0, cuda_.stream()>>>(
+          A, B, C, X, Y);
+      check_launch("pairwise_scale_by_group_sum");
+      return;
+    }
     if (p_.scaled_sum()) {
       if (sum_reducer_) {
         sum_reducer_->run(b, sum_, Buffer());
@@ -297,9 +320,10 @@ class CudaPairwise final : public PairwiseKernelImpl {
     grid.y = static_cast<unsigned>(slices_.count);
     long long length = slices_.length;
     auto* partial = static_cast<float*>(partial_.handle());
-    void* args[] = {&A, &B, &C, &X, &Y, term, &length, &partial};
+    auto* tickets = static_cast<unsigned*>(tickets_.handle());
+    void* args[] = {&A, &B, &C, &X, &Y, term, &length, &partial, &tickets};
     PARPAT_CUDA(cudaLaunchKernel(kernel_, grid, dim3(tpb_), args, shared, cuda_.stream()));
-    if (slices_.count > 1) {
+    if (slices_.count > 1 && tickets == nullptr) {
       unsigned blocks = static_cast<unsigned>((X + 255) / 256);
       pairwise_sum_slices<<<blocks, 256, 0, cuda_.stream()>>>(partial, slices_.count, X, C);
       check_launch("pairwise_sum_slices");
@@ -327,6 +351,28 @@ class CudaPairwise final : public PairwiseKernelImpl {
     return std::string(shape_info(shape_).kernel) + "<ExpressionTerm>";
   }
 
+  static int checked_fast_items(int items) {
+    if (items != 4 && items != 8 && items != 16)
+      throw_invalid("pairwise fast runs 4, 8 or 16 x per thread, not " + std::to_string(items));
+    return items;
+  }
+
+  // Picks the built-in kernel for items_ (an expression's kernel is already loaded), sets tpb_
+  // from `tuned_tpb` when the caller gave none (fitting the kernel and the problem) and returns
+  // the most threads per block the kernel allows.
+  int fit_kernel(int tuned_tpb) {
+    if (p_.kernel == PairwiseKernel::gaussian)
+      kernel_ = builtin_kernel<GaussianTerm>(shape_, items_);
+    else if (p_.kernel == PairwiseKernel::product)
+      kernel_ = builtin_kernel<ProductTerm>(shape_, items_);
+    cudaFuncAttributes attr{};
+    PARPAT_CUDA(cudaFuncGetAttributes(&attr, kernel_));
+    if (!p_.threads_per_block)
+      tpb_ = block_that_fills(std::min(tuned_tpb, attr.maxThreadsPerBlock), p_.x, items_,
+                              device_.info().compute_units);
+    return attr.maxThreadsPerBlock;
+  }
+
   Device device_;
   CudaDevice& cuda_;
   PairwiseProblem p_;
@@ -335,10 +381,12 @@ class CudaPairwise final : public PairwiseKernelImpl {
   int items_ = 1;  // x per thread
   YSlices slices_{1, 1};
   Buffer partial_;  // slices_.count rows of X partial results when B is split
+  Buffer tickets_;  // one per column of blocks when the last of each adds the rows (else empty)
   const void* kernel_ = nullptr;
   std::string ptx_;
   GaussianTerm gaussian_{1.0f};
   ProductTerm product_;
+  unsigned group_sum_blocks_ = 0;  // the product shortcut in one launch (a short B); 0: not
   std::unique_ptr<Reducer> sum_reducer_;
   Buffer sum_;
 };
@@ -365,7 +413,7 @@ std::vector<PairwiseVariant> cuda_pairwise_variants() {
       {info("fast",
             "8 strided x per thread in registers, B tiles as float4 shared-memory broadcasts, "
             "32 independent FMA chains per load; gaussian: 1 exp2 in 4 as an FMA polynomial",
-            "block=256 items=8 or 16 (tuned) tile=1024"),
+            "block=256 items=8 or 16 (tuned; 4 when B is split) tile=1024"),
        make<Shape::fast>},
   };
 }

@@ -54,10 +54,7 @@ class OpenclPairwise final : public PairwiseKernelImpl {
       shape_.items = tuning(
           d.info(), kind == 1 ? "pairwise.fast.gaussian_items" : "pairwise.fast.product_items",
           kFastItems);
-      if (shape_.items != 8 && shape_.items != 16)
-        throw_invalid("pairwise fast runs 8 or 16 x per work-item, not " +
-                      std::to_string(shape_.items));
-      options_ += " -DFAST_ITEMS=" + std::to_string(shape_.items);
+      checked_fast_items(shape_.items);
     }
     // NVIDIA's compiler takes inline PTX: the gaussian's exp2 as one ex2.approx.ftz, as CUDA
     // emits it, where native_exp2 may add range fix-ups.
@@ -67,10 +64,19 @@ class OpenclPairwise final : public PairwiseKernelImpl {
     // Gaussian terms below 2^-126 are noise next to the sum; flushing them lets native_exp2 be
     // one special-function instruction on NVIDIA, without denormal fix-ups.
     if (kind == 1) options_ += " -cl-denorms-are-zero";
+    base_options_ = options_;
+    if (fast() && kind != 2) options_ += " -DFAST_ITEMS=" + std::to_string(shape_.items);
     source_ = parpat_cl_pairwise;
     if (p_.kernel == PairwiseKernel::expression)
       source_ = "#define PAIRWISE_EXPRESSION(a, b) (" + p_.expression + ")\n" + source_;
     if (p_.kernel == PairwiseKernel::gaussian) s_ = gaussian_scale(p_.h);
+    if (p_.scaled_sum() && p_.y <= tuning(d.info(), "pairwise.shortcut.group_sum_max_y", 0)) {
+      group_sum_ = &cl_.kernel("pairwise.cl", source_, options_, "pairwise_scale_by_group_sum");
+      const long long wanted = (p_.x + sum_threads_ * 4ll - 1) / (sum_threads_ * 4ll);
+      group_sum_groups_ = static_cast<int>(
+          std::clamp<long long>(wanted, 1, 2ll * std::max(1, d.info().compute_units)));
+      return;
+    }
     if (p_.scaled_sum()) {
       sum_reducer_ = make_sum_reducer(d, p_.y);
       sum_ = Buffer(d, sizeof(float));
@@ -78,23 +84,31 @@ class OpenclPairwise final : public PairwiseKernelImpl {
       if (!sum_reducer_) sum_b_ = &cl_.kernel("pairwise.cl", source_, options_, "pairwise_sum_b");
       return;
     }
-    const char* what =
-        p_.kernel == PairwiseKernel::expression ? "the pairwise expression" : "pairwise.cl";
-    kernel_ = &cl_.kernel(what, source_, options_, shape_.kernel);
-    std::size_t limit = 0;
-    try {
-      limit = kernel_->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(cl_.device());
-    } catch (const cl::Error& e) {
-      rethrow_opencl(e);
-    }
-    if (!p.threads_per_block)  // tuned: fit the kernel and the problem
-      tpb_ = block_that_fills(std::min(tpb_, static_cast<int>(limit)), p_.x, shape_.items,
-                              d.info().compute_units);
+    const int tuned_tpb = tpb_;
+    std::size_t limit = fit_kernel(tuned_tpb);
     if (fast()) {
-      slices_ = y_slices(p_.x, p_.y, tpb_, shape_.items, d.info().compute_units);
+      const int threads_per_cu = tuning(d.info(), "pairwise.fast.split_threads_per_cu", 1024);
+      slices_ = y_slices(p_.x, p_.y, tpb_, shape_.items, d.info().compute_units, threads_per_cu);
+      // B split into slices: X is small, so fewer x per work-item (more work-items, fewer
+      // slices) where a split width is tuned.
+      const int split_items = kind == 2 ? 0 : tuning(d.info(), "pairwise.fast.split_items", 0);
+      if (slices_.count > 1 && split_items != 0 && split_items != shape_.items) {
+        shape_.items = checked_fast_items(split_items);
+        options_ = base_options_ + " -DFAST_ITEMS=" + std::to_string(shape_.items);
+        limit = fit_kernel(tuned_tpb);
+        slices_ = y_slices(p_.x, p_.y, tpb_, shape_.items, d.info().compute_units, threads_per_cu);
+      }
       if (slices_.count > 1) {
         partial_ = Buffer(d, std::size_t(slices_.count) * std::size_t(p_.x) * sizeof(float));
-        sum_slices_ = &cl_.kernel(what, source_, options_, "pairwise_sum_slices");
+        combine_ = tuning(d.info(), "pairwise.fast.combine_in_kernel", 1) != 0;
+        if (combine_) {
+          const long long per_group = static_cast<long long>(tpb_) * shape_.items;
+          std::vector<cl_uint> zeros(static_cast<std::size_t>((p_.x + per_group - 1) / per_group));
+          tickets_ = Buffer(d, zeros.size() * sizeof(cl_uint));
+          tickets_.upload(zeros.data(), tickets_.bytes());
+        } else {
+          sum_slices_ = &cl_.kernel(what(), source_, options_, "pairwise_sum_slices");
+        }
       }
     }
     if (static_cast<std::size_t>(tpb_) > limit)
@@ -106,11 +120,44 @@ class OpenclPairwise final : public PairwiseKernelImpl {
 
   bool fast() const { return std::string(shape_.kernel) == "pairwise_fast"; }
 
+  static int checked_fast_items(int items) {
+    if (items != 4 && items != 8 && items != 16)
+      throw_invalid("pairwise fast runs 4, 8 or 16 x per work-item, not " + std::to_string(items));
+    return items;
+  }
+
+  const char* what() const {
+    return p_.kernel == PairwiseKernel::expression ? "the pairwise expression" : "pairwise.cl";
+  }
+
+  // Builds (or finds) the kernel for options_, sets tpb_ from `tuned_tpb` when the caller gave
+  // none (fitting the kernel and the problem) and returns the most work-items a group of the
+  // kernel may hold.
+  std::size_t fit_kernel(int tuned_tpb) {
+    kernel_ = &cl_.kernel(what(), source_, options_, shape_.kernel);
+    std::size_t limit = 0;
+    try {
+      limit = kernel_->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(cl_.device());
+    } catch (const cl::Error& e) {
+      rethrow_opencl(e);
+    }
+    if (!p_.threads_per_block)
+      tpb_ = block_that_fills(std::min(tuned_tpb, static_cast<int>(limit)), p_.x, shape_.items,
+                              device_.info().compute_units);
+    return limit;
+  }
+
   void run(const Array& a, const Array& b, const Array& c) override {
     cl_mem A = as_mem(a.buffer().handle()), B = as_mem(b.buffer().handle()),
            C = as_mem(c.buffer().handle());
     cl_long X = p_.x, Y = p_.y;
     try {
+      if (group_sum_) {
+        set_args(*group_sum_, A, B, C, X, Y);
+        cl_.launch(*group_sum_, static_cast<std::size_t>(group_sum_groups_) * sum_threads_,
+                   sum_threads_);
+        return;
+      }
       if (p_.scaled_sum()) {
         cl_mem sum = as_mem(sum_.handle());
         if (sum_reducer_) {
@@ -132,14 +179,18 @@ class OpenclPairwise final : public PairwiseKernelImpl {
         cl_.launch(*kernel_, groups * tpb_, tpb_);
         return;
       }
-      // Without slices the partial argument is never read; C stands in for it.
+      // Arguments the launch never reads (no slices, or no tickets) get C in their place.
       cl_mem partial = slices_.count > 1 ? as_mem(partial_.handle()) : C;
+      cl_mem tickets = combine_ ? as_mem(tickets_.handle()) : C;
       const cl_long length = slices_.length;
+      const cl_int combine = combine_ ? 1 : 0;
       kernel_->setArg(6, sizeof length, &length);
       kernel_->setArg(7, sizeof partial, &partial);
+      kernel_->setArg(8, sizeof combine, &combine);
+      kernel_->setArg(9, sizeof tickets, &tickets);
       cl_.launch(*kernel_, cl::NDRange(groups * tpb_, static_cast<std::size_t>(slices_.count)),
                  cl::NDRange(static_cast<std::size_t>(tpb_), 1));
-      if (slices_.count > 1) {
+      if (sum_slices_) {
         set_args(*sum_slices_, partial, static_cast<cl_int>(slices_.count), X, C);
         std::size_t sum_groups = static_cast<std::size_t>((X + 255) / 256);
         cl_.launch(*sum_slices_, sum_groups * 256, 256);
@@ -160,13 +211,17 @@ class OpenclPairwise final : public PairwiseKernelImpl {
   PairwiseProblem p_;
   ShapeInfo shape_;
   YSlices slices_{1, 1};
-  Buffer partial_;  // slices_.count rows of X partial results when B is split
+  Buffer partial_;        // slices_.count rows of X partial results when B is split
+  bool combine_ = false;  // the last group of each column adds the rows (else sum_slices_)
+  Buffer tickets_;        // one per column of groups, back to zero after every launch
   cl::Kernel* sum_slices_ = nullptr;
   int tpb_ = 256, sum_threads_ = 256;
   float s_ = 1.0f;
-  std::string source_, options_;
+  std::string source_, options_, base_options_;  // base: without FAST_ITEMS
   cl::Kernel* kernel_ = nullptr;
   cl::Kernel* scale_ = nullptr;
+  cl::Kernel* group_sum_ = nullptr;  // the product shortcut in one launch (a short B)
+  int group_sum_groups_ = 1;
   cl::Kernel* sum_b_ = nullptr;
   std::unique_ptr<Reducer> sum_reducer_;
   Buffer sum_;
@@ -198,7 +253,7 @@ std::vector<PairwiseVariant> opencl_pairwise_variants() {
       {info("fast",
             "8 strided x per work-item in registers, B tiles as float4 local-memory broadcasts, "
             "32 independent FMA chains per load; gaussian: 1 exp2 in 4 as an FMA polynomial",
-            "block=256 items=8 or 16 (tuned) tile=1024"),
+            "block=256 items=8 or 16 (tuned; 4 when B is split) tile=1024"),
        make<5>},
   };
 }

@@ -10,8 +10,9 @@
 //                        float4 broadcasts: one load feeds 4·FAST_ITEMS independent FMA chains;
 //                        the gaussian evaluates one exp2 in four as an FMA polynomial so the
 //                        special-function unit is not the only limit; when X gives too few
-//                        groups, B is split into slices over a second dimension and
-//                        pairwise_sum_slices adds the partial results
+//                        groups, B is split into slices over a second dimension and either
+//                        the last group of each column of groups adds the slices' partial
+//                        results (one launch) or pairwise_sum_slices does (a second launch)
 // Sums run over chunks of B whose partial sums add into a second accumulator (float32 accuracy
 // at 2^16 terms). PAIRWISE_KERNEL picks the term: 0 product, 1 gaussian (inputs scaled by
 // s = sqrt(log2(e) / (2h²)) so the term is exp2(−(a − b)²)), 2 PAIRWISE_EXPRESSION(a, b),
@@ -216,13 +217,54 @@ __kernel void pairwise_local_vec8(__global const float* restrict A,
   }
 }
 
+// Adds the slices' partial results for the FAST_ITEMS x of this work-item into C, in slice
+// order as pairwise_sum_slices does (the same bits either way). The partials were written by
+// other groups of this launch, so they are read through a volatile pointer, from memory; the
+// loads of COMBINE_ROWS slices (32 values per work-item: more would spill, and a spilled load
+// waits for its value) are all issued before their sums so that they are in flight together.
+#define COMBINE_ROWS (FAST_ITEMS >= 32 ? 1 : 32 / FAST_ITEMS)
+void combine_slices(volatile __global const float* partial, uint rows, long X, long base,
+                    int group, __global float* C) {
+  float total[FAST_ITEMS];
+#pragma unroll
+  for (int k = 0; k < FAST_ITEMS; ++k)
+    total[k] = 0.0f;
+  for (uint r0 = 0; r0 < rows; r0 += COMBINE_ROWS) {
+    float v[COMBINE_ROWS][FAST_ITEMS];
+#pragma unroll
+    for (int q = 0; q < COMBINE_ROWS; ++q)
+#pragma unroll
+      for (int k = 0; k < FAST_ITEMS; ++k) {
+        long x = base + (long)k * group;
+        v[q][k] = r0 + q < rows && x < X ? partial[(long)(r0 + q) * X + x] : 0.0f;
+      }
+#pragma unroll
+    for (int q = 0; q < COMBINE_ROWS; ++q)
+      if (r0 + q < rows) {
+#pragma unroll
+        for (int k = 0; k < FAST_ITEMS; ++k)
+          total[k] += v[q][k];
+      }
+  }
+#pragma unroll
+  for (int k = 0; k < FAST_ITEMS; ++k) {
+    long x = base + (long)k * group;
+    if (x < X) C[x] = total[k];
+  }
+}
+
 // Work-item l of group g owns x = g·size·FAST_ITEMS + l + k·size, k < FAST_ITEMS.
 // Group row r (second dimension) sums slice r of B (y_slice values from r·y_slice) into C when
-// there is one row, else into row r of `partial` (X floats each) for pairwise_sum_slices.
+// there is one row, else into row r of `partial` (X floats each). With `combine` set, each group
+// then takes a ticket of its column (tickets[g], counted with atomic_inc after a global fence)
+// and the last one adds the rows into C and resets the ticket for the next launch; otherwise
+// pairwise_sum_slices adds them in a second launch.
 __kernel void pairwise_fast(__global const float* restrict A, __global const float* restrict B,
                             __global float* restrict C, long X, long Y, float s, long y_slice,
-                            __global float* restrict partial) {
+                            __global float* partial, int combine,
+                            volatile __global uint* tickets) {
   __local float4 tile[FAST_TILE / 4];
+  __local int is_last;
   const long y_begin = (long)get_group_id(1) * y_slice;
   B += y_begin;  // a whole number of kSliceQuantum values: still 16-byte aligned
   Y = min(Y - y_begin, y_slice);
@@ -303,6 +345,16 @@ __kernel void pairwise_fast(__global const float* restrict A, __global const flo
     long x = base + (long)k * group;
     if (x < X) out[x] = total[k];
   }
+  const uint rows = get_num_groups(1);
+  if (rows == 1 || !combine) return;
+  mem_fence(CLK_GLOBAL_MEM_FENCE);  // this row's partials before the ticket
+  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+  if (lid == 0) is_last = atomic_inc(tickets + get_group_id(0)) == rows - 1;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (!is_last) return;
+  mem_fence(CLK_GLOBAL_MEM_FENCE);
+  combine_slices(partial, rows, X, base, group, C);
+  if (lid == 0) tickets[get_group_id(0)] = 0;
 }
 
 // C[x] = the sum of the slices' partial results for x, in slice order.
@@ -342,4 +394,27 @@ __kernel void pairwise_scale(__global const float* restrict A, __global const fl
                              __global float* restrict C, long X) {
   long x = get_global_id(0);
   if (x < X) C[x] = A[x] * sum[0];
+}
+
+// The product shortcut in one launch, for a short B: every group sums all of B itself (work-item
+// l adds B[l], B[l + SUM_THREADS], … in order, then a tree in local memory: the same order, so the
+// same bits, in every group), then scales its share of A, striding over the groups. A short B
+// is read from L2 by every group at less cost than a second launch.
+__kernel void pairwise_scale_by_group_sum(__global const float* restrict A,
+                                          __global const float* restrict B,
+                                          __global float* restrict C, long X, long Y) {
+  __local float partial[SUM_THREADS];
+  const int lid = get_local_id(0);
+  float total = 0.0f;
+  for (long y = lid; y < Y; y += SUM_THREADS)
+    total += B[y];
+  partial[lid] = total;
+  for (int stride = SUM_THREADS / 2; stride > 0; stride /= 2) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < stride) partial[lid] += partial[lid + stride];
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const float sum = partial[0];
+  for (long x = get_global_id(0); x < X; x += get_global_size(0))
+    C[x] = A[x] * sum;
 }

@@ -75,10 +75,11 @@ inline float gaussian_scale(float h) {
 
 // How `fast` splits B when X alone gives fewer than 256 threads per compute unit: slices of
 // kSliceQuantum values (a multiple of 4, so every slice starts 16-byte aligned), enough of them
-// for about 1024 threads per compute unit, one per grid row, each summed into its own row of
-// partial results that a second kernel adds in order (deterministic). One slice (the whole of
-// B) otherwise. (A last-block-per-column sum in the same launch measured slower on an H200:
-// the last block's serial sum of its column is longer than a second launch.)
+// for about `threads_per_cu` threads per compute unit (tuning
+// `pairwise.fast.split_threads_per_cu`), one per grid row, each summed into its own row of partial
+// results. The rows are added in order (deterministic), by the last block of each column of blocks
+// in the same launch or by a second kernel (tuning `pairwise.fast.combine_in_kernel`). One slice
+// (the whole of B) otherwise.
 constexpr int kSliceQuantum = 128;
 
 struct YSlices {
@@ -86,12 +87,13 @@ struct YSlices {
   int count;
 };
 
-inline YSlices y_slices(long long x, long long y, int tpb, int items, int compute_units) {
+inline YSlices y_slices(long long x, long long y, int tpb, int items, int compute_units,
+                        int threads_per_cu = 1024) {
   const long long blocks = (x + static_cast<long long>(tpb) * items - 1) / (tpb * items);
   const long long threads = blocks * tpb, quanta = (y + kSliceQuantum - 1) / kSliceQuantum;
   if (threads >= 256ll * compute_units || quanta <= 1) return {y > 0 ? y : 1, 1};
-  const long long want = 1024ll * compute_units;
-  long long count = std::min((want + threads - 1) / threads, quanta);
+  const long long want = static_cast<long long>(std::max(threads_per_cu, 1)) * compute_units;
+  long long count = std::max(1ll, std::min((want + threads - 1) / threads, quanta));
   const long long length = (quanta + count - 1) / count * kSliceQuantum;
   count = (y + length - 1) / length;
   return {length, static_cast<int>(count)};

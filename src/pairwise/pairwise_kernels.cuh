@@ -19,7 +19,8 @@
 //               chains. F::fast_term4 may evaluate part of the four terms without the
 //               special-function unit (the gaussian does one exp2 in four as a polynomial).
 //               When X gives too few blocks to fill the device, B is split into slices over a
-//               second grid dimension and pairwise_sum_slices adds the partial results.
+//               second grid dimension, and the last block of each column of blocks (or, in
+//               a second launch, pairwise_sum_slices) adds the partial results in order.
 
 #define PAIRWISE_CHUNK 1024
 
@@ -258,13 +259,55 @@ __global__ void __launch_bounds__(1024)
 // Thread t of block g owns x = g·blockDim.x·kItems + t + k·blockDim.x, k < kItems. 16 x per
 // thread need more than the 64 registers a block of 1024 leaves each thread: blocks of at most
 // 512 then.
+// Adds the slices' partial results for the kItems x of this thread into C, in slice order as
+// pairwise_sum_slices does (the same bits either way). Other blocks of this launch wrote them,
+// so they are read from L2 (__ldcg); the loads of kRows slices (32 values per thread: more
+// spill registers, and a spilled load waits for its value) are all issued before their sums so
+// that they are in flight together.
+template <int kItems>
+__device__ void pairwise_combine_slices(const float* partial, unsigned rows, long long X,
+                                        long long base, float* C) {
+  constexpr int kCombineRows = kItems >= 32 ? 1 : 32 / kItems;
+  float total[kItems];
+#pragma unroll
+  for (int k = 0; k < kItems; ++k)
+    total[k] = 0.0f;
+  for (unsigned r0 = 0; r0 < rows; r0 += kCombineRows) {
+    float v[kCombineRows][kItems];
+#pragma unroll
+    for (int q = 0; q < kCombineRows; ++q)
+#pragma unroll
+      for (int k = 0; k < kItems; ++k) {
+        long long x = base + (long long)k * blockDim.x;
+        v[q][k] = r0 + q < rows && x < X ? __ldcg(partial + (long long)(r0 + q) * X + x) : 0.0f;
+      }
+#pragma unroll
+    for (int q = 0; q < kCombineRows; ++q)
+      if (r0 + q < rows) {
+#pragma unroll
+        for (int k = 0; k < kItems; ++k)
+          total[k] += v[q][k];
+      }
+  }
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) {
+    long long x = base + (long long)k * blockDim.x;
+    if (x < X) C[x] = total[k];
+  }
+}
+
 // Grid row r sums slice r of B (y_slice values from r·y_slice) into C when the grid has one
-// row, else into row r of `partial` (X floats each), which pairwise_sum_slices adds up.
+// row, else into row r of `partial` (X floats each). With `tickets`, each block then takes a
+// ticket of its column (tickets[blockIdx.x], after a fence) and the last one adds the rows into
+// C and resets the ticket for the next launch; without, pairwise_sum_slices adds them in a
+// second launch.
 template <class F, int kItems = kFastItems>
 __global__ void __launch_bounds__(kItems > 8 ? 512 : 1024)
     pairwise_fast(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
-                  long long X, long long Y, F f, long long y_slice, float* __restrict__ partial) {
+                  long long X, long long Y, F f, long long y_slice, float* partial,
+                  unsigned* tickets) {
   __shared__ float4 tile[kFastTile / 4];
+  __shared__ bool is_last;
   const long long y_begin = (long long)blockIdx.y * y_slice;
   B += y_begin;  // a whole number of kSliceQuantum values: still 16-byte aligned
   Y = Y - y_begin < y_slice ? Y - y_begin : y_slice;
@@ -342,6 +385,15 @@ __global__ void __launch_bounds__(kItems > 8 ? 512 : 1024)
     long long x = base + (long long)k * blockDim.x;
     if (x < X) out[x] = total[k];
   }
+  if (gridDim.y == 1 || tickets == nullptr) return;
+  __threadfence();  // this row's partials before the ticket
+  __syncthreads();
+  if (threadIdx.x == 0) is_last = atomicAdd(tickets + blockIdx.x, 1u) == gridDim.y - 1;
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();
+  pairwise_combine_slices<kItems>(partial, gridDim.y, X, base, C);
+  if (threadIdx.x == 0) tickets[blockIdx.x] = 0;
 }
 
 // C[x] = the sum of the slices' partial results for x, in slice order.
@@ -375,6 +427,31 @@ __global__ void __launch_bounds__(kSumThreads)
     if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
   }
   if (threadIdx.x == 0) sum[0] = partial[0];
+}
+
+// The product shortcut in one launch, for a short B: every block sums all of B itself (thread t
+// adds B[t], B[t + kGroupSumThreads], … in order, then a tree in shared memory: the same order,
+// so the same bits, in every block), then scales its share of A, striding over the blocks. A
+// short B is read from L2 by every block at less cost than a second launch.
+constexpr int kGroupSumThreads = 256;
+
+__global__ void __launch_bounds__(kGroupSumThreads)
+    pairwise_scale_by_group_sum(const float* __restrict__ A, const float* __restrict__ B,
+                                float* __restrict__ C, long long X, long long Y) {
+  __shared__ float partial[kGroupSumThreads];
+  float total = 0.0f;
+  for (long long y = threadIdx.x; y < Y; y += kGroupSumThreads)
+    total += B[y];
+  partial[threadIdx.x] = total;
+  for (int half = kGroupSumThreads / 2; half > 0; half /= 2) {
+    __syncthreads();
+    if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+  }
+  __syncthreads();
+  const float sum = partial[0];
+  for (long long x = (long long)blockIdx.x * blockDim.x + threadIdx.x; x < X;
+       x += (long long)gridDim.x * blockDim.x)
+    C[x] = A[x] * sum;
 }
 
 // C = A · sum[0]: the second half of the product shortcut.

@@ -154,6 +154,20 @@ const std::vector<Entry>& table() {
       {Backend::opencl, "", "pairwise.fast.product_items", 16},
       {Backend::opencl, "", "pairwise.fast.gaussian_items", 8},
       {Backend::opencl, "", "pairwise.opencl.ptx_exp2", 1},
+      // Pairwise `fast` with B split into slices (X too small to fill the device): slices for
+      // about split_threads_per_cu threads per compute unit, with split_items x per thread (0:
+      // the unsplit count); combine_in_kernel 1 = the last block of each column adds the
+      // slices' rows in the same launch, 0 = a second kernel.
+      {Backend::cuda, "", "pairwise.fast.split_threads_per_cu", 1024},
+      {Backend::cuda, "", "pairwise.fast.split_items", 4},
+      {Backend::cuda, "", "pairwise.fast.combine_in_kernel", 0},
+      {Backend::opencl, "", "pairwise.fast.split_threads_per_cu", 256},
+      {Backend::opencl, "", "pairwise.fast.split_items", 4},
+      {Backend::opencl, "", "pairwise.fast.combine_in_kernel", 1},
+      // The product shortcut A[x]·ΣB in one launch (every block sums B itself) for B of at most
+      // group_sum_max_y values; longer B is summed once by the library's reduce, then scaled.
+      {Backend::cuda, "", "pairwise.shortcut.group_sum_max_y", 16384},
+      {Backend::opencl, "", "pairwise.shortcut.group_sum_max_y", 16384},
       // NVIDIA's OpenCL, the fast histogram: inline PTX as in the CUDA kernel, local atomics on
       // 32-bit shared addresses and the float32 floor without the conversion unit (0: portable
       // OpenCL C).
