@@ -157,7 +157,12 @@ const std::vector<Entry>& table() {
       // Pairwise `fast` with B split into slices (X too small to fill the device): slices for
       // about split_threads_per_cu threads per compute unit, with split_items x per thread (0:
       // the unsplit count); combine_in_kernel 1 = the last block of each column adds the
-      // slices' rows in the same launch, 0 = a second kernel.
+      // slices' rows in the same launch, 0 = a second kernel. Measured on H100 (2^14 × 2^12,
+      // µs, blocks of 64): NVIDIA OpenCL's second launch costs more than the in-launch sum
+      // (product 17.6–19.0 with two kernels, 10.9–12.2 in one; gaussian 28.4–29.1 and
+      // 25.1–26.6), CUDA's less (one launch: gaussian 25.1–25.3 against 24.1–24.3); 4 x per
+      // thread keep the last block's sum short (with 16, its 512 loads per thread made the
+      // product 41.6) and let blocks of 1024 fill the device (gaussian 38.1 → 22.9).
       {Backend::cuda, "", "pairwise.fast.split_threads_per_cu", 1024},
       {Backend::cuda, "", "pairwise.fast.split_items", 4},
       {Backend::cuda, "", "pairwise.fast.combine_in_kernel", 0},
@@ -166,6 +171,8 @@ const std::vector<Entry>& table() {
       {Backend::opencl, "", "pairwise.fast.combine_in_kernel", 1},
       // The product shortcut A[x]·ΣB in one launch (every block sums B itself) for B of at most
       // group_sum_max_y values; longer B is summed once by the library's reduce, then scaled.
+      // H100, µs (2^14 × 2^12 / 2^20 × 2^14): CUDA 6.14 / 9.09 → 4.19–4.35 / 6.75–6.98, NVIDIA
+      // OpenCL 20.9 / 24.5 → 6.75–7.42 / 10.6–11.0.
       {Backend::cuda, "", "pairwise.shortcut.group_sum_max_y", 16384},
       {Backend::opencl, "", "pairwise.shortcut.group_sum_max_y", 16384},
       // NVIDIA's OpenCL, the fast histogram: inline PTX as in the CUDA kernel, local atomics on
