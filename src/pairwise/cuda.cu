@@ -2,7 +2,9 @@
 // of its variant for the built-in terms (instantiated below) or, for a run-time expression,
 // compiles the same kernel text with NVRTC around `#define PAIRWISE_EXPRESSION(a, b)` and loads
 // it as a library through the runtime API (no driver library is linked). The product shortcut
-// sums B with the library's reduce when CUDA has one, else with one block, then scales A.
+// runs in one launch for a short B (every block sums B itself, then scales its share of A); a
+// longer B is summed with the library's reduce when CUDA has one, else with one block, then A is
+// scaled.
 #include <dlfcn.h>
 #include <nvrtc.h>
 

@@ -2,8 +2,9 @@
 // chosen by -DPAIRWISE_KERNEL and a run-time expression spliced in front of the source as
 // `#define PAIRWISE_EXPRESSION(a, b) (...)` (a -D option would need quoting the platforms
 // disagree on). Build failures come back as one Error carrying the build log; --verbose prints
-// the log of every build. The product shortcut sums B with the library's reduce when OpenCL has
-// one, else with one work-group, then scales A.
+// the log of every build. The product shortcut runs in one launch for a short B (every group
+// sums B itself, then scales its share of A); a longer B is summed with the library's reduce
+// when OpenCL has one, else with one work-group, then A is scaled.
 #include <algorithm>
 #include <string>
 #include <vector>
