@@ -353,12 +353,6 @@ class CudaPairwise final : public PairwiseKernelImpl {
     return std::string(shape_info(shape_).kernel) + "<ExpressionTerm>";
   }
 
-  static int checked_fast_items(int items) {
-    if (items != 4 && items != 8 && items != 16)
-      throw_invalid("pairwise fast runs 4, 8 or 16 x per thread, not " + std::to_string(items));
-    return items;
-  }
-
   // Picks the built-in kernel for items_ (an expression's kernel is already loaded), sets tpb_
   // from `tuned_tpb` when the caller gave none (fitting the kernel and the problem) and returns
   // the most threads per block the kernel allows.

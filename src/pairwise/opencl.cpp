@@ -121,12 +121,6 @@ class OpenclPairwise final : public PairwiseKernelImpl {
 
   bool fast() const { return std::string(shape_.kernel) == "pairwise_fast"; }
 
-  static int checked_fast_items(int items) {
-    if (items != 4 && items != 8 && items != 16)
-      throw_invalid("pairwise fast runs 4, 8 or 16 x per work-item, not " + std::to_string(items));
-    return items;
-  }
-
   const char* what() const {
     return p_.kernel == PairwiseKernel::expression ? "the pairwise expression" : "pairwise.cl";
   }

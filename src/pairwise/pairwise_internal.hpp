@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "parpat/error.hpp"
 #include "parpat/pairwise.hpp"
 #include "parpat/reduce.hpp"
 #include "parpat/registry.hpp"
@@ -97,6 +98,14 @@ inline YSlices y_slices(long long x, long long y, int tpb, int items, int comput
   const long long length = (quanta + count - 1) / count * kSliceQuantum;
   count = (y + length - 1) / length;
   return {length, static_cast<int>(count)};
+}
+
+// `items`, the x per thread of `fast` (a tuning value), or Error(invalid_argument) when the
+// kernels have no such width.
+inline int checked_fast_items(int items) {
+  if (items != 4 && items != 8 && items != 16)
+    throw_invalid("pairwise fast runs 4, 8 or 16 x per thread, not " + std::to_string(items));
+  return items;
 }
 
 // A tuned block size made smaller (down to 64) while X would give fewer than four blocks per
