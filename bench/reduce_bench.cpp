@@ -4,6 +4,7 @@
 // replays (bench.hpp's CaseTimer), the variants and CUB alike.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 
@@ -54,16 +55,23 @@ std::vector<Case> reduce_cases(const Device& device, const BenchOptions& o) {
   std::vector<ReduceOp> ops = o.quick ? std::vector<ReduceOp>{ReduceOp::sum, ReduceOp::max}
                                       : std::vector<ReduceOp>{ReduceOp::sum, ReduceOp::min,
                                                               ReduceOp::max, ReduceOp::argmax};
+  // --axis picks the cases; without it, the matrix cases come with the full default sweep.
+  auto wanted = [&](const char* axis) {
+    return std::find(o.axes.begin(), o.axes.end(), axis) != o.axes.end();
+  };
+  bool flat = o.axes.empty() || wanted("all");
+  bool matrix = o.axes.empty() ? !o.quick && o.sizes.empty() : true;
   std::vector<Case> cases;
-  for (auto t : dtypes)
-    for (auto op : ops)
-      for (auto n : sizes)
-        cases.push_back({t, op, Axis::all, 1, n});
-  if (!o.quick && o.sizes.empty()) {
-    std::int64_t side = gpu ? 16384 : 4096;
+  if (flat)
+    for (auto t : dtypes)
+      for (auto op : ops)
+        for (auto n : sizes)
+          cases.push_back({t, op, Axis::all, 1, n});
+  std::int64_t side = gpu ? 16384 : 4096;
+  if (matrix && (o.axes.empty() || wanted("rows")))
     cases.push_back({DType::float32, ReduceOp::sum, Axis::rows, side, side});
+  if (matrix && (o.axes.empty() || wanted("cols")))
     cases.push_back({DType::float32, ReduceOp::sum, Axis::cols, side, side});
-  }
   return cases;
 }
 

@@ -274,5 +274,21 @@ TEST(Cli, BenchVerifiesEveryRowAndNamesItsTiming) {
   }
 }
 
+// `--axis` picks the reduce cases: rows and cols alone give only the two matrix cases.
+TEST(Cli, BenchAxisPicksTheMatrixCases) {
+  std::string out = temp_path("bench-axis.json");
+  CliResult r =
+      run_cli("bench reduce --backend cpu --variant parallel --axis rows cols --json " + out);
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ifstream in(out);
+  json rows = json::parse(in)["rows"];
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["shape"], "4096x4096 rows");
+  EXPECT_EQ(rows[1]["shape"], "4096x4096 cols");
+  for (const auto& row : rows)
+    EXPECT_TRUE(row["verified"].get<bool>()) << row.dump();
+  EXPECT_EQ(run_cli("bench reduce --backend cpu --axis diagonal").status, 2);
+}
+
 }  // namespace
 }  // namespace parpat::test

@@ -44,6 +44,10 @@ const std::vector<Entry>& table() {
       // Started early by the overlap, the small forms prefetch their first loads into L2: on
       // H200 2^20 float32 sum 3.93 µs against 4.30 without, 2^18 2.76 against 2.90.
       {Backend::cuda, "", "reduce.fast.prefetch", 1},
+      // Axis rows (rows longer than 2048): 0 = one block of 256 per row; n = n resident blocks
+      // per SM striding over the rows. H100, 16384 × 16384 float32 (µs, CUB segmented 345):
+      // 0: 345.0, 1: 442.2, 2: 361.1-361.9, 3: 348.0, 4: 356.4, 8: 352.3.
+      {Backend::cuda, "", "reduce.fast.rows_blocks_per_cu", 0},
       {Backend::cuda, "", "reduce.tree.block", 256},
       {Backend::cuda, "", "reduce.serial.items", 64},
       {Backend::cuda, "", "reduce.serial.block", 256},
