@@ -339,17 +339,18 @@ TEST_P(ReduceTest, FastSmallInputShapesUnderOtherTunings) {
   }
 }
 
-// Axis rows of `fast` with rows longer than a warp's share: resident groups stride over the
-// rows. One group per compute unit makes every group take more than 32 rows (CUDA combines a
-// group's rows 32 at a time), unaligned rows included; 0 (CUDA) is one group per row.
+// Axis rows of `fast` with rows longer than a warp's share, on a grid smaller than the rows: one
+// group per compute unit makes every group take more than 32 rows (CUDA combines a group's rows
+// 32 at a time), unaligned rows included; CUDA's 0 is one group per row.
 TEST_P(ReduceTest, FastLongRowsStrideOverTheGrid) {
   const Device& d = GetParam().device;
   if (d.backend() == Backend::cpu || GetParam().variant != "fast") GTEST_SKIP() << "GPU `fast`";
   std::mt19937_64 rng(run_seed() + 11);
   const std::int64_t rows = 33 * d.info().compute_units + 5, cols = 2051;
-  for (const char* setting :
-       {"reduce.fast.rows_blocks_per_cu=1", "reduce.fast.rows_blocks_per_cu=0"}) {
-    if (d.backend() != Backend::cuda && std::string(setting).back() == '0') continue;
+  std::vector<const char*> settings = {"reduce.fast.rows_grid_per_cu=1"};
+  if (d.backend() == Backend::cuda)
+    settings = {"reduce.fast.rows_blocks_per_cu=1", "reduce.fast.rows_blocks_per_cu=0"};
+  for (const char* setting : settings) {
     ScopedTuning tuning(setting);
     for (DType t : {DType::float32, DType::int32, DType::float64})
       for (ReduceOp op : {ReduceOp::sum, ReduceOp::max, ReduceOp::argmin})

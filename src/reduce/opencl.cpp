@@ -119,7 +119,7 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
 struct Tunables {
   std::size_t tree_block, serial_block, serial_items, gridstride_block, gridstride_groups,
       atomic_block, atomic_groups, fast_block, fast_groups, fast_arg_groups, fast_rows_block,
-      fast_rows_groups, fast_cols_block, fast_cols_groups;
+      fast_rows_groups, fast_rows_grid, fast_cols_block, fast_cols_groups;
   std::int64_t fast_small_items, fast_single_block_bytes;
 };
 
@@ -139,6 +139,7 @@ Tunables tunables(const DeviceInfo& d) {
   t.fast_arg_groups = cus * std::max(tuning(d, "reduce.fast.arg_blocks_per_cu", fast_per_cu), 1);
   t.fast_rows_block = block_size(d, "reduce.fast.rows_block");
   t.fast_rows_groups = cus * std::max(tuning(d, "reduce.fast.rows_blocks_per_cu", 8), 1);
+  t.fast_rows_grid = cus * std::max(tuning(d, "reduce.fast.rows_grid_per_cu", 128), 1);
   t.fast_cols_block = block_size(d, "reduce.fast.cols_block");
   t.fast_cols_groups = cus * std::max(tuning(d, "reduce.fast.cols_blocks_per_cu", 8), 1);
   t.fast_small_items = std::clamp(tuning(d, "reduce.fast.small_items", 2), 1, 8);
@@ -368,15 +369,17 @@ class FastKernel final : public OpenclReduce {
       // Groups of their own size (smaller than axis all's, so a group combining its rows stalls
       // less of a compute unit). Slices wide enough that each work-item loads about 16 vectors
       // of its row (so the slice's combine is paid once per 16 loads), wider while the rows
-      // alone cannot fill the grid.
+      // alone cannot fill rows_blocks_per_cu groups per compute unit. Then a slice per row, up
+      // to rows_grid_per_cu groups per compute unit; beyond that the groups stride over the
+      // rows.
       block_ = tune_.fast_rows_block;
       most = static_cast<std::int64_t>(tune_.fast_rows_groups);
       slice_ = std::min(block_, pow2_ceil(ceil_div(s.cols, vw * 16)));
       while (slice_ < block_ && ceil_div(s.rows, static_cast<std::int64_t>(block_ / slice_)) < most)
         slice_ *= 2;
       std::int64_t rows_per_group = static_cast<std::int64_t>(block_ / slice_);
-      groups_ = static_cast<std::size_t>(
-          std::clamp<std::int64_t>(ceil_div(s.rows, rows_per_group), 1, most));
+      groups_ = static_cast<std::size_t>(std::clamp<std::int64_t>(
+          ceil_div(s.rows, rows_per_group), 1, static_cast<std::int64_t>(tune_.fast_rows_grid)));
       kernel_ = &kernel("fast_rows");
     } else if (strips_fit(s)) {
       strips_ = true;

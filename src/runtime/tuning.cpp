@@ -74,6 +74,10 @@ const std::vector<Entry>& table() {
       // Axis rows: groups of 256, 8 per compute unit (2048 threads per SM on NVIDIA).
       {Backend::opencl, "", "reduce.fast.rows_block", 256},
       {Backend::opencl, "", "reduce.fast.rows_blocks_per_cu", 8},
+      // ... and up to 128 groups per compute unit, a slice per row: 16384 × 16384 float32, µs,
+      // with at most 8 / 16 / 32 / 128 per compute unit: H100 362.4–363.4 / 349.6 / 349.3 /
+      // 347.0–349.6 (CUDA 345.1), H200 266.4–267.8 / 242.4 / — / 239.3 (CUDA 232.7).
+      {Backend::opencl, "", "reduce.fast.rows_grid_per_cu", 128},
       // Axis cols: 128 work-items of 16-byte strips, 8 groups per compute unit (1024 threads
       // per SM on NVIDIA, 8 loads each in flight).
       {Backend::opencl, "", "reduce.fast.cols_block", 128},
