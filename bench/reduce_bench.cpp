@@ -55,23 +55,20 @@ std::vector<Case> reduce_cases(const Device& device, const BenchOptions& o) {
   std::vector<ReduceOp> ops = o.quick ? std::vector<ReduceOp>{ReduceOp::sum, ReduceOp::max}
                                       : std::vector<ReduceOp>{ReduceOp::sum, ReduceOp::min,
                                                               ReduceOp::max, ReduceOp::argmax};
-  // --axis picks the cases; without it, the matrix cases come with the full default sweep.
-  auto wanted = [&](const char* axis) {
+  // --axis picks the cases; by default the 1-D sizes, and the matrix with the full sweep.
+  auto wanted = [&](const std::string& axis) {
+    if (o.axes.empty()) return axis == "all" || (!o.quick && o.sizes.empty());
     return std::find(o.axes.begin(), o.axes.end(), axis) != o.axes.end();
   };
-  bool flat = o.axes.empty() || wanted("all");
-  bool matrix = o.axes.empty() ? !o.quick && o.sizes.empty() : true;
   std::vector<Case> cases;
-  if (flat)
+  if (wanted("all"))
     for (auto t : dtypes)
       for (auto op : ops)
         for (auto n : sizes)
           cases.push_back({t, op, Axis::all, 1, n});
   std::int64_t side = gpu ? 16384 : 4096;
-  if (matrix && (o.axes.empty() || wanted("rows")))
-    cases.push_back({DType::float32, ReduceOp::sum, Axis::rows, side, side});
-  if (matrix && (o.axes.empty() || wanted("cols")))
-    cases.push_back({DType::float32, ReduceOp::sum, Axis::cols, side, side});
+  if (wanted("rows")) cases.push_back({DType::float32, ReduceOp::sum, Axis::rows, side, side});
+  if (wanted("cols")) cases.push_back({DType::float32, ReduceOp::sum, Axis::cols, side, side});
   return cases;
 }
 
