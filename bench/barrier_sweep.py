@@ -6,7 +6,8 @@ cooperative groups' `cg` in the same process (latency at 1-16 blocks per SM x bl
 to `cg` of the same run (targets: latency <= 0.75, stencil <= 0.80), then the best setting for
 each point. All raw JSON goes to --out.
 
-usage: barrier_sweep.py PARPAT [--out sweep.json] [--steps 100000] [--only SUBSTRING]
+usage: barrier_sweep.py PARPAT [--out sweep.json] [--steps 100000] [--only A|B]
+                          [--methods flip,hierarchical,cg]
 """
 import argparse
 import json
@@ -32,6 +33,12 @@ SETTINGS = [
     ("check every 16384 polls", "barrier.flip.poll_check_every=16384"),
     ("sleep 32 ns between polls", "barrier.flip.poll_sleep_ns=32"),
     ("sleep 200 ns between polls", "barrier.flip.poll_sleep_ns=200"),
+    ("no release lines", "barrier.flip.release_lines_from=1000000"),
+    ("release lines everywhere", "barrier.flip.release_lines_from=0"),
+    ("one release line everywhere", "barrier.flip.release_lines_from=0,barrier.flip.release_lines=1"),
+    ("8 release lines everywhere", "barrier.flip.release_lines_from=0,barrier.flip.release_lines=8"),
+    ("release lines everywhere, warp polls",
+     "barrier.flip.release_lines_from=0,barrier.flip.wait=1"),
     ("clusters of 2", "barrier.hierarchical.cluster=2"),
     ("clusters of 4", "barrier.hierarchical.cluster=4"),
     ("clusters of 16", "barrier.hierarchical.cluster=16"),
@@ -41,10 +48,10 @@ SETTINGS = [
 ]
 
 
-def run(parpat, tuning, steps):
+def run(parpat, tuning, steps, methods):
     env = dict(os.environ)
     env["PARPAT_TUNING"] = tuning
-    cmd = [parpat, "barrier", "--backend", "cuda", "--method", "flip,hierarchical,cg",
+    cmd = [parpat, "barrier", "--backend", "cuda", "--method", methods,
            "--steps", str(steps), "--json"]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
     lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
@@ -78,14 +85,17 @@ def main():
     ap.add_argument("parpat")
     ap.add_argument("--out", default="barrier-sweep.json")
     ap.add_argument("--steps", type=int, default=100000)
-    ap.add_argument("--only", default=None, help="run the settings whose name contains this")
+    ap.add_argument("--only", default=None,
+                    help="run the settings whose name contains one of these ('|'-separated)")
+    ap.add_argument("--methods", default="flip,hierarchical,cg",
+                    help="the methods each setting measures (cg must be one)")
     args = ap.parse_args()
     raw = []
     best = {}
     for name, tuning in SETTINGS:
-        if args.only and args.only not in name:
+        if args.only and not any(part in name for part in args.only.split("|")):
             continue
-        result, error = run(args.parpat, tuning, args.steps)
+        result, error = run(args.parpat, tuning, args.steps, args.methods)
         raw.append({"setting": name, "tuning": tuning, "result": result, "error": error})
         print(f"\n## {name}  (PARPAT_TUNING={tuning!r})" + (f"  ERROR: {error}" if error else ""))
         if result is None:

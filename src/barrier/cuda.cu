@@ -24,7 +24,8 @@
 // one arrival per block (or, for blocks of one or two warps, one per warp and no __syncthreads
 // at all), relaxed polls with one acquire fence after the flip, the clock read only every
 // thousand polls; above several hundred arrivals, a first level of sub-words so that no L2
-// line serialises more than about √n atomics (see FlipBarrier). `hierarchical` first meets in
+// line serialises more than about √n atomics, and from about 1500 arrivals the waiters poll
+// copies of the generation in lines of their own (see FlipBarrier). `hierarchical` first meets in
 // the thread-block cluster's hardware barrier, then one block per cluster arrives at the flip
 // word and polls it, and a second cluster barrier releases the cluster. `cg` is cooperative
 // groups' grid.sync and `relaunch` a kernel boundary per phase.
@@ -65,6 +66,10 @@ __device__ inline void store_relaxed(unsigned int* p, unsigned int v) {
                : "memory");
 }
 
+__device__ inline void fence_acq_rel() {
+  asm volatile("fence.acq_rel.gpu;" ::: "memory");
+}
+
 __device__ inline unsigned int fetch_add_acq_rel(unsigned int* p, unsigned int v) {
   unsigned int old;
   asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;"
@@ -83,16 +88,19 @@ __device__ inline bool reached(unsigned int value, unsigned int target) {
 // table (read_knobs) and passed by value to the kernels; every branch on them is uniform.
 struct Knobs {
   unsigned int arrivals_per_subword;  // flip: arrivals sharing one sub-word; >= all: one level
-  unsigned int atom_arrive;   // 1 = atom returning the old value (the last arriver skips its
-                              // poll), 0 = fire-and-forget red, polls start at once
-  unsigned int relaxed_poll;  // 1 = relaxed polls + one acquire fence, 0 = acquire loads
-  unsigned int check_mask;    // polls between reads of the clock and error word, minus one
-  unsigned int sleep_ns;      // __nanosleep between polls (0: none)
+  unsigned int atom_arrive;    // 1 = atom returning the old value (the last arriver skips its
+                               // poll), 0 = fire-and-forget red, polls start at once
+  unsigned int relaxed_poll;   // 1 = relaxed polls + one acquire fence, 0 = acquire loads
+  unsigned int check_mask;     // polls between reads of the clock and error word, minus one
+  unsigned int sleep_ns;       // __nanosleep between polls (0: none)
+  unsigned int release_lines;  // flip: 0 = waiters poll the arrival word; k > 0 = the last
+                               // arriver copies the generation into k lines of their own
 };
 
 // The workspace: word 0 the arrival word or counter, word 1 the error word, then the flags
-// method's `in` and `out` arrays (one word per block each), then the flip method's sub-words,
-// each alone in its own 128-byte line so that their atomics go to different L2 lines.
+// method's `in` and `out` arrays (one word per block each), then the flip method's release
+// lines and sub-words, each word alone in its own 128-byte line so that their accesses go to
+// different L2 lines.
 constexpr unsigned int kLineWords = 32;
 
 struct Words {
@@ -102,16 +110,23 @@ struct Words {
   __device__ unsigned int* error() const { return base + 1; }
   __device__ unsigned int* in() const { return base + 2; }
   __device__ unsigned int* out() const { return base + 2 + gridDim.x; }
+  __device__ unsigned int first_line() const {
+    return (2 + 2 * gridDim.x + kLineWords - 1) / kLineWords;
+  }
+  __device__ unsigned int* release_line(unsigned int i) const {
+    return base + (first_line() + i) * kLineWords;
+  }
   __device__ unsigned int* subword(unsigned int i) const {
-    unsigned int first_line = (2 + 2 * gridDim.x + kLineWords - 1) / kLineWords;
-    return base + (first_line + i) * kLineWords;
+    return base + (first_line() + knobs.release_lines + i) * kLineWords;
   }
 };
 
-// Room for the flags of `groups` blocks and up to `subwords` flip sub-words.
-std::size_t workspace_words(int groups, int subwords) {
+// Room for the flags of `groups` blocks, `release_lines` lines and up to `subwords` sub-words.
+std::size_t workspace_words(int groups, int release_lines, int subwords) {
   std::size_t lines = (2 + 2 * static_cast<std::size_t>(groups) + kLineWords - 1) / kLineWords;
-  return (lines + static_cast<std::size_t>(std::max(subwords, 1))) * kLineWords;
+  return (lines + static_cast<std::size_t>(release_lines) +
+          static_cast<std::size_t>(std::max(subwords, 1))) *
+         kLineWords;
 }
 
 // Every thread is a participant: one release increment each, then an acquire spin.
@@ -251,10 +266,16 @@ __device__ inline unsigned int warp_lanes() {
 // sub-word for barrier k + 1 before the top word flipped for barrier k, which needs every
 // arrival of k, so levels never mix barriers. Every thread keeps the top word's generation bit
 // in a register (read at the start of the kernel, before any arrival, when the bit cannot flip
-// yet), so a fire-and-forget arrival needs no returned value and every warp can poll. The
-// three ways to arrive and wait are separate instantiations (FlipMode), chosen on the host from
-// the knobs: in one kernel the compiler would merge their arrivals into one code path that no
-// longer knows a single lane is active and wraps it in a warp-aggregation scan.
+// yet), so a fire-and-forget arrival needs no returned value and every warp can poll. With
+// thousands of arrivals the polls themselves crowd the top word's line and delay the atomics
+// queued there; then (Knobs::release_lines) the last arriver, after an acq_rel fence, copies the
+// new generation into a few words of their own lines, and the waiters poll those copies: no
+// poll meets an arrival. A copy cannot move on to barrier k + 1 before its waiters have left
+// barrier k, since k + 1 needs their arrivals. The copy costs the last arriver the atomic's
+// answer and a fence, which is why it only pays at the largest grids. The three ways to arrive
+// and wait are separate instantiations (FlipMode), chosen on the host from the knobs: in one
+// kernel the compiler would merge their arrivals into one code path that no longer knows a
+// single lane is active and wraps it in a warp-aggregation scan.
 enum class FlipMode {
   block,            // thread 0 arrives and polls, the block waits at __syncthreads
   block_warp_wait,  // thread 0 arrives, every warp polls for itself
@@ -269,35 +290,51 @@ struct FlipBarrier {
   __device__ explicit FlipBarrier(Words w)
       : words(w), generation(gb::load_relaxed(w.counter()) & kGenerationBit) {}
 
-  // Arrival `unit` of `units`; true when it was the last (and has acquired).
+  // Arrival `unit` of `units`; true when it was the last (and has acquired, and with release
+  // lines has published the new generation in each).
   __device__ bool arrive(unsigned int unit, unsigned int units) {
     const Knobs& k = words.knobs;
     unsigned int* top = words.counter();
     unsigned int per = k.arrivals_per_subword;
-    if (per >= units) return flip_arrive(k, top, units, unit == 0);
-    unsigned int run = unit / per;
-    unsigned int first = run * per;
-    unsigned int members = min(per, units - first);
-    unsigned int add = unit == first ? 0x80000000u - (members - 1u) : 1u;
-    if (!gb::flipped_by(fetch_add_acq_rel(words.subword(run), add), add)) return false;
-    return flip_arrive(k, top, (units + per - 1) / per, run == 0);
+    bool last;
+    if (per >= units) {
+      last = flip_arrive(k, top, units, unit == 0);
+    } else {
+      unsigned int run = unit / per;
+      unsigned int first = run * per;
+      unsigned int members = min(per, units - first);
+      unsigned int add = unit == first ? 0x80000000u - (members - 1u) : 1u;
+      if (!gb::flipped_by(fetch_add_acq_rel(words.subword(run), add), add)) return false;
+      last = flip_arrive(k, top, (units + per - 1) / per, run == 0);
+    }
+    if (last && k.release_lines != 0) {
+      fence_acq_rel();  // the copies release what the last arriver acquired
+      for (unsigned int i = 0; i < k.release_lines; ++i)
+        store_relaxed(words.release_line(i), generation);
+    }
+    return last;
+  }
+
+  // The word that the waiters of arrival `unit` poll.
+  __device__ unsigned int* poll_word(unsigned int unit) const {
+    unsigned int lines = words.knobs.release_lines;
+    return lines == 0 ? words.counter() : words.release_line(unit % lines);
   }
 
   __device__ bool sync() {
-    unsigned int* top = words.counter();
     generation ^= kGenerationBit;
     if constexpr (Mode == FlipMode::warp) {
       unsigned int lanes = warp_lanes();
       unsigned int warps = (blockDim.x + 31) / 32;
+      unsigned int unit = blockIdx.x * warps + threadIdx.x / 32;
       __syncwarp(lanes);
       bool last = false;
-      if ((threadIdx.x & 31u) == 0)
-        last = arrive(blockIdx.x * warps + threadIdx.x / 32, gridDim.x * warps);
+      if ((threadIdx.x & 31u) == 0) last = arrive(unit, gridDim.x * warps);
       if (__shfl_sync(lanes, last, 0)) {
         __syncwarp(lanes);  // the other lanes see what lane 0 acquired
         return true;
       }
-      return wait_for_generation(words, top, generation);
+      return wait_for_generation(words, poll_word(unit), generation);
     } else if constexpr (Mode == FlipMode::block_warp_wait) {
       __syncthreads();
       bool last = false;
@@ -306,12 +343,13 @@ struct FlipBarrier {
         __syncwarp(warp_lanes());
         return true;
       }
-      return wait_for_generation(words, top, generation);
+      return wait_for_generation(words, poll_word(blockIdx.x), generation);
     } else {
       __syncthreads();
       bool ok = true;
       if (threadIdx.x == 0)
-        ok = arrive(blockIdx.x, gridDim.x) || wait_for_generation(words, top, generation);
+        ok = arrive(blockIdx.x, gridDim.x) ||
+             wait_for_generation(words, poll_word(blockIdx.x), generation);
       return __syncthreads_and(ok) != 0;
     }
   }
@@ -618,7 +656,13 @@ Knobs read_knobs(const DeviceInfo& info, int groups, int group_size, bool cluste
   int arrivals = flip_arrivals(info, groups, group_size);
   k.arrivals_per_subword = arrivals_per_subword(info, arrivals);
   if (clustered) arrivals = groups / cluster_size(info, groups);
-  k.atom_arrive = arrivals > tuning(info, "barrier.flip.red_arrivals_max", 160) ? 1 : 0;
+  bool release_lines =
+      !clustered && arrivals >= tuning(info, "barrier.flip.release_lines_from", 1500);
+  k.release_lines = release_lines ? static_cast<unsigned int>(std::clamp(
+                                        tuning(info, "barrier.flip.release_lines", 4), 0, 32))
+                                  : 0;
+  k.atom_arrive =
+      k.release_lines != 0 || arrivals > tuning(info, "barrier.flip.red_arrivals_max", 160) ? 1 : 0;
   k.relaxed_poll = tuning(info, "barrier.flip.poll", 1) != 0 ? 1 : 0;
   unsigned int every = 1;
   unsigned int tuned = static_cast<unsigned int>(
@@ -644,9 +688,9 @@ struct Workspace {
   Buffer buffer;
   Workspace(const Device& device, int groups, int group_size, bool clustered)
       : knobs(read_knobs(device.info(), groups, group_size, clustered)),
-        buffer(device,
-               workspace_words(groups, subword_count(device.info(), knobs, groups, group_size)) *
-                   sizeof(unsigned int)) {}
+        buffer(device, workspace_words(groups, static_cast<int>(knobs.release_lines),
+                                       subword_count(device.info(), knobs, groups, group_size)) *
+                           sizeof(unsigned int)) {}
   Words words() const { return Words{static_cast<unsigned int*>(buffer.handle()), knobs}; }
   void clear(CudaDevice& cuda) const {
     PARPAT_CUDA(cudaMemsetAsync(buffer.handle(), 0, buffer.bytes(), cuda.stream()));
@@ -880,7 +924,8 @@ std::vector<BarrierVariant> cuda_barrier_variants() {
       spin_variant<Method::flip>(
           info("flip",
                "bit-31 generation flip, one arrival per block (per warp for blocks <= 64), relaxed "
-               "polls; above 600 arrivals runs of ~sqrt(n) meet in sub-words first",
+               "polls; above 600 arrivals runs of ~sqrt(n) meet in sub-words first, from 1500 the "
+               "waiters poll copies of the generation",
                "cooperative launch", true)),
       spin_variant<Method::hierarchical>(
           info("hierarchical",
