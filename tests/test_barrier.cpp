@@ -344,8 +344,30 @@ TEST(BarrierCli, LatencyOnlyForAListOfMethods) {
     EXPECT_EQ(row["method"], "relaunch");
     EXPECT_FALSE(row["barrier_failed"].get<bool>()) << row.dump();
   }
+  EXPECT_FALSE(j.contains("floor")) << "the fence probe is CUDA's";
   CliResult empty = run_cli("barrier --backend cpu --method , --no-stencil");
   EXPECT_EQ(empty.status, 2);
+}
+
+// On CUDA the latency sweep reports, from the same run, the two costs under every barrier.
+TEST(BarrierCli, CudaLatencyReportsTheFenceAndTheRoundTrip) {
+  bool any = false;
+  for (const auto& d : devices()) {
+    if (d.backend() != Backend::cuda) continue;
+    any = true;
+    CliResult r = run_cli("barrier --backend cuda --device " + std::to_string(d.info().index) +
+                          " --method flip,cg --no-stencil --barriers 10 --json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    ASSERT_TRUE(j.contains("floor")) << r.out;
+    double fence = j["floor"]["release_fence_us"].get<double>();
+    double trip = j["floor"]["l2_round_trip_us"].get<double>();
+    EXPECT_GT(fence, 0.0);
+    EXPECT_LT(fence, 100.0);
+    EXPECT_GT(trip, 0.0);
+    EXPECT_LT(trip, 100.0);
+  }
+  if (!any) GTEST_SKIP() << "no CUDA device";
 }
 
 }  // namespace

@@ -247,6 +247,8 @@ TEST(Cli, InfoMeasuresPeaksAndTheLaunchFloor) {
     EXPECT_GT(d["fma_gflops"].get<double>(), 0);
     EXPECT_GT(d["launch_us"].get<double>(), 0);
     EXPECT_EQ(d["graph_launch_us"].get<double>() > 0, d["backend"] == "cuda");
+    EXPECT_EQ(d["release_fence_us"].get<double>() > 0, d["backend"] == "cuda");
+    EXPECT_EQ(d["l2_round_trip_us"].get<double>() > 0, d["backend"] == "cuda");
   }
 }
 

@@ -32,6 +32,9 @@ nlohmann::json device_json(const Device& d);
 // "empty launch 2.1 µs (in a graph 0.9 µs)": the launch floor of measure_peaks.
 std::string launch_floor(const Peaks& p);
 
+// "release fence … µs, L2 round trip … µs" (Peaks' barrier costs; CUDA only).
+std::string barrier_floor(const Peaks& p);
+
 void add_info_command(CLI::App& app);
 void add_list_command(CLI::App& app);
 void add_reduce_command(CLI::App& app);

@@ -46,4 +46,9 @@ std::string launch_floor(const Peaks& p) {
   return out;
 }
 
+std::string barrier_floor(const Peaks& p) {
+  return fmt::format("release fence {:.3f} µs, L2 round trip {:.3f} µs", p.release_fence_us,
+                     p.l2_round_trip_us);
+}
+
 }  // namespace parpat::cli

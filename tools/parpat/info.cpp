@@ -51,8 +51,11 @@ void add_info_command(CLI::App& app) {
         j["fma_gflops"] = p.fma_gflops;
         j["launch_us"] = p.launch_us;
         j["graph_launch_us"] = p.graph_launch_us;
+        j["release_fence_us"] = p.release_fence_us;
+        j["l2_round_trip_us"] = p.l2_round_trip_us;
         line += fmt::format("\n    measured: read {:.1f} GB/s, FP32 FMA {:.1f} GFLOPS, {}",
                             p.read_gbps, p.fma_gflops, launch_floor(p));
+        if (p.release_fence_us > 0) line += fmt::format(", {}", barrier_floor(p));
       }
       out.push_back(j);
       if (!opts->json) std::cout << line << "\n";
