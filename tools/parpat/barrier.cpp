@@ -124,11 +124,11 @@ void run_barrier(const BarrierOpts& o) {
     // What no barrier can avoid on this device, measured in the same run: a release fence, the
     // arrival's trip to L2, and a poll's trip back.
     Peaks peaks = device.backend() == Backend::cuda ? measure_peaks(device) : Peaks{};
-    if (peaks.release_fence_us > 0)
+    if (peaks.release_fence_us > 0) {
       out["floor"] = {{"release_fence_us", peaks.release_fence_us},
                       {"l2_round_trip_us", peaks.l2_round_trip_us}};
-    if (text && peaks.release_fence_us > 0)
-      std::cout << fmt::format("\nmeasured on this device: {}\n", barrier_floor(peaks));
+      if (text) std::cout << fmt::format("\nmeasured on this device: {}\n", barrier_floor(peaks));
+    }
     if (text)
       std::cout << fmt::format("\nlatency, {} barriers: us per barrier = (T(K) - T(0)) / K\n",
                                barriers)
