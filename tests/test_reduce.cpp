@@ -427,6 +427,55 @@ TEST(ReduceCudaRaw, MatchesTheReference) {
   }
 }
 
+// One workspace, zeroed once and sized for the largest call, serves calls of every size, dtype
+// and op in turn: a call must never take another call's leftover partials for its own.
+TEST(ReduceCudaRaw, OneWorkspaceServesEveryCall) {
+  std::vector<Device> gpus;
+  for (const auto& d : devices())
+    if (d.backend() == Backend::cuda) gpus.push_back(d);
+  if (gpus.empty()) GTEST_SKIP() << "no CUDA device";
+  const Device& gpu = gpus[0];
+  std::mt19937_64 rng(run_seed() + 9);
+  const std::int64_t sizes[] = {(1 << 22) + 5, 65537, (1 << 20) + 7, 4099, (1 << 22) + 5};
+  std::size_t largest = 0;
+  for (std::int64_t n : sizes)
+    for (DType t : {DType::float32, DType::int32, DType::float64})
+      for (ReduceOp op : {ReduceOp::sum, ReduceOp::argmax}) {
+        std::size_t bytes = 0;
+        cuda::reduce(nullptr, t, n, op, nullptr, nullptr, nullptr, bytes);
+        largest = std::max(largest, bytes);
+      }
+  Buffer workspace(gpu, largest);
+  std::vector<unsigned char> zeros(largest, 0);
+  workspace.upload(zeros.data(), largest);
+  Buffer value(gpu, sizeof(std::int64_t)), index(gpu, sizeof(std::int64_t));
+  for (int round = 0; round < 2; ++round)
+    for (std::int64_t n : sizes)
+      for (DType t : {DType::float32, DType::int32, DType::float64})
+        for (ReduceOp op : {ReduceOp::sum, ReduceOp::argmax}) {
+          SCOPED_TRACE(std::string(dtype_name(t)) + " " + reduce_op_name(op) + " of " +
+                       std::to_string(n) + ", seed " + std::to_string(run_seed()));
+          auto host = random_bytes(t, n, rng);
+          Array in = Array::from_host(gpu, t, {n}, host.data());
+          std::size_t bytes = largest;
+          cuda::reduce(in.buffer().handle(), t, n, op, value.handle(),
+                       static_cast<std::int64_t*>(index.handle()), workspace.handle(), bytes);
+          ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+          DType out = reduce_result_dtype(t, op);
+          detail::ReduceShape s{t, op, Axis::all, 1, n, n};
+          unsigned char expected_bytes[8] = {}, got_bytes[8] = {};
+          std::int64_t expected_index = 0, got_index = 0;
+          detail::reduce_reference(host.data(), s, expected_bytes, &expected_index);
+          value.download(got_bytes, dtype_size(out));
+          index.download(&got_index, sizeof got_index);
+          EXPECT_EQ(detail::reduce_mismatch(Scalar::from_bytes(out, expected_bytes),
+                                            Scalar::from_bytes(out, got_bytes), op, n),
+                    "");
+          if (op == ReduceOp::argmax) EXPECT_EQ(got_index, expected_index);
+          if (HasFailure()) return;
+        }
+}
+
 // `fast` can be captured into a CUDA graph (as `parpat bench` times short cases): replays of
 // several captured runs give bit for bit what one eager run gives, on every launch shape.
 TEST(ReduceCudaGraph, FastReplaysMatchEagerRuns) {

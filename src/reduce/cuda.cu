@@ -1329,8 +1329,11 @@ void reduce(const void* d_in, DType dtype, std::int64_t n, ReduceOp op, void* d_
         using Acc = typename Op::Acc;
         FastPlan plan = fast_plan<T, Op>(info, n);
         plan_for_device<T, Op>(plan, info, n, ordinal);
-        std::size_t counter_at = (plan.grid * sizeof(Acc) + 255) / 256 * 256;
-        std::size_t need = counter_at + 256;
+        // The ticket counter first, at the same place for every call, so that a workspace
+        // serves calls of any size in turn: the last block of each call leaves it zeroed. The
+        // partials follow; each call writes its own before it reads them.
+        constexpr std::size_t partials_at = 256;
+        std::size_t need = partials_at + plan.grid * sizeof(Acc);
         if (!d_workspace) {
           workspace_bytes = need;
           return;
@@ -1346,8 +1349,8 @@ void reduce(const void* d_in, DType dtype, std::int64_t n, ReduceOp op, void* d_
         auto addr = reinterpret_cast<std::uintptr_t>(d_in);
         std::int64_t head = std::min<std::int64_t>(n, ((16 - addr % 16) % 16) / sizeof(T));
         launch_fast_all<T, Op>(plan, stream, static_cast<const T*>(d_in), n, head,
-                               reinterpret_cast<Acc*>(base),
-                               reinterpret_cast<unsigned*>(base + counter_at),
+                               reinterpret_cast<Acc*>(base + partials_at),
+                               reinterpret_cast<unsigned*>(base),
                                static_cast<typename Op::Result*>(d_value), d_index);
       });
     }
