@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -383,24 +384,30 @@ TEST(ReduceApi, RejectsBadArguments) {
 namespace parpat::test {
 namespace {
 
+// The first CUDA device, or none.
+std::optional<Device> first_cuda_device() {
+  for (const auto& d : devices())
+    if (d.backend() == Backend::cuda) return d;
+  return std::nullopt;
+}
+
 // The raw-pointer entry: workspace queried, zeroed by the caller, reused across calls.
 TEST(ReduceCudaRaw, MatchesTheReference) {
-  std::vector<Device> gpus;
-  for (const auto& d : devices())
-    if (d.backend() == Backend::cuda) gpus.push_back(d);
-  if (gpus.empty()) GTEST_SKIP() << "no CUDA device";
+  std::optional<Device> cuda = first_cuda_device();
+  if (!cuda) GTEST_SKIP() << "no CUDA device";
+  const Device& gpu = *cuda;
   std::mt19937_64 rng(run_seed() + 6);
   for (std::int64_t n : {std::int64_t{1}, std::int64_t{1025}, std::int64_t{(1 << 20) + 7}}) {
     std::vector<float> host(static_cast<std::size_t>(n));
     for (auto& x : host)
       x = std::uniform_real_distribution<float>(0, 1)(rng);
-    Array in = Array::from_vector(gpus[0], host);
-    Buffer value(gpus[0], sizeof(std::int64_t)), index(gpus[0], sizeof(std::int64_t));
+    Array in = Array::from_vector(gpu, host);
+    Buffer value(gpu, sizeof(std::int64_t)), index(gpu, sizeof(std::int64_t));
     for (ReduceOp op : {ReduceOp::sum, ReduceOp::argmax}) {
       std::size_t bytes = 0;
       cuda::reduce(in.buffer().handle(), DType::float32, n, op, value.handle(), nullptr, nullptr,
                    bytes);
-      Buffer workspace(gpus[0], bytes);
+      Buffer workspace(gpu, bytes);
       std::vector<unsigned char> zeros(bytes, 0);
       workspace.upload(zeros.data(), bytes);
       for (int again = 0; again < 2; ++again) {
@@ -430,11 +437,9 @@ TEST(ReduceCudaRaw, MatchesTheReference) {
 // One workspace, zeroed once and sized for the largest call, serves calls of every size, dtype
 // and op in turn: a call must never take another call's leftover partials for its own.
 TEST(ReduceCudaRaw, OneWorkspaceServesEveryCall) {
-  std::vector<Device> gpus;
-  for (const auto& d : devices())
-    if (d.backend() == Backend::cuda) gpus.push_back(d);
-  if (gpus.empty()) GTEST_SKIP() << "no CUDA device";
-  const Device& gpu = gpus[0];
+  std::optional<Device> cuda = first_cuda_device();
+  if (!cuda) GTEST_SKIP() << "no CUDA device";
+  const Device& gpu = *cuda;
   std::mt19937_64 rng(run_seed() + 9);
   const std::int64_t sizes[] = {(1 << 22) + 5, 65537, (1 << 20) + 7, 4099, (1 << 22) + 5};
   std::size_t largest = 0;
@@ -479,11 +484,9 @@ TEST(ReduceCudaRaw, OneWorkspaceServesEveryCall) {
 // `fast` can be captured into a CUDA graph (as `parpat bench` times short cases): replays of
 // several captured runs give bit for bit what one eager run gives, on every launch shape.
 TEST(ReduceCudaGraph, FastReplaysMatchEagerRuns) {
-  std::vector<Device> gpus;
-  for (const auto& d : devices())
-    if (d.backend() == Backend::cuda) gpus.push_back(d);
-  if (gpus.empty()) GTEST_SKIP() << "no CUDA device";
-  const Device& gpu = gpus[0];
+  std::optional<Device> cuda = first_cuda_device();
+  if (!cuda) GTEST_SKIP() << "no CUDA device";
+  const Device& gpu = *cuda;
   std::mt19937_64 rng(run_seed() + 8);
   for (std::int64_t n : {std::int64_t{1025}, std::int64_t{65537}, std::int64_t{(1 << 20) + 7},
                          std::int64_t{(1 << 25) + 3}}) {
