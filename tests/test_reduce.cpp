@@ -319,13 +319,9 @@ TEST_P(ReduceTest, FastSmallInputShapesUnderOtherTunings) {
       "reduce.fast.single_block_bytes=256,reduce.fast.small_items=3,reduce.fast.small_block=96",
   };
   if (d.backend() == Backend::cuda) {
-    // sm_90: the gather (block 0's or, for accumulators of doubles, the last block's) where a
-    // cluster would run, the last block's for every type, block 0's with one-warp blocks,
-    // small clusters over several batches of loads, and launches that do not overlap
-    // (elsewhere these fall back to the gather).
+    // sm_90: the ticket where a cluster would run, small clusters over several batches of
+    // loads, and launches that do not overlap (elsewhere these fall back to the ticket).
     settings.push_back("reduce.fast.cluster_bytes=0");
-    settings.push_back("reduce.fast.cluster_bytes=0,reduce.fast.first_block_gathers=0");
-    settings.push_back("reduce.fast.cluster_bytes=0,reduce.fast.small_block=32");
     settings.push_back("reduce.fast.cluster_size=2,reduce.fast.cluster_bytes=16777216");
     settings.push_back("reduce.fast.cluster_size=4,reduce.fast.overlap_launch=0");
   }

@@ -13,10 +13,8 @@
 //   fast        one launch: 16-byte loads, eight in flight per thread, a grid sized to fill the
 //               device once, warp-shuffle block reduction (min, max and the arg ops by warp-wide
 //               integer reductions of an order key instead, integer sums by three warp-wide
-//               32-bit adds of bit fields), per-block partials tagged with the launch's
-//               epoch, and under a cooperative launch block 0 gathers them in block order
-//               (no fence, no ticket: the tags say which partials have landed; without
-//               cooperative launch the last block to take a ticket gathers);
+//               32-bit adds of bit fields), per-block partials, and the last
+//               block to arrive (an acquire-release ticket) folds the partials in block order;
 //               on sm_90 each launch overlaps the end of the kernel before it in the stream
 //               (programmatic dependent launch). Small inputs are latency-bound instead: one
 //               block with no ticket when they are tiny; up to 1 MiB on sm_90 one cluster of
@@ -100,102 +98,6 @@ __device__ __forceinline__ unsigned take_ticket(unsigned* counter) {
                : "l"(__cvta_generic_to_global(counter))
                : "memory");
   return old;
-}
-
-// The partials of fast_all, tagged with their launch. A partial is cut into 16-bit chunks, each
-// stored alone in a 64-bit word whose upper 48 bits hold the launch's epoch. A 64-bit store is
-// seen whole or not at all, so a chunk whose tag is this launch's epoch is this launch's chunk:
-// no fence orders the partials before the block that gathers them, and it needs no ticket to
-// know that they have all arrived. The workspace starts with a header: the last block's ticket
-// (only where the last block gathers) and the epoch of the previous launch, which every block
-// reads when it starts and the gathering block advances once it has seen every partial, that is
-// after every block of the launch has read it. Stale words (an earlier launch's, or another
-// grid's) carry an older epoch; 48 bits of epoch last 2^48 launches. The tags are what a
-// caller's workspace must be zeroed for: zero is no launch's epoch.
-constexpr int kTagShift = 16;
-constexpr unsigned long long kEpochMask = (1ull << 48) - 1;
-constexpr std::size_t kWorkspaceHeader = 256;  // bytes: ticket at 0, epoch at 8
-
-template <class Acc>
-constexpr int kTaggedWords = static_cast<int>((sizeof(Acc) + 1) / 2);
-
-// Bytes of fast_all's workspace for `grid` blocks.
-template <class Acc>
-std::size_t fast_workspace_bytes(int grid) {
-  return kWorkspaceHeader + static_cast<std::size_t>(grid) * kTaggedWords<Acc> * 8;
-}
-
-__device__ __forceinline__ unsigned long long load_relaxed_u64(const unsigned long long* p) {
-  unsigned long long v;
-  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];"
-               : "=l"(v)
-               : "l"(__cvta_generic_to_global(p))
-               : "memory");
-  return v;
-}
-__device__ __forceinline__ void store_relaxed_u64(unsigned long long* p, unsigned long long v) {
-  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(__cvta_generic_to_global(p)), "l"(v)
-               : "memory");
-}
-__device__ __forceinline__ unsigned take_relaxed_ticket(unsigned* counter) {
-  unsigned old;
-  asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;"
-               : "=r"(old)
-               : "l"(__cvta_generic_to_global(counter))
-               : "memory");
-  return old;
-}
-
-struct FastWorkspace {
-  unsigned char* base;
-  __device__ unsigned* ticket() const { return reinterpret_cast<unsigned*>(base); }
-  __device__ unsigned long long* epoch() const {
-    return reinterpret_cast<unsigned long long*>(base + 8);
-  }
-  // Chunk c of block b's partial, chunk-major so that a block's gatherers read adjacent words.
-  __device__ unsigned long long* word(int c, unsigned b) const {
-    return reinterpret_cast<unsigned long long*>(base + kWorkspaceHeader) +
-           static_cast<std::size_t>(c) * gridDim.x + b;
-  }
-};
-
-template <class Acc>
-__device__ void store_tagged(const FastWorkspace& w, unsigned b, unsigned long long tag,
-                             const Acc& acc) {
-  unsigned short chunks[kTaggedWords<Acc>] = {};
-  memcpy(chunks, &acc, sizeof(Acc));
-#pragma unroll
-  for (int c = 0; c < kTaggedWords<Acc>; ++c)
-    store_relaxed_u64(w.word(c, b), (tag << kTagShift) | chunks[c]);
-}
-
-// Block b's partial, once every chunk carries `tag`. Block b has started (the launch is
-// cooperative, or b took its ticket before this block), so the wait is for stores already on
-// their way; a wait of about a second means the device broke that promise, and the launch fails
-// rather than return a wrong value.
-template <class Acc>
-__device__ Acc load_tagged(const FastWorkspace& w, unsigned b, unsigned long long tag) {
-  constexpr int kWords = kTaggedWords<Acc>;
-  unsigned long long words[kWords];
-  const long long start = clock64();
-  for (;;) {
-#pragma unroll
-    for (int c = 0; c < kWords; ++c)
-      words[c] = load_relaxed_u64(w.word(c, b));
-    bool all = true;
-#pragma unroll
-    for (int c = 0; c < kWords; ++c)
-      all = all && (words[c] >> kTagShift) == tag;
-    if (all) break;
-    if (clock64() - start > 2000000000LL) __trap();
-  }
-  unsigned short chunks[kWords];
-#pragma unroll
-  for (int c = 0; c < kWords; ++c)
-    chunks[c] = static_cast<unsigned short>(words[c]);
-  Acc acc;
-  memcpy(&acc, chunks, sizeof(Acc));
-  return acc;
 }
 
 // Programmatic dependent launch (sm_90): `fast` lets the next kernel in the stream launch while
@@ -597,15 +499,17 @@ __global__ void atomic_finish(const typename Op::Acc* slot, typename Op::Result*
 // ---------------------------------------------------------------------------------------------
 // fast, axis all.
 
-// fast_all_strided's finish: every block's result goes to `partials`; the last block to take a
-// ticket folds them in block order and resets the ticket counter for the next launch.
-template <class Op>
+// Every block folds its grid-stride share; block results go to `partials`; the last block to
+// take a ticket folds them in block order and resets the ticket counter for the next launch.
+// kBatched: each thread keeps four partial loads in flight (small blocks on a wide grid have
+// several partials per thread), at the cost of registers the bandwidth-bound form keeps.
+template <class Op, bool kBatched = false>
 __device__ void finish_by_last_block(typename Op::Acc v, typename Op::Acc* partials,
                                      unsigned* counter, typename Op::Result* values,
-                                     std::int64_t* indices) {
+                                     std::int64_t* indices, std::int64_t o) {
   __shared__ bool is_last;
   if (gridDim.x == 1) {
-    if (threadIdx.x == 0) write_result<Op>(v, values, indices, 0);
+    if (threadIdx.x == 0) write_result<Op>(v, values, indices, o);
     return;
   }
   if (threadIdx.x == 0) {
@@ -616,60 +520,32 @@ __device__ void finish_by_last_block(typename Op::Acc v, typename Op::Acc* parti
   if (!is_last) return;
   // Each thread folds partials threadIdx.x, + blockDim.x, ... in that order.
   typename Op::Acc acc = Op::identity();
-  for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x)
-    acc = Op::combine(acc, load_coherent(partials + b));
-  acc = block_reduce<Op>(acc);
-  if (threadIdx.x == 0) {
-    write_result<Op>(acc, values, indices, 0);
-    *counter = 0;
-  }
-}
-
-// fast_all's finish. Every block but the gatherer stores its tagged partial and leaves; the
-// gatherer folds the partials in block order, thread t taking blocks t, t + blockDim, ... (the
-// same order whichever block gathers, so the bits do not depend on it), writes the result and
-// advances the epoch. Under a cooperative launch (first_block_gathers) every block is resident,
-// so block 0 gathers: it starts waiting as soon as its own share is done and sees the last
-// partial about half a round trip after it lands, where a last-block ticket costs a round trip
-// for the ticket and another for the partials. Without one, the last block to take a ticket
-// gathers: every other block stored its partial before taking its own, and the ticket needs no
-// fence, since the tags tell whether a store has landed.
-template <class Op>
-__device__ void finish_by_gathering(typename Op::Acc v, const FastWorkspace& w,
-                                    unsigned long long epoch, bool first_block_gathers,
-                                    typename Op::Result* values, std::int64_t* indices) {
-  using Acc = typename Op::Acc;
-  __shared__ bool gathers;
-  const unsigned long long tag = epoch & kEpochMask;
-  if (threadIdx.x == 0) {
-    if (first_block_gathers) {
-      gathers = blockIdx.x == 0;
-      if (!gathers) store_tagged(w, blockIdx.x, tag, v);
-    } else {
-      store_tagged(w, blockIdx.x, tag, v);
-      gathers = take_relaxed_ticket(w.ticket()) == gridDim.x - 1;
+  if constexpr (kBatched) {
+    constexpr int kBatch = 4;
+    for (unsigned b = threadIdx.x; b < gridDim.x; b += kBatch * blockDim.x) {
+      typename Op::Acc p[kBatch];
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u)
+        if (b + u * blockDim.x < gridDim.x) p[u] = load_coherent(partials + b + u * blockDim.x);
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u)
+        if (b + u * blockDim.x < gridDim.x) acc = Op::combine(acc, p[u]);
     }
+  } else {
+    for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x)
+      acc = Op::combine(acc, load_coherent(partials + b));
   }
-  __syncthreads();
-  if (!gathers) return;
-  // Each thread folds partials threadIdx.x, + blockDim.x, ... in that order; block 0's thread 0
-  // has its own block's in `v`. (Loading several partials at once per thread measured slower:
-  // the registers spilled.)
-  Acc acc = Op::identity();
-  for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x)
-    acc = Op::combine(acc, first_block_gathers && b == 0 ? v : load_tagged<Acc>(w, b, tag));
   acc = block_reduce<Op>(acc);
   if (threadIdx.x == 0) {
-    write_result<Op>(acc, values, indices, 0);
-    store_relaxed_u64(w.epoch(), epoch);
-    if (!first_block_gathers) *w.ticket() = 0;
+    write_result<Op>(acc, values, indices, o);
+    *counter = 0;
   }
 }
 
 // One cluster (sm_90): every block pushes its result into block 0's shared memory (distributed
 // shared memory), the cluster meets at its hardware barrier (release/acquire), and block 0 folds
 // the results in block order. After the loads there is no round trip to global memory, where
-// finish_by_gathering stores the partials and reads them back.
+// the ticket of finish_by_last_block costs a fence, an atomic and a read of the partials.
 // Block 0 may start later than the others: every thread arrives at the cluster barrier when
 // its block starts (cluster_arrive_at_start) and waits on it before the first remote write.
 __device__ __forceinline__ void cluster_arrive_at_start() {
@@ -698,19 +574,12 @@ __device__ void finish_in_cluster(typename Op::Acc v, typename Op::Result* value
 
 // The bandwidth-bound form runs blocks of kFastBlock. kSmall is the latency-bound form for small
 // inputs (fast_plan): any blockDim that is a multiple of 32 up to kFastBlock, a thread's last
-// vectors loaded as one predicated batch. Both visit and fold in the same order, so for one grid
-// they give the same bits.
-enum class FastFinish {
-  gather,   // several blocks: finish_by_gathering
-  single,   // one block: its thread 0 writes the result
-  cluster,  // one cluster (sm_90): finish_in_cluster
-};
-
-template <class T, class Op, bool kSmall, FastFinish kFinish = FastFinish::gather>
+// vectors loaded as one predicated batch, the partials folded four loads at a time. Both visit
+// and fold in the same order, so for one grid they give the same bits.
+template <class T, class Op, bool kSmall, bool kCluster = false>
 __global__ void __launch_bounds__(kFastBlock)
-    fast_all(const T* in, std::int64_t n, std::int64_t head, FastWorkspace workspace,
-             bool first_block_gathers, typename Op::Result* values, std::int64_t* indices,
-             bool prefetch) {
+    fast_all(const T* in, std::int64_t n, std::int64_t head, typename Op::Acc* partials,
+             unsigned* counter, typename Op::Result* values, std::int64_t* indices, bool prefetch) {
   using Acc = typename Op::Acc;
   constexpr int V = Vec16<T>::kCount;
   const int block = kSmall ? static_cast<int>(blockDim.x) : kFastBlock;
@@ -719,7 +588,7 @@ __global__ void __launch_bounds__(kFastBlock)
   const std::int64_t vectors = (n - head) / V;
   const std::int64_t tail = head + vectors * V;
   const T* body = in + head;
-  if constexpr (kFinish == FastFinish::cluster) cluster_arrive_at_start();
+  if constexpr (kCluster) cluster_arrive_at_start();
   allow_next_launch();
   if (kSmall && prefetch) {
     // Started early (programmatic dependent launch), a latency-bound launch pulls its first
@@ -730,8 +599,6 @@ __global__ void __launch_bounds__(kFastBlock)
       if (gid + u * stride < vectors) prefetch_to_l2(body + (gid + u * stride) * V);
   }
   wait_for_previous_kernel();
-  unsigned long long epoch = 0;  // this launch's: one more than the last one's
-  if constexpr (kFinish == FastFinish::gather) epoch = load_relaxed_u64(workspace.epoch()) + 1;
   // Each thread visits its elements in increasing index order: head, body, tail.
   Acc acc = Op::identity();
   if (gid < head) acc = Op::append(acc, in[gid], gid);
@@ -763,12 +630,10 @@ __global__ void __launch_bounds__(kFastBlock)
   }
   if (gid < n - tail) acc = Op::append(acc, in[tail + gid], tail + gid);
   acc = block_reduce<Op>(acc);
-  if constexpr (kFinish == FastFinish::cluster) {
+  if constexpr (kCluster) {
     finish_in_cluster<Op>(acc, values, indices);
-  } else if constexpr (kFinish == FastFinish::single) {
-    if (threadIdx.x == 0) write_result<Op>(acc, values, indices, 0);
   } else {
-    finish_by_gathering<Op>(acc, workspace, epoch, first_block_gathers, values, indices);
+    finish_by_last_block<Op, kSmall>(acc, partials, counter, values, indices, 0);
   }
 }
 
@@ -783,7 +648,7 @@ __global__ void __launch_bounds__(kBlock)
     for (std::int64_t c = threadIdx.x; c < cols; c += kBlock)
       acc = Op::append(acc, in[r * stride + c], r * cols + c);
   acc = block_reduce<Op>(acc);
-  finish_by_last_block<Op>(acc, partials, counter, values, indices);
+  finish_by_last_block<Op>(acc, partials, counter, values, indices, 0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1128,7 +993,6 @@ struct FastPlan {
   int cluster = 0;              // > 0: one cluster of this many blocks (finish_in_cluster)
   bool overlap_launch = false;  // programmatic dependent launch (sm_90 and later)
   bool prefetch = false;  // small forms: prefetch into L2 before waiting for the kernel before
-  bool first_block_gathers = false;  // a cooperative launch, block 0 gathers (finish_by_gathering)
 };
 
 // The launch of `fast` over `n` contiguous elements, by size:
@@ -1192,7 +1056,7 @@ int placeable_cluster(int ordinal, int largest) {
   std::lock_guard<std::mutex> lock(mutex);
   auto found = known.find({ordinal, largest});
   if (found != known.end()) return found->second;
-  auto kernel = fast_all<T, Op, true, FastFinish::cluster>;
+  auto kernel = fast_all<T, Op, true, true>;
   PARPAT_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   int placeable = 0;
   for (int size = largest; size >= 2 && placeable == 0; size /= 2) {
@@ -1213,33 +1077,19 @@ int placeable_cluster(int ordinal, int largest) {
   return placeable;
 }
 
-// Finishes planning on the device `ordinal`: who gathers the partials; on sm_90 and later,
-// launches overlap the kernel before them, and a latency-bound input of at most
-// reduce.fast.cluster_bytes runs as one cluster of up to reduce.fast.cluster_size blocks of
-// kFastBlock threads (finish_in_cluster), when the device can place such a cluster.
+// Finishes planning on the device `ordinal`: on sm_90 and later, launches overlap the kernel
+// before them, and a latency-bound input of at most reduce.fast.cluster_bytes runs as one
+// cluster of up to reduce.fast.cluster_size blocks of kFastBlock threads (finish_in_cluster),
+// when the device can place such a cluster.
 template <class T, class Op>
 void plan_for_device(FastPlan& plan, const DeviceInfo& info, std::int64_t n, int ordinal) {
-  using Acc = typename Op::Acc;
-  // Every grid of fast_plan is resident at once (at most one wave, by the occupancy of the very
-  // kernel), so a cooperative launch only makes that a promise the driver keeps. Block 0 gathers
-  // where that measured faster than the last block's ticket on an H100: accumulators without a
-  // double. Float sums (which accumulate in double) and float64 ops were slower with it at 2^20
-  // elements (BENCHMARKS.md, 2026-11-23, "what a small reduction must pay").
-  plan.first_block_gathers = plan.grid > 1 && info.cooperative_launch &&
-                             !std::is_same_v<Acc, double> &&
-                             !std::is_same_v<Acc, ArgPair<double>> &&
-                             tuning(info, "reduce.fast.first_block_gathers", 1) != 0;
   int major = 0;
   PARPAT_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ordinal));
   if (major < 9) return;
   plan.overlap_launch = tuning(info, "reduce.fast.overlap_launch", 1) != 0;
   plan.prefetch = plan.overlap_launch && tuning(info, "reduce.fast.prefetch", 1) != 0;
-  // One cluster beats the last block's ticket up to 1 MiB, and block 0's gather above 256 KiB.
-  std::int64_t cluster_bytes = tuning(info, "reduce.fast.cluster_bytes", 1 << 20);
-  if (plan.first_block_gathers)
-    cluster_bytes = std::min<std::int64_t>(
-        cluster_bytes, tuning(info, "reduce.fast.cluster_bytes_when_gathering", 1 << 18));
-  if (!plan.small || plan.grid == 1 || n * static_cast<std::int64_t>(sizeof(T)) > cluster_bytes)
+  if (!plan.small || plan.grid == 1 ||
+      n * static_cast<std::int64_t>(sizeof(T)) > tuning(info, "reduce.fast.cluster_bytes", 1 << 20))
     return;
   int size = placeable_cluster<T, Op>(
       ordinal, std::min(tuning(info, "reduce.fast.cluster_size", kMaxCluster), kMaxCluster));
@@ -1250,41 +1100,32 @@ void plan_for_device(FastPlan& plan, const DeviceInfo& info, std::int64_t n, int
   }
 }
 
-// Launches fast_all, cooperatively where block 0 gathers, and with programmatic stream
-// serialization where the device has it (sm_90 and later): the kernel may start launching before
-// the previous one in the stream ends, and waits for it inside (wait_for_previous_kernel) before
-// it reads or writes memory. `workspace` holds fast_workspace_bytes(plan.grid), zeroed once.
+// Launches fast_all with programmatic stream serialization where the device has it (sm_90 and
+// later): the kernel may start launching before the previous one in the stream ends, and waits
+// for it inside (wait_for_previous_kernel) before it reads or writes memory.
 template <class T, class Op>
 void launch_fast_all(const FastPlan& plan, cudaStream_t stream, const T* in, std::int64_t n,
-                     std::int64_t head, void* workspace, typename Op::Result* values,
-                     std::int64_t* indices) {
+                     std::int64_t head, typename Op::Acc* partials, unsigned* counter,
+                     typename Op::Result* values, std::int64_t* indices) {
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(plan.grid);
   config.blockDim = dim3(plan.small ? plan.block : kFastBlock);
   config.stream = stream;
-  cudaLaunchAttribute attrs[3];
+  cudaLaunchAttribute attrs[2];
   unsigned count = 0;
   if (plan.overlap_launch) {
     attrs[count] = cudaLaunchAttribute{};
     attrs[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attrs[count++].val.programmaticStreamSerializationAllowed = 1;
   }
-  if (plan.cluster) {
-    attrs[count++] = cluster_of(plan.cluster);
-  } else if (plan.first_block_gathers) {
-    attrs[count] = cudaLaunchAttribute{};
-    attrs[count].id = cudaLaunchAttributeCooperative;
-    attrs[count++].val.cooperative = 1;
-  }
+  if (plan.cluster) attrs[count++] = cluster_of(plan.cluster);
   config.attrs = attrs;
   config.numAttrs = count;
-  auto kernel = plan.cluster     ? fast_all<T, Op, true, FastFinish::cluster>
-                : plan.grid == 1 ? fast_all<T, Op, true, FastFinish::single>
-                : plan.small     ? fast_all<T, Op, true>
-                                 : fast_all<T, Op, false>;
-  PARPAT_CUDA(cudaLaunchKernelEx(
-      &config, kernel, in, n, head, FastWorkspace{static_cast<unsigned char*>(workspace)},
-      plan.cluster == 0 && plan.first_block_gathers, values, indices, plan.prefetch));
+  auto kernel = plan.cluster ? fast_all<T, Op, true, true>
+                : plan.small ? fast_all<T, Op, true>
+                             : fast_all<T, Op, false>;
+  PARPAT_CUDA(cudaLaunchKernelEx(&config, kernel, in, n, head, partials, counter, values, indices,
+                                 plan.prefetch));
 }
 
 template <class T, class Op>
@@ -1300,12 +1141,10 @@ class FastReduce final : public CudaReduce<T, Op> {
       if (s.contiguous()) {
         plan_ = fast_plan<T, Op>(info, s.size());
         plan_for_device<T, Op>(plan_, info, s.size(), this->cuda_.ordinal());
-        partials_ = this->zeroed(fast_workspace_bytes<Acc>(plan_.grid));
-      } else {
+      } else
         plan_.grid = static_cast<int>(std::clamp<std::int64_t>(s.rows, 1, info.compute_units * 4));
-        partials_ = Buffer(d, plan_.grid * sizeof(Acc));
-        counters_ = this->zeroed(sizeof(unsigned));
-      }
+      partials_ = Buffer(d, plan_.grid * sizeof(Acc));
+      counters_ = this->zeroed(sizeof(unsigned));
     } else if (s.axis == Axis::rows) {
       rows_grid_ = rows_grid(info, s.rows);
     } else if (s.axis == Axis::cols) {
@@ -1329,14 +1168,15 @@ class FastReduce final : public CudaReduce<T, Op> {
     auto* out = this->out(values);
     auto* idx = this->idx(indices);
     if (s.axis == Axis::all) {
+      auto* partials = this->acc_buffer(partials_);
+      auto* counter = static_cast<unsigned*>(counters_.handle());
       if (s.contiguous()) {
         auto addr = reinterpret_cast<std::uintptr_t>(x);
         std::int64_t head = std::min<std::int64_t>(s.size(), ((16 - addr % 16) % 16) / sizeof(T));
-        launch_fast_all<T, Op>(plan_, stream, x, s.size(), head, partials_.handle(), out, idx);
+        launch_fast_all<T, Op>(plan_, stream, x, s.size(), head, partials, counter, out, idx);
       } else {
         fast_all_strided<T, Op, kFastBlock><<<plan_.grid, kFastBlock, 0, stream>>>(
-            x, s.rows, s.cols, s.row_stride, this->acc_buffer(partials_),
-            static_cast<unsigned*>(counters_.handle()), out, idx);
+            x, s.rows, s.cols, s.row_stride, partials, counter, out, idx);
         check_launch("fast_all_strided");
       }
     } else if (s.axis == Axis::rows) {
@@ -1398,7 +1238,7 @@ class FastReduce final : public CudaReduce<T, Op> {
   int rows_grid_ = 1;
   int width_ = 1;
   std::int64_t col_tiles_ = 1, chunks_ = 1, chunk_rows_ = 1;
-  Buffer partials_, counters_;  // contiguous axis all: partials_ is fast_all's workspace
+  Buffer partials_, counters_;
 };
 
 template <template <class, class> class Kernel>
@@ -1455,11 +1295,9 @@ std::vector<ReduceVariant> cuda_reduce_variants() {
                  "block=256 blocks/SM=8",
                  "axis all; sum, prod, min, max (not uint8 min/max, no arg ops)", false),
        atomic_supports, make<AtomicReduce>},
-      {cuda_info("fast",
-                 "16-byte loads x8 in flight, shuffles, one launch finished by one block gathering "
-                 "tagged partials",
-                 "block=512 blocks/SM=4; small inputs: block=256 items=4, one block up to 64 KiB",
-                 ""),
+      {cuda_info(
+           "fast", "16-byte loads x8 in flight, shuffles, one launch finished by the last block",
+           "block=512 blocks/SM=4; small inputs: block=256 items=2, one block up to 32 KiB", ""),
        everything, make<FastReduce>},
   };
 }
@@ -1491,7 +1329,11 @@ void reduce(const void* d_in, DType dtype, std::int64_t n, ReduceOp op, void* d_
         using Acc = typename Op::Acc;
         FastPlan plan = fast_plan<T, Op>(info, n);
         plan_for_device<T, Op>(plan, info, n, ordinal);
-        std::size_t need = fast_workspace_bytes<Acc>(plan.grid);
+        // The ticket counter first, at the same place for every call, so that a workspace
+        // serves calls of any size in turn: the last block of each call leaves it zeroed. The
+        // partials follow; each call writes its own before it reads them.
+        constexpr std::size_t partials_at = 256;
+        std::size_t need = partials_at + plan.grid * sizeof(Acc);
         if (!d_workspace) {
           workspace_bytes = need;
           return;
@@ -1503,9 +1345,12 @@ void reduce(const void* d_in, DType dtype, std::int64_t n, ReduceOp op, void* d_
           PARPAT_CUDA(cudaStreamSynchronize(stream));
           return;
         }
+        auto* base = static_cast<unsigned char*>(d_workspace);
         auto addr = reinterpret_cast<std::uintptr_t>(d_in);
         std::int64_t head = std::min<std::int64_t>(n, ((16 - addr % 16) % 16) / sizeof(T));
-        launch_fast_all<T, Op>(plan, stream, static_cast<const T*>(d_in), n, head, d_workspace,
+        launch_fast_all<T, Op>(plan, stream, static_cast<const T*>(d_in), n, head,
+                               reinterpret_cast<Acc*>(base + partials_at),
+                               reinterpret_cast<unsigned*>(base),
                                static_cast<typename Op::Result*>(d_value), d_index);
       });
     }

@@ -40,13 +40,6 @@ const std::vector<Entry>& table() {
       // with the ticket, 2^18 2.87 against 3.54; 2^20 in a cluster 6.45 against 4.30.
       {Backend::cuda, "", "reduce.fast.cluster_bytes", 1 << 20},
       {Backend::cuda, "", "reduce.fast.cluster_size", 16},
-      // Block 0 gathers the partials under a cooperative launch (accumulators without a double;
-      // the others, and 0 here, the last block by a ticket). H100, graph replays, µs, against
-      // the ticket: float32 min 2^20 3.44 against 3.94, int32 argmax 2^20 3.69 against 4.14;
-      // float64 argmax 2^20 7.08 against 5.62. Where it gathers, the cluster stops at 256 KiB:
-      // 2^18 float32 min 2.65 against 2.92 in a cluster, 2^16 argmax 2.89 against 2.43.
-      {Backend::cuda, "", "reduce.fast.first_block_gathers", 1},
-      {Backend::cuda, "", "reduce.fast.cluster_bytes_when_gathering", 1 << 18},
       {Backend::cuda, "", "reduce.fast.overlap_launch", 1},
       // Started early by the overlap, the small forms prefetch their first loads into L2: on
       // H200 2^20 float32 sum 3.93 µs against 4.30 without, 2^18 2.76 against 2.90.
