@@ -348,6 +348,27 @@ __device__ __forceinline__ typename Op::Acc fold16(typename Op::Acc acc, const V
   }
 }
 
+// Folds full batches of kFastUnroll vectors, vectors v, v + stride, ... of `body` (vector j's
+// first element has flat index base + j · its length): all loads of a batch are issued before
+// any fold, so each thread keeps kFastUnroll 16-byte loads in flight. Leaves v at the first
+// vector of the unfinished batch.
+template <class Op, class T>
+__device__ __forceinline__ typename Op::Acc fold_batches(typename Op::Acc acc, const T* body,
+                                                         std::int64_t& v, std::int64_t vectors,
+                                                         std::int64_t stride, std::int64_t base) {
+  constexpr int V = Vec16<T>::kCount;
+  for (; v + (kFastUnroll - 1) * stride < vectors; v += kFastUnroll * stride) {
+    Vec16<T> x[kFastUnroll];
+#pragma unroll
+    for (int u = 0; u < kFastUnroll; ++u)
+      x[u] = load16(body + (v + u * stride) * V);
+#pragma unroll
+    for (int u = 0; u < kFastUnroll; ++u)
+      acc = fold16<Op>(acc, x[u], base + (v + u * stride) * V);
+  }
+  return acc;
+}
+
 // ---------------------------------------------------------------------------------------------
 // tree: one element per thread, halving tree in shared memory.
 
@@ -603,15 +624,7 @@ __global__ void __launch_bounds__(kFastBlock)
   Acc acc = Op::identity();
   if (gid < head) acc = Op::append(acc, in[gid], gid);
   std::int64_t v = gid;
-  for (; v + (kFastUnroll - 1) * stride < vectors; v += kFastUnroll * stride) {
-    Vec16<T> x[kFastUnroll];
-#pragma unroll
-    for (int u = 0; u < kFastUnroll; ++u)
-      x[u] = load16(body + (v + u * stride) * V);
-#pragma unroll
-    for (int u = 0; u < kFastUnroll; ++u)
-      acc = fold16<Op>(acc, x[u], head + (v + u * stride) * V);
-  }
+  acc = fold_batches<Op>(acc, body, v, vectors, stride, head);
   if constexpr (kSmall) {
     if (v < vectors) {
       // Fewer than kFastUnroll vectors left (all of a thread's vectors on small inputs): one
@@ -690,15 +703,7 @@ __device__ __forceinline__ typename Op::Acc fold_row(const T* row, std::int64_t 
   if constexpr (kVector) {
     std::int64_t vectors = cols / V;
     std::int64_t v = threadIdx.x;
-    for (; v + (kFastUnroll - 1) * kBlock < vectors; v += kFastUnroll * kBlock) {
-      Vec16<T> x[kFastUnroll];
-#pragma unroll
-      for (int u = 0; u < kFastUnroll; ++u)
-        x[u] = load16(row + (v + u * kBlock) * V);
-#pragma unroll
-      for (int u = 0; u < kFastUnroll; ++u)
-        acc = fold16<Op>(acc, x[u], (v + u * kBlock) * V);
-    }
+    acc = fold_batches<Op>(acc, row, v, vectors, kBlock, 0);
     for (; v < vectors; v += kBlock)
       acc = fold16<Op>(acc, load16(row + v * V), v * V);
     for (std::int64_t c = vectors * V + threadIdx.x; c < cols; c += kBlock)
