@@ -28,7 +28,14 @@
 #include <string>
 #include <vector>
 
+#include "reduce/cuda_primitives.cuh"
+
 namespace {
+
+using parpat::detail::allow_next_launch;
+using parpat::detail::prefetch_to_l2;
+using parpat::detail::take_ticket;
+using parpat::detail::wait_for_previous_kernel;
 
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) {
@@ -39,24 +46,6 @@ void check(cudaError_t e, const char* what) {
 
 constexpr int kMaxLoads = 16;
 constexpr int kMaxBlock = 512;
-
-__device__ __forceinline__ void allow_next_launch() {
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-}
-__device__ __forceinline__ void wait_for_previous_kernel() {
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-}
-__device__ __forceinline__ void prefetch_to_l2(const void* p) {
-  asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(p)));
-}
-__device__ __forceinline__ unsigned take_ticket(unsigned* counter) {
-  unsigned old;
-  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;"
-               : "=r"(old)
-               : "l"(__cvta_generic_to_global(counter))
-               : "memory");
-  return old;
-}
 
 // The sum of v over the block, in thread 0 (warp shuffles, then the warps' sums in one warp).
 __device__ float block_sum(float v) {

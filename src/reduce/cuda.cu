@@ -37,6 +37,7 @@
 #include <utility>
 
 #include "parpat/cuda/reduce.hpp"
+#include "reduce/cuda_primitives.cuh"
 #include "reduce/reduce_internal.hpp"
 #include "reduce/reduce_ops.hpp"
 #include "runtime/backends.hpp"
@@ -86,35 +87,6 @@ __device__ __forceinline__ T load_coherent(const T* p) {
 template <class T>
 __device__ __forceinline__ ArgPair<T> load_coherent(const ArgPair<T>* p) {
   return {load_coherent(&p->value), load_coherent(&p->index)};
-}
-
-// A ticket that releases the block's partial and, for the last block, acquires all of them: a
-// one-way fence each way instead of a sequentially consistent __threadfence on both sides,
-// which kept the latency-bound sizes waiting on two full fences.
-__device__ __forceinline__ unsigned take_ticket(unsigned* counter) {
-  unsigned old;
-  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;"
-               : "=r"(old)
-               : "l"(__cvta_generic_to_global(counter))
-               : "memory");
-  return old;
-}
-
-// Programmatic dependent launch (sm_90): `fast` lets the next kernel in the stream launch while
-// it runs, and waits for the kernel before it only where it first touches global memory, so a
-// run of small reductions overlaps each launch with the previous kernel.
-__device__ __forceinline__ void allow_next_launch() {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void prefetch_to_l2(const void* p) {
-  asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(p)));
-}
-__device__ __forceinline__ void wait_for_previous_kernel() {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
 }
 
 // min, max, argmin and argmax as orders of unsigned integers, larger = better, so that a warp
