@@ -1,12 +1,12 @@
 // reduce_floor: the floor under a short one-launch reduction on this GPU. How long a float32 sum
-// takes when it only reads its input, and when it also combines its blocks, timed the way
-// `parpat bench` times short cases, beside CUB's DeviceReduce::Sum timed the same way in the same
-// process.
+// takes when it only reads its input, and when it also combines its blocks, timed as `parpat
+// bench` times short cases, beside CUB's DeviceReduce::Sum timed the same way in the same process.
 //
 // Timing: 100 launches captured into one CUDA graph, each allowed to start while the one before
-// runs (programmatic dependent launch); the median of 21 replays, per launch. The launches rotate
-// over copies of the input that fill 4× the L2 cache (at most 64), so each one reads from memory
-// as a lone call does.
+// runs (programmatic dependent launch); the median of 21 replays, per launch. Unlike `parpat
+// bench`, the stream is not held behind a blocking kernel while a replay is enqueued. The launches
+// rotate over copies of the input that fill 4× the L2 cache (at most 64), so each one reads from
+// memory as a lone call does.
 //
 // Each launch shape (threads per block, float4 loads per thread, hence the grid) runs two ways:
 //   read only   every block sums its share and stores it. Not a reduction, but what reading the
