@@ -95,6 +95,9 @@ struct Knobs {
   unsigned int sleep_ns;       // __nanosleep between polls (0: none)
   unsigned int release_lines;  // flip: 0 = waiters poll the arrival word; k > 0 = the last
                                // arriver copies the generation into k lines of their own
+  unsigned int arrival_lines;  // flip: 0 = the generation word; k > 0 = monotonic counters in
+                               // k lines, arrival u counts in line u mod k (CountersBarrier)
+  unsigned int line_stride;    // lines from one arrival counter to the next (>= 1)
 };
 
 // The workspace: word 0 the arrival word or counter, word 1 the error word, then the flags
@@ -119,9 +122,13 @@ struct Words {
   __device__ unsigned int* subword(unsigned int i) const {
     return base + (first_line() + knobs.release_lines + i) * kLineWords;
   }
+  __device__ unsigned int* arrival_line(unsigned int i) const {
+    return base + (first_line() + i * knobs.line_stride) * kLineWords;
+  }
 };
 
-// Room for the flags of `groups` blocks, `release_lines` lines and up to `subwords` sub-words.
+// Room for the flags of `groups` blocks, `release_lines` lines (or the arrival counters' span
+// of lines) and up to `subwords` sub-words.
 std::size_t workspace_words(int groups, int release_lines, int subwords) {
   std::size_t lines = (2 + 2 * static_cast<std::size_t>(groups) + kLineWords - 1) / kLineWords;
   return (lines + static_cast<std::size_t>(release_lines) +
@@ -352,6 +359,70 @@ struct FlipBarrier {
              wait_for_generation(words, poll_word(blockIdx.x), generation);
       return __syncthreads_and(ok) != 0;
     }
+  }
+};
+
+// Flip's arrivals spread over k monotonic counters, each in an L2 line of its own (tuning
+// `barrier.flip.arrival_lines`): block b adds 1 to counter b mod k with one release reduction
+// after __syncthreads, and warp 0 then polls all k counters at once, lane j reading counter j
+// with relaxed loads, until every counter holds its target, barrier number × the blocks that
+// count there; one acquire fence follows. A waiter that has read every counter's final count
+// has observed every block's release (each count is the end of a chain of atomics on one
+// word), so no second level and no second release is needed, while each line serialises only
+// n / k atomics. The counts only grow (the workspace is zeroed before each launch), and a
+// counter is never more than one barrier ahead of a waiter, since the next barrier needs the
+// waiter's own arrival, so a signed difference tells reached from not yet across wrap-around.
+struct CountersBarrier {
+  Words words;
+  unsigned int* arrival;     // this block's counter
+  unsigned int* polled;      // warp 0: lane j's counter (lanes past the last counter: none)
+  unsigned int per_barrier;  // warp 0: the blocks counting in lane j's counter
+  unsigned int target = 0;
+
+  __device__ explicit CountersBarrier(Words w) : words(w) {
+    unsigned int lines = w.knobs.arrival_lines;  // at most the lanes of warp 0 (read_knobs)
+    unsigned int lane = threadIdx.x;
+    arrival = w.arrival_line(blockIdx.x % lines);
+    polled = lane < lines ? w.arrival_line(lane) : nullptr;
+    per_barrier = lane < lines && lane < gridDim.x ? (gridDim.x - lane + lines - 1) / lines : 0;
+  }
+
+  // Warp 0 polls until every counter holds its target, with Knobs::sleep_ns between polls when
+  // Sleep; false once the bound passed (the error word is then set) or another waiter failed.
+  template <bool Sleep>
+  __device__ bool poll_counters() {
+    const Knobs& k = words.knobs;
+    unsigned int lanes = warp_lanes();
+    bool done = polled == nullptr;
+    long long start = clock64();
+    for (;;) {
+      for (unsigned int polls = 0; polls <= k.check_mask; polls += 4) {
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          if (!done) done = reached(gb::load_relaxed(polled), target);
+          if (__all_sync(lanes, done)) return true;
+          if constexpr (Sleep) __nanosleep(k.sleep_ns);
+        }
+      }
+      bool stop = threadIdx.x == 0 &&
+                  (gb::load_relaxed(words.error()) != 0 || clock64() - start > kTimeoutCycles);
+      if (__shfl_sync(lanes, stop, 0)) {
+        if (threadIdx.x == 0) atomicExch(words.error(), 1u);
+        return false;
+      }
+    }
+  }
+
+  __device__ bool sync() {
+    __syncthreads();
+    target += per_barrier;
+    bool ok = true;
+    if (threadIdx.x < 32) {
+      if (threadIdx.x == 0) gb::red_add_release(arrival, 1u);
+      ok = words.knobs.sleep_ns != 0 ? poll_counters<true>() : poll_counters<false>();
+      gb::fence_acquire();
+    }
+    return __syncthreads_and(ok) != 0;
   }
 };
 
@@ -649,6 +720,20 @@ int flip_arrivals(const DeviceInfo& info, int groups, int group_size) {
   return warp_arrivals(info, group_size) ? groups * ((group_size + 31) / 32) : groups;
 }
 
+// Whether `flip` counts its arrivals in monotonic counters (CountersBarrier) for blocks of
+// `group_size`: when the tuning asks for arrival lines and arrivals are per block.
+bool counters_barrier(const DeviceInfo& info, int group_size) {
+  return std::clamp(tuning(info, "barrier.flip.arrival_lines", 0), 0, 32) > 0 &&
+         !warp_arrivals(info, group_size);
+}
+
+// The lines of the workspace after the flags: release lines, or the arrival counters' span.
+int flip_lines(const Knobs& k) {
+  int counters =
+      k.arrival_lines == 0 ? 0 : static_cast<int>((k.arrival_lines - 1) * k.line_stride + 1);
+  return std::max(static_cast<int>(k.release_lines), counters);
+}
+
 // The knobs of `flip` and `hierarchical` (`clustered`) for `groups` blocks of `group_size`
 // threads, from the tuning table (src/runtime/tuning.cpp says what each key means).
 Knobs read_knobs(const DeviceInfo& info, int groups, int group_size, bool clustered) {
@@ -672,6 +757,13 @@ Knobs read_knobs(const DeviceInfo& info, int groups, int group_size, bool cluste
   k.check_mask = every - 1;
   k.sleep_ns = static_cast<unsigned int>(
       std::clamp(tuning(info, "barrier.flip.poll_sleep_ns", 0), 0, 1000000));
+  k.arrival_lines =
+      counters_barrier(info, group_size)
+          ? static_cast<unsigned int>(std::clamp(tuning(info, "barrier.flip.arrival_lines", 0), 1,
+                                                 std::min(32, group_size)))
+          : 0;
+  k.line_stride =
+      static_cast<unsigned int>(std::clamp(tuning(info, "barrier.flip.line_stride", 1), 1, 64));
   return k;
 }
 
@@ -688,7 +780,7 @@ struct Workspace {
   Buffer buffer;
   Workspace(const Device& device, int groups, int group_size, bool clustered)
       : knobs(read_knobs(device.info(), groups, group_size, clustered)),
-        buffer(device, workspace_words(groups, static_cast<int>(knobs.release_lines),
+        buffer(device, workspace_words(groups, flip_lines(knobs),
                                        subword_count(device.info(), knobs, groups, group_size)) *
                            sizeof(unsigned int)) {}
   Words words() const { return Words{static_cast<unsigned int*>(buffer.handle()), knobs}; }
@@ -721,6 +813,7 @@ void for_each_policy(F&& f) {
     f(PolicyTag<FlipBarrier<FlipMode::block>>{});
     f(PolicyTag<FlipBarrier<FlipMode::block_warp_wait>>{});
     f(PolicyTag<FlipBarrier<FlipMode::warp>>{});
+    f(PolicyTag<CountersBarrier>{});
   } else if constexpr (M == Method::hierarchical) {
     f(PolicyTag<HierarchicalBarrier<false>>{});
     f(PolicyTag<HierarchicalBarrier<true>>{});
@@ -736,6 +829,8 @@ void with_policy(const DeviceInfo& info, int group_size, F&& f) {
   if constexpr (M == Method::flip) {
     if (warp_arrivals(info, group_size))
       f(PolicyTag<FlipBarrier<FlipMode::warp>>{});
+    else if (counters_barrier(info, group_size))
+      f(PolicyTag<CountersBarrier>{});
     else if (tuning(info, "barrier.flip.wait", 0) != 0)
       f(PolicyTag<FlipBarrier<FlipMode::block_warp_wait>>{});
     else
