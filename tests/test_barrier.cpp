@@ -228,6 +228,8 @@ TEST(BarrierTuning, EveryCudaKnobSettingIsCorrect) {
       {"flip", "barrier.flip.arrival_lines=1,barrier.flip.poll_sleep_ns=50"},
       {"flip", "barrier.flip.arrival_lines=3,barrier.flip.line_stride=2"},
       {"flip", "barrier.flip.arrival_lines=32,barrier.flip.warp_arrivals_block_max=0"},
+      {"flip", "barrier.flip.arrivals_per_line=5"},
+      {"flip", "barrier.flip.arrivals_per_line=1,barrier.flip.counters_max_arrivals=4"},
       {"hierarchical", "barrier.hierarchical.release=1"},
       {"hierarchical", "barrier.hierarchical.release=1,barrier.flip.red_arrivals_max=0"},
       {"hierarchical", "barrier.flip.red_arrivals_max=0,barrier.flip.poll=0"},

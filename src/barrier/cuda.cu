@@ -31,9 +31,9 @@
 // groups' grid.sync and `relaunch` a kernel boundary per phase.
 //
 // The alternatives whose cost only a GPU can tell (atomic or reduction arrivals, relaxed or
-// acquire polls, who polls, the cluster size, where the sub-word level starts) are kernel
-// arguments read from the tuning table (Knobs below), so that PARPAT_TUNING sweeps them
-// without a rebuild.
+// acquire polls, who polls, the cluster size, where the sub-word level starts, arrivals counted
+// in several lines: CountersBarrier) are kernel arguments read from the tuning table (Knobs
+// below), so that PARPAT_TUNING sweeps them without a rebuild.
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -720,11 +720,24 @@ int flip_arrivals(const DeviceInfo& info, int groups, int group_size) {
   return warp_arrivals(info, group_size) ? groups * ((group_size + 31) / 32) : groups;
 }
 
-// Whether `flip` counts its arrivals in monotonic counters (CountersBarrier) for blocks of
-// `group_size`: when the tuning asks for arrival lines and arrivals are per block.
-bool counters_barrier(const DeviceInfo& info, int group_size) {
-  return std::clamp(tuning(info, "barrier.flip.arrival_lines", 0), 0, 32) > 0 &&
-         !warp_arrivals(info, group_size);
+// Whether `flip` counts the arrivals of `groups` blocks of `group_size` in monotonic counters
+// (CountersBarrier): when the tuning asks for counter lines (a number of them, or a number of
+// arrivals per line), arrivals are per block, and there are at most
+// `barrier.flip.counters_max_arrivals` of them.
+bool counters_barrier(const DeviceInfo& info, int groups, int group_size) {
+  bool asked = tuning(info, "barrier.flip.arrival_lines", 0) > 0 ||
+               tuning(info, "barrier.flip.arrivals_per_line", 0) > 0;
+  return asked && !warp_arrivals(info, group_size) &&
+         groups <= tuning(info, "barrier.flip.counters_max_arrivals", 1 << 30);
+}
+
+// The counter lines of CountersBarrier: enough for `barrier.flip.arrivals_per_line` arrivals
+// each when that is set, else `barrier.flip.arrival_lines`; at most 32 and at most the threads
+// of a block (warp 0 polls one line per lane).
+unsigned int counter_lines(const DeviceInfo& info, int groups, int group_size) {
+  int per = tuning(info, "barrier.flip.arrivals_per_line", 0);
+  int lines = per > 0 ? (groups + per - 1) / per : tuning(info, "barrier.flip.arrival_lines", 0);
+  return static_cast<unsigned int>(std::clamp(lines, 1, std::min(32, group_size)));
 }
 
 // The lines of the workspace after the flags: release lines, or the arrival counters' span.
@@ -757,11 +770,9 @@ Knobs read_knobs(const DeviceInfo& info, int groups, int group_size, bool cluste
   k.check_mask = every - 1;
   k.sleep_ns = static_cast<unsigned int>(
       std::clamp(tuning(info, "barrier.flip.poll_sleep_ns", 0), 0, 1000000));
-  k.arrival_lines =
-      counters_barrier(info, group_size)
-          ? static_cast<unsigned int>(std::clamp(tuning(info, "barrier.flip.arrival_lines", 0), 1,
-                                                 std::min(32, group_size)))
-          : 0;
+  k.arrival_lines = !clustered && counters_barrier(info, groups, group_size)
+                        ? counter_lines(info, groups, group_size)
+                        : 0;
   k.line_stride =
       static_cast<unsigned int>(std::clamp(tuning(info, "barrier.flip.line_stride", 1), 1, 64));
   return k;
@@ -822,14 +833,14 @@ void for_each_policy(F&& f) {
   }
 }
 
-// Calls f(PolicyTag<P>) for the policy of method M that the tuning picks for groups of
+// Calls f(PolicyTag<P>) for the policy of method M that the tuning picks for `groups` blocks of
 // `group_size`.
 template <Method M, class F>
-void with_policy(const DeviceInfo& info, int group_size, F&& f) {
+void with_policy(const DeviceInfo& info, int groups, int group_size, F&& f) {
   if constexpr (M == Method::flip) {
     if (warp_arrivals(info, group_size))
       f(PolicyTag<FlipBarrier<FlipMode::warp>>{});
-    else if (counters_barrier(info, group_size))
+    else if (counters_barrier(info, groups, group_size))
       f(PolicyTag<CountersBarrier>{});
     else if (tuning(info, "barrier.flip.wait", 0) != 0)
       f(PolicyTag<FlipBarrier<FlipMode::block_warp_wait>>{});
@@ -873,7 +884,7 @@ void spin_stencil(const Device& device, int groups, int group_size, std::int64_t
   Buffer a(device, n * sizeof(unsigned int));
   a.upload(host.data(), a.bytes());
   ws.clear(cuda);
-  with_policy<M>(device.info(), group_size, [&](auto tag) {
+  with_policy<M>(device.info(), groups, group_size, [&](auto tag) {
     using P = typename decltype(tag)::type;
     cuda.timer_start();
     launch_resident(cuda, M == Method::hierarchical, groups, group_size, stencil_kernel<P>,
@@ -896,7 +907,7 @@ void spin_stress(const Device& device, int groups, int group_size, std::int64_t 
   PARPAT_CUDA(cudaMemsetAsync(slots.handle(), 0, slots.bytes(), cuda.stream()));
   PARPAT_CUDA(cudaMemsetAsync(early.handle(), 0, early.bytes(), cuda.stream()));
   ws.clear(cuda);
-  with_policy<M>(device.info(), group_size, [&](auto tag) {
+  with_policy<M>(device.info(), groups, group_size, [&](auto tag) {
     using P = typename decltype(tag)::type;
     cuda.timer_start();
     launch_resident(cuda, M == Method::hierarchical, groups, group_size, stress_kernel<P>,
@@ -917,7 +928,7 @@ double spin_barriers_ms(const Device& device, int groups, int group_size, int ba
   auto& cuda = backend_cast<CudaDevice>(device);
   Workspace ws(device, groups, group_size, M == Method::hierarchical);
   std::vector<double> times;
-  with_policy<M>(device.info(), group_size, [&](auto tag) {
+  with_policy<M>(device.info(), groups, group_size, [&](auto tag) {
     using P = typename decltype(tag)::type;
     for (int rep = 0; rep < reps + 2; ++rep) {
       ws.clear(cuda);

@@ -222,8 +222,13 @@ const std::vector<Entry>& table() {
       {Backend::cuda, "", "barrier.flip.release_lines_from", 1500},
       // arrival_lines (block arrivals only): 0 = the generation word above; k > 0 (up to 32) =
       // monotonic counters in k lines, block b counting in line b mod k and warp 0 polling
-      // every line, one lane each; line_stride: lines from one counter to the next.
+      // every line, one lane each; arrivals_per_line > 0 sizes k for the grid instead (k =
+      // ⌈blocks / arrivals_per_line⌉); counters_max_arrivals: the largest grid that counts this
+      // way (larger ones use the generation word); line_stride: lines from one counter to the
+      // next. Not yet measured on a GPU, so off.
       {Backend::cuda, "", "barrier.flip.arrival_lines", 0},
+      {Backend::cuda, "", "barrier.flip.arrivals_per_line", 0},
+      {Backend::cuda, "", "barrier.flip.counters_max_arrivals", 1 << 30},
       {Backend::cuda, "", "barrier.flip.line_stride", 1},
       // Barrier `hierarchical`: the largest cluster (a power of two up to 16; above 8 is
       // non-portable), and release: 0 = one poller per cluster and a second cluster barrier,
