@@ -25,7 +25,8 @@
 // at all), relaxed polls with one acquire fence after the flip, the clock read only every
 // thousand polls; above several hundred arrivals, a first level of sub-words so that no L2
 // line serialises more than about √n atomics, and from about 1500 arrivals the waiters poll
-// copies of the generation in lines of their own (see FlipBarrier). `hierarchical` first meets in
+// copies of the generation in lines of their own (see FlipBarrier); in the tuning, arrivals
+// counted in several lines instead of one word (see CountersBarrier). `hierarchical` first meets in
 // the thread-block cluster's hardware barrier, then one block per cluster arrives at the flip
 // word and polls it, and a second cluster barrier releases the cluster. `cg` is cooperative
 // groups' grid.sync and `relaunch` a kernel boundary per phase.
@@ -102,8 +103,8 @@ struct Knobs {
 
 // The workspace: word 0 the arrival word or counter, word 1 the error word, then the flags
 // method's `in` and `out` arrays (one word per block each), then the flip method's release
-// lines and sub-words, each word alone in its own 128-byte line so that their accesses go to
-// different L2 lines.
+// lines (or, in their place, its arrival counters) and sub-words, each word alone in its own
+// 128-byte line so that their accesses go to different L2 lines.
 constexpr unsigned int kLineWords = 32;
 
 struct Words {
@@ -127,11 +128,11 @@ struct Words {
   }
 };
 
-// Room for the flags of `groups` blocks, `release_lines` lines (or the arrival counters' span
-// of lines) and up to `subwords` sub-words.
-std::size_t workspace_words(int groups, int release_lines, int subwords) {
+// Room for the flags of `groups` blocks, `flip_lines` lines (release lines, or the span of the
+// arrival counters) and up to `subwords` sub-words.
+std::size_t workspace_words(int groups, int flip_lines, int subwords) {
   std::size_t lines = (2 + 2 * static_cast<std::size_t>(groups) + kLineWords - 1) / kLineWords;
-  return (lines + static_cast<std::size_t>(release_lines) +
+  return (lines + static_cast<std::size_t>(flip_lines) +
           static_cast<std::size_t>(std::max(subwords, 1))) *
          kLineWords;
 }
@@ -369,9 +370,10 @@ struct FlipBarrier {
 // count there; one acquire fence follows. A waiter that has read every counter's final count
 // has observed every block's release (each count is the end of a chain of atomics on one
 // word), so no second level and no second release is needed, while each line serialises only
-// n / k atomics. The counts only grow (the workspace is zeroed before each launch), and a
-// counter is never more than one barrier ahead of a waiter, since the next barrier needs the
-// waiter's own arrival, so a signed difference tells reached from not yet across wrap-around.
+// n / k atomics; every line is still polled by all n blocks. The counts only grow (the workspace is
+// zeroed before each launch), and a counter is never more than one barrier ahead of a waiter, since
+// the next barrier needs the waiter's own arrival, so a signed difference tells reached from not
+// yet across wrap-around.
 struct CountersBarrier {
   Words words;
   unsigned int* arrival;     // this block's counter
@@ -380,11 +382,12 @@ struct CountersBarrier {
   unsigned int target = 0;
 
   __device__ explicit CountersBarrier(Words w) : words(w) {
-    unsigned int lines = w.knobs.arrival_lines;  // at most the lanes of warp 0 (read_knobs)
+    // At most the lanes of warp 0 and the blocks of the grid (counter_lines).
+    unsigned int lines = w.knobs.arrival_lines;
     unsigned int lane = threadIdx.x;
     arrival = w.arrival_line(blockIdx.x % lines);
     polled = lane < lines ? w.arrival_line(lane) : nullptr;
-    per_barrier = lane < lines && lane < gridDim.x ? (gridDim.x - lane + lines - 1) / lines : 0;
+    per_barrier = lane < lines ? (gridDim.x - lane + lines - 1) / lines : 0;
   }
 
   // Warp 0 polls until every counter holds its target, with Knobs::sleep_ns between polls when
@@ -404,12 +407,15 @@ struct CountersBarrier {
           if constexpr (Sleep) __nanosleep(k.sleep_ns);
         }
       }
-      bool stop = threadIdx.x == 0 &&
-                  (gb::load_relaxed(words.error()) != 0 || clock64() - start > kTimeoutCycles);
-      if (__shfl_sync(lanes, stop, 0)) {
-        if (threadIdx.x == 0) atomicExch(words.error(), 1u);
-        return false;
-      }
+      // 0: go on, 1: another waiter failed, 2: this one ran past the bound (lane 0 decides).
+      unsigned int stop = 0;
+      if (threadIdx.x == 0)
+        stop = gb::load_relaxed(words.error()) != 0 ? 1u
+               : clock64() - start > kTimeoutCycles ? 2u
+                                                    : 0u;
+      stop = __shfl_sync(lanes, stop, 0);
+      if (stop == 2 && threadIdx.x == 0) atomicExch(words.error(), 1u);
+      if (stop != 0) return false;
     }
   }
 
@@ -732,12 +738,13 @@ bool counters_barrier(const DeviceInfo& info, int groups, int group_size) {
 }
 
 // The counter lines of CountersBarrier: enough for `barrier.flip.arrivals_per_line` arrivals
-// each when that is set, else `barrier.flip.arrival_lines`; at most 32 and at most the threads
-// of a block (warp 0 polls one line per lane).
+// each when that is set, else `barrier.flip.arrival_lines`; at most 32, the threads of a block
+// (warp 0 polls one line per lane) and the blocks (so that every line has a block).
 unsigned int counter_lines(const DeviceInfo& info, int groups, int group_size) {
   int per = tuning(info, "barrier.flip.arrivals_per_line", 0);
-  int lines = per > 0 ? (groups + per - 1) / per : tuning(info, "barrier.flip.arrival_lines", 0);
-  return static_cast<unsigned int>(std::clamp(lines, 1, std::min(32, group_size)));
+  int lines = per > 0 ? groups / per + (groups % per != 0 ? 1 : 0)
+                      : tuning(info, "barrier.flip.arrival_lines", 0);
+  return static_cast<unsigned int>(std::clamp(lines, 1, std::min({32, group_size, groups})));
 }
 
 // The lines of the workspace after the flags: release lines, or the arrival counters' span.

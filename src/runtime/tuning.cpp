@@ -225,7 +225,7 @@ const std::vector<Entry>& table() {
       // every line, one lane each; arrivals_per_line > 0 sizes k for the grid instead (k =
       // ⌈blocks / arrivals_per_line⌉); counters_max_arrivals: the largest grid that counts this
       // way (larger ones use the generation word); line_stride: lines from one counter to the
-      // next. Not yet measured on a GPU, so off.
+      // next. Counters take precedence over wait. Not yet measured on a GPU, so off.
       {Backend::cuda, "", "barrier.flip.arrival_lines", 0},
       {Backend::cuda, "", "barrier.flip.arrivals_per_line", 0},
       {Backend::cuda, "", "barrier.flip.counters_max_arrivals", 1 << 30},
