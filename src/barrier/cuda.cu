@@ -89,16 +89,17 @@ __device__ inline bool reached(unsigned int value, unsigned int target) {
 // table (read_knobs) and passed by value to the kernels; every branch on them is uniform.
 struct Knobs {
   unsigned int arrivals_per_subword;  // flip: arrivals sharing one sub-word; >= all: one level
-  unsigned int atom_arrive;    // 1 = atom returning the old value (the last arriver skips its
-                               // poll), 0 = fire-and-forget red, polls start at once
-  unsigned int relaxed_poll;   // 1 = relaxed polls + one acquire fence, 0 = acquire loads
-  unsigned int check_mask;     // polls between reads of the clock and error word, minus one
-  unsigned int sleep_ns;       // __nanosleep between polls (0: none)
-  unsigned int release_lines;  // flip: 0 = waiters poll the arrival word; k > 0 = the last
-                               // arriver copies the generation into k lines of their own
-  unsigned int arrival_lines;  // flip: 0 = the generation word; k > 0 = monotonic counters in
-                               // k lines, arrival u counts in line u mod k (CountersBarrier)
-  unsigned int line_stride;    // lines from one arrival counter to the next (>= 1)
+  unsigned int atom_arrive;     // 1 = atom returning the old value (the last arriver skips its
+                                // poll), 0 = fire-and-forget red, polls start at once
+  unsigned int relaxed_poll;    // 1 = relaxed polls + one acquire fence, 0 = acquire loads
+  unsigned int check_mask;      // polls between reads of the clock and error word, minus one
+  unsigned int sleep_ns;        // __nanosleep between polls (0: none)
+  unsigned int release_lines;   // flip: 0 = waiters poll the arrival word; k > 0 = the last
+                                // arriver copies the generation into k lines of their own
+  unsigned int arrival_lines;   // flip: 0 = the generation word; k > 0 = monotonic counters in
+                                // k lines, arrival u counts in line u mod k (CountersBarrier)
+  unsigned int line_stride;     // lines from one arrival counter to the next (>= 1)
+  unsigned int own_line_first;  // counters: 1 = poll the block's own line alone until complete
 };
 
 // The workspace: word 0 the arrival word or counter, word 1 the error word, then the flags
@@ -376,7 +377,7 @@ struct FlipBarrier {
 // yet across wrap-around.
 struct CountersBarrier {
   Words words;
-  unsigned int* arrival;     // this block's counter
+  unsigned int own_line;     // the counter this block adds to
   unsigned int* polled;      // warp 0: lane j's counter (lanes past the last counter: none)
   unsigned int per_barrier;  // warp 0: the blocks counting in lane j's counter
   unsigned int target = 0;
@@ -385,25 +386,23 @@ struct CountersBarrier {
     // At most the lanes of warp 0 and the blocks of the grid (counter_lines).
     unsigned int lines = w.knobs.arrival_lines;
     unsigned int lane = threadIdx.x;
-    arrival = w.arrival_line(blockIdx.x % lines);
+    own_line = blockIdx.x % lines;
     polled = lane < lines ? w.arrival_line(lane) : nullptr;
     per_barrier = lane < lines ? (gridDim.x - lane + lines - 1) / lines : 0;
   }
 
-  // Warp 0 polls until every counter holds its target, with Knobs::sleep_ns between polls when
-  // Sleep; false once the bound passed (the error word is then set) or another waiter failed.
-  template <bool Sleep>
-  __device__ bool poll_counters() {
+  // Runs step(), one poll by warp 0 that returns true once the wait is over, with
+  // Knobs::sleep_ns between polls when Sleep; false once the bound passed (the error word is
+  // then set) or another waiter failed.
+  template <bool Sleep, class Step>
+  __device__ bool warp_poll(unsigned int lanes, Step step) {
     const Knobs& k = words.knobs;
-    unsigned int lanes = warp_lanes();
-    bool done = polled == nullptr;
     long long start = clock64();
     for (;;) {
       for (unsigned int polls = 0; polls <= k.check_mask; polls += 4) {
 #pragma unroll
         for (int u = 0; u < 4; ++u) {
-          if (!done) done = reached(gb::load_relaxed(polled), target);
-          if (__all_sync(lanes, done)) return true;
+          if (step()) return true;
           if constexpr (Sleep) __nanosleep(k.sleep_ns);
         }
       }
@@ -419,12 +418,32 @@ struct CountersBarrier {
     }
   }
 
+  // Warp 0 waits until every counter holds its target. With Knobs::own_line_first the lane of
+  // the block's own counter first polls alone until that counter is complete, so that a line is
+  // polled continuously by its own n / k blocks instead of all n, and every lane then reads its
+  // counter (most are complete by then).
+  template <bool Sleep>
+  __device__ bool poll_counters() {
+    unsigned int lanes = warp_lanes();
+    unsigned int lane = threadIdx.x;
+    bool done = polled == nullptr;
+    if (words.knobs.own_line_first && !warp_poll<Sleep>(lanes, [&] {
+          if (lane == own_line && !done) done = reached(gb::load_relaxed(polled), target);
+          return __shfl_sync(lanes, done, own_line) != 0;
+        }))
+      return false;
+    return warp_poll<Sleep>(lanes, [&] {
+      if (!done) done = reached(gb::load_relaxed(polled), target);
+      return __all_sync(lanes, done) != 0;
+    });
+  }
+
   __device__ bool sync() {
     __syncthreads();
     target += per_barrier;
     bool ok = true;
     if (threadIdx.x < 32) {
-      if (threadIdx.x == 0) gb::red_add_release(arrival, 1u);
+      if (threadIdx.x == 0) gb::red_add_release(words.arrival_line(own_line), 1u);
       ok = words.knobs.sleep_ns != 0 ? poll_counters<true>() : poll_counters<false>();
       gb::fence_acquire();
     }
@@ -782,6 +801,7 @@ Knobs read_knobs(const DeviceInfo& info, int groups, int group_size, bool cluste
                         : 0;
   k.line_stride =
       static_cast<unsigned int>(std::clamp(tuning(info, "barrier.flip.line_stride", 1), 1, 64));
+  k.own_line_first = tuning(info, "barrier.flip.own_line_first", 0) != 0 ? 1 : 0;
   return k;
 }
 

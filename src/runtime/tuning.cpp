@@ -225,11 +225,14 @@ const std::vector<Entry>& table() {
       // every line, one lane each; arrivals_per_line > 0 sizes k for the grid instead (k =
       // ⌈blocks / arrivals_per_line⌉); counters_max_arrivals: the largest grid that counts this
       // way (larger ones use the generation word); line_stride: lines from one counter to the
-      // next. Counters take precedence over wait. Not yet measured on a GPU, so off.
+      // next; own_line_first: 1 = warp 0 polls the block's own counter alone until it is
+      // complete, then every counter. Counters take precedence over wait. Not yet measured on a
+      // GPU, so off.
       {Backend::cuda, "", "barrier.flip.arrival_lines", 0},
       {Backend::cuda, "", "barrier.flip.arrivals_per_line", 0},
       {Backend::cuda, "", "barrier.flip.counters_max_arrivals", 1 << 30},
       {Backend::cuda, "", "barrier.flip.line_stride", 1},
+      {Backend::cuda, "", "barrier.flip.own_line_first", 0},
       // Barrier `hierarchical`: the largest cluster (a power of two up to 16; above 8 is
       // non-portable), and release: 0 = one poller per cluster and a second cluster barrier,
       // 1 = every block polls the flip word, no second cluster barrier.
