@@ -216,29 +216,43 @@ __device__ inline bool flip_arrive(const Knobs& knobs, unsigned int* word,
   return true;
 }
 
-// Polls until bit 31 of *word equals `expected`: runs of check_mask + 1 polls (a power of two,
-// at least 4) with nothing but the load and the compare between them, unrolled by 4, then the
-// clock and the error word. False once the bound passed (the error word is then set) or another
-// waiter failed.
-template <bool Relaxed, bool Sleep>
-__device__ bool poll_generation(const Words& words, unsigned int* word, unsigned int expected) {
+// Runs step(), one poll that returns true once the wait is over, in runs of check_mask + 1
+// polls (a power of two, at least 4) with nothing else between them, unrolled by 4 (and
+// Knobs::sleep_ns between polls when Sleep), then reads the clock and the error word. False once
+// the bound passed (the error word is then set) or another waiter failed. agree(stop) gives
+// every thread that polls together the same answer (0 go on, 1 another waiter failed, 2 past
+// the bound), so that they leave together.
+template <bool Sleep, class Step, class Agree>
+__device__ bool bounded_poll(const Words& words, Step step, Agree agree) {
   const Knobs& k = words.knobs;
   long long start = clock64();
   for (;;) {
     for (unsigned int polls = 0; polls <= k.check_mask; polls += 4) {
 #pragma unroll
       for (int u = 0; u < 4; ++u) {
-        unsigned int v = Relaxed ? gb::load_relaxed(word) : gb::load_acquire(word);
-        if ((v & kGenerationBit) == expected) return true;
+        if (step()) return true;
         if constexpr (Sleep) __nanosleep(k.sleep_ns);
       }
     }
-    if (gb::load_relaxed(words.error()) != 0) return false;
-    if (clock64() - start > kTimeoutCycles) {
-      atomicExch(words.error(), 1u);
-      return false;
-    }
+    unsigned int stop = gb::load_relaxed(words.error()) != 0 ? 1u
+                        : clock64() - start > kTimeoutCycles ? 2u
+                                                             : 0u;
+    stop = agree(stop);
+    if (stop == 2) atomicExch(words.error(), 1u);
+    if (stop != 0) return false;
   }
+}
+
+// Polls until bit 31 of *word equals `expected` (one thread, or every thread of a warp alike).
+template <bool Relaxed, bool Sleep>
+__device__ bool poll_generation(const Words& words, unsigned int* word, unsigned int expected) {
+  return bounded_poll<Sleep>(
+      words,
+      [&] {
+        unsigned int v = Relaxed ? gb::load_relaxed(word) : gb::load_acquire(word);
+        return (v & kGenerationBit) == expected;
+      },
+      [](unsigned int stop) { return stop; });
 }
 
 // Waits for the generation `expected`, then acquires. False when the wait failed.
@@ -391,33 +405,6 @@ struct CountersBarrier {
     per_barrier = lane < lines ? (gridDim.x - lane + lines - 1) / lines : 0;
   }
 
-  // Runs step(), one poll by warp 0 that returns true once the wait is over, with
-  // Knobs::sleep_ns between polls when Sleep; false once the bound passed (the error word is
-  // then set) or another waiter failed.
-  template <bool Sleep, class Step>
-  __device__ bool warp_poll(unsigned int lanes, Step step) {
-    const Knobs& k = words.knobs;
-    long long start = clock64();
-    for (;;) {
-      for (unsigned int polls = 0; polls <= k.check_mask; polls += 4) {
-#pragma unroll
-        for (int u = 0; u < 4; ++u) {
-          if (step()) return true;
-          if constexpr (Sleep) __nanosleep(k.sleep_ns);
-        }
-      }
-      // 0: go on, 1: another waiter failed, 2: this one ran past the bound (lane 0 decides).
-      unsigned int stop = 0;
-      if (threadIdx.x == 0)
-        stop = gb::load_relaxed(words.error()) != 0 ? 1u
-               : clock64() - start > kTimeoutCycles ? 2u
-                                                    : 0u;
-      stop = __shfl_sync(lanes, stop, 0);
-      if (stop == 2 && threadIdx.x == 0) atomicExch(words.error(), 1u);
-      if (stop != 0) return false;
-    }
-  }
-
   // Warp 0 waits until every counter holds its target. With Knobs::own_line_first the lane of
   // the block's own counter first polls alone until that counter is complete, so that a line is
   // polled continuously by its own n / k blocks instead of all n, and every lane then reads its
@@ -427,15 +414,18 @@ struct CountersBarrier {
     unsigned int lanes = warp_lanes();
     unsigned int lane = threadIdx.x;
     bool done = polled == nullptr;
-    if (words.knobs.own_line_first && !warp_poll<Sleep>(lanes, [&] {
-          if (lane == own_line && !done) done = reached(gb::load_relaxed(polled), target);
-          return __shfl_sync(lanes, done, own_line) != 0;
-        }))
-      return false;
-    return warp_poll<Sleep>(lanes, [&] {
+    auto agree = [&](unsigned int stop) { return __shfl_sync(lanes, stop, 0); };
+    auto own_counter_done = [&] {
+      if (lane == own_line && !done) done = reached(gb::load_relaxed(polled), target);
+      return __shfl_sync(lanes, done, own_line) != 0;
+    };
+    auto every_counter_done = [&] {
       if (!done) done = reached(gb::load_relaxed(polled), target);
       return __all_sync(lanes, done) != 0;
-    });
+    };
+    if (words.knobs.own_line_first && !bounded_poll<Sleep>(words, own_counter_done, agree))
+      return false;
+    return bounded_poll<Sleep>(words, every_counter_done, agree);
   }
 
   __device__ bool sync() {
