@@ -129,11 +129,11 @@ struct Words {
   }
 };
 
-// Room for the flags of `groups` blocks, `flip_lines` lines (release lines, or the span of the
+// Room for the flags of `groups` blocks, `line_count` lines (release lines, or the span of the
 // arrival counters) and up to `subwords` sub-words.
-std::size_t workspace_words(int groups, int flip_lines, int subwords) {
+std::size_t workspace_words(int groups, int line_count, int subwords) {
   std::size_t lines = (2 + 2 * static_cast<std::size_t>(groups) + kLineWords - 1) / kLineWords;
-  return (lines + static_cast<std::size_t>(flip_lines) +
+  return (lines + static_cast<std::size_t>(line_count) +
           static_cast<std::size_t>(std::max(subwords, 1))) *
          kLineWords;
 }
@@ -850,14 +850,14 @@ void for_each_policy(F&& f) {
   }
 }
 
-// Calls f(PolicyTag<P>) for the policy of method M that the tuning picks for `groups` blocks of
-// `group_size`.
+// Calls f(PolicyTag<P>) for the policy of method M that the tuning picks for blocks of
+// `group_size` with the knobs of the launch.
 template <Method M, class F>
-void with_policy(const DeviceInfo& info, int groups, int group_size, F&& f) {
+void with_policy(const DeviceInfo& info, int group_size, const Knobs& knobs, F&& f) {
   if constexpr (M == Method::flip) {
     if (warp_arrivals(info, group_size))
       f(PolicyTag<FlipBarrier<FlipMode::warp>>{});
-    else if (counters_barrier(info, groups, group_size))
+    else if (knobs.arrival_lines != 0)
       f(PolicyTag<CountersBarrier>{});
     else if (tuning(info, "barrier.flip.wait", 0) != 0)
       f(PolicyTag<FlipBarrier<FlipMode::block_warp_wait>>{});
@@ -901,7 +901,7 @@ void spin_stencil(const Device& device, int groups, int group_size, std::int64_t
   Buffer a(device, n * sizeof(unsigned int));
   a.upload(host.data(), a.bytes());
   ws.clear(cuda);
-  with_policy<M>(device.info(), groups, group_size, [&](auto tag) {
+  with_policy<M>(device.info(), group_size, ws.knobs, [&](auto tag) {
     using P = typename decltype(tag)::type;
     cuda.timer_start();
     launch_resident(cuda, M == Method::hierarchical, groups, group_size, stencil_kernel<P>,
@@ -924,7 +924,7 @@ void spin_stress(const Device& device, int groups, int group_size, std::int64_t 
   PARPAT_CUDA(cudaMemsetAsync(slots.handle(), 0, slots.bytes(), cuda.stream()));
   PARPAT_CUDA(cudaMemsetAsync(early.handle(), 0, early.bytes(), cuda.stream()));
   ws.clear(cuda);
-  with_policy<M>(device.info(), groups, group_size, [&](auto tag) {
+  with_policy<M>(device.info(), group_size, ws.knobs, [&](auto tag) {
     using P = typename decltype(tag)::type;
     cuda.timer_start();
     launch_resident(cuda, M == Method::hierarchical, groups, group_size, stress_kernel<P>,
@@ -945,7 +945,7 @@ double spin_barriers_ms(const Device& device, int groups, int group_size, int ba
   auto& cuda = backend_cast<CudaDevice>(device);
   Workspace ws(device, groups, group_size, M == Method::hierarchical);
   std::vector<double> times;
-  with_policy<M>(device.info(), groups, group_size, [&](auto tag) {
+  with_policy<M>(device.info(), group_size, ws.knobs, [&](auto tag) {
     using P = typename decltype(tag)::type;
     for (int rep = 0; rep < reps + 2; ++rep) {
       ws.clear(cuda);
