@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <random>
 
 #include "parpat/io.hpp"
@@ -128,6 +129,24 @@ TEST(Cli, ReduceAxisAndNonFiniteJson) {
   EXPECT_EQ(j["shape"], json({2, 3}));
 }
 
+// Subnormal float64 results are values like any other, in JSON too.
+TEST(Cli, SubnormalResultsPrintExactly) {
+  const double tiny = std::numeric_limits<double>::denorm_min();
+  std::vector<double> v = {3 * tiny, 5 * tiny, 2 * tiny, 1.0};
+  std::string file = temp_path("subnormal.npy");
+  write_npy(file, DType::float64, {4}, v.data());
+  CliResult r = run_cli("reduce --backend cpu --json --op argmin " + file);
+  ASSERT_EQ(r.status, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["index"], 2);
+  EXPECT_EQ(j["result"].get<double>(), 2 * tiny);
+  std::string rows = temp_path("subnormal_rows.npy");
+  write_npy(rows, DType::float64, {2, 2}, v.data());
+  r = run_cli("reduce --backend cpu --json --op min --axis rows " + rows);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["result"], json({3 * tiny, 2 * tiny}));
+}
+
 TEST(Cli, ReadsEveryNpyVersionNumpyWrites) {
   if (!python_numpy_available()) GTEST_SKIP() << "python3 with numpy is not installed";
   for (const char* version : {"(1, 0)", "(2, 0)", "(3, 0)"}) {
@@ -209,6 +228,14 @@ TEST(Cli, BadInputIsOneLineAndExitTwo) {
   expect_rejected("reduce --backend cpu --device 7 --op sum " + good, "no device 7");
   expect_rejected("reduce " + good, "--op");
   expect_rejected("frobnicate", "subcommand");
+}
+
+// PARPAT_TUNING is input too: a value its key does not take stops every command up front.
+TEST(Cli, ABadTuningOverrideIsOneLineAndExitTwo) {
+  std::string good = write_random("tuned.npy", DType::float32, {16}, 3);
+  ScopedTuning tuning("reduce.fast.block=-1");
+  expect_rejected("reduce --backend cpu --op sum " + good, "PARPAT_TUNING: 'reduce.fast.block=-1'");
+  expect_rejected("bench reduce --backend cpu --quick", "a power of two from 32 to 1024");
 }
 
 TEST(Cli, EmptySumIsZeroAndProdIsOne) {

@@ -1,8 +1,15 @@
 #include "runtime/tuning.hpp"
 
+#include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cstdlib>
+#include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "parpat/error.hpp"
 
 namespace parpat::detail {
 
@@ -242,38 +249,198 @@ const std::vector<Entry>& table() {
   return entries;
 }
 
-// A value for `key` from PARPAT_TUNING ("key=value,key=value"; where a key comes twice, the
-// later value), for measuring other settings without a rebuild. Returns false when the
-// variable does not name the key.
-bool tuning_override(const std::string& key, int& value) {
+// What PARPAT_TUNING may set each key to: the values the code that reads the key handles, so an
+// override can make a kernel slower but never wrong, and a mistyped key or value is refused
+// instead of silently ignored.
+enum class Allowed { range, power_of_two, multiple_of_32, listed };
+
+struct Limit {
+  const char* key;
+  int min;
+  int max;
+  Allowed allowed = Allowed::range;
+  std::vector<int> listed = {};  // Allowed::listed: the values themselves, in order
+};
+
+constexpr int kLarge = 1 << 30;
+
+const std::vector<Limit>& limits() {
+  static const std::vector<Limit> entries = {
+      {"reduce.fast.block", 32, 1024, Allowed::power_of_two},
+      {"reduce.fast.blocks_per_cu", 1, 256},
+      {"reduce.fast.arg_blocks_per_cu", 1, 256},
+      {"reduce.fast.single_block_bytes", 0, kLarge},
+      {"reduce.fast.single_block_items", 1, 8},
+      {"reduce.fast.small_block", 32, 1024, Allowed::multiple_of_32},
+      {"reduce.fast.small_items", 1, 8},
+      {"reduce.fast.cluster_bytes", 0, kLarge},
+      {"reduce.fast.cluster_size", 1, 16},
+      {"reduce.fast.overlap_launch", 0, 1},
+      {"reduce.fast.prefetch", 0, 1},
+      {"reduce.fast.rows_block", 32, 1024, Allowed::power_of_two},
+      {"reduce.fast.rows_blocks_per_cu", 0, 256},
+      {"reduce.fast.rows_grid_per_cu", 1, 1024},
+      {"reduce.fast.cols_block", 32, 1024, Allowed::power_of_two},
+      {"reduce.fast.cols_blocks_per_cu", 1, 256},
+      {"reduce.tree.block", 32, 1024, Allowed::power_of_two},
+      {"reduce.serial.block", 32, 1024, Allowed::power_of_two},
+      {"reduce.serial.items", 2, 1 << 20},
+      {"reduce.gridstride.block", 32, 1024, Allowed::power_of_two},
+      {"reduce.gridstride.blocks_per_cu", 1, 256},
+      {"reduce.atomic.block", 32, 1024, Allowed::power_of_two},
+      {"reduce.atomic.blocks_per_cu", 1, 256},
+      {"reduce.parallel.chunk", 1, kLarge},
+      {"reduce.parallel.min_chunk", 1, kLarge},
+      {"reduce.parallel.tasks", 1, 4096},
+      {"cpu.pool.threads", 0, 1024},
+      {"cpu.pool.spin_us", 0, 10000000},
+      {"histogram.block", 32, 1024, Allowed::multiple_of_32},
+      {"histogram.groups_per_cu", 1, 256},
+      {"histogram.fast.block", 32, 1024, Allowed::multiple_of_32},
+      {"histogram.fast.groups_per_cu", 1, 256},
+      {"histogram.fast.vectors", 1, 8},
+      {"histogram.fast.striped_kib", 1, 1024},
+      {"histogram.fast.max_columns", 1, 32},
+      {"histogram.fast.max_passes", 0, kLarge},
+      {"histogram.fast.packed", 0, 1},
+      {"histogram.fast.runs_below_columns", 0, 64},
+      {"histogram.fast.vote_below_columns", 0, 64},
+      {"histogram.opencl.global_groups_per_cu", 1, 256},
+      {"histogram.opencl.float_edges", 0, 1},
+      {"histogram.opencl.packed", 0, 1},
+      {"histogram.opencl.field_bits", 0, 16, Allowed::listed, {0, 4, 5, 8, 16}},
+      {"histogram.opencl.hot_entries", 0, 4096},
+      {"histogram.opencl.ptx", 0, 1},
+      {"histogram.parallel.private_mib", 1, 1 << 20},
+      {"histogram.parallel.section_values", 1, std::numeric_limits<int>::max()},
+      {"pairwise.fast.block", 1, 1024},
+      {"pairwise.fast.gaussian_block", 1, 1024},
+      {"pairwise.simple.block", 1, 1024},
+      {"pairwise.fast.product_items", 4, 16, Allowed::power_of_two},
+      {"pairwise.fast.gaussian_items", 4, 16, Allowed::power_of_two},
+      {"pairwise.fast.split_threads_per_cu", 32, 1 << 16},
+      {"pairwise.fast.split_items", 0, 16, Allowed::listed, {0, 4, 8, 16}},
+      {"pairwise.fast.combine_in_kernel", 0, 1},
+      {"pairwise.shortcut.group_sum_max_y", 0, kLarge},
+      {"pairwise.opencl.ptx_exp2", 0, 1},
+      {"pairwise.parallel.block", 1, 1 << 24},
+      {"pairwise.parallel.tile", 1, 1 << 24},
+      {"barrier.flip.warp_arrivals_block_max", 0, 1024},
+      {"barrier.flip.one_level_max", 0, kLarge},
+      {"barrier.flip.subword_blocks", 0, kLarge},
+      {"barrier.flip.red_arrivals_max", 0, kLarge},
+      {"barrier.flip.poll", 0, 1},
+      {"barrier.flip.wait", 0, 1},
+      {"barrier.flip.poll_check_every", 4, 1 << 20},
+      {"barrier.flip.poll_sleep_ns", 0, 1000000},
+      {"barrier.flip.release_lines", 0, 32},
+      {"barrier.flip.release_lines_from", 0, kLarge},
+      {"barrier.flip.arrival_lines", 0, 32},
+      {"barrier.flip.arrivals_per_line", 0, kLarge},
+      {"barrier.flip.counters_max_arrivals", 0, kLarge},
+      {"barrier.flip.line_stride", 1, 64},
+      {"barrier.flip.own_line_first", 0, 1},
+      {"barrier.hierarchical.cluster", 1, 16, Allowed::power_of_two},
+      {"barrier.hierarchical.release", 0, 1},
+  };
+  return entries;
+}
+
+const Limit* find_limit(std::string_view key) {
+  for (const auto& l : limits())
+    if (key == l.key) return &l;
+  return nullptr;
+}
+
+bool allowed(const Limit& l, int value) {
+  if (value < l.min || value > l.max) return false;
+  switch (l.allowed) {
+    case Allowed::range:
+      return true;
+    case Allowed::power_of_two:
+      return (value & (value - 1)) == 0;
+    case Allowed::multiple_of_32:
+      return value % 32 == 0;
+    case Allowed::listed:
+      return std::find(l.listed.begin(), l.listed.end(), value) != l.listed.end();
+  }
+  return false;
+}
+
+// "a power of two from 32 to 1024", "0, 4, 5, 8 or 16".
+std::string describe(const Limit& l) {
+  if (l.allowed == Allowed::listed) {
+    std::string s;
+    for (std::size_t i = 0; i < l.listed.size(); ++i)
+      s += (i == 0 ? "" : i + 1 == l.listed.size() ? " or " : ", ") + std::to_string(l.listed[i]);
+    return s;
+  }
+  const char* what = l.allowed == Allowed::power_of_two     ? "a power of two"
+                     : l.allowed == Allowed::multiple_of_32 ? "a multiple of 32"
+                                                            : "an integer";
+  return std::string(what) + " from " + std::to_string(l.min) + " to " + std::to_string(l.max);
+}
+
+[[noreturn]] void refuse(const std::string& why) {
+  throw_invalid("PARPAT_TUNING: " + why);
+}
+
+struct Override {
+  std::string key;
+  int value;
+};
+
+// PARPAT_TUNING ("key=value,key=value"; empty items are skipped), every item checked against
+// limits(): a malformed item, an unknown key or a value the key does not take throws.
+std::vector<Override> overrides() {
+  std::vector<Override> found;
   const char* env = std::getenv("PARPAT_TUNING");
-  if (!env) return false;
-  std::string all = env;
-  bool found = false;
-  std::size_t begin = 0;
-  while (begin <= all.size()) {
-    std::size_t end = all.find(',', begin);
-    if (end == std::string::npos) end = all.size();
-    std::string item = all.substr(begin, end - begin);
+  if (!env) return found;
+  std::string_view all = env;
+  while (!all.empty()) {
+    std::size_t comma = all.find(',');
+    std::string item(all.substr(0, comma));
+    all = comma == std::string_view::npos ? std::string_view() : all.substr(comma + 1);
+    if (item.empty()) continue;
     std::size_t eq = item.find('=');
-    if (eq != std::string::npos && item.compare(0, eq, key) == 0) {
-      char* rest = nullptr;
-      long parsed = std::strtol(item.c_str() + eq + 1, &rest, 10);
-      if (rest && *rest == '\0' && rest != item.c_str() + eq + 1) {
-        value = int(parsed);
-        found = true;
-      }
-    }
-    begin = end + 1;
+    if (eq == std::string::npos || eq == 0)
+      refuse("'" + item + "' is not key=value (keys and their values: src/runtime/tuning.cpp)");
+    std::string key = item.substr(0, eq);
+    const Limit* limit = find_limit(key);
+    if (!limit) refuse("unknown key '" + key + "' (keys and their values: src/runtime/tuning.cpp)");
+    const char* text = item.c_str() + eq + 1;
+    char* rest = nullptr;
+    errno = 0;
+    long long parsed = std::strtoll(text, &rest, 10);
+    const bool number =
+        rest != text && *rest == '\0' && errno != ERANGE && parsed >= INT_MIN && parsed <= INT_MAX;
+    if (!number || !allowed(*limit, static_cast<int>(parsed)))
+      refuse("'" + item + "': " + key + " takes " + describe(*limit));
+    found.push_back({key, static_cast<int>(parsed)});
   }
   return found;
 }
 
 }  // namespace
 
+void check_tuning_overrides() {
+  overrides();
+}
+
+void check_tuning_table() {
+  for (const auto& e : table()) {
+    const Limit* limit = find_limit(e.key);
+    if (!limit || !allowed(*limit, e.value))
+      throw Error(ErrorKind::invalid_argument,
+                  std::string("tuning table: ") + e.key + "=" + std::to_string(e.value) +
+                      (limit ? " is not " + describe(*limit) : " has no limits"));
+  }
+}
+
 int tuning(const DeviceInfo& device, const std::string& key, int fallback) {
-  int overridden = 0;
-  if (tuning_override(key, overridden)) return overridden;
+  std::vector<Override> set = overrides();
+  for (auto it = set.rbegin(); it != set.rend(); ++it)
+    if (it->key == key) return it->value;
   const Entry* generic = nullptr;
   for (const auto& e : table()) {
     if (e.backend != device.backend || key != e.key) continue;

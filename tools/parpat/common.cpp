@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdlib>
 
 #include "commands.hpp"
 #include "parpat/error.hpp"
@@ -29,8 +30,9 @@ nlohmann::json to_json(const Scalar& s) {
   if (is_float(s.dtype)) {
     if (std::isnan(s.f)) return "nan";
     if (std::isinf(s.f)) return s.f > 0 ? "inf" : "-inf";
-    // The shortest text of the value in its own dtype, so float32 0.1 prints as 0.1.
-    return std::stod(s.to_string());
+    // The shortest text of the value in its own dtype, so float32 0.1 prints as 0.1. strtod,
+    // not stod, which refuses a float64 subnormal as out of range.
+    return std::strtod(s.to_string().c_str(), nullptr);
   }
   if (is_signed_integer(s.dtype)) return s.i;
   return s.u;

@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "parpat/error.hpp"
+#include "runtime/tuning.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"parpat: parallel patterns (reduce, histogram, ...) on CUDA, OpenCL and the CPU"};
@@ -17,6 +18,7 @@ int main(int argc, char** argv) {
   parpat::cli::add_barrier_command(app);
   parpat::cli::add_bench_command(app);
   try {
+    parpat::detail::check_tuning_overrides();
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
