@@ -333,6 +333,21 @@ TEST_P(HistogramTest, DefaultRangeIsMinMaxOfTheData) {
   EXPECT_EQ(s.counts.at(5), 100u);  // 42 sits on the inner edge 42.0: it goes right
 }
 
+// uint16, which the reduce pattern does not take, finds its default range in its own counts.
+TEST_P(HistogramTest, DefaultRangeOfUint16) {
+  std::mt19937_64 rng(run_seed() + 7);
+  std::uniform_int_distribution<int> u(100, 3000);
+  const std::int64_t n = 20011;
+  auto host = make_values(DType::uint16, n, [&] { return u(rng); });
+  const std::uint16_t* x = reinterpret_cast<const std::uint16_t*>(host.data());
+  const double lo = *std::min_element(x, x + n), hi = *std::max_element(x, x + n);
+  Array in = Array::from_host(GetParam().device, DType::uint16, {n}, host.data());
+  HistogramResult r = histogram(in, HistogramBins::even(10), {GetParam().variant});
+  EXPECT_EQ(r.bins.lo, lo);
+  EXPECT_EQ(r.bins.hi, hi);
+  check(DType::uint16, n, host, HistogramBins::even(10, lo, hi), "uint16 default range");
+}
+
 TEST_P(HistogramTest, EmptyInput) {
   const Target& target = GetParam();
   for (DType t : kDTypes) {

@@ -1,8 +1,12 @@
 // Histogram dispatch: bin descriptions and their validation, the default range from the data
 // (with the reduce pattern), the variant registry of every backend built in, and the portable
 // entry points. Kernels only ever see resolved bins and non-empty input.
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "histogram/histogram_internal.hpp"
 #include "parpat/reduce.hpp"
@@ -115,6 +119,20 @@ detail::HistogramProblem problem_of(DType dtype, std::int64_t n, const Histogram
   return p;
 }
 
+// [min, max] of non-empty data: the reduce pattern's, or for uint16, which reduce does not take,
+// the first and the last of its 65536 per-value bins that count anything.
+std::pair<double, double> data_range(const Array& in) {
+  if (in.dtype() == DType::uint16) {
+    std::vector<std::uint64_t> counts = histogram(in, HistogramBins::per_value()).counts;
+    auto first = std::find_if(counts.begin(), counts.end(), [](auto c) { return c != 0; });
+    auto last = std::find_if(counts.rbegin(), counts.rend(), [](auto c) { return c != 0; });
+    return {static_cast<double>(first - counts.begin()),
+            static_cast<double>(counts.rend() - last - 1)};
+  }
+  return {reduce(in, {ReduceOp::min, Axis::all, {}}).values.at(0).as_double(),
+          reduce(in, {ReduceOp::max, Axis::all, {}}).values.at(0).as_double()};
+}
+
 }  // namespace
 
 HistogramBins resolve_bins(const Array& in, const HistogramBins& bins) {
@@ -149,8 +167,7 @@ HistogramBins resolve_bins(const Array& in, const HistogramBins& bins) {
   }
   double lo = 0, hi = 1;
   if (in.size() > 0) {
-    lo = reduce(in, {ReduceOp::min, Axis::all, {}}).values.at(0).as_double();
-    hi = reduce(in, {ReduceOp::max, Axis::all, {}}).values.at(0).as_double();
+    std::tie(lo, hi) = data_range(in);
     if (!std::isfinite(lo) || !std::isfinite(hi))
       throw_invalid("autodetected range of [" + std::to_string(lo) + ", " + std::to_string(hi) +
                     "] is not finite (give --range)");
