@@ -319,5 +319,19 @@ TEST(Cli, BenchAxisPicksTheMatrixCases) {
   EXPECT_EQ(run_cli("bench reduce --backend cpu --axis diagonal").status, 2);
 }
 
+// bench checks what it is asked for before it measures anything: one line, exit status 2.
+TEST(Cli, BenchRefusesABadRequestBeforeMeasuring) {
+  expect_rejected("bench bogus --backend cpu", "unknown pattern 'bogus'");
+  expect_rejected("bench reduce --backend cpu --dtype bogus", "unknown dtype");
+  expect_rejected("bench histogram --backend cpu --bins 0", "--bins 0");
+  expect_rejected("bench histogram --backend cpu --bins 99999999999", "bin counts run from 1");
+  expect_rejected("bench reduce --backend cpu --variant bogus --sizes 1000", "--variant bogus");
+  expect_rejected("bench reduce --backend cpu --sizes 4611686018427387904", "sizes run from 1");
+  expect_rejected("bench reduce --backend cpu --sizes 0", "--sizes 0");
+  expect_rejected("bench reduce --backend cpu --sizes 1000 --json " + temp_path("no/such/dir.json"),
+                  "cannot write");
+  expect_rejected("bench reduce --backend cpu --device -2", "--device");
+}
+
 }  // namespace
 }  // namespace parpat::test

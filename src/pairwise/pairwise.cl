@@ -1,4 +1,4 @@
-// OpenCL pairwise kernels, C[x] = Σ_y term(map(A[x]), map(B[y])); the same variants and ideas
+// OpenCL pairwise kernels, C[x] = Σ_y term(A[x], B[y]); the same variants and ideas
 // as the CUDA kernels (pairwise_kernels.cuh), one kernel each:
 //   pairwise_naive       one x per work-item, B from global memory
 //   pairwise_local       B in tiles of one value per work-item in local memory; every
@@ -14,9 +14,9 @@
 //                        the last group of each column of groups adds the slices' partial
 //                        results (one launch) or pairwise_sum_slices does (a second launch)
 // Sums run over chunks of B whose partial sums add into a second accumulator (float32 accuracy
-// at 2^16 terms). PAIRWISE_KERNEL picks the term: 0 product, 1 gaussian (inputs scaled by
-// s = sqrt(log2(e) / (2h²)) so the term is exp2(−(a − b)²)), 2 PAIRWISE_EXPRESSION(a, b),
-// which the host defines in front of this text.
+// at 2^16 terms). PAIRWISE_KERNEL picks the term: 0 product, 1 gaussian, exp2(−((a − b)·s)²)
+// with s = sqrt(log2(e) / (2h²)), 2 PAIRWISE_EXPRESSION(a, b), which the host defines in front
+// of this text.
 
 #ifndef PAIRWISE_KERNEL
 #define PAIRWISE_KERNEL 0
@@ -60,40 +60,40 @@ inline float exp2_sfu(float x) {
   return native_exp2(x);
 #endif
 }
-#define MAP(v, s) ((v) * (s))
-inline float term(float a, float b) {
-  float d = a - b;
+// The difference first, then the scale: scaling a and b first would round each of them to
+// about |a|·s·2^-24 and lose the low bits of their difference when h is small.
+inline float term(float a, float b, float s) {
+  float d = (a - b) * s;
   return exp2_sfu(-d * d);
 }
-inline float term4(float acc, float a, float4 b) {
-  float dx = a - b.x, dy = a - b.y, dz = a - b.z, dw = a - b.w;
+inline float term4(float acc, float a, float4 b, float s) {
+  float dx = (a - b.x) * s, dy = (a - b.y) * s, dz = (a - b.z) * s, dw = (a - b.w) * s;
   acc += exp2_sfu(-dx * dx);
   acc += exp2_sfu(-dy * dy);
   acc += exp2_sfu(-dz * dz);
   return acc + exp2_poly(-dw * dw);
 }
 #else
-#define MAP(v, s) (v)
 #if PAIRWISE_KERNEL == 2
-inline float term(float a, float b) {
+inline float term(float a, float b, float s) {
   return (float)(PAIRWISE_EXPRESSION(a, b));
 }
 #else
-inline float term(float a, float b) {
+inline float term(float a, float b, float s) {
   return a * b;
 }
 #endif
-inline float term4(float acc, float a, float4 b) {
+inline float term4(float acc, float a, float4 b, float s) {
 #if PAIRWISE_KERNEL == 0
   acc = fma(a, b.x, acc);
   acc = fma(a, b.y, acc);
   acc = fma(a, b.z, acc);
   return fma(a, b.w, acc);
 #else
-  acc += term(a, b.x);
-  acc += term(a, b.y);
-  acc += term(a, b.z);
-  return acc + term(a, b.w);
+  acc += term(a, b.x, s);
+  acc += term(a, b.y, s);
+  acc += term(a, b.z, s);
+  return acc + term(a, b.w, s);
 #endif
 }
 #endif
@@ -102,13 +102,13 @@ __kernel void pairwise_naive(__global const float* restrict A, __global const fl
                              __global float* restrict C, long X, long Y, float s) {
   long x = get_global_id(0);
   if (x >= X) return;
-  float a = MAP(A[x], s);
+  float a = A[x];
   float total = 0.0f;
   for (long y0 = 0; y0 < Y; y0 += CHUNK) {
     long end = min(y0 + CHUNK, Y);
     float part = 0.0f;
     for (long y = y0; y < end; ++y)
-      part += term(a, MAP(B[y], s));
+      part += term(a, B[y], s);
     total += part;
   }
   C[x] = total;
@@ -119,16 +119,16 @@ __kernel void pairwise_local(__global const float* restrict A, __global const fl
                              __local float* tile) {
   const int lid = get_local_id(0), group = get_local_size(0);
   long x = get_global_id(0);
-  float a = MAP(A[min(x, X - 1)], s);
+  float a = A[min(x, X - 1)];
   float total = 0.0f;
   for (long t0 = 0; t0 < Y; t0 += group) {
     int n = (int)min((long)group, Y - t0);
     barrier(CLK_LOCAL_MEM_FENCE);  // the previous tile has been read by everyone
-    if (lid < n) tile[lid] = MAP(B[t0 + lid], s);
+    if (lid < n) tile[lid] = B[t0 + lid];
     barrier(CLK_LOCAL_MEM_FENCE);
     float part = 0.0f;
     for (int j = 0; j < n; ++j)
-      part += term(a, tile[j]);
+      part += term(a, tile[j], s);
     total += part;
   }
   if (x < X) C[x] = total;
@@ -140,10 +140,10 @@ __kernel void pairwise_local(__global const float* restrict A, __global const fl
   if (x0 + W <= X) {                        \
     float##W v = vload##W(0, A + x0);       \
     for (int k = 0; k < W; ++k)             \
-      a[k] = MAP(((float*)&v)[k], s);       \
+      a[k] = ((float*)&v)[k];       \
   } else {                                  \
     for (int k = 0; k < W; ++k)             \
-      a[k] = MAP(A[min(x0 + k, X - 1)], s); \
+      a[k] = A[min(x0 + k, X - 1)]; \
   }
 
 #define STORE_RUN(W, c, x0)             \
@@ -173,9 +173,9 @@ __kernel void pairwise_local(__global const float* restrict A, __global const fl
       for (int k = 0; k < W; ++k)                                                             \
         part[k] = 0.0f;                                                                       \
       for (long y = y0; y < end; ++y) {                                                       \
-        float b = MAP(B[y], s);                                                               \
+        float b = B[y];                                                                       \
         for (int k = 0; k < W; ++k)                                                           \
-          part[k] += term(a[k], b);                                                           \
+          part[k] += term(a[k], b, s);                                                        \
       }                                                                                       \
       for (int k = 0; k < W; ++k)                                                             \
         total[k] += part[k];                                                                  \
@@ -199,7 +199,7 @@ __kernel void pairwise_local_vec8(__global const float* restrict A,
   for (long t0 = 0; t0 < Y; t0 += group) {
     int n = (int)min((long)group, Y - t0);
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid < n) tile[lid] = MAP(B[t0 + lid], s);
+    if (lid < n) tile[lid] = B[t0 + lid];
     barrier(CLK_LOCAL_MEM_FENCE);
     float part[8];
     for (int k = 0; k < 8; ++k)
@@ -207,7 +207,7 @@ __kernel void pairwise_local_vec8(__global const float* restrict A,
     for (int j = 0; j < n; ++j) {
       float b = tile[j];
       for (int k = 0; k < 8; ++k)
-        part[k] += term(a[k], b);
+        part[k] += term(a[k], b, s);
     }
     for (int k = 0; k < 8; ++k)
       total[k] += part[k];
@@ -274,7 +274,7 @@ __kernel void pairwise_fast(__global const float* restrict A, __global const flo
   float a[FAST_ITEMS], total[FAST_ITEMS];
 #pragma unroll
   for (int k = 0; k < FAST_ITEMS; ++k) {
-    a[k] = MAP(A[min(base + (long)k * group, X - 1)], s);
+    a[k] = A[min(base + (long)k * group, X - 1)];
     total[k] = 0.0f;
   }
   const long full_tiles = Y / FAST_TILE;
@@ -282,7 +282,7 @@ __kernel void pairwise_fast(__global const float* restrict A, __global const flo
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int i = lid; i < FAST_TILE / 4; i += group) {
       float4 q = vload4(t * (FAST_TILE / 4) + i, B);
-      tile[i] = (float4)(MAP(q.x, s), MAP(q.y, s), MAP(q.z, s), MAP(q.w, s));
+      tile[i] = (float4)(q.x, q.y, q.z, q.w);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     float part[FAST_ITEMS];
@@ -299,7 +299,7 @@ __kernel void pairwise_fast(__global const float* restrict A, __global const flo
       float4 b = tile[j];
 #pragma unroll
       for (int k = 0; k < FAST_ITEMS; ++k)
-        part[k] = term4(part[k], a[k], b);
+        part[k] = term4(part[k], a[k], b, s);
     }
 #pragma unroll
     for (int k = 0; k < FAST_ITEMS; ++k)
@@ -314,10 +314,10 @@ __kernel void pairwise_fast(__global const float* restrict A, __global const flo
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int i = lid; i < quads; i += group) {
       float4 q = vload4(t0 / 4 + i, B);
-      tile[i] = (float4)(MAP(q.x, s), MAP(q.y, s), MAP(q.z, s), MAP(q.w, s));
+      tile[i] = (float4)(q.x, q.y, q.z, q.w);
     }
     for (int i = quads * 4 + lid; i < n; i += group)
-      tail[i] = MAP(B[t0 + i], s);
+      tail[i] = B[t0 + i];
     barrier(CLK_LOCAL_MEM_FENCE);
     float part[FAST_ITEMS];
 #pragma unroll
@@ -328,13 +328,13 @@ __kernel void pairwise_fast(__global const float* restrict A, __global const flo
       float4 b = tile[j];
 #pragma unroll
       for (int k = 0; k < FAST_ITEMS; ++k)
-        part[k] = term4(part[k], a[k], b);
+        part[k] = term4(part[k], a[k], b, s);
     }
     for (int j = quads * 4; j < n; ++j) {
       float b = tail[j];
 #pragma unroll
       for (int k = 0; k < FAST_ITEMS; ++k)
-        part[k] += term(a[k], b);
+        part[k] += term(a[k], b, s);
     }
 #pragma unroll
     for (int k = 0; k < FAST_ITEMS; ++k)

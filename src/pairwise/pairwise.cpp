@@ -114,6 +114,11 @@ Pairwise::Pairwise(const Device& device, std::int64_t x, std::int64_t y,
   if (options.kernel == PairwiseKernel::gaussian && !(options.h > 0 && std::isfinite(options.h)))
     throw_invalid("gaussian bandwidth h must be a positive finite number, got " +
                   shortest(options.h));
+  // The kernels scale a − b by s = sqrt(log2(e) / (2h²)) in float32, which must stay finite.
+  if (options.kernel == PairwiseKernel::gaussian &&
+      !std::isfinite(detail::gaussian_scale(static_cast<float>(options.h))))
+    throw_invalid("gaussian bandwidth h = " + shortest(options.h) +
+                  " is too small for float32: its scale 1/h overflows");
   if (options.kernel == PairwiseKernel::expression) {
     if (options.expression.find_first_not_of(" \t") == std::string::npos)
       throw_invalid("the pairwise expression is empty");

@@ -1,10 +1,10 @@
-// CUDA pairwise kernels, C[x] = Σ_y term(map(A[x]), map(B[y])), templated over the term F so
+// CUDA pairwise kernels, C[x] = Σ_y term(A[x], B[y]), templated over the term F so
 // that nvcc instantiates the built-in kernels and NVRTC the user's expression from this same
 // text (it is embedded as a string, so it includes nothing and uses only built-ins).
 //
-// F provides map(v), applied once to every input (the gaussian scales by s so that its term is
-// exp2(−(a − b)²)), and term(a, b). Every sum runs in float over chunks of B and adds each
-// chunk's partial sum into a second accumulator, so 2^16 terms keep float32 accuracy.
+// F provides term(a, b) (the gaussian's is exp2(−((a − b)·s)²)) and fast_term4, four terms at
+// once. Every sum runs in float over chunks of B and adds each chunk's partial sum into a
+// second accumulator, so 2^16 terms keep float32 accuracy.
 //
 // Variants, each one idea on top of the textbook kernel:
 //   naive       one x per thread, B read from global memory (through the read-only cache)
@@ -52,7 +52,6 @@ __device__ __forceinline__ float pairwise_exp2_poly(float x) {
 
 struct ProductTerm {
   static constexpr int kFastUnroll = 8;  // 256 FMAs and 8 loads between loop branches
-  __device__ __forceinline__ float map(float v) const { return v; }
   __device__ __forceinline__ float term(float a, float b) const { return a * b; }
   __device__ __forceinline__ float fast_term4(float acc, float a, float4 b) const {
     acc = fmaf(a, b.x, acc);
@@ -65,15 +64,16 @@ struct ProductTerm {
 struct GaussianTerm {
   static constexpr int kFastUnroll = 4;
   float s;  // sqrt(log2(e) / (2h²))
-  __device__ __forceinline__ float map(float v) const { return v * s; }
+  // The difference first, then the scale: scaling a and b first would round each of them to
+  // about |a|·s·2^-24 and lose the low bits of their difference when h is small.
   __device__ __forceinline__ float term(float a, float b) const {
-    float d = a - b;
+    float d = (a - b) * s;
     return pairwise_exp2_sfu(-d * d);
   }
   // Three exponentials on the special-function unit, one on the FMA pipe: the SFU issues a
   // quarter as fast as the FMA pipe, so the mix keeps both busy.
   __device__ __forceinline__ float fast_term4(float acc, float a, float4 b) const {
-    float dx = a - b.x, dy = a - b.y, dz = a - b.z, dw = a - b.w;
+    float dx = (a - b.x) * s, dy = (a - b.y) * s, dz = (a - b.z) * s, dw = (a - b.w) * s;
     acc += pairwise_exp2_sfu(-dx * dx);
     acc += pairwise_exp2_sfu(-dy * dy);
     acc += pairwise_exp2_sfu(-dz * dz);
@@ -86,7 +86,6 @@ struct GaussianTerm {
 #ifdef PAIRWISE_EXPRESSION
 struct ExpressionTerm {
   static constexpr int kFastUnroll = 4;
-  __device__ __forceinline__ float map(float v) const { return v; }
   __device__ __forceinline__ float term(float a, float b) const {
     return (float)(PAIRWISE_EXPRESSION(a, b));
   }
@@ -105,13 +104,13 @@ __global__ void __launch_bounds__(1024)
                    long long X, long long Y, F f) {
   long long x = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (x >= X) return;
-  float a = f.map(A[x]);
+  float a = A[x];
   float total = 0.0f;
   for (long long y0 = 0; y0 < Y; y0 += PAIRWISE_CHUNK) {
     long long end = y0 + PAIRWISE_CHUNK < Y ? y0 + PAIRWISE_CHUNK : Y;
     float part = 0.0f;
     for (long long y = y0; y < end; ++y)
-      part += f.term(a, f.map(__ldg(B + y)));
+      part += f.term(a, __ldg(B + y));
     total += part;
   }
   C[x] = total;
@@ -124,12 +123,12 @@ __global__ void __launch_bounds__(1024)
                    long long X, long long Y, F f) {
   extern __shared__ float tile[];
   long long x = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  float a = f.map(A[x < X ? x : X - 1]);
+  float a = A[x < X ? x : X - 1];
   float total = 0.0f;
   for (long long t0 = 0; t0 < Y; t0 += blockDim.x) {
     int n = Y - t0 < (long long)blockDim.x ? (int)(Y - t0) : (int)blockDim.x;
     __syncthreads();  // the previous tile has been read by everyone
-    if ((int)threadIdx.x < n) tile[threadIdx.x] = f.map(B[t0 + threadIdx.x]);
+    if ((int)threadIdx.x < n) tile[threadIdx.x] = B[t0 + threadIdx.x];
     __syncthreads();
     float part = 0.0f;
     for (int j = 0; j < n; ++j)
@@ -160,7 +159,7 @@ __device__ __forceinline__ void pairwise_load_run(const float* A, long long x0, 
   }
 #pragma unroll
   for (int k = 0; k < W; ++k)
-    a[k] = f.map(a[k]);
+    a[k] = a[k];
 }
 
 template <int W>
@@ -197,7 +196,7 @@ __device__ __forceinline__ void pairwise_vec_body(const float* __restrict__ A,
     for (int k = 0; k < W; ++k)
       part[k] = 0.0f;
     for (long long y = y0; y < end; ++y) {
-      float b = f.map(__ldg(B + y));
+      float b = __ldg(B + y);
 #pragma unroll
       for (int k = 0; k < W; ++k)
         part[k] += f.term(a[k], b);
@@ -237,7 +236,7 @@ __global__ void __launch_bounds__(1024)
   for (long long t0 = 0; t0 < Y; t0 += blockDim.x) {
     int n = Y - t0 < (long long)blockDim.x ? (int)(Y - t0) : (int)blockDim.x;
     __syncthreads();
-    if ((int)threadIdx.x < n) tile[threadIdx.x] = f.map(B[t0 + threadIdx.x]);
+    if ((int)threadIdx.x < n) tile[threadIdx.x] = B[t0 + threadIdx.x];
     __syncthreads();
     float part[8];
 #pragma unroll
@@ -317,7 +316,7 @@ __global__ void __launch_bounds__(kItems > 8 ? 512 : 1024)
 #pragma unroll
   for (int k = 0; k < kItems; ++k) {
     long long x = base + (long long)k * blockDim.x;
-    a[k] = f.map(A[x < X ? x : X - 1]);
+    a[k] = A[x < X ? x : X - 1];
     total[k] = 0.0f;
   }
   // B is 16-byte aligned (device allocations are), and full tiles start at multiples of 4.
@@ -327,7 +326,7 @@ __global__ void __launch_bounds__(kItems > 8 ? 512 : 1024)
     __syncthreads();
     for (int i = threadIdx.x; i < kFastTile / 4; i += blockDim.x) {
       float4 q = B4[t * (kFastTile / 4) + i];
-      tile[i] = make_float4(f.map(q.x), f.map(q.y), f.map(q.z), f.map(q.w));
+      tile[i] = make_float4(q.x, q.y, q.z, q.w);
     }
     __syncthreads();
     float part[kItems];
@@ -354,10 +353,10 @@ __global__ void __launch_bounds__(kItems > 8 ? 512 : 1024)
     __syncthreads();
     for (int i = threadIdx.x; i < quads; i += blockDim.x) {
       float4 q = B4[t0 / 4 + i];
-      tile[i] = make_float4(f.map(q.x), f.map(q.y), f.map(q.z), f.map(q.w));
+      tile[i] = make_float4(q.x, q.y, q.z, q.w);
     }
     for (int i = quads * 4 + threadIdx.x; i < n; i += blockDim.x)
-      tail[i] = f.map(B[t0 + i]);
+      tail[i] = B[t0 + i];
     __syncthreads();
     float part[kItems];
 #pragma unroll

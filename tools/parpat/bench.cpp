@@ -2,14 +2,66 @@
 // [--json OUT] [--markdown]
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 
 #include "bench.hpp"
 #include "commands.hpp"
 #include "parpat/error.hpp"
+#include "parpat/histogram.hpp"
+#include "parpat/registry.hpp"
 
 namespace parpat::cli {
+
+namespace {
+
+const std::vector<std::string> kPatterns = {"reduce", "histogram", "pairwise", "barrier"};
+
+// Everything the command line asked for, checked before any measurement, so that a mistake
+// costs one line on stderr and no time.
+void check_request(const Device& device, const std::vector<std::string>& patterns,
+                   const bench::BenchOptions& b) {
+  if (b.reps < 20) throw_invalid("--reps must be at least 20 (median of 20 runs)");
+  for (const auto& p : patterns)
+    if (std::find(kPatterns.begin(), kPatterns.end(), p) == kPatterns.end())
+      throw_invalid("unknown pattern '" + p +
+                    "' (expected reduce, histogram, pairwise or barrier)");
+  // An element takes up to 8 bytes; the input must fit the device's memory.
+  const std::uint64_t memory = device.info().global_memory;
+  const std::int64_t most =
+      memory > 0 ? static_cast<std::int64_t>(std::min<std::uint64_t>(memory / 8, 1ull << 40))
+                 : std::int64_t{1} << 40;
+  for (auto n : b.sizes)
+    if (n <= 0 || n > most)
+      throw_invalid("--sizes " + std::to_string(n) + ": sizes run from 1 to " +
+                    std::to_string(most) + " elements on " + device.label());
+  for (const auto& name : b.dtypes)
+    parse_dtype(name);
+  for (auto bins : b.bins)
+    if (bins <= 0 || bins > kMaxHistogramBins)
+      throw_invalid("--bins " + std::to_string(bins) + ": bin counts run from 1 to " +
+                    std::to_string(kMaxHistogramBins));
+  // Every name is a variant of a pattern timed (on some backend, so that one list serves
+  // several), and at least one of them runs on this device's backend.
+  bool any_here = b.variants.empty();
+  for (const auto& name : b.variants) {
+    bool known = false;
+    for (const auto& v : list_variants()) {
+      if (v.name != name ||
+          std::find(patterns.begin(), patterns.end(), v.pattern) == patterns.end())
+        continue;
+      known = true;
+      any_here = any_here || v.backend == backend_name(device.backend());
+    }
+    if (!known) throw_invalid("--variant " + name + ": no such variant (see `parpat list`)");
+  }
+  if (!any_here)
+    throw_invalid("no variant named by --variant runs on " +
+                  std::string(backend_name(device.backend())) + " (see `parpat list`)");
+}
+
+}  // namespace
 
 void add_bench_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "time every variant against the vendor baseline");
@@ -46,7 +98,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--json", o->json_out, "write all rows as JSON to this file");
   cmd->add_flag("--markdown", o->markdown, "print markdown tables");
   cmd->add_option("--backend", o->backend, "cpu, cuda or opencl (default: the fastest present)");
-  cmd->add_option("--device", o->device, "device index within the backend");
+  cmd->add_option("--device", o->device, "device index within the backend")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--verbose", o->verbose, "print OpenCL / NVRTC build logs");
   cmd->callback([o] {
     CommonOptions common;
@@ -54,11 +107,13 @@ void add_bench_command(CLI::App& app) {
     common.device = o->device;
     common.verbose = o->verbose;
     Device device = common.open_device();
-    if (o->bench.reps < 20) throw_invalid("--reps must be at least 20 (median of 20 runs)");
-    for (auto n : o->bench.sizes)
-      if (n <= 0) throw_invalid("--sizes must be positive");
-    std::vector<std::string> patterns = o->patterns;
-    if (patterns.empty()) patterns = {"reduce", "histogram", "pairwise", "barrier"};
+    std::vector<std::string> patterns = o->patterns.empty() ? kPatterns : o->patterns;
+    check_request(device, patterns, o->bench);
+    std::ofstream json_file;
+    if (!o->json_out.empty()) {
+      json_file.open(o->json_out);
+      if (!json_file) throw_invalid("cannot write " + o->json_out);
+    }
     std::cerr << "parpat bench on " << device.label() << "\n";
     Peaks peaks = measure_peaks(device);
     std::cerr << fmt::format("  measured peaks: read {:.1f} GB/s, FP32 FMA {:.1f} GFLOPS, {}\n",
@@ -72,11 +127,8 @@ void add_bench_command(CLI::App& app) {
         r = bench::bench_histogram(device, o->bench, peaks);
       else if (p == "pairwise")
         r = bench::bench_pairwise(device, o->bench, peaks);
-      else if (p == "barrier")
-        r = bench::bench_barrier(device, o->bench, peaks);
       else
-        throw_invalid("unknown pattern '" + p +
-                      "' (expected reduce, histogram, pairwise or barrier)");
+        r = bench::bench_barrier(device, o->bench, peaks);
       rows.insert(rows.end(), r.begin(), r.end());
     }
     std::size_t verified = 0;
@@ -90,7 +142,8 @@ void add_bench_command(CLI::App& app) {
           {"rows", nlohmann::json::array()}};
       for (auto& r : rows)
         j["rows"].push_back(bench::to_json(r));
-      std::ofstream(o->json_out) << j.dump(1) << "\n";
+      if (!(json_file << j.dump(1) << "\n" << std::flush))
+        throw_invalid("cannot write " + o->json_out);
     }
     std::cout << fmt::format(
         "parpat bench on {} — read peak {:.1f} GB/s, FP32 FMA {:.1f} GFLOPS, {}\n\n",

@@ -11,7 +11,8 @@ namespace parpat::cli {
 
 void CommonOptions::add_to(CLI::App& app, bool with_variant) {
   app.add_option("--backend", backend, "cpu, cuda or opencl (default: the fastest present)");
-  app.add_option("--device", device, "device index within the backend (see `parpat info`)");
+  app.add_option("--device", device, "device index within the backend (see `parpat info`)")
+      ->check(CLI::NonNegativeNumber);
   if (with_variant) app.add_option("--variant", variant, "variant name (see `parpat list`)");
   app.add_flag("--json", json, "print one JSON object");
   app.add_flag("--verbose", verbose, "print OpenCL / NVRTC build logs");

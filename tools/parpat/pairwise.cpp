@@ -75,7 +75,8 @@ void add_pairwise_command(CLI::App& app) {
       if (binary.empty())
         throw_invalid("the " + std::string(backend_name(device.backend())) +
                       " backend compiles no program to dump");
-      std::ofstream(o->dump, std::ios::binary) << binary;
+      std::ofstream file(o->dump, std::ios::binary);
+      if (!(file << binary << std::flush)) throw_invalid("cannot write " + o->dump);
     }
     Array av = Array::from_host(device, DType::float32, a.shape, a.data.data());
     Array bv = Array::from_host(device, DType::float32, b.shape, b.data.data());
