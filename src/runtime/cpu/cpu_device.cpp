@@ -8,6 +8,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <utility>
 
 #include "runtime/backends.hpp"
@@ -91,17 +92,38 @@ DeviceInfo cpu_info() {
 CpuDevice::CpuDevice()
     : info_(cpu_info()),
       spin_(std::chrono::microseconds(std::max(0, tuning(info_, "cpu.pool.spin_us", 100)))) {
-  int threads = tuning(info_, "cpu.pool.threads", 0);
-  for (int i = 1; i < (threads > 0 ? threads : info_.compute_units); ++i)
-    workers_.emplace_back([this] { worker_loop(); });
+  const int tuned = tuning(info_, "cpu.pool.threads", 0);
+  const int threads = tuned > 0 ? tuned : info_.compute_units;
+  // A thread that cannot start (a limit on processes or memory) must not leave the started
+  // ones waiting on members that are about to be destroyed.
+  try {
+    for (int i = 1; i < threads; ++i)
+      workers_.emplace_back([this] { worker_loop(); });
+  } catch (const std::system_error& e) {
+    const std::size_t started = workers_.size() + 1;
+    stop_workers();
+    throw Error(ErrorKind::backend,
+                "the CPU pool started " + std::to_string(started) + " of its " +
+                    std::to_string(threads) + " threads: " + e.what() +
+                    " (PARPAT_TUNING=cpu.pool.threads=N asks for fewer)",
+                "cpu", "std::thread", e.code().value());
+  } catch (...) {
+    stop_workers();
+    throw;
+  }
 }
 
 CpuDevice::~CpuDevice() {
+  stop_workers();
+}
+
+void CpuDevice::stop_workers() noexcept {
   stop_.store(true);
   { std::lock_guard<std::mutex> lock(sleep_mutex_); }
   wake_.notify_all();
   for (auto& w : workers_)
     w.join();
+  workers_.clear();
 }
 
 void* CpuDevice::allocate(std::size_t bytes) {

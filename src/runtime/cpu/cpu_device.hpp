@@ -40,6 +40,7 @@ class CpuDevice final : public DeviceImpl {
   void claim_and_run();
   void wait_until_finished(std::int64_t count);
   void worker_loop();
+  void stop_workers() noexcept;  // wakes every worker, has it leave and joins it
 
   DeviceInfo info_;
   std::vector<std::thread> workers_;
