@@ -321,13 +321,47 @@ TEST_P(PairwiseTest, ExpressionThatDoesNotCompileIsOneClearError) {
   if (!is_gpu(t.device)) GTEST_SKIP() << "expressions need a GPU backend";
   if (auto why = compiler_missing(t.device); !why.empty()) GTEST_SKIP() << why;
   try {
-    Pairwise(t.device, 10, 10, {PairwiseKernel::expression, 1, "a +* undefined_name", t.variant});
+    Pairwise(t.device, 10, 10, {PairwiseKernel::expression, 1, "pow(a) + b", t.variant});
     ADD_FAILURE() << "a broken expression must be an error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::invalid_argument);
     EXPECT_NE(std::string(e.what()).find("failed"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("undefined_name"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("pow"), std::string::npos)
         << "the message carries the build log: " << e.what();
+  }
+}
+
+// An expression is pasted into a kernel's source, so only expressions in a and b get there:
+// anything else is refused by where it goes wrong, on every backend, before a compiler runs.
+TEST_P(PairwiseTest, ExpressionsOutsideTheGrammarAreRefused) {
+  const Target& t = GetParam();
+  const std::pair<const char*, const char*> cases[] = {
+      {"a*", "character 3: the expression ends where a value belongs"},
+      {"(a", "missing ')'"},
+      {"a + b)", "unexpected ')'"},
+      {"undefined_fn(a)", "unknown name 'undefined_fn'"},
+      {"b[0]", "'[' is not part of an expression"},
+      {"a ? b : ", "ends where a value belongs"},
+      {"a*b)\n#include \"/etc/passwd\"\n(a", "unexpected ')'"},
+      {"printf(\"x\")", "unknown name 'printf'"},
+      {"*(&a+1000000000)", "'*' where a value belongs"},
+      {"({ while(1); a; })", "'{' is not part of an expression"},
+      {"a +* b", "character 4: '*' where a value belongs"},
+      {"1x", "a malformed number"},
+      {"a;b", "';' is not part of an expression"},
+      {"a\nb", "not part of an expression"},
+  };
+  for (const auto& [text, fragment] : cases) {
+    SCOPED_TRACE(text);
+    try {
+      Pairwise(t.device, 10, 10, {PairwiseKernel::expression, 1, text, t.variant});
+      ADD_FAILURE() << "accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::invalid_argument) << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind("pairwise expression, at character ", 0), 0u)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
   }
 }
 

@@ -1,8 +1,12 @@
 // Pairwise dispatch: kernel names, option checks, the variant registry of every backend built in,
 // and the plan object, which handles empty B itself (C is all zeros) so kernels never see it.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <iterator>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "pairwise/pairwise_internal.hpp"
 #include "runtime/device_impl.hpp"
@@ -96,6 +100,144 @@ std::string shortest(double v) {
   out << v;
   return out.str();
 }
+
+// The expressions a kernel may be built around: a and b, float literals, arithmetic,
+// comparisons, && || ! and ?:, parentheses and the math functions that OpenCL C and CUDA both
+// have. Anything else (another name, a pointer, an index, a statement, a preprocessor line)
+// would be pasted into the kernel's source, so it is refused here, with where it went wrong,
+// before any compiler sees it. A recursive descent over C's precedence levels.
+class ExpressionChecker {
+ public:
+  explicit ExpressionChecker(const std::string& text) : text_(text) { next(); }
+
+  void check() {
+    conditional();
+    if (!token_.empty()) fail("unexpected '" + token_ + "'");
+  }
+
+ private:
+  static bool is_function(const std::string& name) {
+    static const char* const kFunctions[] = {
+        "sin",   "cos",      "tan",   "asin",  "acos",   "atan",   "atan2", "sinh",
+        "cosh",  "tanh",     "asinh", "acosh", "atanh",  "exp",    "exp2",  "expm1",
+        "log",   "log2",     "log10", "log1p", "sqrt",   "cbrt",   "rsqrt", "fabs",
+        "fmin",  "fmax",     "fmod",  "pow",   "hypot",  "floor",  "ceil",  "round",
+        "trunc", "copysign", "erf",   "erfc",  "tgamma", "lgamma", "fma"};
+    return std::find_if(std::begin(kFunctions), std::end(kFunctions),
+                        [&](const char* f) { return name == f; }) != std::end(kFunctions);
+  }
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw_invalid("pairwise expression, at character " + std::to_string(start_ + 1) + ": " + what +
+                  " (expressions take a, b, float numbers, + - * /, comparisons, && || ! ?: and "
+                  "math functions such as exp, sqrt, fabs, pow)");
+  }
+
+  // The next token into token_ ("" at the end): a name, a number or an operator.
+  void next() {
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t'))
+      ++pos_;
+    start_ = pos_;
+    if (pos_ == text_.size()) {
+      token_.clear();
+      return;
+    }
+    auto at = [&](std::size_t i) { return i < text_.size() ? text_[i] : '\0'; };
+    auto digit = [&](std::size_t i) { return std::isdigit(static_cast<unsigned char>(at(i))); };
+    auto word = [&](std::size_t i) {
+      return std::isalnum(static_cast<unsigned char>(at(i))) || at(i) == '_';
+    };
+    std::size_t end = pos_;
+    if (digit(end) || (at(end) == '.' && digit(end + 1))) {
+      while (digit(end))
+        ++end;
+      if (at(end) == '.') ++end;
+      while (digit(end))
+        ++end;
+      if ((at(end) == 'e' || at(end) == 'E') &&
+          (digit(end + 1) || ((at(end + 1) == '+' || at(end + 1) == '-') && digit(end + 2)))) {
+        end += 2;
+        while (digit(end))
+          ++end;
+      }
+      if (at(end) == 'f' || at(end) == 'F') ++end;
+      if (word(end)) fail("a malformed number");
+    } else if (std::isalpha(static_cast<unsigned char>(at(end))) || at(end) == '_') {
+      while (word(end))
+        ++end;
+    } else {
+      static const char* const kTwo[] = {"<=", ">=", "==", "!=", "&&", "||"};
+      const std::string two = text_.substr(pos_, 2);
+      end = pos_ + (std::find(std::begin(kTwo), std::end(kTwo), two) != std::end(kTwo) ? 2 : 1);
+      if (end == pos_ + 1 && std::string("+-*/<>!?:(),").find(at(pos_)) == std::string::npos)
+        fail(std::isprint(static_cast<unsigned char>(at(pos_)))
+                 ? "'" + std::string(1, at(pos_)) + "' is not part of an expression"
+                 : "a character that is not part of an expression");
+    }
+    token_ = text_.substr(pos_, end - pos_);
+    pos_ = end;
+  }
+
+  bool accept(const char* t) {
+    if (token_ != t) return false;
+    next();
+    return true;
+  }
+
+  void expect(const char* t) {
+    if (!accept(t))
+      fail(token_.empty() ? std::string("missing '") + t + "'"
+                          : "'" + token_ + "' where '" + t + "' belongs");
+  }
+
+  void conditional() {
+    binary(0);
+    if (accept("?")) {
+      conditional();
+      expect(":");
+      conditional();
+    }
+  }
+
+  // Levels of C's binary operators, loosest first.
+  void binary(std::size_t level) {
+    static const std::vector<std::vector<std::string>> kLevels = {
+        {"||"}, {"&&"}, {"==", "!="}, {"<", ">", "<=", ">="}, {"+", "-"}, {"*", "/"}};
+    if (level == kLevels.size()) return unary();
+    binary(level + 1);
+    const auto& ops = kLevels[level];
+    while (std::find(ops.begin(), ops.end(), token_) != ops.end()) {
+      next();
+      binary(level + 1);
+    }
+  }
+
+  void unary() {
+    if (accept("-") || accept("+") || accept("!")) return unary();
+    if (accept("(")) {
+      conditional();
+      expect(")");
+      return;
+    }
+    if (token_.empty()) fail("the expression ends where a value belongs");
+    const std::string t = token_;
+    const bool number = std::isdigit(static_cast<unsigned char>(t[0])) || t[0] == '.';
+    if (number || t == "a" || t == "b") return next();
+    if (!std::isalpha(static_cast<unsigned char>(t[0])) && t[0] != '_')
+      fail("'" + t + "' where a value belongs");
+    if (!is_function(t)) fail("unknown name '" + t + "'");
+    next();
+    expect("(");
+    conditional();
+    while (accept(","))
+      conditional();
+    expect(")");
+  }
+
+  const std::string& text_;
+  std::size_t pos_ = 0, start_ = 0;
+  std::string token_;
+};
 }  // namespace
 
 struct Pairwise::Impl {
@@ -122,6 +264,7 @@ Pairwise::Pairwise(const Device& device, std::int64_t x, std::int64_t y,
   if (options.kernel == PairwiseKernel::expression) {
     if (options.expression.find_first_not_of(" \t") == std::string::npos)
       throw_invalid("the pairwise expression is empty");
+    ExpressionChecker(options.expression).check();
     if (device.backend() == Backend::cpu)
       throw_invalid(
           "a custom pairwise expression needs a GPU backend (cuda or opencl): the cpu "
