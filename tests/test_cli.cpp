@@ -217,6 +217,13 @@ TEST(Cli, BadInputIsOneLineAndExitTwo) {
   expect_rejected("reduce --op sum " + fortran, "Fortran");
   expect_rejected("reduce --op sum " + three_d, "3-D");
   expect_rejected("reduce --op sum " + big_endian, "big-endian");
+  for (const char* shape : {"(4,,4)", "(4 4)", "(16)"}) {
+    std::string odd = temp_path("odd_shape.npy");
+    write_bytes(odd, npy_header(std::string("{'descr': '<f4', 'fortran_order': False, 'shape': ") +
+                                shape + ", }") +
+                         data);
+    expect_rejected("reduce --op sum " + odd, "shape");
+  }
   expect_rejected("reduce --backend cpu --op min " + empty, "empty");
   expect_rejected("reduce --backend cpu --op argmax " + empty, "empty");
   expect_rejected("reduce --op mean " + good, "unknown op");

@@ -61,26 +61,33 @@ DType parse_descr(const std::string& text, const std::string& name) {
                 "' (supported: uint8 uint16 int32 uint32 int64 uint64 float32 float64)");
 }
 
+// A Python tuple of non-negative integers, as numpy writes it: "()", "(16,)", "(2, 3)" (a
+// trailing comma allowed, needed for one element, every other comma between two numbers).
 std::vector<std::int64_t> parse_shape(const std::string& text, const std::string& name) {
   if (text.empty() || text[0] != '(') bad(name, "shape is not a tuple");
-  auto end = text.find(')');
-  if (end == std::string::npos) bad(name, "shape tuple is not closed");
   std::vector<std::int64_t> shape;
-  std::string inner = text.substr(1, end - 1);
-  std::size_t i = 0;
-  while (i < inner.size()) {
-    while (i < inner.size() && (inner[i] == ' ' || inner[i] == ','))
+  std::size_t i = 1;
+  auto spaces = [&] {
+    while (i < text.size() && text[i] == ' ')
       ++i;
-    if (i >= inner.size()) break;
-    if (inner[i] < '0' || inner[i] > '9') bad(name, "shape holds a non-number");
+  };
+  bool comma = false;
+  for (spaces(); i < text.size() && text[i] != ')'; spaces()) {
+    if (!shape.empty() && !comma) bad(name, "shape numbers are not separated by commas");
+    if (text[i] < '0' || text[i] > '9') bad(name, "shape holds a non-number");
     std::int64_t v = 0;
-    while (i < inner.size() && inner[i] >= '0' && inner[i] <= '9') {
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
       if (v > (std::numeric_limits<std::int64_t>::max() - 9) / 10) bad(name, "dimension overflows");
-      v = v * 10 + (inner[i++] - '0');
+      v = v * 10 + (text[i++] - '0');
     }
-    if (i < inner.size() && inner[i] == 'L') ++i;  // Python 2 longs
+    if (i < text.size() && text[i] == 'L') ++i;  // Python 2 longs
     shape.push_back(v);
+    spaces();
+    comma = i < text.size() && text[i] == ',';
+    if (comma) ++i;
   }
+  if (i == text.size()) bad(name, "shape tuple is not closed");
+  if (shape.size() == 1 && !comma) bad(name, "shape (n) is not a tuple (numpy writes (n,))");
   return shape;
 }
 
