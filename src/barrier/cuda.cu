@@ -25,16 +25,15 @@
 // at all), relaxed polls with one acquire fence after the flip, the clock read only every
 // thousand polls; above several hundred arrivals, a first level of sub-words so that no L2
 // line serialises more than about √n atomics, and from about 1500 arrivals the waiters poll
-// copies of the generation in lines of their own (see FlipBarrier); in the tuning, arrivals
-// counted in several lines instead of one word (see CountersBarrier). `hierarchical` first meets in
+// copies of the generation in lines of their own (see FlipBarrier). `hierarchical` first meets in
 // the thread-block cluster's hardware barrier, then one block per cluster arrives at the flip
 // word and polls it, and a second cluster barrier releases the cluster. `cg` is cooperative
 // groups' grid.sync and `relaunch` a kernel boundary per phase.
 //
 // The alternatives whose cost only a GPU can tell (atomic or reduction arrivals, relaxed or
-// acquire polls, who polls, the cluster size, where the sub-word level starts, arrivals counted
-// in several lines: CountersBarrier) are kernel arguments read from the tuning table (Knobs
-// below), so that PARPAT_TUNING sweeps them without a rebuild.
+// acquire polls, who polls, the cluster size, where the sub-word level starts) are kernel
+// arguments read from the tuning table (Knobs below), so that PARPAT_TUNING sweeps them
+// without a rebuild.
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -89,23 +88,19 @@ __device__ inline bool reached(unsigned int value, unsigned int target) {
 // table (read_knobs) and passed by value to the kernels; every branch on them is uniform.
 struct Knobs {
   unsigned int arrivals_per_subword;  // flip: arrivals sharing one sub-word; >= all: one level
-  unsigned int atom_arrive;     // 1 = atom returning the old value (the last arriver skips its
-                                // poll), 0 = fire-and-forget red, polls start at once
-  unsigned int relaxed_poll;    // 1 = relaxed polls + one acquire fence, 0 = acquire loads
-  unsigned int check_mask;      // polls between reads of the clock and error word, minus one
-  unsigned int sleep_ns;        // __nanosleep between polls (0: none)
-  unsigned int release_lines;   // flip: 0 = waiters poll the arrival word; k > 0 = the last
-                                // arriver copies the generation into k lines of their own
-  unsigned int arrival_lines;   // flip: 0 = the generation word; k > 0 = monotonic counters in
-                                // k lines, arrival u counts in line u mod k (CountersBarrier)
-  unsigned int line_stride;     // lines from one arrival counter to the next (>= 1)
-  unsigned int own_line_first;  // counters: 1 = poll the block's own line alone until complete
+  unsigned int atom_arrive;    // 1 = atom returning the old value (the last arriver skips its
+                               // poll), 0 = fire-and-forget red, polls start at once
+  unsigned int relaxed_poll;   // 1 = relaxed polls + one acquire fence, 0 = acquire loads
+  unsigned int check_mask;     // polls between reads of the clock and error word, minus one
+  unsigned int sleep_ns;       // __nanosleep between polls (0: none)
+  unsigned int release_lines;  // flip: 0 = waiters poll the arrival word; k > 0 = the last
+                               // arriver copies the generation into k lines of their own
 };
 
 // The workspace: word 0 the arrival word or counter, word 1 the error word, then the flags
 // method's `in` and `out` arrays (one word per block each), then the flip method's release
-// lines (or, in their place, its arrival counters) and sub-words, each word alone in its own
-// 128-byte line so that their accesses go to different L2 lines.
+// lines and sub-words, each word alone in its own 128-byte line so that their accesses go to
+// different L2 lines.
 constexpr unsigned int kLineWords = 32;
 
 struct Words {
@@ -124,16 +119,12 @@ struct Words {
   __device__ unsigned int* subword(unsigned int i) const {
     return base + (first_line() + knobs.release_lines + i) * kLineWords;
   }
-  __device__ unsigned int* arrival_line(unsigned int i) const {
-    return base + (first_line() + i * knobs.line_stride) * kLineWords;
-  }
 };
 
-// Room for the flags of `groups` blocks, `line_count` lines (release lines, or the span of the
-// arrival counters) and up to `subwords` sub-words.
-std::size_t workspace_words(int groups, int line_count, int subwords) {
+// Room for the flags of `groups` blocks, `release_lines` lines and up to `subwords` sub-words.
+std::size_t workspace_words(int groups, int release_lines, int subwords) {
   std::size_t lines = (2 + 2 * static_cast<std::size_t>(groups) + kLineWords - 1) / kLineWords;
-  return (lines + static_cast<std::size_t>(line_count) +
+  return (lines + static_cast<std::size_t>(release_lines) +
           static_cast<std::size_t>(std::max(subwords, 1))) *
          kLineWords;
 }
@@ -216,43 +207,29 @@ __device__ inline bool flip_arrive(const Knobs& knobs, unsigned int* word,
   return true;
 }
 
-// Runs step(), one poll that returns true once the wait is over, in runs of check_mask + 1
-// polls (a power of two, at least 4) with nothing else between them, unrolled by 4 (and
-// Knobs::sleep_ns between polls when Sleep), then reads the clock and the error word. False once
-// the bound passed (the error word is then set) or another waiter failed. agree(stop) gives
-// every thread that polls together the same answer (0 go on, 1 another waiter failed, 2 past
-// the bound), so that they leave together.
-template <bool Sleep, class Step, class Agree>
-__device__ bool bounded_poll(const Words& words, Step step, Agree agree) {
+// Polls until bit 31 of *word equals `expected`: runs of check_mask + 1 polls (a power of two,
+// at least 4) with nothing but the load and the compare between them, unrolled by 4, then the
+// clock and the error word. False once the bound passed (the error word is then set) or another
+// waiter failed.
+template <bool Relaxed, bool Sleep>
+__device__ bool poll_generation(const Words& words, unsigned int* word, unsigned int expected) {
   const Knobs& k = words.knobs;
   long long start = clock64();
   for (;;) {
     for (unsigned int polls = 0; polls <= k.check_mask; polls += 4) {
 #pragma unroll
       for (int u = 0; u < 4; ++u) {
-        if (step()) return true;
+        unsigned int v = Relaxed ? gb::load_relaxed(word) : gb::load_acquire(word);
+        if ((v & kGenerationBit) == expected) return true;
         if constexpr (Sleep) __nanosleep(k.sleep_ns);
       }
     }
-    unsigned int stop = gb::load_relaxed(words.error()) != 0 ? 1u
-                        : clock64() - start > kTimeoutCycles ? 2u
-                                                             : 0u;
-    stop = agree(stop);
-    if (stop == 2) atomicExch(words.error(), 1u);
-    if (stop != 0) return false;
+    if (gb::load_relaxed(words.error()) != 0) return false;
+    if (clock64() - start > kTimeoutCycles) {
+      atomicExch(words.error(), 1u);
+      return false;
+    }
   }
-}
-
-// Polls until bit 31 of *word equals `expected` (one thread, or every thread of a warp alike).
-template <bool Relaxed, bool Sleep>
-__device__ bool poll_generation(const Words& words, unsigned int* word, unsigned int expected) {
-  return bounded_poll<Sleep>(
-      words,
-      [&] {
-        unsigned int v = Relaxed ? gb::load_relaxed(word) : gb::load_acquire(word);
-        return (v & kGenerationBit) == expected;
-      },
-      [](unsigned int stop) { return stop; });
 }
 
 // Waits for the generation `expected`, then acquires. False when the wait failed.
@@ -375,69 +352,6 @@ struct FlipBarrier {
              wait_for_generation(words, poll_word(blockIdx.x), generation);
       return __syncthreads_and(ok) != 0;
     }
-  }
-};
-
-// Flip's arrivals spread over k monotonic counters, each in an L2 line of its own (tuning
-// `barrier.flip.arrival_lines`): block b adds 1 to counter b mod k with one release reduction
-// after __syncthreads, and warp 0 then polls all k counters at once, lane j reading counter j
-// with relaxed loads, until every counter holds its target, barrier number × the blocks that
-// count there; one acquire fence follows. A waiter that has read every counter's final count
-// has observed every block's release (each count is the end of a chain of atomics on one
-// word), so no second level and no second release is needed, while each line serialises only
-// n / k atomics; every line is still polled by all n blocks. The counts only grow (the workspace is
-// zeroed before each launch), and a counter is never more than one barrier ahead of a waiter, since
-// the next barrier needs the waiter's own arrival, so a signed difference tells reached from not
-// yet across wrap-around.
-struct CountersBarrier {
-  Words words;
-  unsigned int own_line;     // the counter this block adds to
-  unsigned int* polled;      // warp 0: lane j's counter (lanes past the last counter: none)
-  unsigned int per_barrier;  // warp 0: the blocks counting in lane j's counter
-  unsigned int target = 0;
-
-  __device__ explicit CountersBarrier(Words w) : words(w) {
-    // At most the lanes of warp 0 and the blocks of the grid (counter_lines).
-    unsigned int lines = w.knobs.arrival_lines;
-    unsigned int lane = threadIdx.x;
-    own_line = blockIdx.x % lines;
-    polled = lane < lines ? w.arrival_line(lane) : nullptr;
-    per_barrier = lane < lines ? (gridDim.x - lane + lines - 1) / lines : 0;
-  }
-
-  // Warp 0 waits until every counter holds its target. With Knobs::own_line_first the lane of
-  // the block's own counter first polls alone until that counter is complete, so that a line is
-  // polled continuously by its own n / k blocks instead of all n, and every lane then reads its
-  // counter (most are complete by then).
-  template <bool Sleep>
-  __device__ bool poll_counters() {
-    unsigned int lanes = warp_lanes();
-    unsigned int lane = threadIdx.x;
-    bool done = polled == nullptr;
-    auto agree = [&](unsigned int stop) { return __shfl_sync(lanes, stop, 0); };
-    auto own_counter_done = [&] {
-      if (lane == own_line && !done) done = reached(gb::load_relaxed(polled), target);
-      return __shfl_sync(lanes, done, own_line) != 0;
-    };
-    auto every_counter_done = [&] {
-      if (!done) done = reached(gb::load_relaxed(polled), target);
-      return __all_sync(lanes, done) != 0;
-    };
-    if (words.knobs.own_line_first && !bounded_poll<Sleep>(words, own_counter_done, agree))
-      return false;
-    return bounded_poll<Sleep>(words, every_counter_done, agree);
-  }
-
-  __device__ bool sync() {
-    __syncthreads();
-    target += per_barrier;
-    bool ok = true;
-    if (threadIdx.x < 32) {
-      if (threadIdx.x == 0) gb::red_add_release(words.arrival_line(own_line), 1u);
-      ok = words.knobs.sleep_ns != 0 ? poll_counters<true>() : poll_counters<false>();
-      gb::fence_acquire();
-    }
-    return __syncthreads_and(ok) != 0;
   }
 };
 
@@ -735,34 +649,6 @@ int flip_arrivals(const DeviceInfo& info, int groups, int group_size) {
   return warp_arrivals(info, group_size) ? groups * ((group_size + 31) / 32) : groups;
 }
 
-// Whether `flip` counts the arrivals of `groups` blocks of `group_size` in monotonic counters
-// (CountersBarrier): when the tuning asks for counter lines (a number of them, or a number of
-// arrivals per line), arrivals are per block, and there are at most
-// `barrier.flip.counters_max_arrivals` of them.
-bool counters_barrier(const DeviceInfo& info, int groups, int group_size) {
-  bool asked = tuning(info, "barrier.flip.arrival_lines", 0) > 0 ||
-               tuning(info, "barrier.flip.arrivals_per_line", 0) > 0;
-  return asked && !warp_arrivals(info, group_size) &&
-         groups <= tuning(info, "barrier.flip.counters_max_arrivals", 1 << 30);
-}
-
-// The counter lines of CountersBarrier: enough for `barrier.flip.arrivals_per_line` arrivals
-// each when that is set, else `barrier.flip.arrival_lines`; at most 32, the threads of a block
-// (warp 0 polls one line per lane) and the blocks (so that every line has a block).
-unsigned int counter_lines(const DeviceInfo& info, int groups, int group_size) {
-  int per = tuning(info, "barrier.flip.arrivals_per_line", 0);
-  int lines = per > 0 ? groups / per + (groups % per != 0 ? 1 : 0)
-                      : tuning(info, "barrier.flip.arrival_lines", 0);
-  return static_cast<unsigned int>(std::clamp(lines, 1, std::min({32, group_size, groups})));
-}
-
-// The lines of the workspace after the flags: release lines, or the arrival counters' span.
-int flip_lines(const Knobs& k) {
-  int counters =
-      k.arrival_lines == 0 ? 0 : static_cast<int>((k.arrival_lines - 1) * k.line_stride + 1);
-  return std::max(static_cast<int>(k.release_lines), counters);
-}
-
 // The knobs of `flip` and `hierarchical` (`clustered`) for `groups` blocks of `group_size`
 // threads, from the tuning table (src/runtime/tuning.cpp says what each key means).
 Knobs read_knobs(const DeviceInfo& info, int groups, int group_size, bool clustered) {
@@ -786,12 +672,6 @@ Knobs read_knobs(const DeviceInfo& info, int groups, int group_size, bool cluste
   k.check_mask = every - 1;
   k.sleep_ns = static_cast<unsigned int>(
       std::clamp(tuning(info, "barrier.flip.poll_sleep_ns", 0), 0, 1000000));
-  k.arrival_lines = !clustered && counters_barrier(info, groups, group_size)
-                        ? counter_lines(info, groups, group_size)
-                        : 0;
-  k.line_stride =
-      static_cast<unsigned int>(std::clamp(tuning(info, "barrier.flip.line_stride", 1), 1, 64));
-  k.own_line_first = tuning(info, "barrier.flip.own_line_first", 0) != 0 ? 1 : 0;
   return k;
 }
 
@@ -808,7 +688,7 @@ struct Workspace {
   Buffer buffer;
   Workspace(const Device& device, int groups, int group_size, bool clustered)
       : knobs(read_knobs(device.info(), groups, group_size, clustered)),
-        buffer(device, workspace_words(groups, flip_lines(knobs),
+        buffer(device, workspace_words(groups, static_cast<int>(knobs.release_lines),
                                        subword_count(device.info(), knobs, groups, group_size)) *
                            sizeof(unsigned int)) {}
   Words words() const { return Words{static_cast<unsigned int*>(buffer.handle()), knobs}; }
@@ -841,7 +721,6 @@ void for_each_policy(F&& f) {
     f(PolicyTag<FlipBarrier<FlipMode::block>>{});
     f(PolicyTag<FlipBarrier<FlipMode::block_warp_wait>>{});
     f(PolicyTag<FlipBarrier<FlipMode::warp>>{});
-    f(PolicyTag<CountersBarrier>{});
   } else if constexpr (M == Method::hierarchical) {
     f(PolicyTag<HierarchicalBarrier<false>>{});
     f(PolicyTag<HierarchicalBarrier<true>>{});
@@ -850,15 +729,13 @@ void for_each_policy(F&& f) {
   }
 }
 
-// Calls f(PolicyTag<P>) for the policy of method M that the tuning picks for blocks of
-// `group_size` with the knobs of the launch.
+// Calls f(PolicyTag<P>) for the policy of method M that the tuning picks for groups of
+// `group_size`.
 template <Method M, class F>
-void with_policy(const DeviceInfo& info, int group_size, const Knobs& knobs, F&& f) {
+void with_policy(const DeviceInfo& info, int group_size, F&& f) {
   if constexpr (M == Method::flip) {
     if (warp_arrivals(info, group_size))
       f(PolicyTag<FlipBarrier<FlipMode::warp>>{});
-    else if (knobs.arrival_lines != 0)
-      f(PolicyTag<CountersBarrier>{});
     else if (tuning(info, "barrier.flip.wait", 0) != 0)
       f(PolicyTag<FlipBarrier<FlipMode::block_warp_wait>>{});
     else
@@ -901,7 +778,7 @@ void spin_stencil(const Device& device, int groups, int group_size, std::int64_t
   Buffer a(device, n * sizeof(unsigned int));
   a.upload(host.data(), a.bytes());
   ws.clear(cuda);
-  with_policy<M>(device.info(), group_size, ws.knobs, [&](auto tag) {
+  with_policy<M>(device.info(), group_size, [&](auto tag) {
     using P = typename decltype(tag)::type;
     cuda.timer_start();
     launch_resident(cuda, M == Method::hierarchical, groups, group_size, stencil_kernel<P>,
@@ -924,7 +801,7 @@ void spin_stress(const Device& device, int groups, int group_size, std::int64_t 
   PARPAT_CUDA(cudaMemsetAsync(slots.handle(), 0, slots.bytes(), cuda.stream()));
   PARPAT_CUDA(cudaMemsetAsync(early.handle(), 0, early.bytes(), cuda.stream()));
   ws.clear(cuda);
-  with_policy<M>(device.info(), group_size, ws.knobs, [&](auto tag) {
+  with_policy<M>(device.info(), group_size, [&](auto tag) {
     using P = typename decltype(tag)::type;
     cuda.timer_start();
     launch_resident(cuda, M == Method::hierarchical, groups, group_size, stress_kernel<P>,
@@ -945,7 +822,7 @@ double spin_barriers_ms(const Device& device, int groups, int group_size, int ba
   auto& cuda = backend_cast<CudaDevice>(device);
   Workspace ws(device, groups, group_size, M == Method::hierarchical);
   std::vector<double> times;
-  with_policy<M>(device.info(), group_size, ws.knobs, [&](auto tag) {
+  with_policy<M>(device.info(), group_size, [&](auto tag) {
     using P = typename decltype(tag)::type;
     for (int rep = 0; rep < reps + 2; ++rep) {
       ws.clear(cuda);

@@ -227,19 +227,6 @@ const std::vector<Entry>& table() {
       {Backend::cuda, "", "barrier.flip.poll_sleep_ns", 0},
       {Backend::cuda, "", "barrier.flip.release_lines", 4},
       {Backend::cuda, "", "barrier.flip.release_lines_from", 1500},
-      // arrival_lines (block arrivals only): 0 = the generation word above; k > 0 (up to 32) =
-      // monotonic counters in k lines, block b counting in line b mod k and warp 0 polling
-      // every line, one lane each; arrivals_per_line > 0 sizes k for the grid instead (k =
-      // ⌈blocks / arrivals_per_line⌉); counters_max_arrivals: the largest grid that counts this
-      // way (larger ones use the generation word); line_stride: lines from one counter to the
-      // next; own_line_first: 1 = warp 0 polls the block's own counter alone until it is
-      // complete, then every counter. Counters take precedence over wait. Not yet measured on a
-      // GPU, so off.
-      {Backend::cuda, "", "barrier.flip.arrival_lines", 0},
-      {Backend::cuda, "", "barrier.flip.arrivals_per_line", 0},
-      {Backend::cuda, "", "barrier.flip.counters_max_arrivals", 1 << 30},
-      {Backend::cuda, "", "barrier.flip.line_stride", 1},
-      {Backend::cuda, "", "barrier.flip.own_line_first", 0},
       // Barrier `hierarchical`: the largest cluster (a power of two up to 16; above 8 is
       // non-portable), and release: 0 = one poller per cluster and a second cluster barrier,
       // 1 = every block polls the flip word, no second cluster barrier.
@@ -335,11 +322,6 @@ const std::vector<Limit>& limits() {
       {"barrier.flip.poll_sleep_ns", 0, 1000000},
       {"barrier.flip.release_lines", 0, 32},
       {"barrier.flip.release_lines_from", 0, kLarge},
-      {"barrier.flip.arrival_lines", 0, 32},
-      {"barrier.flip.arrivals_per_line", 0, kLarge},
-      {"barrier.flip.counters_max_arrivals", 0, kLarge},
-      {"barrier.flip.line_stride", 1, 64},
-      {"barrier.flip.own_line_first", 0, 1},
       {"barrier.hierarchical.cluster", 1, 16, Allowed::power_of_two},
       {"barrier.hierarchical.release", 0, 1},
   };
