@@ -8,7 +8,7 @@
 //   pairwise_fast        FAST_ITEMS x per work-item in registers (strided by the group size so
 //                        accesses stay coalesced), B tiles read back from local memory as
 //                        float4 broadcasts: one load feeds 4·FAST_ITEMS independent FMA chains;
-//                        the gaussian evaluates one exp2 in four as an FMA polynomial so the
+//                        the gaussian evaluates 3 exp2 in 16 as an FMA polynomial so the
 //                        special-function unit is not the only limit; when X gives too few
 //                        groups, B is split into slices over a second dimension and either
 //                        the last group of each column of groups adds the slices' partial
@@ -66,12 +66,15 @@ inline float term(float a, float b, float s) {
   float d = (a - b) * s;
   return exp2_sfu(-d * d);
 }
-inline float term4(float acc, float a, float4 b, float s) {
+// 3 exp2 in 16 as the polynomial (the last term of items k with k mod 4 < 3), the rest on the
+// special-function unit: the balance of issue slots and SFU cycles on NVIDIA GPUs (see
+// GaussianTerm in pairwise_kernels.cuh).
+inline float term4(float acc, float a, float4 b, float s, int item) {
   float dx = (a - b.x) * s, dy = (a - b.y) * s, dz = (a - b.z) * s, dw = (a - b.w) * s;
   acc += exp2_sfu(-dx * dx);
   acc += exp2_sfu(-dy * dy);
   acc += exp2_sfu(-dz * dz);
-  return acc + exp2_poly(-dw * dw);
+  return acc + (item % 4 < 3 ? exp2_poly(-dw * dw) : exp2_sfu(-dw * dw));
 }
 #else
 #if PAIRWISE_KERNEL == 2
@@ -83,7 +86,7 @@ inline float term(float a, float b, float s) {
   return a * b;
 }
 #endif
-inline float term4(float acc, float a, float4 b, float s) {
+inline float term4(float acc, float a, float4 b, float s, int item) {
 #if PAIRWISE_KERNEL == 0
   acc = fma(a, b.x, acc);
   acc = fma(a, b.y, acc);
@@ -299,7 +302,7 @@ __kernel void pairwise_fast(__global const float* restrict A, __global const flo
       float4 b = tile[j];
 #pragma unroll
       for (int k = 0; k < FAST_ITEMS; ++k)
-        part[k] = term4(part[k], a[k], b, s);
+        part[k] = term4(part[k], a[k], b, s, k);
     }
 #pragma unroll
     for (int k = 0; k < FAST_ITEMS; ++k)
@@ -328,7 +331,7 @@ __kernel void pairwise_fast(__global const float* restrict A, __global const flo
       float4 b = tile[j];
 #pragma unroll
       for (int k = 0; k < FAST_ITEMS; ++k)
-        part[k] = term4(part[k], a[k], b, s);
+        part[k] = term4(part[k], a[k], b, s, k);
     }
     for (int j = quads * 4; j < n; ++j) {
       float b = tail[j];

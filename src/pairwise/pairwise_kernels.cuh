@@ -3,8 +3,8 @@
 // text (it is embedded as a string, so it includes nothing and uses only built-ins).
 //
 // F provides term(a, b) (the gaussian's is exp2(−((a − b)·s)²)) and fast_term4, four terms at
-// once. Every sum runs in float over chunks of B and adds each chunk's partial sum into a
-// second accumulator, so 2^16 terms keep float32 accuracy.
+// once for one of a thread's x (item k of its kItems). Every sum runs in float over chunks of B and
+// adds each chunk's partial sum into a second accumulator, so 2^16 terms keep float32 accuracy.
 //
 // Variants, each one idea on top of the textbook kernel:
 //   naive       one x per thread, B read from global memory (through the read-only cache)
@@ -17,7 +17,7 @@
 //               stay coalesced; B in tiles of kFastTile values, read back from shared memory as
 //               float4 broadcasts, so one 16-byte load feeds 4·kItems independent FMA
 //               chains. F::fast_term4 may evaluate part of the four terms without the
-//               special-function unit (the gaussian does one exp2 in four as a polynomial).
+//               special-function unit (the gaussian does 3 exp2 in 16 as a polynomial).
 //               When X gives too few blocks to fill the device, B is split into slices over a
 //               second grid dimension, and the last block of each column of blocks (or, in
 //               a second launch, pairwise_sum_slices) adds the partial results in order.
@@ -53,7 +53,7 @@ __device__ __forceinline__ float pairwise_exp2_poly(float x) {
 struct ProductTerm {
   static constexpr int kFastUnroll = 8;  // 256 FMAs and 8 loads between loop branches
   __device__ __forceinline__ float term(float a, float b) const { return a * b; }
-  __device__ __forceinline__ float fast_term4(float acc, float a, float4 b) const {
+  __device__ __forceinline__ float fast_term4(float acc, float a, float4 b, int) const {
     acc = fmaf(a, b.x, acc);
     acc = fmaf(a, b.y, acc);
     acc = fmaf(a, b.z, acc);
@@ -70,14 +70,17 @@ struct GaussianTerm {
     float d = (a - b) * s;
     return pairwise_exp2_sfu(-d * d);
   }
-  // Three exponentials on the special-function unit, one on the FMA pipe: the SFU issues a
-  // quarter as fast as the FMA pipe, so the mix keeps both busy.
-  __device__ __forceinline__ float fast_term4(float acc, float a, float4 b) const {
+  // Most exponentials on the special-function unit, 3 in 16 as a polynomial on the FMA pipe
+  // (the last term of items k with k mod 4 < 3). Per four terms a warp issues 5 instructions
+  // for an SFU term and 14 for a polynomial one, and an SM sub-partition's SFU takes 8 cycles
+  // per warp instruction: one polynomial in four makes issue the bound (29 cycles against
+  // the SFU's 24), 3 in 16 balances the two (26.75 against 26).
+  __device__ __forceinline__ float fast_term4(float acc, float a, float4 b, int item) const {
     float dx = (a - b.x) * s, dy = (a - b.y) * s, dz = (a - b.z) * s, dw = (a - b.w) * s;
     acc += pairwise_exp2_sfu(-dx * dx);
     acc += pairwise_exp2_sfu(-dy * dy);
     acc += pairwise_exp2_sfu(-dz * dz);
-    return acc + pairwise_exp2_poly(-dw * dw);
+    return acc + (item % 4 < 3 ? pairwise_exp2_poly(-dw * dw) : pairwise_exp2_sfu(-dw * dw));
   }
 };
 
@@ -89,7 +92,7 @@ struct ExpressionTerm {
   __device__ __forceinline__ float term(float a, float b) const {
     return (float)(PAIRWISE_EXPRESSION(a, b));
   }
-  __device__ __forceinline__ float fast_term4(float acc, float a, float4 b) const {
+  __device__ __forceinline__ float fast_term4(float acc, float a, float4 b, int) const {
     acc += term(a, b.x);
     acc += term(a, b.y);
     acc += term(a, b.z);
@@ -338,7 +341,7 @@ __global__ void __launch_bounds__(kItems > 8 ? 512 : 1024)
       float4 b = tile[j];
 #pragma unroll
       for (int k = 0; k < kItems; ++k)
-        part[k] = f.fast_term4(part[k], a[k], b);
+        part[k] = f.fast_term4(part[k], a[k], b, k);
     }
 #pragma unroll
     for (int k = 0; k < kItems; ++k)
@@ -367,7 +370,7 @@ __global__ void __launch_bounds__(kItems > 8 ? 512 : 1024)
       float4 b = tile[j];
 #pragma unroll
       for (int k = 0; k < kItems; ++k)
-        part[k] = f.fast_term4(part[k], a[k], b);
+        part[k] = f.fast_term4(part[k], a[k], b, k);
     }
     for (int j = quads * 4; j < n; ++j) {
       float b = tail[j];
