@@ -88,16 +88,13 @@ __device__ inline bool reached(unsigned int value, unsigned int target) {
 // table (read_knobs) and passed by value to the kernels; every branch on them is uniform.
 struct Knobs {
   unsigned int arrivals_per_subword;  // flip: arrivals sharing one sub-word; >= all: one level
-  unsigned int atom_arrive;     // 1 = atom returning the old value (the last arriver skips its
-                                // poll), 0 = fire-and-forget red, polls start at once
-  unsigned int relaxed_poll;    // 1 = relaxed polls + one acquire fence, 0 = acquire loads
-  unsigned int check_mask;      // polls between reads of the clock and error word, minus one
-  unsigned int sleep_ns;        // __nanosleep between polls (0: none)
-  unsigned int release_lines;   // flip: 0 = waiters poll the arrival word; k > 0 = the last
-                                // arriver copies the generation into k lines of their own
-  unsigned int line_stride;     // lines from one release line or sub-word to the next (>= 1)
-  unsigned int stagger_cycles;  // 0 = one poll in flight; n > 0 = two, the second issued n
-                                // cycles after the first
+  unsigned int atom_arrive;    // 1 = atom returning the old value (the last arriver skips its
+                               // poll), 0 = fire-and-forget red, polls start at once
+  unsigned int relaxed_poll;   // 1 = relaxed polls + one acquire fence, 0 = acquire loads
+  unsigned int check_mask;     // polls between reads of the clock and error word, minus one
+  unsigned int sleep_ns;       // __nanosleep between polls (0: none)
+  unsigned int release_lines;  // flip: 0 = waiters poll the arrival word; k > 0 = the last
+                               // arriver copies the generation into k lines of their own
 };
 
 // The workspace: word 0 the arrival word or counter, word 1 the error word, then the flags
@@ -117,20 +114,19 @@ struct Words {
     return (2 + 2 * gridDim.x + kLineWords - 1) / kLineWords;
   }
   __device__ unsigned int* release_line(unsigned int i) const {
-    return base + (first_line() + i * knobs.line_stride) * kLineWords;
+    return base + (first_line() + i) * kLineWords;
   }
   __device__ unsigned int* subword(unsigned int i) const {
-    return base + (first_line() + (knobs.release_lines + i) * knobs.line_stride) * kLineWords;
+    return base + (first_line() + knobs.release_lines + i) * kLineWords;
   }
 };
 
-// Room for the flags of `groups` blocks, then `release_lines` lines and up to `subwords`
-// sub-words, `line_stride` lines apart.
-std::size_t workspace_words(int groups, int release_lines, int subwords, int line_stride) {
+// Room for the flags of `groups` blocks, `release_lines` lines and up to `subwords` sub-words.
+std::size_t workspace_words(int groups, int release_lines, int subwords) {
   std::size_t lines = (2 + 2 * static_cast<std::size_t>(groups) + kLineWords - 1) / kLineWords;
-  std::size_t spaced =
-      static_cast<std::size_t>(release_lines) + static_cast<std::size_t>(std::max(subwords, 1));
-  return (lines + spaced * static_cast<std::size_t>(line_stride)) * kLineWords;
+  return (lines + static_cast<std::size_t>(release_lines) +
+          static_cast<std::size_t>(std::max(subwords, 1))) *
+         kLineWords;
 }
 
 // Every thread is a participant: one release increment each, then an acquire spin.
@@ -236,51 +232,15 @@ __device__ bool poll_generation(const Words& words, unsigned int* word, unsigned
   }
 }
 
-// The same wait with two polls in flight (Knobs::stagger_cycles): the second load is issued
-// that many cycles after the first, and each answer that comes back without the flip is
-// replaced by a new load before the other one is awaited. With one poll in flight a flip that
-// lands just after a load passed is seen a whole round trip later; with two, half apart, about
-// half a round trip later, at the cost of twice the polls on the word's line.
-template <bool Relaxed>
-__device__ bool poll_generation_staggered(const Words& words, unsigned int* word,
-                                          unsigned int expected) {
-  const Knobs& k = words.knobs;
-  auto load = [&] { return Relaxed ? gb::load_relaxed(word) : gb::load_acquire(word); };
-  long long start = clock64();
-  unsigned int first = load();
-  while (clock64() - start < k.stagger_cycles) {
-  }
-  unsigned int second = load();
-  for (;;) {
-    for (unsigned int polls = 0; polls <= k.check_mask; polls += 4) {
-#pragma unroll
-      for (int u = 0; u < 2; ++u) {
-        if ((first & kGenerationBit) == expected) return true;
-        first = load();
-        if ((second & kGenerationBit) == expected) return true;
-        second = load();
-      }
-    }
-    if (gb::load_relaxed(words.error()) != 0) return false;
-    if (clock64() - start > kTimeoutCycles) {
-      atomicExch(words.error(), 1u);
-      return false;
-    }
-  }
-}
-
 // Waits for the generation `expected`, then acquires. False when the wait failed.
 __device__ inline bool wait_for_generation(const Words& words, unsigned int* word,
                                            unsigned int expected) {
   const Knobs& k = words.knobs;
-  if (!k.relaxed_poll) {
-    if (k.stagger_cycles != 0) return poll_generation_staggered<false>(words, word, expected);
+  if (!k.relaxed_poll)
     return k.sleep_ns != 0 ? poll_generation<false, true>(words, word, expected)
                            : poll_generation<false, false>(words, word, expected);
-  }
-  bool ok = k.stagger_cycles != 0 ? poll_generation_staggered<true>(words, word, expected)
-            : k.sleep_ns != 0     ? poll_generation<true, true>(words, word, expected)
-                                  : poll_generation<true, false>(words, word, expected);
+  bool ok = k.sleep_ns != 0 ? poll_generation<true, true>(words, word, expected)
+                            : poll_generation<true, false>(words, word, expected);
   gb::fence_acquire();
   return ok;
 }
@@ -712,12 +672,6 @@ Knobs read_knobs(const DeviceInfo& info, int groups, int group_size, bool cluste
   k.check_mask = every - 1;
   k.sleep_ns = static_cast<unsigned int>(
       std::clamp(tuning(info, "barrier.flip.poll_sleep_ns", 0), 0, 1000000));
-  k.line_stride =
-      static_cast<unsigned int>(std::clamp(tuning(info, "barrier.flip.line_stride", 1), 1, 64));
-  k.stagger_cycles = k.sleep_ns != 0
-                         ? 0
-                         : static_cast<unsigned int>(
-                               std::clamp(tuning(info, "barrier.flip.stagger_cycles", 0), 0, 4096));
   return k;
 }
 
@@ -735,8 +689,7 @@ struct Workspace {
   Workspace(const Device& device, int groups, int group_size, bool clustered)
       : knobs(read_knobs(device.info(), groups, group_size, clustered)),
         buffer(device, workspace_words(groups, static_cast<int>(knobs.release_lines),
-                                       subword_count(device.info(), knobs, groups, group_size),
-                                       static_cast<int>(knobs.line_stride)) *
+                                       subword_count(device.info(), knobs, groups, group_size)) *
                            sizeof(unsigned int)) {}
   Words words() const { return Words{static_cast<unsigned int*>(buffer.handle()), knobs}; }
   void clear(CudaDevice& cuda) const {
