@@ -225,13 +225,6 @@ TEST(BarrierTuning, EveryCudaKnobSettingIsCorrect) {
       {"flip",
        "barrier.flip.release_lines_from=0,barrier.flip.release_lines=3,barrier.flip.wait=1"},
       {"flip", "barrier.flip.release_lines_from=1000000"},
-      {"flip", "barrier.flip.release_lines_from=0,barrier.flip.release_lines_fenced=0"},
-      {"flip",
-       "barrier.flip.release_lines_from=0,barrier.flip.release_lines_fenced=0,barrier.flip."
-       "one_level_max=1,barrier.flip.wait=1"},
-      {"flip",
-       "barrier.flip.release_lines_from=0,barrier.flip.release_lines_fenced=0,barrier.flip.warp_"
-       "arrivals_block_max=1024,barrier.flip.poll=0"},
       {"hierarchical", "barrier.hierarchical.release=1"},
       {"hierarchical", "barrier.hierarchical.release=1,barrier.flip.red_arrivals_max=0"},
       {"hierarchical", "barrier.flip.red_arrivals_max=0,barrier.flip.poll=0"},

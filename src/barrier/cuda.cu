@@ -95,8 +95,6 @@ struct Knobs {
   unsigned int sleep_ns;       // __nanosleep between polls (0: none)
   unsigned int release_lines;  // flip: 0 = waiters poll the arrival word; k > 0 = the last
                                // arriver copies the generation into k lines of their own
-  unsigned int fenced_copies;  // 1 = a fence before the copies, which the waiters trust;
-                               // 0 = the copies are hints, each waiter then reads the arrival word
 };
 
 // The workspace: word 0 the arrival word or counter, word 1 the error word, then the flags
@@ -234,22 +232,16 @@ __device__ bool poll_generation(const Words& words, unsigned int* word, unsigned
   }
 }
 
-// Polls for the generation `expected` the way the knobs say, without the acquire fence.
-__device__ inline bool poll_for_generation(const Words& words, unsigned int* word,
+// Waits for the generation `expected`, then acquires. False when the wait failed.
+__device__ inline bool wait_for_generation(const Words& words, unsigned int* word,
                                            unsigned int expected) {
   const Knobs& k = words.knobs;
   if (!k.relaxed_poll)
     return k.sleep_ns != 0 ? poll_generation<false, true>(words, word, expected)
                            : poll_generation<false, false>(words, word, expected);
-  return k.sleep_ns != 0 ? poll_generation<true, true>(words, word, expected)
-                         : poll_generation<true, false>(words, word, expected);
-}
-
-// Waits for the generation `expected`, then acquires. False when the wait failed.
-__device__ inline bool wait_for_generation(const Words& words, unsigned int* word,
-                                           unsigned int expected) {
-  bool ok = poll_for_generation(words, word, expected);
-  if (words.knobs.relaxed_poll) gb::fence_acquire();
+  bool ok = k.sleep_ns != 0 ? poll_generation<true, true>(words, word, expected)
+                            : poll_generation<true, false>(words, word, expected);
+  gb::fence_acquire();
   return ok;
 }
 
@@ -280,11 +272,10 @@ __device__ inline unsigned int warp_lanes() {
 // new generation into a few words of their own lines, and the waiters poll those copies: no
 // poll meets an arrival. A copy cannot move on to barrier k + 1 before its waiters have left
 // barrier k, since k + 1 needs their arrivals. The copy costs the last arriver the atomic's
-// answer and a fence, which is why it only pays at the largest grids; without the fence
-// (Knobs::fenced_copies 0) a copy is a hint, and each waiter confirms at the arrival word. The
-// three ways to arrive and wait are separate instantiations (FlipMode), chosen on the host from the
-// knobs: in one kernel the compiler would merge their arrivals into one code path that no longer
-// knows a single lane is active and wraps it in a warp-aggregation scan.
+// answer and a fence, which is why it only pays at the largest grids. The three ways to arrive
+// and wait are separate instantiations (FlipMode), chosen on the host from the knobs: in one
+// kernel the compiler would merge their arrivals into one code path that no longer knows a
+// single lane is active and wraps it in a warp-aggregation scan.
 enum class FlipMode {
   block,            // thread 0 arrives and polls, the block waits at __syncthreads
   block_warp_wait,  // thread 0 arrives, every warp polls for itself
@@ -317,25 +308,17 @@ struct FlipBarrier {
       last = flip_arrive(k, top, (units + per - 1) / per, run == 0);
     }
     if (last && k.release_lines != 0) {
-      if (k.fenced_copies) fence_acq_rel();  // the copies release what the last arriver acquired
+      fence_acq_rel();  // the copies release what the last arriver acquired
       for (unsigned int i = 0; i < k.release_lines; ++i)
         store_relaxed(words.release_line(i), generation);
     }
     return last;
   }
 
-  // The wait of arrival `unit`, at the arrival word or at its copy in release line
-  // unit mod k. A copy written without a fence (Knobs::fenced_copies 0) only says that the word
-  // has flipped: the waiter then reads the arrival word itself, whose flipped value ends the
-  // release sequence of every arrival, so its acquire still sees every block's writes. Its
-  // polls stay off the word's line until the flip, at the cost of one more round trip.
-  __device__ bool wait(unsigned int unit) const {
-    const Knobs& k = words.knobs;
-    if (k.release_lines == 0) return wait_for_generation(words, words.counter(), generation);
-    unsigned int* copy = words.release_line(unit % k.release_lines);
-    if (k.fenced_copies) return wait_for_generation(words, copy, generation);
-    return poll_for_generation(words, copy, generation) &&
-           wait_for_generation(words, words.counter(), generation);
+  // The word that the waiters of arrival `unit` poll.
+  __device__ unsigned int* poll_word(unsigned int unit) const {
+    unsigned int lines = words.knobs.release_lines;
+    return lines == 0 ? words.counter() : words.release_line(unit % lines);
   }
 
   __device__ bool sync() {
@@ -351,7 +334,7 @@ struct FlipBarrier {
         __syncwarp(lanes);  // the other lanes see what lane 0 acquired
         return true;
       }
-      return wait(unit);
+      return wait_for_generation(words, poll_word(unit), generation);
     } else if constexpr (Mode == FlipMode::block_warp_wait) {
       __syncthreads();
       bool last = false;
@@ -360,11 +343,13 @@ struct FlipBarrier {
         __syncwarp(warp_lanes());
         return true;
       }
-      return wait(blockIdx.x);
+      return wait_for_generation(words, poll_word(blockIdx.x), generation);
     } else {
       __syncthreads();
       bool ok = true;
-      if (threadIdx.x == 0) ok = arrive(blockIdx.x, gridDim.x) || wait(blockIdx.x);
+      if (threadIdx.x == 0)
+        ok = arrive(blockIdx.x, gridDim.x) ||
+             wait_for_generation(words, poll_word(blockIdx.x), generation);
       return __syncthreads_and(ok) != 0;
     }
   }
@@ -678,7 +663,6 @@ Knobs read_knobs(const DeviceInfo& info, int groups, int group_size, bool cluste
                                   : 0;
   k.atom_arrive =
       k.release_lines != 0 || arrivals > tuning(info, "barrier.flip.red_arrivals_max", 160) ? 1 : 0;
-  k.fenced_copies = tuning(info, "barrier.flip.release_lines_fenced", 1) != 0 ? 1 : 0;
   k.relaxed_poll = tuning(info, "barrier.flip.poll", 1) != 0 ? 1 : 0;
   unsigned int every = 1;
   unsigned int tuned = static_cast<unsigned int>(

@@ -215,8 +215,6 @@ const std::vector<Entry>& table() {
       // (arrivals are then atoms). The copy costs an atom's answer and a fence: on H100, blocks
       // of 128, 4 lines took 16 per SM (2112 arrivals) from 3.54 to 2.61 µs per barrier (cg
       // 4.32) but 8 per SM from 2.21 to 2.55 and 1 per SM from 0.92 to 1.50.
-      // release_lines_fenced: 1 = the last arriver fences before its copies and the waiters
-      // trust them; 0 = the copies are hints, after which each waiter reads the arrival word.
       // Measured on H100 (stencil, ratio to cg): warp arrivals win for groups of 32 (0.83 against
       // 0.85), block arrivals for groups of 64 (0.82 against 0.95).
       {Backend::cuda, "", "barrier.flip.warp_arrivals_block_max", 32},
@@ -229,7 +227,6 @@ const std::vector<Entry>& table() {
       {Backend::cuda, "", "barrier.flip.poll_sleep_ns", 0},
       {Backend::cuda, "", "barrier.flip.release_lines", 4},
       {Backend::cuda, "", "barrier.flip.release_lines_from", 1500},
-      {Backend::cuda, "", "barrier.flip.release_lines_fenced", 1},
       // Barrier `hierarchical`: the largest cluster (a power of two up to 16; above 8 is
       // non-portable), and release: 0 = one poller per cluster and a second cluster barrier,
       // 1 = every block polls the flip word, no second cluster barrier.
@@ -325,7 +322,6 @@ const std::vector<Limit>& limits() {
       {"barrier.flip.poll_sleep_ns", 0, 1000000},
       {"barrier.flip.release_lines", 0, 32},
       {"barrier.flip.release_lines_from", 0, kLarge},
-      {"barrier.flip.release_lines_fenced", 0, 1},
       {"barrier.hierarchical.cluster", 1, 16, Allowed::power_of_two},
       {"barrier.hierarchical.release", 0, 1},
   };
