@@ -216,7 +216,9 @@ TEST(BarrierTuning, EveryCudaKnobSettingIsCorrect) {
        "barrier.flip.one_level_max=1,barrier.flip.red_arrivals_max=0,barrier.flip.subword_blocks="
        "3"},
       {"flip", "barrier.flip.one_level_max=1,barrier.flip.warp_arrivals_block_max=1024"},
-      {"flip", "barrier.flip.poll_sleep_ns=100,barrier.flip.poll_check_every=4"},
+      {"flip",
+       "barrier.flip.poll_sleep_ns=100,barrier.flip.poll_sleep_from=0,barrier.flip.poll_check_"
+       "every=4"},
       {"flip", "barrier.flip.release_lines_from=0,barrier.flip.release_lines=1"},
       {"flip",
        "barrier.flip.release_lines_from=0,barrier.flip.release_lines=5,barrier.flip.warp_arrivals_"

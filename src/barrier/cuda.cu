@@ -21,14 +21,14 @@
 //   stores and read with acquire loads.
 //
 // `flip` is the bit-31 flip of the public header, as lean as cooperative groups' grid.sync:
-// one arrival per block (or, for blocks of one or two warps, one per warp and no __syncthreads
-// at all), relaxed polls with one acquire fence after the flip, the clock read only every
-// thousand polls; above several hundred arrivals, a first level of sub-words so that no L2
-// line serialises more than about √n atomics, and from about 1500 arrivals the waiters poll
-// copies of the generation in lines of their own (see FlipBarrier). `hierarchical` first meets in
-// the thread-block cluster's hardware barrier, then one block per cluster arrives at the flip
-// word and polls it, and a second cluster barrier releases the cluster. `cg` is cooperative
-// groups' grid.sync and `relaunch` a kernel boundary per phase.
+// one arrival per block (or, for blocks of one warp, one per warp and no __syncthreads at all),
+// relaxed polls with one acquire fence after the flip, the clock read only every thousand
+// polls; from about a thousand arrivals a short sleep between polls, above about 1100 a first
+// level of sub-words so that no L2 line serialises more than about √n atomics, and from about
+// 1500 the waiters poll copies of the generation in lines of their own (see FlipBarrier).
+// `hierarchical` first meets in the thread-block cluster's hardware barrier, then one block per
+// cluster arrives at the flip word and polls it, and a second cluster barrier releases the cluster.
+// `cg` is cooperative groups' grid.sync and `relaunch` a kernel boundary per phase.
 //
 // The alternatives whose cost only a GPU can tell (atomic or reduction arrivals, relaxed or
 // acquire polls, who polls, the cluster size, where the sub-word level starts) are kernel
@@ -92,7 +92,7 @@ struct Knobs {
                                // poll), 0 = fire-and-forget red, polls start at once
   unsigned int relaxed_poll;   // 1 = relaxed polls + one acquire fence, 0 = acquire loads
   unsigned int check_mask;     // polls between reads of the clock and error word, minus one
-  unsigned int sleep_ns;       // __nanosleep between polls (0: none)
+  unsigned int sleep_ns;       // __nanosleep between polls (0: none; only for large grids)
   unsigned int release_lines;  // flip: 0 = waiters poll the arrival word; k > 0 = the last
                                // arriver copies the generation into k lines of their own
 };
@@ -253,9 +253,9 @@ __device__ inline unsigned int warp_lanes() {
 }
 
 // Flip arrivals, at one or two levels. An arrival is a block (its thread 0, after
-// __syncthreads) or, for blocks of at most two warps by default, a warp (its lane 0, after
+// __syncthreads) or, for blocks of one warp by default, a warp (its lane 0, after
 // __syncwarp): then sync() has no __syncthreads at all, whose cost is most of a barrier among
-// a few dozen blocks. Above several hundred arrivals the cost of a one-word barrier is the
+// a few dozen blocks. Above about 1100 arrivals the cost of a one-word barrier is the
 // serialisation of all n atomics (and of the polls between them) on one L2 line, so the
 // arrivals are split into runs of m (about √n) that each meet first in a sub-word of their own
 // line; the last arriver of each run (the one whose atomic flips bit 31 of the sub-word, found
@@ -670,8 +670,10 @@ Knobs read_knobs(const DeviceInfo& info, int groups, int group_size, bool cluste
   while (every < tuned)
     every *= 2;
   k.check_mask = every - 1;
-  k.sleep_ns = static_cast<unsigned int>(
-      std::clamp(tuning(info, "barrier.flip.poll_sleep_ns", 0), 0, 1000000));
+  k.sleep_ns = arrivals >= tuning(info, "barrier.flip.poll_sleep_from", 1000)
+                   ? static_cast<unsigned int>(
+                         std::clamp(tuning(info, "barrier.flip.poll_sleep_ns", 32), 0, 1000000))
+                   : 0;
   return k;
 }
 

@@ -208,7 +208,11 @@ const std::vector<Entry>& table() {
       // acquire fence after the flip, 0 = an acquire load per poll (cooperative groups' way). wait
       // (block arrivals): 0 = thread 0 polls and the block waits at __syncthreads, 1 = every
       // warp polls for itself. poll_check_every: polls between reads of the clock and the error
-      // word (a power of two >= 4). poll_sleep_ns: __nanosleep between polls (0: none).
+      // word (a power of two >= 4). poll_sleep_ns: __nanosleep between polls (0: none), from
+      // poll_sleep_from arrivals on. On H100, blocks of 128 / 256 at 8 per SM (1056 arrivals):
+      // one level took 1.89 / 2.00 µs per barrier against 2.17 / 2.24 with sub-words (at 16 per
+      // SM, 2112 arrivals, sub-words and release lines 2.59 against 2.94 for one level), and
+      // 32 ns sleeps 1.85 / 1.88 against 1.89 / 2.00; at 1 per SM sleeps cost 0.98 against 0.88.
       // release_lines (from release_lines_from arrivals on): the last arriver copies the new
       // generation into that many words (up to 32; 0: none), each in a line of its own, and
       // waiter u polls copy u mod k, so that no poll queues behind the arrivals' atomics
@@ -218,13 +222,14 @@ const std::vector<Entry>& table() {
       // Measured on H100 (stencil, ratio to cg): warp arrivals win for groups of 32 (0.83 against
       // 0.85), block arrivals for groups of 64 (0.82 against 0.95).
       {Backend::cuda, "", "barrier.flip.warp_arrivals_block_max", 32},
-      {Backend::cuda, "", "barrier.flip.one_level_max", 600},
+      {Backend::cuda, "", "barrier.flip.one_level_max", 1100},
       {Backend::cuda, "", "barrier.flip.subword_blocks", 0},
       {Backend::cuda, "", "barrier.flip.red_arrivals_max", 160},
       {Backend::cuda, "", "barrier.flip.poll", 1},
       {Backend::cuda, "", "barrier.flip.wait", 0},
       {Backend::cuda, "", "barrier.flip.poll_check_every", 1024},
-      {Backend::cuda, "", "barrier.flip.poll_sleep_ns", 0},
+      {Backend::cuda, "", "barrier.flip.poll_sleep_ns", 32},
+      {Backend::cuda, "", "barrier.flip.poll_sleep_from", 1000},
       {Backend::cuda, "", "barrier.flip.release_lines", 4},
       {Backend::cuda, "", "barrier.flip.release_lines_from", 1500},
       // Barrier `hierarchical`: the largest cluster (a power of two up to 16; above 8 is
@@ -320,6 +325,7 @@ const std::vector<Limit>& limits() {
       {"barrier.flip.wait", 0, 1},
       {"barrier.flip.poll_check_every", 4, 1 << 20},
       {"barrier.flip.poll_sleep_ns", 0, 1000000},
+      {"barrier.flip.poll_sleep_from", 0, kLarge},
       {"barrier.flip.release_lines", 0, 32},
       {"barrier.flip.release_lines_from", 0, kLarge},
       {"barrier.hierarchical.cluster", 1, 16, Allowed::power_of_two},
