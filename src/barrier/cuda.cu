@@ -499,13 +499,9 @@ __global__ void empty_kernel() {}
 // ---------------------------------------------------------------------------------------------
 // Host side.
 
-// The tuned largest cluster size (a power of two, 1..16).
+// The tuned largest cluster size (a power of two, 1..16: the tuning limits refuse others).
 int largest_cluster(const DeviceInfo& info) {
-  int tuned = std::clamp(tuning(info, "barrier.hierarchical.cluster", 8), 1, 16);
-  int size = 1;
-  while (size * 2 <= tuned)
-    size *= 2;
-  return size;
+  return tuning(info, "barrier.hierarchical.cluster", 8);
 }
 
 // The cluster size for `groups` blocks: the largest power of two up to the tuned maximum that
@@ -650,7 +646,8 @@ int flip_arrivals(const DeviceInfo& info, int groups, int group_size) {
 }
 
 // The knobs of `flip` and `hierarchical` (`clustered`) for `groups` blocks of `group_size`
-// threads, from the tuning table (src/runtime/tuning.cpp says what each key means).
+// threads, from the tuning table (src/runtime/tuning.cpp says what each key means; its limits
+// refuse any value out of a key's range, so none is clamped here).
 Knobs read_knobs(const DeviceInfo& info, int groups, int group_size, bool clustered) {
   Knobs k = {};
   int arrivals = flip_arrivals(info, groups, group_size);
@@ -658,21 +655,19 @@ Knobs read_knobs(const DeviceInfo& info, int groups, int group_size, bool cluste
   if (clustered) arrivals = groups / cluster_size(info, groups);
   bool release_lines =
       !clustered && arrivals >= tuning(info, "barrier.flip.release_lines_from", 1500);
-  k.release_lines = release_lines ? static_cast<unsigned int>(std::clamp(
-                                        tuning(info, "barrier.flip.release_lines", 4), 0, 32))
-                                  : 0;
+  k.release_lines =
+      release_lines ? static_cast<unsigned int>(tuning(info, "barrier.flip.release_lines", 4)) : 0;
   k.atom_arrive =
       k.release_lines != 0 || arrivals > tuning(info, "barrier.flip.red_arrivals_max", 160) ? 1 : 0;
   k.relaxed_poll = tuning(info, "barrier.flip.poll", 1) != 0 ? 1 : 0;
   unsigned int every = 1;
-  unsigned int tuned = static_cast<unsigned int>(
-      std::clamp(tuning(info, "barrier.flip.poll_check_every", 1024), 4, 1 << 20));
+  unsigned int tuned =
+      static_cast<unsigned int>(tuning(info, "barrier.flip.poll_check_every", 1024));
   while (every < tuned)
     every *= 2;
   k.check_mask = every - 1;
   k.sleep_ns = arrivals >= tuning(info, "barrier.flip.poll_sleep_from", 1000)
-                   ? static_cast<unsigned int>(
-                         std::clamp(tuning(info, "barrier.flip.poll_sleep_ns", 32), 0, 1000000))
+                   ? static_cast<unsigned int>(tuning(info, "barrier.flip.poll_sleep_ns", 32))
                    : 0;
   return k;
 }
