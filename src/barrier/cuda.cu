@@ -23,9 +23,10 @@
 // `flip` is the bit-31 flip of the public header, as lean as cooperative groups' grid.sync:
 // one arrival per block (or, for blocks of one warp, one per warp and no __syncthreads at all),
 // relaxed polls with one acquire fence after the flip, the clock read only every thousand
-// polls; from about a thousand arrivals a short sleep between polls, above about 1100 a first
-// level of sub-words so that no L2 line serialises more than about √n atomics, and from about
-// 1500 the waiters poll copies of the generation in lines of their own (see FlipBarrier).
+// polls; from about a thousand arrivals a short sleep between polls, above about 1100 (600 on
+// an H200, whose release fence is cheaper) a first level of sub-words so that no L2 line
+// serialises more than about √n atomics, and from about 1500 the waiters poll copies of the
+// generation in lines of their own (see FlipBarrier).
 // `hierarchical` first meets in the thread-block cluster's hardware barrier, then one block per
 // cluster arrives at the flip word and polls it, and a second cluster barrier releases the cluster.
 // `cg` is cooperative groups' grid.sync and `relaunch` a kernel boundary per phase.
