@@ -227,11 +227,16 @@ TEST(BarrierTuning, EveryCudaKnobSettingIsCorrect) {
       {"flip",
        "barrier.flip.release_lines_from=0,barrier.flip.release_lines=3,barrier.flip.wait=1"},
       {"flip", "barrier.flip.release_lines_from=1000000"},
+      {"flip", "barrier.flip.poll_delay_from=0,barrier.flip.poll_delay_cycles=300"},
+      {"flip",
+       "barrier.flip.poll_delay_from=0,barrier.flip.warp_arrivals_block_max=1024,barrier.flip.one_"
+       "level_max=1"},
       {"hierarchical", "barrier.hierarchical.release=1"},
       {"hierarchical", "barrier.hierarchical.release=1,barrier.flip.red_arrivals_max=0"},
       {"hierarchical", "barrier.flip.red_arrivals_max=0,barrier.flip.poll=0"},
       {"hierarchical", "barrier.hierarchical.cluster=2"},
       {"hierarchical", "barrier.hierarchical.cluster=16"},
+      {"hierarchical", "barrier.flip.poll_delay_from=0"},
   };
   bool any = false;
   for (const auto& d : devices()) {

@@ -23,10 +23,11 @@
 // `flip` is the bit-31 flip of the public header, as lean as cooperative groups' grid.sync:
 // one arrival per block (or, for blocks of one warp, one per warp and no __syncthreads at all),
 // relaxed polls with one acquire fence after the flip, the clock read only every thousand
-// polls; from about a thousand arrivals a short sleep between polls, above about 1100 (600 on
-// an H200, whose release fence is cheaper) a first level of sub-words so that no L2 line
-// serialises more than about √n atomics, and from about 1500 the waiters poll copies of the
-// generation in lines of their own (see FlipBarrier).
+// polls; from about a thousand arrivals a delay of about 900 cycles before the first poll (the
+// arrivals then queue on the word's line without the polls) and a short sleep between polls,
+// above about 1100 (600 on an H200, whose release fence is cheaper) a first level of sub-words
+// so that no L2 line serialises more than about √n atomics, and from about 1500 the waiters poll
+// copies of the generation in lines of their own (see FlipBarrier).
 // `hierarchical` first meets in the thread-block cluster's hardware barrier, then one block per
 // cluster arrives at the flip word and polls it, and a second cluster barrier releases the cluster.
 // `cg` is cooperative groups' grid.sync and `relaunch` a kernel boundary per phase.
@@ -96,6 +97,7 @@ struct Knobs {
   unsigned int sleep_ns;       // __nanosleep between polls (0: none; only for large grids)
   unsigned int release_lines;  // flip: 0 = waiters poll the arrival word; k > 0 = the last
                                // arriver copies the generation into k lines of their own
+  unsigned int poll_delay;     // cycles between the arrival and the first poll (large grids)
 };
 
 // The workspace: word 0 the arrival word or counter, word 1 the error word, then the flags
@@ -216,6 +218,8 @@ template <bool Relaxed, bool Sleep>
 __device__ bool poll_generation(const Words& words, unsigned int* word, unsigned int expected) {
   const Knobs& k = words.knobs;
   long long start = clock64();
+  while (clock64() - start < k.poll_delay) {
+  }
   for (;;) {
     for (unsigned int polls = 0; polls <= k.check_mask; polls += 4) {
 #pragma unroll
@@ -658,8 +662,13 @@ Knobs read_knobs(const DeviceInfo& info, int groups, int group_size, bool cluste
       !clustered && arrivals >= tuning(info, "barrier.flip.release_lines_from", 1500);
   k.release_lines =
       release_lines ? static_cast<unsigned int>(tuning(info, "barrier.flip.release_lines", 4)) : 0;
+  bool delayed = !release_lines && arrivals >= tuning(info, "barrier.flip.poll_delay_from", 1000);
+  k.poll_delay =
+      delayed ? static_cast<unsigned int>(tuning(info, "barrier.flip.poll_delay_cycles", 900)) : 0;
   k.atom_arrive =
-      k.release_lines != 0 || arrivals > tuning(info, "barrier.flip.red_arrivals_max", 160) ? 1 : 0;
+      release_lines || (!delayed && arrivals > tuning(info, "barrier.flip.red_arrivals_max", 160))
+          ? 1
+          : 0;
   k.relaxed_poll = tuning(info, "barrier.flip.poll", 1) != 0 ? 1 : 0;
   unsigned int every = 1;
   unsigned int tuned =

@@ -222,6 +222,15 @@ const std::vector<Entry>& table() {
       // (arrivals are then atoms). The copy costs an atom's answer and a fence: on H100, blocks
       // of 128, 4 lines took 16 per SM (2112 arrivals) from 3.54 to 2.61 µs per barrier (cg
       // 4.32) but 8 per SM from 2.21 to 2.55 and 1 per SM from 0.92 to 1.50.
+      // poll_delay_cycles (from poll_delay_from arrivals on, without release lines): each waiter
+      // lets that many clock cycles pass between its arrival, then always a red, and its first
+      // poll, so that a thousand waiters do not crowd the line while the arrivals queue there.
+      // On H100, blocks of 128 / 256 at 8 per SM: 1.66 / 1.69 µs per barrier with 800-1000
+      // cycles against 1.86 / 1.89 (700: 1.75 / 1.82); at 1-4 per SM every delay cost more than
+      // it saved (4 per SM: 600 cycles 1.28 against 1.30, 1 per SM 100 cycles 0.89 against 0.88).
+      // On H200 (blocks of 128, 2 / 4 / 8 per SM) 200 cycles from 200 arrivals took 0.88 / 1.13 /
+      // 1.74 µs against 1.00 / 1.09 / 1.75 without a delay and 1.00 / 1.09 / 1.81 with 900 from
+      // 1000; at 1 per SM it cost 0.87 against 0.84.
       // Measured on H100 (stencil, ratio to cg): warp arrivals win for groups of 32 (0.83 against
       // 0.85), block arrivals for groups of 64 (0.82 against 0.95).
       {Backend::cuda, "", "barrier.flip.warp_arrivals_block_max", 32},
@@ -236,6 +245,10 @@ const std::vector<Entry>& table() {
       {Backend::cuda, "", "barrier.flip.poll_sleep_from", 1000},
       {Backend::cuda, "", "barrier.flip.release_lines", 4},
       {Backend::cuda, "", "barrier.flip.release_lines_from", 1500},
+      {Backend::cuda, "", "barrier.flip.poll_delay_from", 1000},
+      {Backend::cuda, "", "barrier.flip.poll_delay_cycles", 900},
+      {Backend::cuda, "H200", "barrier.flip.poll_delay_from", 200},
+      {Backend::cuda, "H200", "barrier.flip.poll_delay_cycles", 200},
       // Barrier `hierarchical`: the largest cluster (a power of two up to 16; above 8 is
       // non-portable), and release: 0 = one poller per cluster and a second cluster barrier,
       // 1 = every block polls the flip word, no second cluster barrier.
@@ -332,6 +345,8 @@ const std::vector<Limit>& limits() {
       {"barrier.flip.poll_sleep_from", 0, kLarge},
       {"barrier.flip.release_lines", 0, 32},
       {"barrier.flip.release_lines_from", 0, kLarge},
+      {"barrier.flip.poll_delay_from", 0, kLarge},
+      {"barrier.flip.poll_delay_cycles", 0, 100000},
       {"barrier.hierarchical.cluster", 1, 16, Allowed::power_of_two},
       {"barrier.hierarchical.release", 0, 1},
   };
