@@ -64,8 +64,10 @@ SETTINGS = [
     ("poll delay 600 cycles", "barrier.flip.poll_delay_cycles=600"),
     ("poll delay 1200 cycles", "barrier.flip.poll_delay_cycles=1200"),
     ("poll delay from 500 arrivals", "barrier.flip.poll_delay_from=500"),
-    ("poll delay 200 cycles everywhere", "barrier.flip.poll_delay_from=0,barrier.flip.poll_delay_cycles=200"),
-    ("poll delay 600 cycles from 500 arrivals", "barrier.flip.poll_delay_from=500,barrier.flip.poll_delay_cycles=600"),
+    ("poll delay 200 cycles everywhere",
+     "barrier.flip.poll_delay_from=0,barrier.flip.poll_delay_cycles=200"),
+    ("poll delay 600 cycles from 500 arrivals",
+     "barrier.flip.poll_delay_from=500,barrier.flip.poll_delay_cycles=600"),
     ("poll delay, no sleeps", "barrier.flip.poll_sleep_from=1000000"),
 ]
 

@@ -69,10 +69,13 @@ enum Primitive {
   kBarSync,
   kPrimitives
 };
-const char* const kPrimitiveNames[kPrimitives] = {
-    "fence.acq_rel.gpu",         "fence.acquire.gpu",     "ld.relaxed.gpu round trip",
-    "ld.acquire.gpu round trip", "red.release.gpu issue", "red.relaxed.gpu issue",
-    "bar.sync of 128 threads"};
+const char* const kPrimitiveNames[kPrimitives] = {"fence.acq_rel.gpu",
+                                                  "fence.acquire.gpu",
+                                                  "ld.relaxed.gpu round trip",
+                                                  "ld.acquire.gpu round trip",
+                                                  "red.release.gpu back to back",
+                                                  "red.relaxed.gpu back to back",
+                                                  "bar.sync of 128 threads"};
 
 __global__ void primitives_kernel(unsigned int* word, long long* cycles, int n) {
   unsigned int acc = 0;
@@ -137,7 +140,7 @@ enum class Arrive { red, atom };  // atom: the poll starts once the atomic's ans
 // One flip barrier per iteration (see parpat/cuda/grid_barrier.cuh): block 0 adds
 // 0x80000000 − (n − 1), the others 1, so bit 31 flips at the last arrival. Polls start
 // DelayCycles after the arrival. Style bit 1: polls in runs of 4 unrolled with a clock read
-// between runs of 1024 (parpat's bounded spin, though never timing out here); bit 2: the block
+// between runs of 1024 (parpat's bounded spin, with a bound too large to matter); bit 2: the block
 // leaves through __syncthreads_and (parpat's failure report) instead of __syncthreads. No real
 // bound on the spin: this probe only runs on an idle GPU with every block resident (cooperative
 // launch).
@@ -269,7 +272,9 @@ int main() {
   check(cudaGetLastError(), "primitives_kernel");
   long long host[kPrimitives];
   check(cudaMemcpy(host, cycles, sizeof host, cudaMemcpyDeviceToHost), "cudaMemcpy");
-  std::printf("\nprimitive (one thread, 128 issuing together, nothing else running): cycles, µs\n");
+  std::printf(
+      "\nprimitive, timed by thread 0 of one block of 128 (each thread on a line of its own): "
+      "cycles, µs\n");
   for (int p = 0; p < kPrimitives; ++p)
     std::printf("  %-28s %6lld  %.3f\n", kPrimitiveNames[p], host[p], host[p] * 1000.0 / clock_khz);
 

@@ -23,11 +23,11 @@
 // `flip` is the bit-31 flip of the public header, as lean as cooperative groups' grid.sync:
 // one arrival per block (or, for blocks of one warp, one per warp and no __syncthreads at all),
 // relaxed polls with one acquire fence after the flip, the clock read only every thousand
-// polls; from about a thousand arrivals a delay of about 900 cycles before the first poll (the
-// arrivals then queue on the word's line without the polls) and a short sleep between polls,
-// above about 1100 (600 on an H200, whose release fence is cheaper) a first level of sub-words
-// so that no L2 line serialises more than about √n atomics, and from about 1500 the waiters poll
-// copies of the generation in lines of their own (see FlipBarrier).
+// polls; from about a thousand arrivals (on an H200 from 200) a delay of 900 cycles (200) before
+// the first poll, so that the arrivals queue on the word's line without the polls, and a short
+// sleep between polls, above about 1100 (600 on an H200, whose release fence is cheaper) a first
+// level of sub-words so that no L2 line serialises more than about √n atomics, and from about
+// 1500 the waiters poll copies of the generation in lines of their own (see FlipBarrier).
 // `hierarchical` first meets in the thread-block cluster's hardware barrier, then one block per
 // cluster arrives at the flip word and polls it, and a second cluster barrier releases the cluster.
 // `cg` is cooperative groups' grid.sync and `relaunch` a kernel boundary per phase.
@@ -97,7 +97,7 @@ struct Knobs {
   unsigned int sleep_ns;       // __nanosleep between polls (0: none; only for large grids)
   unsigned int release_lines;  // flip: 0 = waiters poll the arrival word; k > 0 = the last
                                // arriver copies the generation into k lines of their own
-  unsigned int poll_delay;     // cycles between the arrival and the first poll (large grids)
+  unsigned int poll_delay;     // cycles between the arrival and the first poll (0: none)
 };
 
 // The workspace: word 0 the arrival word or counter, word 1 the error word, then the flags

@@ -226,8 +226,8 @@ const std::vector<Entry>& table() {
       // lets that many clock cycles pass between its arrival, then always a red, and its first
       // poll, so that a thousand waiters do not crowd the line while the arrivals queue there.
       // On H100, blocks of 128 / 256 at 8 per SM: 1.66 / 1.69 µs per barrier with 800-1000
-      // cycles against 1.86 / 1.89 (700: 1.75 / 1.82); at 1-4 per SM every delay cost more than
-      // it saved (4 per SM: 600 cycles 1.28 against 1.30, 1 per SM 100 cycles 0.89 against 0.88).
+      // cycles against 1.86 / 1.89 (700: 1.75 / 1.82); at 1-4 per SM no delay saved more than
+      // 0.02 µs (4 per SM: 600 cycles 1.28 against 1.30; 1 per SM: 100 cycles 0.89 against 0.88).
       // On H200 (blocks of 128, 2 / 4 / 8 per SM) 200 cycles from 200 arrivals took 0.88 / 1.13 /
       // 1.74 µs against 1.00 / 1.09 / 1.75 without a delay and 1.00 / 1.09 / 1.81 with 900 from
       // 1000; at 1 per SM it cost 0.87 against 0.84.
