@@ -29,33 +29,22 @@
 #include <cstdlib>
 #include <vector>
 
+#include "parpat/cuda/grid_barrier.cuh"
+
 namespace {
 
 constexpr size_t kBufferBytes = size_t(1) << 22;
 
 namespace cg = cooperative_groups;
+using parpat::cuda::detail::global_address;
+using parpat::cuda::detail::load_acquire;
+using parpat::cuda::detail::load_relaxed;
 
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) {
     std::fprintf(stderr, "barrier_floor: %s: %s\n", what, cudaGetErrorString(e));
     std::exit(1);
   }
-}
-
-__device__ unsigned int* global(unsigned int* p) {
-  return reinterpret_cast<unsigned int*>(__cvta_generic_to_global(p));
-}
-
-__device__ unsigned int load_relaxed(unsigned int* p) {
-  unsigned int v;
-  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(global(p)) : "memory");
-  return v;
-}
-
-__device__ unsigned int load_acquire(unsigned int* p) {
-  unsigned int v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(global(p)) : "memory");
-  return v;
 }
 
 // The primitives, each timed by one thread over `n` dependent repetitions, in cycles.
@@ -95,10 +84,12 @@ __global__ void primitives_kernel(unsigned int* word, long long* cycles, int n) 
     acc += load_acquire(own + (acc & 1u)) & 1u;
   t[4] = clock64();
   for (int i = 0; i < n; ++i)
-    asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(global(own + 2)) : "memory");
+    asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(global_address(own + 2))
+                 : "memory");
   t[5] = clock64();
   for (int i = 0; i < n; ++i)
-    asm volatile("red.relaxed.gpu.global.add.u32 [%0], 1;" ::"l"(global(own + 2)) : "memory");
+    asm volatile("red.relaxed.gpu.global.add.u32 [%0], 1;" ::"l"(global_address(own + 2))
+                 : "memory");
   t[6] = clock64();
   for (int i = 0; i < n; ++i)
     __syncthreads();
@@ -115,7 +106,7 @@ __global__ void primitives_kernel(unsigned int* word, long long* cycles, int n) 
 __global__ void line_reds_kernel(unsigned int* word, int n) {
   if (threadIdx.x != 0) return;
   for (int i = 0; i < n; ++i)
-    asm volatile("red.relaxed.gpu.global.add.u32 [%0], 1;" ::"l"(global(word)) : "memory");
+    asm volatile("red.relaxed.gpu.global.add.u32 [%0], 1;" ::"l"(global_address(word)) : "memory");
 }
 
 __global__ void line_loads_kernel(unsigned int* word, int n) {
@@ -158,19 +149,21 @@ __global__ void flip_kernel(unsigned int* word, int barriers) {
         if constexpr (R == Release::red_release)
           asm volatile("atom.release.gpu.global.add.u32 %0, [%1], %2;"
                        : "=r"(old)
-                       : "l"(global(word)), "r"(add)
+                       : "l"(global_address(word)), "r"(add)
                        : "memory");
         else
           asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], %2;"
                        : "=r"(old)
-                       : "l"(global(word)), "r"(add)
+                       : "l"(global_address(word)), "r"(add)
                        : "memory");
         if (old == 12345u) word[64] = old;  // the answer is awaited before the first poll
       } else if constexpr (R == Release::red_release) {
-        asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(global(word)), "r"(add)
+        asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(global_address(word)),
+                     "r"(add)
                      : "memory");
       } else {
-        asm volatile("red.relaxed.gpu.global.add.u32 [%0], %1;" ::"l"(global(word)), "r"(add)
+        asm volatile("red.relaxed.gpu.global.add.u32 [%0], %1;" ::"l"(global_address(word)),
+                     "r"(add)
                      : "memory");
       }
       if constexpr (DelayCycles > 0)
