@@ -69,6 +69,18 @@ SETTINGS = [
     ("poll delay 600 cycles from 500 arrivals",
      "barrier.flip.poll_delay_from=500,barrier.flip.poll_delay_cycles=600"),
     ("poll delay, no sleeps", "barrier.flip.poll_sleep_from=1000000"),
+    ("no copies", "barrier.flip.copies_from=1000000"),
+    ("copies from 100 arrivals", "barrier.flip.copies_from=100"),
+    ("copies from 200 arrivals", "barrier.flip.copies_from=200"),
+    ("copies of 33 arrivals", "barrier.flip.arrivals_per_copy=33"),
+    ("copies of 132 arrivals", "barrier.flip.arrivals_per_copy=132"),
+    ("copies 8 lines apart", "barrier.flip.copy_stride_lines=8"),
+    ("copies 128 lines apart", "barrier.flip.copy_stride_lines=128"),
+    ("copies 512 lines apart", "barrier.flip.copy_stride_lines=512"),
+    ("copies up to 1100 arrivals", "barrier.flip.copies_max=1100"),
+    ("copies, no delay", "barrier.flip.copies_poll_delay=0"),
+    ("copies, delay 100", "barrier.flip.copies_poll_delay=100"),
+    ("copies, delay 350", "barrier.flip.copies_poll_delay=350"),
 ]
 
 

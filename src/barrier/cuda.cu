@@ -23,11 +23,13 @@
 // `flip` is the bit-31 flip of the public header, as lean as cooperative groups' grid.sync:
 // one arrival per block (or, for blocks of one warp, one per warp and no __syncthreads at all),
 // relaxed polls with one acquire fence after the flip, the clock read only every thousand
-// polls; from about a thousand arrivals (on an H200 from 200) a delay of 900 cycles (200) before
-// the first poll, so that the arrivals queue on the word's line without the polls, and a short
-// sleep between polls, above about 1100 (600 on an H200, whose release fence is cheaper) a first
-// level of sub-words so that no L2 line serialises more than about √n atomics, and from about
-// 1500 the waiters poll copies of the generation in lines of their own (see FlipBarrier).
+// polls; from 200 to 800 arrivals every arrival adds to copies of the word in lines of their own
+// and the waiters spread their polls over the copies; from about a thousand arrivals (on an H200
+// from 200) a delay of 900 cycles (200) before the first poll, so that the arrivals queue on the
+// word's line without the polls, and a short sleep between polls, above about 1100 (600 on an
+// H200, whose release fence is cheaper) a first level of sub-words so that no L2 line serialises
+// more than about √n atomics, and from about 1500 the waiters poll copies of the generation in
+// lines of their own (see FlipBarrier).
 // `hierarchical` first meets in the thread-block cluster's hardware barrier, then one block per
 // cluster arrives at the flip word and polls it, and a second cluster barrier releases the cluster.
 // `cg` is cooperative groups' grid.sync and `relaunch` a kernel boundary per phase.
@@ -72,6 +74,11 @@ __device__ inline void fence_acq_rel() {
   asm volatile("fence.acq_rel.gpu;" ::: "memory");
 }
 
+__device__ inline void red_add_relaxed(unsigned int* p, unsigned int v) {
+  asm volatile("red.relaxed.gpu.global.add.u32 [%0], %1;" ::"l"(gb::global_address(p)), "r"(v)
+               : "memory");
+}
+
 __device__ inline unsigned int fetch_add_acq_rel(unsigned int* p, unsigned int v) {
   unsigned int old;
   asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;"
@@ -98,13 +105,21 @@ struct Knobs {
   unsigned int release_lines;  // flip: 0 = waiters poll the arrival word; k > 0 = the last
                                // arriver copies the generation into k lines of their own
   unsigned int poll_delay;     // cycles between the arrival and the first poll (0: none)
+  unsigned int copies;         // flip, one level: 0 = one arrival word; k >= 2 = every arrival
+                               // adds to k copies of it and waiter u polls copy u mod k
+  unsigned int copy_stride;    // lines from one copy to the next
 };
 
 // The workspace: word 0 the arrival word or counter, word 1 the error word, then the flags
-// method's `in` and `out` arrays (one word per block each), then the flip method's release
-// lines and sub-words, each word alone in its own 128-byte line so that their accesses go to
-// different L2 lines.
+// method's `in` and `out` arrays (one word per block each), then the flip method's copies of
+// the arrival word (copy_stride lines apart), release lines and sub-words, each word alone in
+// its own 128-byte line so that their accesses go to different L2 lines.
 constexpr unsigned int kLineWords = 32;
+
+// The lines that `copies` copies `stride` lines apart span (none for fewer than two).
+__host__ __device__ inline unsigned int copy_lines(unsigned int copies, unsigned int stride) {
+  return copies >= 2 ? (copies - 1) * stride + 1 : 0;
+}
 
 struct Words {
   unsigned int* base;
@@ -116,18 +131,22 @@ struct Words {
   __device__ unsigned int first_line() const {
     return (2 + 2 * gridDim.x + kLineWords - 1) / kLineWords;
   }
+  __device__ unsigned int* copy(unsigned int i) const {
+    return base + (first_line() + i * knobs.copy_stride) * kLineWords;
+  }
   __device__ unsigned int* release_line(unsigned int i) const {
-    return base + (first_line() + i) * kLineWords;
+    return base + (first_line() + copy_lines(knobs.copies, knobs.copy_stride) + i) * kLineWords;
   }
   __device__ unsigned int* subword(unsigned int i) const {
-    return base + (first_line() + knobs.release_lines + i) * kLineWords;
+    return release_line(knobs.release_lines + i);
   }
 };
 
-// Room for the flags of `groups` blocks, `release_lines` lines and up to `subwords` sub-words.
-std::size_t workspace_words(int groups, int release_lines, int subwords) {
+// Room for the flags of `groups` blocks, the copies of `knobs`, its release lines and up to
+// `subwords` sub-words.
+std::size_t workspace_words(int groups, const Knobs& knobs, int subwords) {
   std::size_t lines = (2 + 2 * static_cast<std::size_t>(groups) + kLineWords - 1) / kLineWords;
-  return (lines + static_cast<std::size_t>(release_lines) +
+  return (lines + copy_lines(knobs.copies, knobs.copy_stride) + knobs.release_lines +
           static_cast<std::size_t>(std::max(subwords, 1))) *
          kLineWords;
 }
@@ -277,10 +296,20 @@ __device__ inline unsigned int warp_lanes() {
 // new generation into a few words of their own lines, and the waiters poll those copies: no
 // poll meets an arrival. A copy cannot move on to barrier k + 1 before its waiters have left
 // barrier k, since k + 1 needs their arrivals. The copy costs the last arriver the atomic's
-// answer and a fence, which is why it only pays at the largest grids. The three ways to arrive
-// and wait are separate instantiations (FlipMode), chosen on the host from the knobs: in one
-// kernel the compiler would merge their arrivals into one code path that no longer knows a
-// single lane is active and wraps it in a warp-aggregation scan.
+// answer and a fence, which is why it only pays at the largest grids. Between 200 and 800
+// arrivals (Knobs::copies) the polls are spread instead: every arrival, after one release fence,
+// adds to k copies of the word, each in a line (and so an L2 slice) of its own, and waiter u
+// polls copy u mod k, so that each line serves a k-th of the polls and no extra hop is needed. A
+// copy counts adds, not barriers: it may take a fast block's add for barrier k + 1 before a slow
+// block's add for k has landed. Its bit 31 shows generation M − [t < M·n] (M the master's adds
+// landed there, t all adds), which never decreases; each waiter always polls the same copy, so it
+// never sees its generation run back, and the first waiter to leave k saw M = k and t ≥ k·n while
+// no add for k + 1 existed: every block had arrived. Which add flips a copy tells nothing about the
+// others (a straggler's add for k − 1 may still be on its way), so no arrival there learns that it
+// was the last: all waiters poll. The three ways to arrive and wait are separate instantiations
+// (FlipMode), chosen on the host from the knobs: in one kernel the compiler would merge their
+// arrivals into one code path that no longer knows a single lane is active and wraps it in a
+// warp-aggregation scan.
 enum class FlipMode {
   block,            // thread 0 arrives and polls, the block waits at __syncthreads
   block_warp_wait,  // thread 0 arrives, every warp polls for itself
@@ -293,7 +322,18 @@ struct FlipBarrier {
   unsigned int generation;
 
   __device__ explicit FlipBarrier(Words w)
-      : words(w), generation(gb::load_relaxed(w.counter()) & kGenerationBit) {}
+      : words(w),
+        generation(gb::load_relaxed(w.knobs.copies >= 2 ? w.copy(0) : w.counter()) &
+                   kGenerationBit) {}
+
+  // One arrival at every copy, after one release fence.
+  __device__ void arrive_at_copies(unsigned int unit, unsigned int units) {
+    const Knobs& k = words.knobs;
+    unsigned int add = unit == 0 ? 0x80000000u - (units - 1u) : 1u;
+    fence_acq_rel();
+    for (unsigned int i = 0; i < k.copies; ++i)
+      red_add_relaxed(words.copy(i), add);
+  }
 
   // Arrival `unit` of `units`; true when it was the last (and has acquired, and with release
   // lines has published the new generation in each).
@@ -302,7 +342,10 @@ struct FlipBarrier {
     unsigned int* top = words.counter();
     unsigned int per = k.arrivals_per_subword;
     bool last;
-    if (per >= units) {
+    if (k.copies >= 2) {
+      arrive_at_copies(unit, units);
+      return false;
+    } else if (per >= units) {
       last = flip_arrive(k, top, units, unit == 0);
     } else {
       unsigned int run = unit / per;
@@ -322,8 +365,9 @@ struct FlipBarrier {
 
   // The word that the waiters of arrival `unit` poll.
   __device__ unsigned int* poll_word(unsigned int unit) const {
-    unsigned int lines = words.knobs.release_lines;
-    return lines == 0 ? words.counter() : words.release_line(unit % lines);
+    const Knobs& k = words.knobs;
+    if (k.copies >= 2) return words.copy(unit % k.copies);
+    return k.release_lines == 0 ? words.counter() : words.release_line(unit % k.release_lines);
   }
 
   __device__ bool sync() {
@@ -438,8 +482,12 @@ struct HierarchicalBarrier {
   }
 };
 
+// The stencil and stress kernels are held to 32 registers (__launch_bounds__(1024, 2)), so that
+// 16 blocks of 128 threads fit on an SM of 64K registers as the latency kernel does by itself:
+// the safe grid of a method is the least over its three kernels.
 template <class Barrier>
-__global__ void stencil_kernel(Words words, unsigned int* a, unsigned int n, long long steps) {
+__global__ void __launch_bounds__(1024, 2)
+    stencil_kernel(Words words, unsigned int* a, unsigned int n, long long steps) {
   Barrier barrier{words};
   unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
   unsigned int right = i + 1 < n ? i + 1 : i + 1 - n;
@@ -457,8 +505,8 @@ __global__ void stencil_kernel(Words words, unsigned int* a, unsigned int n, lon
 // the barrier every thread checks the block after it and the block half-way round, which must
 // hold this round or the next.
 template <class Barrier>
-__global__ void stress_kernel(Words words, unsigned int* slots, unsigned long long* early,
-                              long long rounds) {
+__global__ void __launch_bounds__(1024, 2)
+    stress_kernel(Words words, unsigned int* slots, unsigned long long* early, long long rounds) {
   Barrier barrier{words};
   unsigned int next = (blockIdx.x + 1) % gridDim.x;
   unsigned int far = (blockIdx.x + gridDim.x / 2) % gridDim.x;
@@ -662,13 +710,23 @@ Knobs read_knobs(const DeviceInfo& info, int groups, int group_size, bool cluste
       !clustered && arrivals >= tuning(info, "barrier.flip.release_lines_from", 1500);
   k.release_lines =
       release_lines ? static_cast<unsigned int>(tuning(info, "barrier.flip.release_lines", 4)) : 0;
+  bool copies = !clustered && !release_lines && k.arrivals_per_subword >= unsigned(arrivals) &&
+                arrivals >= tuning(info, "barrier.flip.copies_from", 200) &&
+                arrivals <= tuning(info, "barrier.flip.copies_max", 800);
+  if (copies) {
+    int per_copy = tuning(info, "barrier.flip.arrivals_per_copy", 66);
+    k.copies = static_cast<unsigned int>(std::clamp((arrivals + per_copy - 1) / per_copy, 2, 32));
+    k.copy_stride = static_cast<unsigned int>(tuning(info, "barrier.flip.copy_stride_lines", 128));
+  }
   bool delayed = !release_lines && arrivals >= tuning(info, "barrier.flip.poll_delay_from", 1000);
   k.poll_delay =
       delayed ? static_cast<unsigned int>(tuning(info, "barrier.flip.poll_delay_cycles", 900)) : 0;
-  k.atom_arrive =
-      release_lines || (!delayed && arrivals > tuning(info, "barrier.flip.red_arrivals_max", 160))
-          ? 1
-          : 0;
+  if (copies && !delayed)
+    k.poll_delay = static_cast<unsigned int>(tuning(info, "barrier.flip.copies_poll_delay", 200));
+  k.atom_arrive = release_lines || (!delayed && !copies &&
+                                    arrivals > tuning(info, "barrier.flip.red_arrivals_max", 160))
+                      ? 1
+                      : 0;
   k.relaxed_poll = tuning(info, "barrier.flip.poll", 1) != 0 ? 1 : 0;
   unsigned int every = 1;
   unsigned int tuned =
@@ -695,7 +753,7 @@ struct Workspace {
   Buffer buffer;
   Workspace(const Device& device, int groups, int group_size, bool clustered)
       : knobs(read_knobs(device.info(), groups, group_size, clustered)),
-        buffer(device, workspace_words(groups, static_cast<int>(knobs.release_lines),
+        buffer(device, workspace_words(groups, knobs,
                                        subword_count(device.info(), knobs, groups, group_size)) *
                            sizeof(unsigned int)) {}
   Words words() const { return Words{static_cast<unsigned int*>(buffer.handle()), knobs}; }

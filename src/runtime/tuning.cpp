@@ -231,6 +231,18 @@ const std::vector<Entry>& table() {
       // On H200 (blocks of 128, 2 / 4 / 8 per SM) 200 cycles from 200 arrivals took 0.88 / 1.13 /
       // 1.74 µs against 1.00 / 1.09 / 1.75 without a delay and 1.00 / 1.09 / 1.81 with 900 from
       // 1000; at 1 per SM it cost 0.87 against 0.84.
+      // copies (one level, without release lines, from copies_from to copies_max arrivals):
+      // every arrival, after one release fence, adds to ceil(arrivals / arrivals_per_copy)
+      // copies of the flip word (2 to 32), copy_stride_lines lines apart, and waiter u polls
+      // copy u mod k from copies_poll_delay cycles after its arrival (unless poll_delay applies;
+      // arrivals at copies are always reds): each line serves a k-th of the polls. Copies in
+      // neighbouring lines share an L2 slice and
+      // gain nothing; 128 lines apart they do. On H100, blocks of 128 / 256: 2 per SM 1.07 /
+      // 1.18 µs per barrier against 1.14 / 1.17 without copies, 4 per SM 1.24 / 1.24 against
+      // 1.29 / 1.29 (cg 1.29 and 1.62-1.64); at 1 per SM (2 copies from 100 arrivals) 1.01
+      // against 0.90, at 8 per SM (16 copies) 1.97 against 1.64. On H200 copies cost at 2 per
+      // SM (0.98 against 0.90 µs; cg 0.98) and pay at 4 per SM, most 8 lines apart (1.01 against
+      // 1.11 without and 1.08 128 lines apart; cg 1.20): there they start at 400 arrivals.
       // Measured on H100 (stencil, ratio to cg): warp arrivals win for groups of 32 (0.83 against
       // 0.85), block arrivals for groups of 64 (0.82 against 0.95).
       {Backend::cuda, "", "barrier.flip.warp_arrivals_block_max", 32},
@@ -249,6 +261,13 @@ const std::vector<Entry>& table() {
       {Backend::cuda, "", "barrier.flip.poll_delay_cycles", 900},
       {Backend::cuda, "H200", "barrier.flip.poll_delay_from", 200},
       {Backend::cuda, "H200", "barrier.flip.poll_delay_cycles", 200},
+      {Backend::cuda, "", "barrier.flip.copies_from", 200},
+      {Backend::cuda, "", "barrier.flip.copies_max", 800},
+      {Backend::cuda, "", "barrier.flip.arrivals_per_copy", 66},
+      {Backend::cuda, "", "barrier.flip.copy_stride_lines", 128},
+      {Backend::cuda, "", "barrier.flip.copies_poll_delay", 200},
+      {Backend::cuda, "H200", "barrier.flip.copies_from", 400},
+      {Backend::cuda, "H200", "barrier.flip.copy_stride_lines", 8},
       // Barrier `hierarchical`: the largest cluster (a power of two up to 16; above 8 is
       // non-portable), and release: 0 = one poller per cluster and a second cluster barrier,
       // 1 = every block polls the flip word, no second cluster barrier.
@@ -347,6 +366,11 @@ const std::vector<Limit>& limits() {
       {"barrier.flip.release_lines_from", 0, kLarge},
       {"barrier.flip.poll_delay_from", 0, kLarge},
       {"barrier.flip.poll_delay_cycles", 0, 100000},
+      {"barrier.flip.copies_from", 0, kLarge},
+      {"barrier.flip.copies_max", 0, kLarge},
+      {"barrier.flip.arrivals_per_copy", 1, kLarge},
+      {"barrier.flip.copy_stride_lines", 1, 4096},
+      {"barrier.flip.copies_poll_delay", 0, 100000},
       {"barrier.hierarchical.cluster", 1, 16, Allowed::power_of_two},
       {"barrier.hierarchical.release", 0, 1},
   };
