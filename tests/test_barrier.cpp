@@ -234,14 +234,14 @@ TEST(BarrierTuning, EveryCudaKnobSettingIsCorrect) {
       {"flip", "barrier.flip.copies_from=0,barrier.flip.copies_max=1000000"},
       {"flip",
        "barrier.flip.copies_from=0,barrier.flip.copies_max=1000000,barrier.flip.arrivals_per_"
-       "copy=1,barrier.flip.copy_stride_lines=1,barrier.flip.copies_poll_delay=0"},
+       "copy=1,barrier.flip.copy_stride_lines=1,barrier.flip.red_arrivals_max=0,barrier.flip."
+       "copies_poll_delay=0"},
       {"flip",
        "barrier.flip.copies_from=0,barrier.flip.copies_max=1000000,barrier.flip.warp_arrivals_"
-       "block_max=1024,barrier.flip.arrivals_per_row=1,barrier.flip.arrivals_per_copy=5"},
+       "block_max=1024,barrier.flip.arrivals_per_copy=5"},
       {"flip",
        "barrier.flip.copies_from=0,barrier.flip.copies_max=1000000,barrier.flip.wait=1,barrier."
-       "flip.arrivals_per_row=7,barrier.flip.arrivals_per_copy=3,barrier.flip.copy_stride_lines="
-       "7"},
+       "flip.arrivals_per_copy=3,barrier.flip.copy_stride_lines=7"},
       {"hierarchical", "barrier.hierarchical.release=1"},
       {"hierarchical", "barrier.hierarchical.release=1,barrier.flip.red_arrivals_max=0"},
       {"hierarchical", "barrier.flip.red_arrivals_max=0,barrier.flip.poll=0"},

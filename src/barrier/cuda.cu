@@ -23,13 +23,13 @@
 // `flip` is the bit-31 flip of the public header, as lean as cooperative groups' grid.sync:
 // one arrival per block (or, for blocks of one warp, one per warp and no __syncthreads at all),
 // relaxed polls with one acquire fence after the flip, the clock read only every thousand
-// polls; from 200 to 1100 arrivals the arrivals and the polls spread over a table of counters in
-// lines of their own; where the table is off, from about a thousand arrivals (on an H200 from 200)
-// a delay of 900 cycles (200) before the first poll, so that the arrivals queue on the word's
-// line without the polls, and a short sleep between polls, and above about 1100 (600 on an
+// polls; from 200 to 800 arrivals every arrival adds to copies of the word in lines of their own
+// and the waiters spread their polls over the copies; from about a thousand arrivals (on an H200
+// from 200) a delay of 900 cycles (200) before the first poll, so that the arrivals queue on the
+// word's line without the polls, and a short sleep between polls, above about 1100 (600 on an
 // H200, whose release fence is cheaper) a first level of sub-words so that no L2 line serialises
-// more than about √n atomics; from about 1500 the waiters poll copies of the generation in lines
-// of their own (see FlipBarrier).
+// more than about √n atomics, and from about 1500 the waiters poll copies of the generation in
+// lines of their own (see FlipBarrier).
 // `hierarchical` first meets in the thread-block cluster's hardware barrier, then one block per
 // cluster arrives at the flip word and polls it, and a second cluster barrier releases the cluster.
 // `cg` is cooperative groups' grid.sync and `relaunch` a kernel boundary per phase.
@@ -105,22 +105,20 @@ struct Knobs {
   unsigned int release_lines;  // flip: 0 = waiters poll the arrival word; k > 0 = the last
                                // arriver copies the generation into k lines of their own
   unsigned int poll_delay;     // cycles between the arrival and the first poll (0: none)
-  unsigned int copies;         // flip: 0 = the arrival words above; k > 0 = a table of counters
-                               // of copy_rows rows of k (see FlipBarrier)
-  unsigned int copy_rows;      // 1 to kMaxCopyRows
-  unsigned int copy_stride;    // lines from one counter of the table to the next
+  unsigned int copies;         // flip, one level: 0 = one arrival word; k >= 2 = every arrival
+                               // adds to k copies of it and waiter u polls copy u mod k
+  unsigned int copy_stride;    // lines from one copy to the next
 };
 
 // The workspace: word 0 the arrival word or counter, word 1 the error word, then the flags
-// method's `in` and `out` arrays (one word per block each), then the flip method's table of
-// counters (copy_stride lines apart), release lines and sub-words, each word alone in its own
-// 128-byte line so that their accesses go to different L2 lines.
+// method's `in` and `out` arrays (one word per block each), then the flip method's copies of
+// the arrival word (copy_stride lines apart), release lines and sub-words, each word alone in
+// its own 128-byte line so that their accesses go to different L2 lines.
 constexpr unsigned int kLineWords = 32;
-constexpr unsigned int kMaxCopyRows = 4;
 
-// The lines that the counter table of `knobs` spans.
-__host__ __device__ inline unsigned int copy_lines(const Knobs& knobs) {
-  return knobs.copies != 0 ? (knobs.copy_rows * knobs.copies - 1) * knobs.copy_stride + 1 : 0;
+// The lines that `copies` copies `stride` lines apart span (none for fewer than two).
+__host__ __device__ inline unsigned int copy_lines(unsigned int copies, unsigned int stride) {
+  return copies >= 2 ? (copies - 1) * stride + 1 : 0;
 }
 
 struct Words {
@@ -133,22 +131,22 @@ struct Words {
   __device__ unsigned int first_line() const {
     return (2 + 2 * gridDim.x + kLineWords - 1) / kLineWords;
   }
-  __device__ unsigned int* copy(unsigned int row, unsigned int column) const {
-    return base + (first_line() + (row * knobs.copies + column) * knobs.copy_stride) * kLineWords;
+  __device__ unsigned int* copy(unsigned int i) const {
+    return base + (first_line() + i * knobs.copy_stride) * kLineWords;
   }
   __device__ unsigned int* release_line(unsigned int i) const {
-    return base + (first_line() + copy_lines(knobs) + i) * kLineWords;
+    return base + (first_line() + copy_lines(knobs.copies, knobs.copy_stride) + i) * kLineWords;
   }
   __device__ unsigned int* subword(unsigned int i) const {
     return release_line(knobs.release_lines + i);
   }
 };
 
-// Room for the flags of `groups` blocks, the counter table of `knobs`, its release lines and up to
+// Room for the flags of `groups` blocks, the copies of `knobs`, its release lines and up to
 // `subwords` sub-words.
 std::size_t workspace_words(int groups, const Knobs& knobs, int subwords) {
   std::size_t lines = (2 + 2 * static_cast<std::size_t>(groups) + kLineWords - 1) / kLineWords;
-  return (lines + copy_lines(knobs) + knobs.release_lines +
+  return (lines + copy_lines(knobs.copies, knobs.copy_stride) + knobs.release_lines +
           static_cast<std::size_t>(std::max(subwords, 1))) *
          kLineWords;
 }
@@ -231,38 +229,12 @@ __device__ inline bool flip_arrive(const Knobs& knobs, unsigned int* word,
   return true;
 }
 
-// One column of the flip method's counter table: its counter in row 0, the distance in words
-// from one row to the next, and how many arrivals each row counts per barrier.
-struct TableColumn {
-  unsigned int* first;
-  unsigned int step;
-  unsigned int rows;
-  unsigned int per_row;  // units / rows; the first `longer_rows` rows count one more
-  unsigned int longer_rows;
-};
-
-// Whether every row of the column holds `barriers` × its arrivals: all rows' loads are issued
-// before the first compare.
-__device__ inline bool column_reached(const TableColumn& c, unsigned int barriers) {
-  unsigned int counts[kMaxCopyRows];
-#pragma unroll
-  for (unsigned int r = 0; r < kMaxCopyRows; ++r)
-    counts[r] = r < c.rows ? gb::load_relaxed(c.first + r * c.step) : 0u;
-  bool all = true;
-#pragma unroll
-  for (unsigned int r = 0; r < kMaxCopyRows; ++r)
-    all = all &&
-          (r >= c.rows || reached(counts[r], barriers * (c.per_row + (r < c.longer_rows ? 1 : 0))));
-  return all;
-}
-
-// Polls until bit 31 of *word equals `expected` (Table: until column_reached(*column,
-// expected)): runs of check_mask + 1 polls (a power of two, at least 4) with nothing but the
-// loads and the compare between them, unrolled by 4, then the clock and the error word. False
-// once the bound passed (the error word is then set) or another waiter failed.
-template <bool Relaxed, bool Sleep, bool Table = false>
-__device__ bool poll_generation(const Words& words, unsigned int* word, unsigned int expected,
-                                const TableColumn* column = nullptr) {
+// Polls until bit 31 of *word equals `expected`: runs of check_mask + 1 polls (a power of two,
+// at least 4) with nothing but the load and the compare between them, unrolled by 4, then the
+// clock and the error word. False once the bound passed (the error word is then set) or another
+// waiter failed.
+template <bool Relaxed, bool Sleep>
+__device__ bool poll_generation(const Words& words, unsigned int* word, unsigned int expected) {
   const Knobs& k = words.knobs;
   long long start = clock64();
   while (clock64() - start < k.poll_delay) {
@@ -271,12 +243,8 @@ __device__ bool poll_generation(const Words& words, unsigned int* word, unsigned
     for (unsigned int polls = 0; polls <= k.check_mask; polls += 4) {
 #pragma unroll
       for (int u = 0; u < 4; ++u) {
-        if constexpr (Table) {
-          if (column_reached(*column, expected)) return true;
-        } else {
-          unsigned int v = Relaxed ? gb::load_relaxed(word) : gb::load_acquire(word);
-          if ((v & kGenerationBit) == expected) return true;
-        }
+        unsigned int v = Relaxed ? gb::load_relaxed(word) : gb::load_acquire(word);
+        if ((v & kGenerationBit) == expected) return true;
         if constexpr (Sleep) __nanosleep(k.sleep_ns);
       }
     }
@@ -328,18 +296,17 @@ __device__ inline unsigned int warp_lanes() {
 // new generation into a few words of their own lines, and the waiters poll those copies: no
 // poll meets an arrival. A copy cannot move on to barrier k + 1 before its waiters have left
 // barrier k, since k + 1 needs their arrivals. The copy costs the last arriver the atomic's
-// answer and a fence, which is why it only pays at the largest grids. From 200 to 1100 arrivals
-// (Knobs::copies) the arrivals and the polls are spread instead over a table of counters, each in
-// a line (and so an L2 slice) of its own: arrival u, after one release fence, adds 1 to the k
-// counters of row u mod m, and its waiters poll the m counters of column (u / m) mod k, all m
-// loads in flight at once, until each holds (barriers begun) × (the row's arrivals). Each line
-// serialises an m-th of the atomics and serves a k-th of the polls, and no extra hop is needed.
-// A counter may take a fast unit's add for barrier k + 1 before a slow unit's add for k has
-// landed; it only grows (compared across wrap-around as a signed difference), so it never shows
-// less than it did, and no unit leaves k before every unit arrived at k: the first to leave saw
-// every row of its column at its count while no add for k + 1 existed. No arrival at the table
-// learns that it was the last (which add completes a counter tells nothing about the others), so
-// all waiters poll. The three ways to arrive and wait are separate instantiations
+// answer and a fence, which is why it only pays at the largest grids. Between 200 and 800
+// arrivals (Knobs::copies) the polls are spread instead: every arrival, after one release fence,
+// adds to k copies of the word, each in a line (and so an L2 slice) of its own, and waiter u
+// polls copy u mod k, so that each line serves a k-th of the polls and no extra hop is needed. A
+// copy counts adds, not barriers: it may take a fast block's add for barrier k + 1 before a slow
+// block's add for k has landed. Its bit 31 shows generation M − [t < M·n] (M the master's adds
+// landed there, t all adds), which never decreases; each waiter always polls the same copy, so it
+// never sees its generation run back, and the first waiter to leave k saw M = k and t ≥ k·n while
+// no add for k + 1 existed: every block had arrived. Which add flips a copy tells nothing about the
+// others (a straggler's add for k − 1 may still be on its way), so no arrival there learns that it
+// was the last: all waiters poll. The three ways to arrive and wait are separate instantiations
 // (FlipMode), chosen on the host from the knobs: in one kernel the compiler would merge their
 // arrivals into one code path that no longer knows a single lane is active and wraps it in a
 // warp-aggregation scan.
@@ -356,27 +323,16 @@ struct FlipBarrier {
 
   __device__ explicit FlipBarrier(Words w)
       : words(w),
-        generation(w.knobs.copies != 0 ? 0u : gb::load_relaxed(w.counter()) & kGenerationBit) {}
+        generation(gb::load_relaxed(w.knobs.copies >= 2 ? w.copy(0) : w.counter()) &
+                   kGenerationBit) {}
 
-  // One arrival at every counter of row unit mod m, after one release fence.
-  __device__ void arrive_at_table(unsigned int unit) {
+  // One arrival at every copy, after one release fence.
+  __device__ void arrive_at_copies(unsigned int unit, unsigned int units) {
     const Knobs& k = words.knobs;
-    unsigned int row = unit % k.copy_rows;
+    unsigned int add = unit == 0 ? 0x80000000u - (units - 1u) : 1u;
     fence_acq_rel();
-    for (unsigned int column = 0; column < k.copies; ++column)
-      red_add_relaxed(words.copy(row, column), 1u);
-  }
-
-  // Polls the counters of column (unit / m) mod k until each holds this barrier's count, then
-  // acquires. False when the wait failed.
-  __device__ bool wait_at_table(unsigned int unit, unsigned int units) {
-    const Knobs& k = words.knobs;
-    TableColumn column{words.copy(0, (unit / k.copy_rows) % k.copies),
-                       k.copies * k.copy_stride * kLineWords, k.copy_rows, units / k.copy_rows,
-                       units % k.copy_rows};
-    bool ok = poll_generation<true, false, true>(words, nullptr, generation, &column);
-    gb::fence_acquire();
-    return ok;
+    for (unsigned int i = 0; i < k.copies; ++i)
+      red_add_relaxed(words.copy(i), add);
   }
 
   // Arrival `unit` of `units`; true when it was the last (and has acquired, and with release
@@ -386,8 +342,8 @@ struct FlipBarrier {
     unsigned int* top = words.counter();
     unsigned int per = k.arrivals_per_subword;
     bool last;
-    if (k.copies != 0) {
-      arrive_at_table(unit);
+    if (k.copies >= 2) {
+      arrive_at_copies(unit, units);
       return false;
     } else if (per >= units) {
       last = flip_arrive(k, top, units, unit == 0);
@@ -407,17 +363,15 @@ struct FlipBarrier {
     return last;
   }
 
-  // Waits, as arrival `unit` of `units`, until the barrier is complete; false when that failed.
-  __device__ bool wait(unsigned int unit, unsigned int units) {
+  // The word that the waiters of arrival `unit` poll.
+  __device__ unsigned int* poll_word(unsigned int unit) const {
     const Knobs& k = words.knobs;
-    if (k.copies != 0) return wait_at_table(unit, units);
-    unsigned int* word =
-        k.release_lines == 0 ? words.counter() : words.release_line(unit % k.release_lines);
-    return wait_for_generation(words, word, generation);
+    if (k.copies >= 2) return words.copy(unit % k.copies);
+    return k.release_lines == 0 ? words.counter() : words.release_line(unit % k.release_lines);
   }
 
   __device__ bool sync() {
-    generation = words.knobs.copies != 0 ? generation + 1 : generation ^ kGenerationBit;
+    generation ^= kGenerationBit;
     if constexpr (Mode == FlipMode::warp) {
       unsigned int lanes = warp_lanes();
       unsigned int warps = (blockDim.x + 31) / 32;
@@ -429,7 +383,7 @@ struct FlipBarrier {
         __syncwarp(lanes);  // the other lanes see what lane 0 acquired
         return true;
       }
-      return wait(unit, gridDim.x * warps);
+      return wait_for_generation(words, poll_word(unit), generation);
     } else if constexpr (Mode == FlipMode::block_warp_wait) {
       __syncthreads();
       bool last = false;
@@ -438,11 +392,13 @@ struct FlipBarrier {
         __syncwarp(warp_lanes());
         return true;
       }
-      return wait(blockIdx.x, gridDim.x);
+      return wait_for_generation(words, poll_word(blockIdx.x), generation);
     } else {
       __syncthreads();
       bool ok = true;
-      if (threadIdx.x == 0) ok = arrive(blockIdx.x, gridDim.x) || wait(blockIdx.x, gridDim.x);
+      if (threadIdx.x == 0)
+        ok = arrive(blockIdx.x, gridDim.x) ||
+             wait_for_generation(words, poll_word(blockIdx.x), generation);
       return __syncthreads_and(ok) != 0;
     }
   }
@@ -754,24 +710,18 @@ Knobs read_knobs(const DeviceInfo& info, int groups, int group_size, bool cluste
       !clustered && arrivals >= tuning(info, "barrier.flip.release_lines_from", 1500);
   k.release_lines =
       release_lines ? static_cast<unsigned int>(tuning(info, "barrier.flip.release_lines", 4)) : 0;
-  bool copies = !clustered && !release_lines &&
+  bool copies = !clustered && !release_lines && k.arrivals_per_subword >= unsigned(arrivals) &&
                 arrivals >= tuning(info, "barrier.flip.copies_from", 200) &&
-                arrivals <= tuning(info, "barrier.flip.copies_max", 1100);
+                arrivals <= tuning(info, "barrier.flip.copies_max", 800);
   if (copies) {
-    auto ceil_div = [](int a, int b) { return (a + b - 1) / b; };
-    int rows = std::clamp(ceil_div(arrivals, tuning(info, "barrier.flip.arrivals_per_row", 264)), 1,
-                          static_cast<int>(kMaxCopyRows));
-    int per_row = ceil_div(arrivals, rows);
-    k.copy_rows = static_cast<unsigned int>(rows);
-    k.copies = static_cast<unsigned int>(
-        std::clamp(ceil_div(per_row, tuning(info, "barrier.flip.arrivals_per_copy", 66)), 1, 32));
+    int per_copy = tuning(info, "barrier.flip.arrivals_per_copy", 66);
+    k.copies = static_cast<unsigned int>(std::clamp((arrivals + per_copy - 1) / per_copy, 2, 32));
     k.copy_stride = static_cast<unsigned int>(tuning(info, "barrier.flip.copy_stride_lines", 128));
-    k.arrivals_per_subword = static_cast<unsigned int>(arrivals);
   }
   bool delayed = !release_lines && arrivals >= tuning(info, "barrier.flip.poll_delay_from", 1000);
   k.poll_delay =
       delayed ? static_cast<unsigned int>(tuning(info, "barrier.flip.poll_delay_cycles", 900)) : 0;
-  if (copies)
+  if (copies && !delayed)
     k.poll_delay = static_cast<unsigned int>(tuning(info, "barrier.flip.copies_poll_delay", 200));
   k.atom_arrive = release_lines || (!delayed && !copies &&
                                     arrivals > tuning(info, "barrier.flip.red_arrivals_max", 160))
@@ -784,7 +734,7 @@ Knobs read_knobs(const DeviceInfo& info, int groups, int group_size, bool cluste
   while (every < tuned)
     every *= 2;
   k.check_mask = every - 1;
-  k.sleep_ns = !copies && arrivals >= tuning(info, "barrier.flip.poll_sleep_from", 1000)
+  k.sleep_ns = arrivals >= tuning(info, "barrier.flip.poll_sleep_from", 1000)
                    ? static_cast<unsigned int>(tuning(info, "barrier.flip.poll_sleep_ns", 32))
                    : 0;
   return k;

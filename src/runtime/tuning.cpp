@@ -231,18 +231,18 @@ const std::vector<Entry>& table() {
       // On H200 (blocks of 128, 2 / 4 / 8 per SM) 200 cycles from 200 arrivals took 0.88 / 1.13 /
       // 1.74 µs against 1.00 / 1.09 / 1.75 without a delay and 1.00 / 1.09 / 1.81 with 900 from
       // 1000; at 1 per SM it cost 0.87 against 0.84.
-      // copies (from copies_from to copies_max arrivals, without release lines): the arrivals
-      // and the polls spread over a table of counters, copy_stride_lines lines apart, of
-      // ceil(arrivals / arrivals_per_row) rows (1 to 4) and ceil(row's arrivals /
-      // arrivals_per_copy) columns (1 to 32); arrival u adds 1 to every counter of row u mod m
-      // and, from copies_poll_delay cycles after its arrival, polls the m counters of its column
-      // (always reds, no sleeps). Each line then serialises an m-th of the atomics and serves a
-      // k-th of the polls. Counters in neighbouring lines share an L2 slice and gain nothing; 8
-      // or 128 lines apart they do. Measured on H100 with the bare forms of the floor probe and
-      // with parpat's bounded spin, blocks of 128 at 1 / 2 / 4 / 8 per SM (µs): 1 × 4 counters
-      // 0.87 / 0.90 / 1.23 / 1.75, 2 × 4 0.90 / 0.93 / 1.02 / 1.35, 4 × 4 0.88 / 0.92 / 1.05 /
-      // 1.26 against cg 1.12 / 1.29 / 1.62 / 2.30; copies of the flip word (bit 31, not counts)
-      // took 0.92 / 1.03 / 1.35 / 2.00 for 1 × 4. Not yet measured on H200: off there.
+      // copies (one level, without release lines, from copies_from to copies_max arrivals):
+      // every arrival, after one release fence, adds to ceil(arrivals / arrivals_per_copy)
+      // copies of the flip word (2 to 32), copy_stride_lines lines apart, and waiter u polls
+      // copy u mod k from copies_poll_delay cycles after its arrival (unless poll_delay applies;
+      // arrivals at copies are always reds): each line serves a k-th of the polls. Copies in
+      // neighbouring lines share an L2 slice and
+      // gain nothing; 128 lines apart they do. On H100, blocks of 128 / 256: 2 per SM 1.07 /
+      // 1.18 µs per barrier against 1.14 / 1.17 without copies, 4 per SM 1.24 / 1.24 against
+      // 1.29 / 1.29 (cg 1.29 and 1.62-1.64); at 1 per SM (2 copies from 100 arrivals) 1.01
+      // against 0.90, at 8 per SM (16 copies) 1.97 against 1.64. On H200 copies cost at 2 per
+      // SM (0.98 against 0.90 µs; cg 0.98) and pay at 4 per SM, most 8 lines apart (1.01 against
+      // 1.11 without and 1.08 128 lines apart; cg 1.20): there they start at 400 arrivals.
       // Measured on H100 (stencil, ratio to cg): warp arrivals win for groups of 32 (0.83 against
       // 0.85), block arrivals for groups of 64 (0.82 against 0.95).
       {Backend::cuda, "", "barrier.flip.warp_arrivals_block_max", 32},
@@ -262,12 +262,12 @@ const std::vector<Entry>& table() {
       {Backend::cuda, "H200", "barrier.flip.poll_delay_from", 200},
       {Backend::cuda, "H200", "barrier.flip.poll_delay_cycles", 200},
       {Backend::cuda, "", "barrier.flip.copies_from", 200},
-      {Backend::cuda, "", "barrier.flip.copies_max", 1100},
-      {Backend::cuda, "", "barrier.flip.arrivals_per_row", 264},
+      {Backend::cuda, "", "barrier.flip.copies_max", 800},
       {Backend::cuda, "", "barrier.flip.arrivals_per_copy", 66},
       {Backend::cuda, "", "barrier.flip.copy_stride_lines", 128},
       {Backend::cuda, "", "barrier.flip.copies_poll_delay", 200},
-      {Backend::cuda, "H200", "barrier.flip.copies_from", 1 << 30},
+      {Backend::cuda, "H200", "barrier.flip.copies_from", 400},
+      {Backend::cuda, "H200", "barrier.flip.copy_stride_lines", 8},
       // Barrier `hierarchical`: the largest cluster (a power of two up to 16; above 8 is
       // non-portable), and release: 0 = one poller per cluster and a second cluster barrier,
       // 1 = every block polls the flip word, no second cluster barrier.
@@ -368,7 +368,6 @@ const std::vector<Limit>& limits() {
       {"barrier.flip.poll_delay_cycles", 0, 100000},
       {"barrier.flip.copies_from", 0, kLarge},
       {"barrier.flip.copies_max", 0, kLarge},
-      {"barrier.flip.arrivals_per_row", 1, kLarge},
       {"barrier.flip.arrivals_per_copy", 1, kLarge},
       {"barrier.flip.copy_stride_lines", 1, 4096},
       {"barrier.flip.copies_poll_delay", 0, 100000},
