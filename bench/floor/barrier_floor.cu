@@ -14,6 +14,7 @@
 //                   and __syncthreads_and to leave (the failure report);
 //   N later         the first poll N clock cycles after the arrival;
 //   atom            the arrival an atomic whose answer is awaited before the first poll;
+//   M x K words     the arrivals and polls spread over a table of words (table_kernel);
 //   component: ...  no release and / or no acquire: not barriers (data written before them need
 //                   not be visible after them), only what each ordering step costs.
 //
@@ -50,6 +51,9 @@ void check(cudaError_t e, const char* what) {
 // The primitives, each timed by one thread over `n` dependent repetitions, in cycles.
 enum Primitive {
   kFenceAcqRel,
+  kFenceRelease,
+  kFenceSc,
+  kFenceAcqRelCluster,
   kFenceAcquire,
   kLoadRelaxed,
   kLoadAcquire,
@@ -59,6 +63,9 @@ enum Primitive {
   kPrimitives
 };
 const char* const kPrimitiveNames[kPrimitives] = {"fence.acq_rel.gpu",
+                                                  "fence.release.gpu",
+                                                  "fence.sc.gpu",
+                                                  "fence.acq_rel.cluster",
                                                   "fence.acquire.gpu",
                                                   "ld.relaxed.gpu round trip",
                                                   "ld.acquire.gpu round trip",
@@ -70,30 +77,40 @@ __global__ void primitives_kernel(unsigned int* word, long long* cycles, int n) 
   unsigned int acc = 0;
   unsigned int* own = word + 32 * (1 + threadIdx.x);
   long long t[kPrimitives + 1];
-  t[0] = clock64();
+  int p = 0;
+  t[p++] = clock64();
   for (int i = 0; i < n; ++i)
     asm volatile("fence.acq_rel.gpu;" ::: "memory");
-  t[1] = clock64();
+  t[p++] = clock64();
+  for (int i = 0; i < n; ++i)
+    asm volatile("fence.release.gpu;" ::: "memory");
+  t[p++] = clock64();
+  for (int i = 0; i < n; ++i)
+    asm volatile("fence.sc.gpu;" ::: "memory");
+  t[p++] = clock64();
+  for (int i = 0; i < n; ++i)
+    asm volatile("fence.acq_rel.cluster;" ::: "memory");
+  t[p++] = clock64();
   for (int i = 0; i < n; ++i)
     asm volatile("fence.acquire.gpu;" ::: "memory");
-  t[2] = clock64();
+  t[p++] = clock64();
   for (int i = 0; i < n; ++i)
     acc += load_relaxed(own + (acc & 1u)) & 1u;
-  t[3] = clock64();
+  t[p++] = clock64();
   for (int i = 0; i < n; ++i)
     acc += load_acquire(own + (acc & 1u)) & 1u;
-  t[4] = clock64();
+  t[p++] = clock64();
   for (int i = 0; i < n; ++i)
     asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(global_address(own + 2))
                  : "memory");
-  t[5] = clock64();
+  t[p++] = clock64();
   for (int i = 0; i < n; ++i)
     asm volatile("red.relaxed.gpu.global.add.u32 [%0], 1;" ::"l"(global_address(own + 2))
                  : "memory");
-  t[6] = clock64();
+  t[p++] = clock64();
   for (int i = 0; i < n; ++i)
     __syncthreads();
-  t[7] = clock64();
+  t[p++] = clock64();
   if (threadIdx.x == 0)
     for (int p = 0; p < kPrimitives; ++p)
       cycles[p] = (t[p + 1] - t[p]) / n;
@@ -201,6 +218,51 @@ __global__ void flip_kernel(unsigned int* word, int barriers) {
   }
 }
 
+// The arrivals and polls spread over a table of M rows × K words, Stride lines apart (parpat's
+// Knobs::copies is M = 1): block b adds its share, after one release fence, to the K words of row
+// b mod M, and from 200 cycles after its arrival polls the M words of column (b / M) mod K, all
+// M loads in flight at once. One row keeps the flip arithmetic (each word a copy of the flip
+// word); with several rows each word counts its row's arrivals and the waiter waits for
+// (barriers begun) × (the row's arrivals) in each, since a word's generation bit would only show
+// its own row. Lean form: no bound on the spin, no failure report.
+template <int M, int K, int Stride>
+__global__ void table_kernel(unsigned int* word, int barriers) {
+  unsigned int row = blockIdx.x % M;
+  unsigned int column = (blockIdx.x / M) % K;
+  auto at = [&](unsigned int r, unsigned int c) { return word + (r * K + c) * Stride * 32; };
+  unsigned int add = M == 1 ? (blockIdx.x == 0 ? 0x80000000u - (gridDim.x - 1u) : 1u) : 1u;
+  unsigned int generation = M == 1 ? load_relaxed(at(0, column)) & 0x80000000u : 0u;
+  for (int k = 0; k < barriers; ++k) {
+    generation = M == 1 ? generation ^ 0x80000000u : generation + 1;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      asm volatile("fence.acq_rel.gpu;" ::: "memory");
+#pragma unroll
+      for (int c = 0; c < K; ++c)
+        asm volatile("red.relaxed.gpu.global.add.u32 [%0], %1;" ::"l"(global_address(at(row, c))),
+                     "r"(add)
+                     : "memory");
+      for (long long t = clock64(); clock64() - t < 200;) {
+      }
+      for (bool all = false; !all;) {
+        unsigned int v[M];
+#pragma unroll
+        for (int r = 0; r < M; ++r)
+          v[r] = load_relaxed(at(r, column));
+        all = true;
+#pragma unroll
+        for (int r = 0; r < M; ++r) {
+          unsigned int target = generation * (gridDim.x / M + (r < int(gridDim.x % M) ? 1u : 0u));
+          all = all && (M == 1 ? (v[r] & 0x80000000u) == generation
+                               : static_cast<int>(v[r] - target) >= 0);
+        }
+      }
+      asm volatile("fence.acquire.gpu;" ::: "memory");
+    }
+    __syncthreads();
+  }
+}
+
 __global__ void cg_kernel(unsigned int*, int barriers) {
   for (int k = 0; k < barriers; ++k)
     cg::this_grid().sync();
@@ -300,15 +362,22 @@ int main() {
       {"component: no acquire", flip_kernel<Release::red_release, Acquire::none>},
       {"component: no release", flip_kernel<Release::none, Acquire::fence>},
       {"component: neither", flip_kernel<Release::none, Acquire::none>},
+      {"lean, 200 later, 1 x 2 words 1 apart", table_kernel<1, 2, 1>},
+      {"lean, 200 later, 1 x 4 words 1 apart", table_kernel<1, 4, 1>},
+      {"lean, 200 later, 1 x 4 words 8 apart", table_kernel<1, 4, 8>},
+      {"lean, 200 later, 1 x 4 words 128 apart", table_kernel<1, 4, 128>},
+      {"lean, 200 later, 1 x 8 words 128 apart", table_kernel<1, 8, 128>},
+      {"lean, 200 later, 2 x 4 words 128 apart", table_kernel<2, 4, 128>},
+      {"lean, 200 later, 4 x 4 words 128 apart", table_kernel<4, 4, 128>},
   };
   int sms = prop.multiProcessorCount;
   std::vector<int> grids = {2, 4, 8, 16, 33, 66, sms, 2 * sms, 4 * sms, 8 * sms};
-  std::printf("\nµs per barrier, blocks of 128 (one per SM up to %d)\n%-24s", sms, "variant");
+  std::printf("\nµs per barrier, blocks of 128 (one per SM up to %d)\n%-40s", sms, "variant");
   for (int g : grids)
     std::printf(" %7d", g);
   std::printf("\n");
   for (const auto& v : variants) {
-    std::printf("%-24s", v.name);
+    std::printf("%-40s", v.name);
     for (int g : grids) {
       int per_sm = 0;
       check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, v.kernel, 128, 0),
