@@ -23,16 +23,16 @@
 // `flip` is the bit-31 flip of the public header, as lean as cooperative groups' grid.sync:
 // one arrival per block (or, for blocks of one warp, one per warp and no __syncthreads at all),
 // relaxed polls with one acquire fence after the flip, the clock read only every thousand
-// polls; from 200 to 800 arrivals every arrival adds to copies of the word in lines of their own
-// and the waiters spread their polls over the copies; from about a thousand arrivals (on an H200
-// from 200) a delay of 900 cycles (200) before the first poll, so that the arrivals queue on the
-// word's line without the polls, and a short sleep between polls, above about 1100 (600 on an
-// H200, whose release fence is cheaper) a first level of sub-words so that no L2 line serialises
-// more than about √n atomics, and from about 1500 the waiters poll copies of the generation in
-// lines of their own (see FlipBarrier).
-// `hierarchical` first meets in the thread-block cluster's hardware barrier, then one block per
-// cluster arrives at the flip word and polls it, and a second cluster barrier releases the cluster.
-// `cg` is cooperative groups' grid.sync and `relaunch` a kernel boundary per phase.
+// polls; from 200 to 800 arrivals (on an H200 from 400) every arrival adds to copies of the word
+// in lines of their own and the waiters spread their polls over the copies; from about a thousand
+// arrivals (on an H200 from 200) a delay of 900 cycles (200) before the first poll, so that the
+// arrivals queue on the word's line without the polls, and a short sleep between polls, above about
+// 1100 (600 on an H200, whose release fence is cheaper) a first level of sub-words so that no L2
+// line serialises more than about √n atomics, and from about 1500 the waiters poll copies of the
+// generation in lines of their own (see FlipBarrier). `hierarchical` first meets in the
+// thread-block cluster's hardware barrier, then one block per cluster arrives at the flip word and
+// polls it, and a second cluster barrier releases the cluster. `cg` is cooperative groups'
+// grid.sync and `relaunch` a kernel boundary per phase.
 //
 // The alternatives whose cost only a GPU can tell (atomic or reduction arrivals, relaxed or
 // acquire polls, who polls, the cluster size, where the sub-word level starts) are kernel

@@ -236,13 +236,13 @@ const std::vector<Entry>& table() {
       // copies of the flip word (2 to 32), copy_stride_lines lines apart, and waiter u polls
       // copy u mod k from copies_poll_delay cycles after its arrival (unless poll_delay applies;
       // arrivals at copies are always reds): each line serves a k-th of the polls. Copies in
-      // neighbouring lines share an L2 slice and
-      // gain nothing; 128 lines apart they do. On H100, blocks of 128 / 256: 2 per SM 1.07 /
-      // 1.18 µs per barrier against 1.14 / 1.17 without copies, 4 per SM 1.24 / 1.24 against
-      // 1.29 / 1.29 (cg 1.29 and 1.62-1.64); at 1 per SM (2 copies from 100 arrivals) 1.01
-      // against 0.90, at 8 per SM (16 copies) 1.97 against 1.64. On H200 copies cost at 2 per
-      // SM (0.98 against 0.90 µs; cg 0.98) and pay at 4 per SM, most 8 lines apart (1.01 against
-      // 1.11 without and 1.08 128 lines apart; cg 1.20): there they start at 400 arrivals.
+      // neighbouring lines share an L2 slice and gain nothing; 128 lines apart they do. On H100,
+      // blocks of 128 / 256: 2 per SM 1.07 / 1.18 µs per barrier against 1.14 / 1.17 without
+      // copies, 4 per SM 1.24 / 1.24 against 1.29 / 1.29 (cg 1.29 and 1.62-1.64); at 1 per SM (2
+      // copies from 100 arrivals) 1.01 against 0.90, at 8 per SM (16 copies) 1.97 against 1.64.
+      // On H200 copies cost at 2 per SM (0.98 against 0.90 µs; cg 0.98) and pay at 4 per SM,
+      // most 8 lines apart (1.01 against 1.11 without and 1.08 128 lines apart; cg 1.20): there
+      // they start at 400 arrivals.
       // Measured on H100 (stencil, ratio to cg): warp arrivals win for groups of 32 (0.83 against
       // 0.85), block arrivals for groups of 64 (0.82 against 0.95).
       {Backend::cuda, "", "barrier.flip.warp_arrivals_block_max", 32},
