@@ -231,17 +231,23 @@ TEST(BarrierTuning, EveryCudaKnobSettingIsCorrect) {
       {"flip",
        "barrier.flip.poll_delay_from=0,barrier.flip.warp_arrivals_block_max=1024,barrier.flip.one_"
        "level_max=1"},
-      {"flip", "barrier.flip.copies_from=0,barrier.flip.copies_max=1000000"},
+      {"flip", "barrier.flip.table_from=0,barrier.flip.table_max=1000000"},
       {"flip",
-       "barrier.flip.copies_from=0,barrier.flip.copies_max=1000000,barrier.flip.arrivals_per_"
-       "copy=1,barrier.flip.copy_stride_lines=1,barrier.flip.red_arrivals_max=0,barrier.flip."
-       "copies_poll_delay=0"},
+       "barrier.flip.table_from=0,barrier.flip.table_max=1000000,barrier.flip.table_rows_from=0,"
+       "barrier.flip.arrivals_per_row=1,barrier.flip.table_rows_max=16,barrier.flip.arrivals_"
+       "per_column=1,barrier.flip.table_columns_max=16,barrier.flip.table_stride_lines=1,"
+       "barrier.flip.table_poll_delay=0"},
       {"flip",
-       "barrier.flip.copies_from=0,barrier.flip.copies_max=1000000,barrier.flip.warp_arrivals_"
-       "block_max=1024,barrier.flip.arrivals_per_copy=5"},
+       "barrier.flip.table_from=0,barrier.flip.table_max=1000000,barrier.flip.warp_arrivals_"
+       "block_max=1024,barrier.flip.table_rows_from=0,barrier.flip.arrivals_per_row=5,"
+       "barrier.flip.table_columns=3"},
       {"flip",
-       "barrier.flip.copies_from=0,barrier.flip.copies_max=1000000,barrier.flip.wait=1,barrier."
-       "flip.arrivals_per_copy=3,barrier.flip.copy_stride_lines=7"},
+       "barrier.flip.table_from=0,barrier.flip.table_max=1000000,barrier.flip.wait=1,barrier."
+       "flip.table_rows_from=0,barrier.flip.arrivals_per_row=3,barrier.flip.table_columns=5,"
+       "barrier.flip.table_stride_lines=7"},
+      {"flip",
+       "barrier.flip.table_from=0,barrier.flip.table_max=1000000,barrier.flip.table_rows_from="
+       "1000000,barrier.flip.table_columns=1,barrier.flip.table_columns_max=1"},
       {"hierarchical", "barrier.hierarchical.release=1"},
       {"hierarchical", "barrier.hierarchical.release=1,barrier.flip.red_arrivals_max=0"},
       {"hierarchical", "barrier.flip.red_arrivals_max=0,barrier.flip.poll=0"},

@@ -219,21 +219,22 @@ __global__ void flip_kernel(unsigned int* word, int barriers) {
 }
 
 // The arrivals and polls spread over a table of M rows × K words, Stride lines apart (parpat's
-// Knobs::copies is M = 1): block b adds its share, after one release fence, to the K words of row
-// b mod M, and from 200 cycles after its arrival polls the M words of column (b / M) mod K, all
-// M loads in flight at once. One row keeps the flip arithmetic (each word a copy of the flip
-// word); with several rows each word counts its row's arrivals and the waiter waits for
-// (barriers begun) × (the row's arrivals) in each, since a word's generation bit would only show
-// its own row. Lean form: no bound on the spin, no failure report.
+// `flip` table in its lean form): block b adds its share, after one release fence, to the K words
+// of row b mod M, and from 200 cycles after its arrival polls the M words of column (b / M) mod K,
+// all M loads in flight at once. Each row keeps the flip arithmetic among its own blocks with a
+// generation of two bits (bits 30-31), read at the start from the block's own row, so that a
+// launch needs no reset: a waiter may see another row already at the next barrier, and two bits
+// tell that from the last one. Lean form: no bound on the spin, no failure report.
 template <int M, int K, int Stride>
 __global__ void table_kernel(unsigned int* word, int barriers) {
   unsigned int row = blockIdx.x % M;
   unsigned int column = (blockIdx.x / M) % K;
   auto at = [&](unsigned int r, unsigned int c) { return word + (r * K + c) * Stride * 32; };
-  unsigned int add = M == 1 ? (blockIdx.x == 0 ? 0x80000000u - (gridDim.x - 1u) : 1u) : 1u;
-  unsigned int generation = M == 1 ? load_relaxed(at(0, column)) & 0x80000000u : 0u;
+  unsigned int members = gridDim.x / M + (row < gridDim.x % M ? 1u : 0u);
+  unsigned int add = blockIdx.x == row ? 0x40000000u - (members - 1u) : 1u;
+  unsigned int generation = load_relaxed(at(row, 0)) >> 30;
   for (int k = 0; k < barriers; ++k) {
-    generation = M == 1 ? generation ^ 0x80000000u : generation + 1;
+    generation = (generation + 1u) & 3u;
     __syncthreads();
     if (threadIdx.x == 0) {
       asm volatile("fence.acq_rel.gpu;" ::: "memory");
@@ -251,11 +252,8 @@ __global__ void table_kernel(unsigned int* word, int barriers) {
           v[r] = load_relaxed(at(r, column));
         all = true;
 #pragma unroll
-        for (int r = 0; r < M; ++r) {
-          unsigned int target = generation * (gridDim.x / M + (r < int(gridDim.x % M) ? 1u : 0u));
-          all = all && (M == 1 ? (v[r] & 0x80000000u) == generation
-                               : static_cast<int>(v[r] - target) >= 0);
-        }
+        for (int r = 0; r < M; ++r)
+          all = all && (((v[r] >> 30) - generation) & 3u) <= 1u;
       }
       asm volatile("fence.acquire.gpu;" ::: "memory");
     }

@@ -23,12 +23,12 @@
 // `flip` is the bit-31 flip of the public header, as lean as cooperative groups' grid.sync:
 // one arrival per block (or, for blocks of one warp, one per warp and no __syncthreads at all),
 // relaxed polls with one acquire fence after the flip, the clock read only every thousand
-// polls; from 200 to 800 arrivals (on an H200 from 400) every arrival adds to copies of the word
-// in lines of their own and the waiters spread their polls over the copies; from about a thousand
-// arrivals (on an H200 from 200) a delay of 900 cycles (200) before the first poll, so that the
-// arrivals queue on the word's line without the polls, and a short sleep between polls, above about
-// 1100 (600 on an H200, whose release fence is cheaper) a first level of sub-words so that no L2
-// line serialises more than about √n atomics, and from about 1500 the waiters poll copies of the
+// polls; from about a hundred to 2200 arrivals every arrival adds, after one release fence, to a
+// row of a table of words in lines of their own and the waiters poll a column of it, so that no
+// L2 line takes all the atomics or all the polls; above 2200 (a warp's arrivals in blocks of one
+// warp, for instance) a delay of 900 cycles before the first poll, so that the arrivals queue on
+// the word's line without the polls, a short sleep between polls, a first level of sub-words so
+// that no L2 line serialises more than about √n atomics, and waiters that poll copies of the
 // generation in lines of their own (see FlipBarrier). `hierarchical` first meets in the
 // thread-block cluster's hardware barrier, then one block per cluster arrives at the flip word and
 // polls it, and a second cluster barrier releases the cluster. `cg` is cooperative groups'
@@ -105,20 +105,22 @@ struct Knobs {
   unsigned int release_lines;  // flip: 0 = waiters poll the arrival word; k > 0 = the last
                                // arriver copies the generation into k lines of their own
   unsigned int poll_delay;     // cycles between the arrival and the first poll (0: none)
-  unsigned int copies;         // flip, one level: 0 = one arrival word; k >= 2 = every arrival
-                               // adds to k copies of it and waiter u polls copy u mod k
-  unsigned int copy_stride;    // lines from one copy to the next
+  unsigned int rows;           // flip, one level: 0 = one arrival word; r >= 1 = a table of r
+                               // rows (arrival u adds to every word of row u mod r) ...
+  unsigned int columns;        // ... by this many columns (its waiters poll column
+                               // (u / r) mod columns, every row of it)
+  unsigned int table_stride;   // lines from one word of the table to the next
 };
 
 // The workspace: word 0 the arrival word or counter, word 1 the error word, then the flags
-// method's `in` and `out` arrays (one word per block each), then the flip method's copies of
-// the arrival word (copy_stride lines apart), release lines and sub-words, each word alone in
-// its own 128-byte line so that their accesses go to different L2 lines.
+// method's `in` and `out` arrays (one word per block each), then the flip method's table of
+// words (table_stride lines apart), release lines and sub-words, each word alone in its own
+// 128-byte line so that their accesses go to different L2 lines.
 constexpr unsigned int kLineWords = 32;
 
-// The lines that `copies` copies `stride` lines apart span (none for fewer than two).
-__host__ __device__ inline unsigned int copy_lines(unsigned int copies, unsigned int stride) {
-  return copies >= 2 ? (copies - 1) * stride + 1 : 0;
+// The lines that the table of `knobs` spans (none without a table).
+__host__ __device__ inline unsigned int table_lines(const Knobs& k) {
+  return k.rows != 0 ? (k.rows * k.columns - 1) * k.table_stride + 1 : 0;
 }
 
 struct Words {
@@ -131,22 +133,23 @@ struct Words {
   __device__ unsigned int first_line() const {
     return (2 + 2 * gridDim.x + kLineWords - 1) / kLineWords;
   }
-  __device__ unsigned int* copy(unsigned int i) const {
-    return base + (first_line() + i * knobs.copy_stride) * kLineWords;
+  // The word at `row`, `column` of the table, as an offset from base.
+  __device__ unsigned int table_offset(unsigned int row, unsigned int column) const {
+    return (first_line() + (row * knobs.columns + column) * knobs.table_stride) * kLineWords;
   }
   __device__ unsigned int* release_line(unsigned int i) const {
-    return base + (first_line() + copy_lines(knobs.copies, knobs.copy_stride) + i) * kLineWords;
+    return base + (first_line() + table_lines(knobs) + i) * kLineWords;
   }
   __device__ unsigned int* subword(unsigned int i) const {
     return release_line(knobs.release_lines + i);
   }
 };
 
-// Room for the flags of `groups` blocks, the copies of `knobs`, its release lines and up to
+// Room for the flags of `groups` blocks, the table of `knobs`, its release lines and up to
 // `subwords` sub-words.
 std::size_t workspace_words(int groups, const Knobs& knobs, int subwords) {
   std::size_t lines = (2 + 2 * static_cast<std::size_t>(groups) + kLineWords - 1) / kLineWords;
-  return (lines + copy_lines(knobs.copies, knobs.copy_stride) + knobs.release_lines +
+  return (lines + table_lines(knobs) + knobs.release_lines +
           static_cast<std::size_t>(std::max(subwords, 1))) *
          kLineWords;
 }
@@ -296,43 +299,79 @@ __device__ inline unsigned int warp_lanes() {
 // new generation into a few words of their own lines, and the waiters poll those copies: no
 // poll meets an arrival. A copy cannot move on to barrier k + 1 before its waiters have left
 // barrier k, since k + 1 needs their arrivals. The copy costs the last arriver the atomic's
-// answer and a fence, which is why it only pays at the largest grids. Between 200 and 800
-// arrivals (Knobs::copies) the polls are spread instead: every arrival, after one release fence,
-// adds to k copies of the word, each in a line (and so an L2 slice) of its own, and waiter u
-// polls copy u mod k, so that each line serves a k-th of the polls and no extra hop is needed. A
-// copy counts adds, not barriers: it may take a fast block's add for barrier k + 1 before a slow
-// block's add for k has landed. Its bit 31 shows generation M − [t < M·n] (M the master's adds
-// landed there, t all adds), which never decreases; each waiter always polls the same copy, so it
-// never sees its generation run back, and the first waiter to leave k saw M = k and t ≥ k·n while
-// no add for k + 1 existed: every block had arrived. Which add flips a copy tells nothing about the
-// others (a straggler's add for k − 1 may still be on its way), so no arrival there learns that it
-// was the last: all waiters poll. The three ways to arrive and wait are separate instantiations
-// (FlipMode), chosen on the host from the knobs: in one kernel the compiler would merge their
-// arrivals into one code path that no longer knows a single lane is active and wraps it in a
-// warp-aggregation scan.
+// answer and a fence, which is why it only pays at the largest grids. From about a hundred to
+// 2200 arrivals (Knobs::rows) the arrivals and the polls are spread instead over a table of r
+// rows × c columns of words, each in a line (and so an L2 slice) of its own: arrival u belongs
+// to row u mod r and, after one release fence, its warp's lanes add its share to every word of
+// that row at once; its waiters poll column (u / r) mod c, a lane per row, and leave when every
+// word of the column shows the barrier. Each word takes n / r atomics and serves a c-th of the
+// polls, and no extra hop is needed. A row keeps the flip arithmetic among its own members, with
+// a generation of two bits (bits 30-31: the row's first member adds 2^30 − (members − 1)),
+// because a word counts adds, not barriers: it may take a fast member's add for barrier k + 1
+// before a slow member's add for k has landed. Its generation shows M − [t < M·m] (M the first
+// member's adds landed there, t all adds, m the row's members), which never decreases and
+// reaches k only once every member's adds up to k have landed. A waiter at barrier k saw k − 1
+// or later in every word of its column when it left k − 1, and no word can show k + 2 before
+// this waiter arrives at k + 1; so it sees k − 1, k or k + 1 (other rows may have arrived at
+// k + 1 already), which two bits tell apart, and once every row of its column shows k or k + 1,
+// every arrival of k has landed. Which add completes a word tells nothing about the others (a
+// straggler's add for k − 1 may still be on its way), so no arrival learns that it was the last:
+// all waiters poll. The three ways to arrive and wait are separate instantiations (FlipMode),
+// chosen on the host from the knobs: in one kernel the compiler would merge their arrivals into
+// one code path that no longer knows a single lane is active and wraps it in a warp-aggregation
+// scan.
 enum class FlipMode {
-  block,            // thread 0 arrives and polls, the block waits at __syncthreads
-  block_warp_wait,  // thread 0 arrives, every warp polls for itself
+  block,            // thread 0 (with a table, warp 0) arrives and polls, the block waits at
+                    // __syncthreads
+  block_warp_wait,  // thread 0 (warp 0) arrives, every warp polls for itself
   warp,             // every warp arrives and polls for itself: no __syncthreads at all
 };
+
+// The table's generation: bits 30-31 of each word, counting barriers mod 4.
+constexpr unsigned int kTableShift = 30;
+constexpr unsigned int kTableGeneration = 1u << kTableShift;
+
+// Whether a table word shows generation `expected` or the one after (mod 4).
+__device__ inline bool table_reached(unsigned int value, unsigned int expected) {
+  return (((value >> kTableShift) - expected) & 3u) <= 1u;
+}
 
 template <FlipMode Mode>
 struct FlipBarrier {
   Words words;
-  unsigned int generation;
+  unsigned int generation;  // bit 31 of the flip word, or with a table its generation mod 4
+  // With a table, for this thread's lane of its unit: the word it adds to (lanes below
+  // `columns`), the word it polls (lane r polls row r; the lanes past the rows poll the last row
+  // again, which the warp's load merges), as offsets from words.base, and the unit's share.
+  unsigned int arrive_at = 0;
+  unsigned int poll_at = 0;
+  unsigned int share = 0;
 
-  __device__ explicit FlipBarrier(Words w)
-      : words(w),
-        generation(gb::load_relaxed(w.knobs.copies >= 2 ? w.copy(0) : w.counter()) &
-                   kGenerationBit) {}
+  // The generation is read at the start of the kernel, before this thread's unit arrives, when
+  // its own word cannot move on yet (with a table: its row's, whose generation all words share).
+  __device__ explicit FlipBarrier(Words w) : words(w) {
+    const Knobs& k = w.knobs;
+    if (k.rows == 0) {
+      generation = gb::load_relaxed(w.counter()) & kGenerationBit;
+      return;
+    }
+    unsigned int u = unit(), n = units(), lane = threadIdx.x & 31u;
+    unsigned int row = u % k.rows;
+    unsigned int members = n / k.rows + (row < n % k.rows ? 1u : 0u);
+    share = u == row ? kTableGeneration - (members - 1u) : 1u;
+    arrive_at = w.table_offset(row, min(lane, k.columns - 1u));
+    poll_at = w.table_offset(min(lane, k.rows - 1u), (u / k.rows) % k.columns);
+    generation = gb::load_relaxed(w.base + w.table_offset(row, 0)) >> kTableShift;
+  }
 
-  // One arrival at every copy, after one release fence.
-  __device__ void arrive_at_copies(unsigned int unit, unsigned int units) {
-    const Knobs& k = words.knobs;
-    unsigned int add = unit == 0 ? 0x80000000u - (units - 1u) : 1u;
-    fence_acq_rel();
-    for (unsigned int i = 0; i < k.copies; ++i)
-      red_add_relaxed(words.copy(i), add);
+  __device__ static unsigned int warps() { return (blockDim.x + 31) / 32; }
+
+  // This thread's arrival (a block or, in warp mode, a warp) and how many there are.
+  __device__ static unsigned int unit() {
+    return Mode == FlipMode::warp ? blockIdx.x * warps() + threadIdx.x / 32 : blockIdx.x;
+  }
+  __device__ static unsigned int units() {
+    return Mode == FlipMode::warp ? gridDim.x * warps() : gridDim.x;
   }
 
   // Arrival `unit` of `units`; true when it was the last (and has acquired, and with release
@@ -342,10 +381,7 @@ struct FlipBarrier {
     unsigned int* top = words.counter();
     unsigned int per = k.arrivals_per_subword;
     bool last;
-    if (k.copies >= 2) {
-      arrive_at_copies(unit, units);
-      return false;
-    } else if (per >= units) {
+    if (per >= units) {
       last = flip_arrive(k, top, units, unit == 0);
     } else {
       unsigned int run = unit / per;
@@ -366,24 +402,58 @@ struct FlipBarrier {
   // The word that the waiters of arrival `unit` poll.
   __device__ unsigned int* poll_word(unsigned int unit) const {
     const Knobs& k = words.knobs;
-    if (k.copies >= 2) return words.copy(unit % k.copies);
     return k.release_lines == 0 ? words.counter() : words.release_line(unit % k.release_lines);
   }
 
+  // This thread's unit arrives at the table, by every lane of the calling warp: one release
+  // fence, then a lane per word of the unit's row adds the unit's share.
+  __device__ void arrive_at_table() const {
+    fence_acq_rel();
+    if ((threadIdx.x & 31u) < words.knobs.columns) red_add_relaxed(words.base + arrive_at, share);
+  }
+
+  // Its waiters, every lane of the calling warp: a lane per row polls the unit's column until
+  // every row shows this barrier, in runs of check_mask + 1 polls between reads of the clock and
+  // the error word, then acquires. False once the bound passed (the error word is then set) or
+  // another waiter failed.
+  __device__ bool wait_at_table() const {
+    const Knobs& k = words.knobs;
+    unsigned int mask = warp_lanes();
+    unsigned int* word = words.base + poll_at;
+    long long start = clock64();
+    while (clock64() - start < k.poll_delay) {
+    }
+    for (;;) {
+      for (unsigned int polls = 0; polls <= k.check_mask; polls += 4) {
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          if (__all_sync(mask, table_reached(gb::load_relaxed(word), generation))) {
+            gb::fence_acquire();
+            return true;
+          }
+        }
+      }
+      if (__any_sync(mask, gb::load_relaxed(words.error()) != 0)) return false;
+      if (__any_sync(mask, clock64() - start > kTimeoutCycles)) {
+        if ((threadIdx.x & 31u) == 0) atomicExch(words.error(), 1u);
+        return false;
+      }
+    }
+  }
+
   __device__ bool sync() {
+    if (words.knobs.rows != 0) return sync_at_table();
     generation ^= kGenerationBit;
     if constexpr (Mode == FlipMode::warp) {
       unsigned int lanes = warp_lanes();
-      unsigned int warps = (blockDim.x + 31) / 32;
-      unsigned int unit = blockIdx.x * warps + threadIdx.x / 32;
       __syncwarp(lanes);
       bool last = false;
-      if ((threadIdx.x & 31u) == 0) last = arrive(unit, gridDim.x * warps);
+      if ((threadIdx.x & 31u) == 0) last = arrive(unit(), units());
       if (__shfl_sync(lanes, last, 0)) {
         __syncwarp(lanes);  // the other lanes see what lane 0 acquired
         return true;
       }
-      return wait_for_generation(words, poll_word(unit), generation);
+      return wait_for_generation(words, poll_word(unit()), generation);
     } else if constexpr (Mode == FlipMode::block_warp_wait) {
       __syncthreads();
       bool last = false;
@@ -399,6 +469,27 @@ struct FlipBarrier {
       if (threadIdx.x == 0)
         ok = arrive(blockIdx.x, gridDim.x) ||
              wait_for_generation(words, poll_word(blockIdx.x), generation);
+      return __syncthreads_and(ok) != 0;
+    }
+  }
+
+  __device__ bool sync_at_table() {
+    generation = (generation + 1u) & 3u;
+    if constexpr (Mode == FlipMode::warp) {
+      __syncwarp(warp_lanes());
+      arrive_at_table();
+      return wait_at_table();
+    } else if constexpr (Mode == FlipMode::block_warp_wait) {
+      __syncthreads();
+      if (threadIdx.x < 32) arrive_at_table();
+      return wait_at_table();
+    } else {
+      __syncthreads();
+      bool ok = true;
+      if (threadIdx.x < 32) {
+        arrive_at_table();
+        ok = wait_at_table();
+      }
       return __syncthreads_and(ok) != 0;
     }
   }
@@ -704,29 +795,6 @@ int flip_arrivals(const DeviceInfo& info, int groups, int group_size) {
 Knobs read_knobs(const DeviceInfo& info, int groups, int group_size, bool clustered) {
   Knobs k = {};
   int arrivals = flip_arrivals(info, groups, group_size);
-  k.arrivals_per_subword = arrivals_per_subword(info, arrivals);
-  if (clustered) arrivals = groups / cluster_size(info, groups);
-  bool release_lines =
-      !clustered && arrivals >= tuning(info, "barrier.flip.release_lines_from", 1500);
-  k.release_lines =
-      release_lines ? static_cast<unsigned int>(tuning(info, "barrier.flip.release_lines", 4)) : 0;
-  bool copies = !clustered && !release_lines && k.arrivals_per_subword >= unsigned(arrivals) &&
-                arrivals >= tuning(info, "barrier.flip.copies_from", 200) &&
-                arrivals <= tuning(info, "barrier.flip.copies_max", 800);
-  if (copies) {
-    int per_copy = tuning(info, "barrier.flip.arrivals_per_copy", 66);
-    k.copies = static_cast<unsigned int>(std::clamp((arrivals + per_copy - 1) / per_copy, 2, 32));
-    k.copy_stride = static_cast<unsigned int>(tuning(info, "barrier.flip.copy_stride_lines", 128));
-  }
-  bool delayed = !release_lines && arrivals >= tuning(info, "barrier.flip.poll_delay_from", 1000);
-  k.poll_delay =
-      delayed ? static_cast<unsigned int>(tuning(info, "barrier.flip.poll_delay_cycles", 900)) : 0;
-  if (copies && !delayed)
-    k.poll_delay = static_cast<unsigned int>(tuning(info, "barrier.flip.copies_poll_delay", 200));
-  k.atom_arrive = release_lines || (!delayed && !copies &&
-                                    arrivals > tuning(info, "barrier.flip.red_arrivals_max", 160))
-                      ? 1
-                      : 0;
   k.relaxed_poll = tuning(info, "barrier.flip.poll", 1) != 0 ? 1 : 0;
   unsigned int every = 1;
   unsigned int tuned =
@@ -734,6 +802,40 @@ Knobs read_knobs(const DeviceInfo& info, int groups, int group_size, bool cluste
   while (every < tuned)
     every *= 2;
   k.check_mask = every - 1;
+  if (!clustered && arrivals >= tuning(info, "barrier.flip.table_from", 100) &&
+      arrivals <= tuning(info, "barrier.flip.table_max", 2200)) {
+    int rows = 1;
+    if (arrivals >= tuning(info, "barrier.flip.table_rows_from", 500))
+      rows = std::min(std::max(arrivals / tuning(info, "barrier.flip.arrivals_per_row", 132), 2),
+                      tuning(info, "barrier.flip.table_rows_max", 8));
+    int columns =
+        std::max(std::min(arrivals / tuning(info, "barrier.flip.arrivals_per_column", 132),
+                          tuning(info, "barrier.flip.table_columns_max", 8)),
+                 tuning(info, "barrier.flip.table_columns", 4));
+    // A lane per row and per column in the fewest lanes of a warp that arrives or polls, and
+    // no row without members.
+    int lanes = group_size % 32 != 0 ? group_size % 32 : 32;
+    k.arrivals_per_subword = static_cast<unsigned int>(arrivals);
+    k.rows = static_cast<unsigned int>(std::min({rows, arrivals, lanes}));
+    k.columns = static_cast<unsigned int>(std::min(columns, lanes));
+    k.table_stride =
+        static_cast<unsigned int>(tuning(info, "barrier.flip.table_stride_lines", 128));
+    k.poll_delay = static_cast<unsigned int>(tuning(info, "barrier.flip.table_poll_delay", 200));
+    return k;
+  }
+  k.arrivals_per_subword = arrivals_per_subword(info, arrivals);
+  if (clustered) arrivals = groups / cluster_size(info, groups);
+  bool release_lines =
+      !clustered && arrivals >= tuning(info, "barrier.flip.release_lines_from", 1500);
+  k.release_lines =
+      release_lines ? static_cast<unsigned int>(tuning(info, "barrier.flip.release_lines", 4)) : 0;
+  bool delayed = !release_lines && arrivals >= tuning(info, "barrier.flip.poll_delay_from", 1000);
+  k.poll_delay =
+      delayed ? static_cast<unsigned int>(tuning(info, "barrier.flip.poll_delay_cycles", 900)) : 0;
+  k.atom_arrive =
+      release_lines || (!delayed && arrivals > tuning(info, "barrier.flip.red_arrivals_max", 160))
+          ? 1
+          : 0;
   k.sleep_ns = arrivals >= tuning(info, "barrier.flip.poll_sleep_from", 1000)
                    ? static_cast<unsigned int>(tuning(info, "barrier.flip.poll_sleep_ns", 32))
                    : 0;
@@ -988,9 +1090,10 @@ std::vector<BarrierVariant> cuda_barrier_variants() {
                "cooperative launch")),
       spin_variant<Method::flip>(
           info("flip",
-               "bit-31 generation flip, one arrival per block (per warp for blocks <= 64), relaxed "
-               "polls; above 600 arrivals runs of ~sqrt(n) meet in sub-words first, from 1500 the "
-               "waiters poll copies of the generation",
+               "generation flip, one arrival per block (per warp for blocks <= 32), relaxed polls; "
+               "from 100 to 2200 arrivals the arrivals and polls spread over a table of words, "
+               "above it runs of ~sqrt(n) meet in sub-words first and the waiters poll copies of "
+               "the generation",
                "cooperative launch", true)),
       spin_variant<Method::hierarchical>(
           info("hierarchical",

@@ -231,18 +231,22 @@ const std::vector<Entry>& table() {
       // On H200 (blocks of 128, 2 / 4 / 8 per SM) 200 cycles from 200 arrivals took 0.88 / 1.13 /
       // 1.74 µs against 1.00 / 1.09 / 1.75 without a delay and 1.00 / 1.09 / 1.81 with 900 from
       // 1000; at 1 per SM it cost 0.87 against 0.84.
-      // copies (one level, without release lines, from copies_from to copies_max arrivals):
-      // every arrival, after one release fence, adds to ceil(arrivals / arrivals_per_copy)
-      // copies of the flip word (2 to 32), copy_stride_lines lines apart, and waiter u polls
-      // copy u mod k from copies_poll_delay cycles after its arrival (unless poll_delay applies;
-      // arrivals at copies are always reds): each line serves a k-th of the polls. Copies in
-      // neighbouring lines share an L2 slice and gain nothing; 128 lines apart they do. On H100,
-      // blocks of 128 / 256: 2 per SM 1.07 / 1.18 µs per barrier against 1.14 / 1.17 without
-      // copies, 4 per SM 1.24 / 1.24 against 1.29 / 1.29 (cg 1.29 and 1.62-1.64); at 1 per SM (2
-      // copies from 100 arrivals) 1.01 against 0.90, at 8 per SM (16 copies) 1.97 against 1.64.
-      // On H200 copies cost at 2 per SM (0.98 against 0.90 µs; cg 0.98) and pay at 4 per SM,
-      // most 8 lines apart (1.01 against 1.11 without and 1.08 128 lines apart; cg 1.20): there
-      // they start at 400 arrivals.
+      // table (from table_from to table_max arrivals; it replaces sub-words, release lines,
+      // atoms, sleeps and poll_delay there): the arrivals and the polls spread over a table of
+      // rows × columns words, table_stride_lines lines apart. Arrival u adds, after one release
+      // fence, to every word of row u mod rows (a lane per word) and polls, from
+      // table_poll_delay cycles after its arrival, every row of column (u / rows) mod columns (a
+      // lane per row; always relaxed loads and one acquire fence). One row below
+      // table_rows_from arrivals, above it arrivals / arrivals_per_row rows (at least 2, at most
+      // table_rows_max); arrivals / arrivals_per_column columns, at least table_columns and at
+      // most table_columns_max. On H100 (one-off kernels of the same form, µs per barrier,
+      // blocks of 128 at 1 / 2 / 4 / 8 / 16 per SM; cg 1.12 / 1.29 / 1.62 / 2.30 / 4.33): one
+      // word 0.90 / 1.17 / 1.71 / 2.84 / 5.36, 1 × 4 words 0.89 / 1.04 / 1.29 / 1.92 / 3.54, 4 × 4
+      // 0.95 / 1.13 / 1.18 / 1.44 / 2.34, 8 × 8 1.01 / 1.15 / 1.19 / 1.36 / 2.09; words 8 lines
+      // apart lose (4 × 4: 1.22 / 1.53 / 2.58 at 4 / 8 / 16 per SM). On H200 (cg 0.97 / 0.98 /
+      // 1.22 / 2.19 / 4.90): 2 × 4 words with 200 cycles 0.83 / 0.78 / 0.89 / 1.18 / 2.02, 8 × 4
+      // with 300 cycles 0.91 / 0.89 / 0.91 / 0.95 / 1.68, one word 0.85 / 0.94 / 1.27 / 2.65 /
+      // 5.39.
       // Measured on H100 (stencil, ratio to cg): warp arrivals win for groups of 32 (0.83 against
       // 0.85), block arrivals for groups of 64 (0.82 against 0.95).
       {Backend::cuda, "", "barrier.flip.warp_arrivals_block_max", 32},
@@ -261,13 +265,20 @@ const std::vector<Entry>& table() {
       {Backend::cuda, "", "barrier.flip.poll_delay_cycles", 900},
       {Backend::cuda, "H200", "barrier.flip.poll_delay_from", 200},
       {Backend::cuda, "H200", "barrier.flip.poll_delay_cycles", 200},
-      {Backend::cuda, "", "barrier.flip.copies_from", 200},
-      {Backend::cuda, "", "barrier.flip.copies_max", 800},
-      {Backend::cuda, "", "barrier.flip.arrivals_per_copy", 66},
-      {Backend::cuda, "", "barrier.flip.copy_stride_lines", 128},
-      {Backend::cuda, "", "barrier.flip.copies_poll_delay", 200},
-      {Backend::cuda, "H200", "barrier.flip.copies_from", 400},
-      {Backend::cuda, "H200", "barrier.flip.copy_stride_lines", 8},
+      {Backend::cuda, "", "barrier.flip.table_from", 100},
+      {Backend::cuda, "", "barrier.flip.table_max", 2200},
+      {Backend::cuda, "", "barrier.flip.table_rows_from", 500},
+      {Backend::cuda, "", "barrier.flip.arrivals_per_row", 132},
+      {Backend::cuda, "", "barrier.flip.table_rows_max", 8},
+      {Backend::cuda, "", "barrier.flip.table_columns", 4},
+      {Backend::cuda, "", "barrier.flip.arrivals_per_column", 132},
+      {Backend::cuda, "", "barrier.flip.table_columns_max", 8},
+      {Backend::cuda, "", "barrier.flip.table_stride_lines", 128},
+      {Backend::cuda, "", "barrier.flip.table_poll_delay", 200},
+      {Backend::cuda, "H200", "barrier.flip.table_rows_from", 200},
+      {Backend::cuda, "H200", "barrier.flip.arrivals_per_row", 264},
+      {Backend::cuda, "H200", "barrier.flip.arrivals_per_column", 1 << 20},
+      {Backend::cuda, "H200", "barrier.flip.table_poll_delay", 300},
       // Barrier `hierarchical`: the largest cluster (a power of two up to 16; above 8 is
       // non-portable), and release: 0 = one poller per cluster and a second cluster barrier,
       // 1 = every block polls the flip word, no second cluster barrier.
@@ -366,11 +377,16 @@ const std::vector<Limit>& limits() {
       {"barrier.flip.release_lines_from", 0, kLarge},
       {"barrier.flip.poll_delay_from", 0, kLarge},
       {"barrier.flip.poll_delay_cycles", 0, 100000},
-      {"barrier.flip.copies_from", 0, kLarge},
-      {"barrier.flip.copies_max", 0, kLarge},
-      {"barrier.flip.arrivals_per_copy", 1, kLarge},
-      {"barrier.flip.copy_stride_lines", 1, 4096},
-      {"barrier.flip.copies_poll_delay", 0, 100000},
+      {"barrier.flip.table_from", 0, kLarge},
+      {"barrier.flip.table_max", 0, kLarge},
+      {"barrier.flip.table_rows_from", 0, kLarge},
+      {"barrier.flip.arrivals_per_row", 1, kLarge},
+      {"barrier.flip.table_rows_max", 1, 16},
+      {"barrier.flip.table_columns", 1, 16},
+      {"barrier.flip.arrivals_per_column", 1, kLarge},
+      {"barrier.flip.table_columns_max", 1, 16},
+      {"barrier.flip.table_stride_lines", 1, 1024},
+      {"barrier.flip.table_poll_delay", 0, 100000},
       {"barrier.hierarchical.cluster", 1, 16, Allowed::power_of_two},
       {"barrier.hierarchical.release", 0, 1},
   };
