@@ -246,7 +246,11 @@ const std::vector<Entry>& table() {
       // apart lose (4 × 4: 1.22 / 1.53 / 2.58 at 4 / 8 / 16 per SM). On H200 (cg 0.97 / 0.98 /
       // 1.22 / 2.19 / 4.90): 2 × 4 words with 200 cycles 0.83 / 0.78 / 0.89 / 1.18 / 2.02, 8 × 4
       // with 300 cycles 0.91 / 0.89 / 0.91 / 0.95 / 1.68, one word 0.85 / 0.94 / 1.27 / 2.65 /
-      // 5.39.
+      // 5.39. In parpat (bench/barrier_sweep.py, same points): H100 with these defaults 0.90 /
+      // 1.01 / 1.19 / 1.38 / 2.05 against 0.91 / 1.13 / 1.29 / 1.66 / 2.69 without the table
+      // (100 cycles: 0.91 / 1.01 / 1.20 / 1.41 / 2.14); H200 with its rows below 0.84 / 0.81 /
+      // 0.89 / 1.06 / 1.79 against 0.87 / 0.90 / 1.13 / 1.75 / 2.31 without (one row at 2 per SM:
+      // 0.86; 250 cycles and 4 rows at 4 per SM: 0.90 for blocks of 128, 0.94 for 256).
       // Measured on H100 (stencil, ratio to cg): warp arrivals win for groups of 32 (0.83 against
       // 0.85), block arrivals for groups of 64 (0.82 against 0.95).
       {Backend::cuda, "", "barrier.flip.warp_arrivals_block_max", 32},
