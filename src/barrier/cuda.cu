@@ -417,7 +417,8 @@ struct FlipBarrier {
   // Its waiters, every lane of the calling warp: a lane per row polls the unit's column until
   // every row shows this barrier, in runs of check_mask + 1 polls between reads of the clock and
   // the error word, then acquires. False once the bound passed (the error word is then set) or
-  // another waiter failed.
+  // another waiter failed. The warp-wide form of poll_generation, kept apart from it: in this
+  // loop a few instructions more per barrier showed in the latency (see the FlipBarrier comment).
   __device__ bool wait_at_table() const {
     const Knobs& k = words.knobs;
     unsigned int mask = warp_lanes();
