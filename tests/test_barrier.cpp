@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <map>
 #include <random>
+#include <utility>
 
 #include "barrier/barrier_internal.hpp"
 #include "parpat/barrier.hpp"
@@ -287,6 +288,35 @@ TEST(BarrierTuning, EveryCudaKnobSettingIsCorrect) {
     }
   }
   if (!any) GTEST_SKIP() << "no CUDA device: the tuned CUDA barrier paths need a GPU";
+}
+
+// `hierarchical` on a grid that is one thread-block cluster meets in the cluster's hardware
+// barrier alone: the stress test on such grids (2, 4 and 8 blocks).
+TEST(BarrierCluster, OneClusterGridSeesNoEarlyRelease) {
+  bool any = false;
+  for (const auto& d : devices()) {
+    if (d.backend() != Backend::cuda) continue;
+    if (broken_devices().count(d.label())) continue;
+    for (auto [groups, size] : {std::pair{2, 1024}, std::pair{4, 256}, std::pair{8, 128}}) {
+      StressOptions o;
+      o.method = "hierarchical";
+      o.groups = groups;
+      o.group_size = size;
+      o.rounds = sanitize_run() ? 20 : 20000;
+      try {
+        StressResult r = barrier_stress(d, o);
+        any = true;
+        EXPECT_EQ(r.groups, groups);
+        EXPECT_EQ(r.early_releases, 0u) << groups << " groups of " << size;
+        EXPECT_FALSE(r.barrier_failed);
+      } catch (const Error& e) {
+        if (e.kind() == ErrorKind::unsupported) break;  // no clusters on this GPU
+        if (e.kind() == ErrorKind::backend) broken_devices().emplace(d.label(), e.what());
+        FAIL() << e.what();
+      }
+    }
+  }
+  if (!any) GTEST_SKIP() << "no CUDA device with thread-block clusters";
 }
 
 TEST(BarrierDispatch, RejectsBadRequests) {

@@ -31,7 +31,8 @@
 // that no L2 line serialises more than about √n atomics, and waiters that poll copies of the
 // generation in lines of their own (see FlipBarrier). `hierarchical` first meets in the
 // thread-block cluster's hardware barrier, then one block per cluster arrives at the flip word and
-// polls it, and a second cluster barrier releases the cluster. `cg` is cooperative groups'
+// polls it, and a second cluster barrier releases the cluster; a grid of one cluster (up to 8
+// blocks by default) needs nothing but the cluster barrier. `cg` is cooperative groups'
 // grid.sync and `relaunch` a kernel boundary per phase.
 //
 // The alternatives whose cost only a GPU can tell (atomic or reduction arrivals, relaxed or
@@ -520,18 +521,36 @@ __device__ inline void cluster_wait_acquire() {
   asm volatile("barrier.cluster.wait.acquire;" ::: "memory");
 }
 
-// The cluster's blocks meet in its hardware barrier (release/acquire, so the block that goes on
-// has seen the cluster's writes); block rank 0 then arrives at the flip word for the whole
-// cluster, with one of gridDim / cluster arrivals. By default (EveryBlockPolls false) only rank
-// 0's thread 0 polls the word, and a second cluster barrier releases the cluster: the others
-// arrive at it at once with a relaxed arrival and wait in hardware, rank 0's warp 0 arrives
-// with release after thread 0's acquire, so that the acquire reaches every block. A failed wait is
-// pushed into every block's `cluster_failed` before that arrival, so all blocks of a cluster
-// leave with the same answer and nobody reads another block's shared memory (which may have
-// exited). With EveryBlockPolls (tuning `barrier.hierarchical.release` 1) every block's thread
-// 0 polls the word and there is no second cluster barrier. Every thread keeps the word's
-// generation bit in a register, read at the start of the kernel, before any arrival, when the
-// bit cannot flip yet.
+// The cluster's blocks meet in its hardware barrier, published by each block's warp 0 alone:
+// after __syncthreads its release covers the writes of the whole block (a release is cumulative),
+// so the other warps arrive relaxed; every thread waits with acquire. On the H100 this took
+// 0.45 µs per barrier among 2 blocks of 1024 threads, against 0.68 with a release arrival by
+// every thread (cooperative groups' cluster.sync()), whose releases queue; 0.40 against 0.38
+// among 2 blocks of 128.
+__device__ inline void meet_in_cluster() {
+  __syncthreads();
+  if (threadIdx.x < 32)
+    cluster_arrive_release();
+  else
+    cluster_arrive_relaxed();
+  cluster_wait_acquire();
+}
+
+// The cluster's blocks meet in its hardware barrier (meet_in_cluster: release/acquire, so the
+// block that goes on has seen the cluster's writes). When the grid is one cluster that is the
+// whole barrier: the hardware waits for every thread of the grid, and the cluster's blocks are
+// resident together by construction, so there is no spin to bound (2 blocks of 1024 on the H100:
+// 0.45 µs per barrier against cooperative groups' 1.10). Otherwise block rank 0 then arrives at
+// the flip word for the whole cluster, with one of gridDim / cluster arrivals. By default
+// (EveryBlockPolls false) only rank 0's thread 0 polls the word, and a second cluster barrier
+// releases the cluster: the others arrive at it at once with a relaxed arrival and wait in
+// hardware, rank 0's warp 0 arrives with release after thread 0's acquire, so that the acquire
+// reaches every block. A failed wait is pushed into every block's `cluster_failed` before that
+// arrival, so all blocks of a cluster leave with the same answer and nobody reads another block's
+// shared memory (which may have exited). With EveryBlockPolls (tuning
+// `barrier.hierarchical.release` 1) every block's thread 0 polls the word and there is no second
+// cluster barrier. Every thread keeps the word's generation bit in a register, read at the start of
+// the kernel, before any arrival, when the bit cannot flip yet.
 template <bool EveryBlockPolls>
 struct HierarchicalBarrier {
   Words words;
@@ -547,8 +566,9 @@ struct HierarchicalBarrier {
     unsigned int* word = words.counter();
     unsigned int clusters = gridDim.x / cluster.num_blocks();
     bool rank0 = cluster.block_rank() == 0;
+    meet_in_cluster();
+    if (clusters == 1) return true;
     generation ^= kGenerationBit;
-    cluster.sync();
     if constexpr (EveryBlockPolls) {
       bool ok = true;
       if (threadIdx.x == 0) {
