@@ -722,7 +722,7 @@ TEST(HistogramOpenclWithout64BitAtomics, CarriesIntoTheHighWord) {
           Case{"fast_local", "-DWHOLE=1 -DFIELD_BITS=4 -DRUNS=0", false, 0, 4, 0},
           Case{"fast_global", "-DRUNS=1", false, 1, 0, 0}}) {
       counts.upload(initial.data(), counts.bytes());
-      cl::Kernel& k = cl.kernel(
+      cl::Kernel k = cl.kernel(
           "histogram.cl", parpat_cl_histogram,
           std::string("-DT=uchar -DVEC=16 -DRULE=0 -DINT64_ATOMICS=0 ") + c.options, c.kernel);
       cl_uint i = 0;

@@ -92,6 +92,9 @@ StressResult barrier_stress(const Device& device, const StressOptions& options);
 struct LatencyResult {
   std::string method;
   int groups = 0, group_size = 0, barriers = 0;
+  // Median device time of a launch that passes `barriers` barriers and of the same launch with
+  // none; us_per_barrier is their difference per barrier (0 when noise makes it negative).
+  double barriers_ms = 0, empty_ms = 0;
   double us_per_barrier = 0;
   bool barrier_failed = false;
 };

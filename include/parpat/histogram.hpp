@@ -41,13 +41,16 @@ constexpr std::int64_t kMaxHistogramBins = std::int64_t{1} << 26;
 
 struct HistogramOptions {
   std::string variant;  // empty: the backend's default (`fast` on GPUs, `parallel` on the CPU)
+  // true: time the call with events of its own (time_ms); false (default): enqueue only the
+  // pattern's work and leave time_ms 0.
+  bool timed = false;
 };
 
 struct HistogramResult {
   HistogramBins bins;  // resolved: even with a range, or explicit edges
   std::vector<std::uint64_t> counts;
   std::uint64_t underflow = 0, overflow = 0, nan = 0;
-  double time_ms = 0;  // device time of the counting itself
+  double time_ms = 0;  // device time of the counting (options.timed), else 0
 };
 
 // The bins `bins` stands for on the data `in`: a missing range becomes the data's [min, max]

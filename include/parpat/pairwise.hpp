@@ -26,6 +26,9 @@ struct PairwiseOptions {
   // kernel of the variant, which is what benchmarks measure.
   bool brute_force = false;
   int threads_per_block = 0;  // 0: the variant's tuned block size
+  // true: time the call with events of its own (time_ms); false (default): enqueue only the
+  // pattern's work and leave time_ms 0.
+  bool timed = false;
 };
 
 struct PairwiseResult {

@@ -41,13 +41,16 @@ struct ReduceOptions {
   ReduceOp op = ReduceOp::sum;
   Axis axis = Axis::all;
   std::string variant;  // empty: the backend's default (`fast` on GPUs, `parallel` on the CPU)
+  // true: time the call with events of its own (time_ms); false (default): enqueue only the
+  // pattern's work and leave time_ms 0.
+  bool timed = false;
 };
 
 struct ReduceResult {
   DType dtype = DType::float64;       // reduce_result_dtype(input, op)
   std::vector<Scalar> values;         // 1 for axis all, rows or cols values otherwise
   std::vector<std::int64_t> indices;  // arg ops: first extreme (first NaN), else empty
-  double time_ms = 0;                 // device time of the reduction itself
+  double time_ms = 0;                 // device time of the reduction (options.timed), else 0
 };
 
 // Reduces `in` on its own device. Throws Error(invalid_argument) for an empty input of

@@ -235,6 +235,8 @@ LatencyResult barrier_latency(const Device& device, const std::string& method, i
   r.group_size = group_size;
   r.barriers = barriers;
   r.barrier_failed = failed || failed_empty;
+  r.barriers_ms = full;
+  r.empty_ms = empty;
   r.us_per_barrier = std::max(0.0, full - empty) * 1e3 / barriers;
   return r;
 }

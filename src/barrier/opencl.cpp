@@ -48,12 +48,12 @@ const std::string& barrier_source() {
   return source;
 }
 
-cl::Kernel& barrier_kernel(OpenclDevice& cl, int method, const char* name) {
+cl::Kernel barrier_kernel(OpenclDevice& cl, int method, const char* name) {
   return cl.kernel("barrier.cl", barrier_source(), "-DBARRIER_METHOD=" + std::to_string(method),
                    name);
 }
 
-cl::Kernel& relaunch_kernel(OpenclDevice& cl, const char* name) {
+cl::Kernel relaunch_kernel(OpenclDevice& cl, const char* name) {
   return cl.kernel("barrier.cl", barrier_source(), "", name);
 }
 
@@ -85,7 +85,7 @@ int estimated_groups(OpenclDevice& cl, int group_size, std::size_t local) {
   return per_cu * std::max(1, info.compute_units);
 }
 
-std::size_t kernel_local_bytes(OpenclDevice& cl, cl::Kernel& kernel) {
+std::size_t kernel_local_bytes(OpenclDevice& cl, const cl::Kernel& kernel) {
   try {
     return kernel.getWorkGroupInfo<CL_KERNEL_LOCAL_MEM_SIZE>(cl.device());
   } catch (const cl::Error& e) {
@@ -112,7 +112,7 @@ struct Workspace {
 void run_stress(const Device& device, int method, int groups, int group_size, std::int64_t rounds,
                 StressResult& result) {
   auto& cl = backend_cast<OpenclDevice>(device);
-  cl::Kernel& k = barrier_kernel(cl, method, "stress");
+  cl::Kernel k = barrier_kernel(cl, method, "stress");
   Workspace ws(device, groups);
   Buffer slots(device, groups * sizeof(cl_uint)), early(device, sizeof(cl_uint));
   std::vector<cl_uint> zeros(static_cast<std::size_t>(groups), 0u);
@@ -187,7 +187,7 @@ template <int M>
 void spin_stencil(const Device& device, int groups, int group_size, std::int64_t steps,
                   StencilResult& result) {
   auto& cl = backend_cast<OpenclDevice>(device);
-  cl::Kernel& k = barrier_kernel(cl, M, "stencil");
+  cl::Kernel k = barrier_kernel(cl, M, "stencil");
   cl_uint n = static_cast<cl_uint>(groups) * group_size;
   Workspace ws(device, groups);
   std::vector<cl_uint> host(n, 1u);
@@ -214,7 +214,7 @@ template <int M>
 double spin_barriers_ms(const Device& device, int groups, int group_size, int barriers, int reps,
                         bool& failed) {
   auto& cl = backend_cast<OpenclDevice>(device);
-  cl::Kernel& k = barrier_kernel(cl, M, "latency");
+  cl::Kernel k = barrier_kernel(cl, M, "latency");
   Workspace ws(device, groups);
   std::vector<double> times;
   failed = false;
@@ -237,7 +237,7 @@ int relaunch_max_groups(const Device&, int) {
 void relaunch_stencil(const Device& device, int groups, int group_size, std::int64_t steps,
                       StencilResult& result) {
   auto& cl = backend_cast<OpenclDevice>(device);
-  cl::Kernel& k = relaunch_kernel(cl, "stencil_step");
+  cl::Kernel k = relaunch_kernel(cl, "stencil_step");
   cl_uint n = static_cast<cl_uint>(groups) * group_size;
   std::vector<cl_uint> host(n, 1u);
   Buffer a(device, n * sizeof(cl_uint)), b(device, n * sizeof(cl_uint));
@@ -258,8 +258,8 @@ void relaunch_stencil(const Device& device, int groups, int group_size, std::int
 void relaunch_stress(const Device& device, int groups, int group_size, std::int64_t rounds,
                      StressResult& result) {
   auto& cl = backend_cast<OpenclDevice>(device);
-  cl::Kernel& publish = relaunch_kernel(cl, "stress_publish");
-  cl::Kernel& check = relaunch_kernel(cl, "stress_check");
+  cl::Kernel publish = relaunch_kernel(cl, "stress_publish");
+  cl::Kernel check = relaunch_kernel(cl, "stress_check");
   Buffer slots(device, groups * sizeof(cl_uint)), early(device, sizeof(cl_uint));
   cl_uint zero = 0;
   early.upload(&zero, sizeof zero);
@@ -280,7 +280,7 @@ void relaunch_stress(const Device& device, int groups, int group_size, std::int6
 double relaunch_barriers_ms(const Device& device, int groups, int group_size, int barriers,
                             int reps, bool& failed) {
   auto& cl = backend_cast<OpenclDevice>(device);
-  cl::Kernel& k = relaunch_kernel(cl, "empty");
+  cl::Kernel k = relaunch_kernel(cl, "empty");
   failed = false;
   std::vector<double> times;
   for (int rep = 0; rep < reps + 2; ++rep) {

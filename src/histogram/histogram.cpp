@@ -283,9 +283,13 @@ HistogramResult histogram(const Array& in, const HistogramBins& bins,
   result.bins = resolve_bins(in, bins);
   Histogrammer plan(device, in.dtype(), in.size(), result.bins, options);
   Buffer counts(device, static_cast<std::size_t>(plan.slots()) * sizeof(std::uint64_t));
-  device.impl().timer_start();
-  plan.run(in, counts);
-  result.time_ms = device.impl().timer_stop_ms();
+  if (options.timed) {
+    device.impl().timer_start(detail::TimerMode::events_only);
+    plan.run(in, counts);
+    result.time_ms = device.impl().timer_stop_ms();
+  } else {
+    plan.run(in, counts);
+  }
   std::vector<std::uint64_t> all(static_cast<std::size_t>(plan.slots()));
   counts.download(all.data(), all.size() * sizeof(std::uint64_t));
   auto bins_n = static_cast<std::size_t>(plan.bins());

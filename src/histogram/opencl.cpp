@@ -237,10 +237,10 @@ class OpenclHistogram final : public HistogramKernel {
         break;
       }
     }
-    kernel_ = &cl_.kernel("histogram.cl", parpat_cl_histogram, options, name);
+    kernel_ = cl_.kernel("histogram.cl", parpat_cl_histogram, options, name);
     try {  // a kernel's registers may allow fewer work-items than the device
       local_size_ =
-          std::min(local_size_, kernel_->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(cl_.device()));
+          std::min(local_size_, kernel_.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(cl_.device()));
     } catch (const cl::Error& e) {
       rethrow_opencl(e);
     }
@@ -266,7 +266,7 @@ class OpenclHistogram final : public HistogramKernel {
       cl_ulong zero = 0;
       cl_.queue().enqueueFillBuffer(cl::Buffer(as_mem(counts.handle()), true), zero, 0,
                                     static_cast<std::size_t>(p_.slots()) * 8);
-      cl::Kernel& k = *kernel_;
+      cl::Kernel& k = kernel_;
       if (strategy_ == Strategy::fast && !layout_.global) {
         const auto counted =
             layout_.count_values ? std::uint32_t{256} : static_cast<std::uint32_t>(p_.slots());
@@ -339,7 +339,7 @@ class OpenclHistogram final : public HistogramKernel {
   bool float_edges_ = false;  // RULE 3 settles against the float64 edges, not thresholds
   FastLayout layout_;
   Buffer aux_;  // value → slot (or merge-cell) table, explicit edges or float thresholds
-  cl::Kernel* kernel_ = nullptr;
+  cl::Kernel kernel_;
   std::size_t local_size_ = 256, groups_ = 1, local_bytes_ = 0;
 };
 

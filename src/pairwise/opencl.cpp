@@ -72,7 +72,7 @@ class OpenclPairwise final : public PairwiseKernelImpl {
       source_ = "#define PAIRWISE_EXPRESSION(a, b) (" + p_.expression + ")\n" + source_;
     if (p_.kernel == PairwiseKernel::gaussian) s_ = gaussian_scale(p_.h);
     if (p_.scaled_sum() && p_.y <= tuning(d.info(), "pairwise.shortcut.group_sum_max_y", 0)) {
-      group_sum_ = &cl_.kernel("pairwise.cl", source_, options_, "pairwise_scale_by_group_sum");
+      group_sum_ = cl_.kernel("pairwise.cl", source_, options_, "pairwise_scale_by_group_sum");
       const long long wanted = (p_.x + sum_threads_ * 4ll - 1) / (sum_threads_ * 4ll);
       group_sum_groups_ = static_cast<int>(
           std::clamp<long long>(wanted, 1, 2ll * std::max(1, d.info().compute_units)));
@@ -81,8 +81,8 @@ class OpenclPairwise final : public PairwiseKernelImpl {
     if (p_.scaled_sum()) {
       sum_reducer_ = make_sum_reducer(d, p_.y);
       sum_ = Buffer(d, sizeof(float));
-      scale_ = &cl_.kernel("pairwise.cl", source_, options_, "pairwise_scale");
-      if (!sum_reducer_) sum_b_ = &cl_.kernel("pairwise.cl", source_, options_, "pairwise_sum_b");
+      scale_ = cl_.kernel("pairwise.cl", source_, options_, "pairwise_scale");
+      if (!sum_reducer_) sum_b_ = cl_.kernel("pairwise.cl", source_, options_, "pairwise_sum_b");
       return;
     }
     const int tuned_tpb = tpb_;
@@ -108,7 +108,7 @@ class OpenclPairwise final : public PairwiseKernelImpl {
           tickets_ = Buffer(d, zeros.size() * sizeof(cl_uint));
           tickets_.upload(zeros.data(), tickets_.bytes());
         } else {
-          sum_slices_ = &cl_.kernel(what(), source_, options_, "pairwise_sum_slices");
+          sum_slices_ = cl_.kernel(what(), source_, options_, "pairwise_sum_slices");
         }
       }
     }
@@ -129,10 +129,10 @@ class OpenclPairwise final : public PairwiseKernelImpl {
   // none (fitting the kernel and the problem) and returns the most work-items a group of the
   // kernel may hold.
   std::size_t fit_kernel(int tuned_tpb) {
-    kernel_ = &cl_.kernel(what(), source_, options_, shape_.kernel);
+    kernel_ = cl_.kernel(what(), source_, options_, shape_.kernel);
     std::size_t limit = 0;
     try {
-      limit = kernel_->getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(cl_.device());
+      limit = kernel_.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(cl_.device());
     } catch (const cl::Error& e) {
       rethrow_opencl(e);
     }
@@ -147,9 +147,9 @@ class OpenclPairwise final : public PairwiseKernelImpl {
            C = as_mem(c.buffer().handle());
     cl_long X = p_.x, Y = p_.y;
     try {
-      if (group_sum_) {
-        set_args(*group_sum_, A, B, C, X, Y);
-        cl_.launch(*group_sum_, static_cast<std::size_t>(group_sum_groups_) * sum_threads_,
+      if (group_sum_()) {
+        set_args(group_sum_, A, B, C, X, Y);
+        cl_.launch(group_sum_, static_cast<std::size_t>(group_sum_groups_) * sum_threads_,
                    sum_threads_);
         return;
       }
@@ -158,20 +158,20 @@ class OpenclPairwise final : public PairwiseKernelImpl {
         if (sum_reducer_) {
           sum_reducer_->run(b, sum_, Buffer());
         } else {
-          set_args(*sum_b_, B, Y, sum);
-          cl_.launch(*sum_b_, sum_threads_, sum_threads_);
+          set_args(sum_b_, B, Y, sum);
+          cl_.launch(sum_b_, sum_threads_, sum_threads_);
         }
-        set_args(*scale_, A, sum, C, X);
+        set_args(scale_, A, sum, C, X);
         std::size_t groups = static_cast<std::size_t>((X + 255) / 256);
-        cl_.launch(*scale_, groups * 256, 256);
+        cl_.launch(scale_, groups * 256, 256);
         return;
       }
-      set_args(*kernel_, A, B, C, X, Y, s_);
-      if (shape_.local_tile) kernel_->setArg(6, cl::Local(tpb_ * sizeof(float)));
+      set_args(kernel_, A, B, C, X, Y, s_);
+      if (shape_.local_tile) kernel_.setArg(6, cl::Local(tpb_ * sizeof(float)));
       long long per_group = static_cast<long long>(tpb_) * shape_.items;
       std::size_t groups = static_cast<std::size_t>((X + per_group - 1) / per_group);
       if (!fast()) {
-        cl_.launch(*kernel_, groups * tpb_, tpb_);
+        cl_.launch(kernel_, groups * tpb_, tpb_);
         return;
       }
       // Arguments the launch never reads (no slices, or no tickets) get C in their place.
@@ -179,16 +179,16 @@ class OpenclPairwise final : public PairwiseKernelImpl {
       cl_mem tickets = combine_ ? as_mem(tickets_.handle()) : C;
       const cl_long length = slices_.length;
       const cl_int combine = combine_ ? 1 : 0;
-      kernel_->setArg(6, sizeof length, &length);
-      kernel_->setArg(7, sizeof partial, &partial);
-      kernel_->setArg(8, sizeof combine, &combine);
-      kernel_->setArg(9, sizeof tickets, &tickets);
-      cl_.launch(*kernel_, cl::NDRange(groups * tpb_, static_cast<std::size_t>(slices_.count)),
+      kernel_.setArg(6, sizeof length, &length);
+      kernel_.setArg(7, sizeof partial, &partial);
+      kernel_.setArg(8, sizeof combine, &combine);
+      kernel_.setArg(9, sizeof tickets, &tickets);
+      cl_.launch(kernel_, cl::NDRange(groups * tpb_, static_cast<std::size_t>(slices_.count)),
                  cl::NDRange(static_cast<std::size_t>(tpb_), 1));
-      if (sum_slices_) {
-        set_args(*sum_slices_, partial, static_cast<cl_int>(slices_.count), X, C);
+      if (sum_slices_()) {
+        set_args(sum_slices_, partial, static_cast<cl_int>(slices_.count), X, C);
         std::size_t sum_groups = static_cast<std::size_t>((X + 255) / 256);
-        cl_.launch(*sum_slices_, sum_groups * 256, 256);
+        cl_.launch(sum_slices_, sum_groups * 256, 256);
       }
     } catch (const cl::Error& e) {
       rethrow_opencl(e);
@@ -209,15 +209,15 @@ class OpenclPairwise final : public PairwiseKernelImpl {
   Buffer partial_;        // slices_.count rows of X partial results when B is split
   bool combine_ = false;  // the last group of each column adds the rows (else sum_slices_)
   Buffer tickets_;        // one per column of groups, back to zero after every launch
-  cl::Kernel* sum_slices_ = nullptr;
+  cl::Kernel sum_slices_;
   int tpb_ = 256, sum_threads_ = 256;
   float s_ = 1.0f;
   std::string source_, options_, base_options_;  // base: without FAST_ITEMS
-  cl::Kernel* kernel_ = nullptr;
-  cl::Kernel* scale_ = nullptr;
-  cl::Kernel* group_sum_ = nullptr;  // the product shortcut in one launch (a short B)
+  cl::Kernel kernel_;
+  cl::Kernel scale_;
+  cl::Kernel group_sum_;  // the product shortcut in one launch (a short B)
   int group_sum_groups_ = 1;
-  cl::Kernel* sum_b_ = nullptr;
+  cl::Kernel sum_b_;
   std::unique_ptr<Reducer> sum_reducer_;
   Buffer sum_;
 };

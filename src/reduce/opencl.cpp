@@ -207,7 +207,7 @@ class OpenclReduce : public ReduceKernel {
         cols_(static_cast<cl_long>(s.cols)),
         pad_(static_cast<cl_long>(s.rows > 1 ? s.row_stride - s.cols : 0)) {}
 
-  cl::Kernel& kernel(const char* name) {
+  cl::Kernel kernel(const char* name) {
     return cl_.kernel("reduce.cl", parpat_cl_reduce, options_, name);
   }
   // Kernels always take an indices argument; non-arg ops never write it.
@@ -270,8 +270,8 @@ class PassesKernel final : public OpenclReduce {
 
   bool tree_;
   std::size_t block_, fold_;
-  cl::Kernel& first_;
-  cl::Kernel& next_;
+  cl::Kernel first_;
+  cl::Kernel next_;
   Buffer ping_, pong_;
 };
 
@@ -303,8 +303,8 @@ class GridstrideKernel final : public OpenclReduce {
 
  private:
   std::size_t groups_;
-  cl::Kernel& fold_;
-  cl::Kernel& finish_;
+  cl::Kernel fold_;
+  cl::Kernel finish_;
   Buffer partials_;
 };
 
@@ -332,9 +332,9 @@ class AtomicKernel final : public OpenclReduce {
 
  private:
   std::size_t groups_;
-  cl::Kernel& init_;
-  cl::Kernel& fold_;
-  cl::Kernel& finish_;
+  cl::Kernel init_;
+  cl::Kernel fold_;
+  cl::Kernel finish_;
   Buffer target_;
 };
 
@@ -354,7 +354,7 @@ class FastKernel final : public OpenclReduce {
       // work-item, so the data is spread over as many compute units as it covers and each
       // work-item waits for memory once; past that the tuned grid (arg ops have their own),
       // 8 vectors in flight each.
-      kernel_ = &kernel("fast_all");
+      kernel_ = kernel("fast_all");
       if (is_arg_op(s.op)) most = static_cast<std::int64_t>(tune_.fast_arg_groups);
       auto group_elements = static_cast<std::int64_t>(block) * vw;
       std::int64_t large = ceil_div(s.size(), group_elements * 8);
@@ -380,7 +380,7 @@ class FastKernel final : public OpenclReduce {
       std::int64_t rows_per_group = static_cast<std::int64_t>(block_ / slice_);
       groups_ = static_cast<std::size_t>(std::clamp<std::int64_t>(
           ceil_div(s.rows, rows_per_group), 1, static_cast<std::int64_t>(tune_.fast_rows_grid)));
-      kernel_ = &kernel("fast_rows");
+      kernel_ = kernel("fast_rows");
     } else if (strips_fit(s)) {
       strips_ = true;
       block_ = tune_.fast_cols_block;
@@ -394,7 +394,7 @@ class FastKernel final : public OpenclReduce {
       chunks_ = ceil_div(s.rows, rows_per_chunk_);
       groups_ = static_cast<std::size_t>(tiles * chunks_);
       counters = tiles;
-      kernel_ = &kernel("fast_cols_strips");
+      kernel_ = kernel("fast_cols_strips");
       partials_ = partials(chunks_ > 1 ? chunks_ * s.cols : 1);
     } else {
       tile_ = std::min(block, pow2_ceil(s.cols));
@@ -408,7 +408,7 @@ class FastKernel final : public OpenclReduce {
       chunks_ = ceil_div(s.rows, rows_per_chunk_);
       groups_ = static_cast<std::size_t>(tiles * chunks_);
       counters = tiles;
-      kernel_ = &kernel("fast_cols");
+      kernel_ = kernel("fast_cols");
       partials_ = partials(chunks_ > 1 ? chunks_ * s.cols : 1);
     }
     counters_ = Buffer(d, static_cast<std::size_t>(counters) * sizeof(cl_uint));
@@ -421,20 +421,20 @@ class FastKernel final : public OpenclReduce {
            idx = indices_or(indices, values);
     auto rows = static_cast<cl_long>(s_.rows), stride = static_cast<cl_long>(s_.row_stride);
     if (s_.axis == Axis::all) {
-      set_args(*kernel_, x, n_, cols_, pad_, as_mem(partials_.handle()), as_mem(counters_.handle()),
+      set_args(kernel_, x, n_, cols_, pad_, as_mem(partials_.handle()), as_mem(counters_.handle()),
                out, idx);
     } else if (s_.axis == Axis::rows) {
-      set_args(*kernel_, x, rows, cols_, stride, static_cast<cl_uint>(slice_), out, idx);
+      set_args(kernel_, x, rows, cols_, stride, static_cast<cl_uint>(slice_), out, idx);
     } else if (strips_) {
-      set_args(*kernel_, x, rows, cols_, stride, static_cast<cl_long>(chunks_),
+      set_args(kernel_, x, rows, cols_, stride, static_cast<cl_long>(chunks_),
                static_cast<cl_long>(rows_per_chunk_), as_mem(partials_.handle()),
                as_mem(counters_.handle()), out, idx);
     } else {
-      set_args(*kernel_, x, rows, cols_, stride, static_cast<cl_uint>(tile_),
+      set_args(kernel_, x, rows, cols_, stride, static_cast<cl_uint>(tile_),
                static_cast<cl_long>(chunks_), static_cast<cl_long>(rows_per_chunk_),
                as_mem(partials_.handle()), as_mem(counters_.handle()), out, idx);
     }
-    cl_.launch(*kernel_, groups_ * block_, block_);
+    cl_.launch(kernel_, groups_ * block_, block_);
   }
 
  private:
@@ -446,7 +446,7 @@ class FastKernel final : public OpenclReduce {
            ceil_div(s.cols, vw) * 2 >= static_cast<std::int64_t>(tune_.fast_cols_block);
   }
 
-  cl::Kernel* kernel_ = nullptr;
+  cl::Kernel kernel_;
   bool strips_ = false;
   std::size_t block_, groups_ = 1, slice_ = 1, tile_ = 1;
   std::int64_t chunks_ = 1, rows_per_chunk_ = 1;

@@ -199,8 +199,8 @@ ReduceResult reduce(const Array& in, const ReduceOptions& options) {
   auto outputs = static_cast<std::size_t>(reducer.outputs());
   Buffer values(device, outputs * dtype_size(result.dtype));
   Buffer indices(device, is_arg_op(options.op) ? outputs * sizeof(std::int64_t) : 0);
-  if (in.size() > 0) {  // an empty input is answered from the host, untimed
-    device.impl().timer_start();
+  if (in.size() > 0 && options.timed) {  // an empty input is answered from the host, untimed
+    device.impl().timer_start(detail::TimerMode::events_only);
     reducer.run(in, values, indices);
     result.time_ms = device.impl().timer_stop_ms();
   } else {

@@ -9,6 +9,8 @@
 
 namespace parpat::detail {
 
+enum class TimerMode { hold_queue, events_only };
+
 class DeviceImpl {
  public:
   virtual ~DeviceImpl() = default;
@@ -21,11 +23,15 @@ class DeviceImpl {
   virtual void download(const void* handle, std::size_t offset, void* dst, std::size_t bytes) = 0;
   virtual void synchronize() = 0;
 
-  // Device time of the work enqueued between timer_start() and timer_stop_ms(); the stop
-  // waits for that work to finish. Nothing in between should wait for the device: CUDA holds
-  // the stream until timer_stop_ms() (for at most 20 ms), so a host synchronisation there
-  // stalls and the measurement then includes host time.
-  virtual void timer_start() = 0;
+  // Device time of the work the calling thread enqueues between timer_start() and
+  // timer_stop_ms(); the stop waits for that work to finish. The timer's state belongs to the
+  // calling thread, so threads that share a device may time their own calls (on a shared stream
+  // or queue, one thread's time may include another's work that ran in between).
+  // hold_queue (the benchmarks, one thread): CUDA holds the stream behind a blocking kernel
+  // until timer_stop_ms() (for at most 20 ms), so the events time the device alone; nothing in
+  // between may wait for the device, or the measurement includes host time. events_only (a call
+  // asked to time itself): the events alone, the host's launch time included.
+  virtual void timer_start(TimerMode mode = TimerMode::hold_queue) = 0;
   virtual double timer_stop_ms() = 0;
 
   // Graph capture of the device's queue, for timing short launches without the gaps between

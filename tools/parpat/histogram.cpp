@@ -114,6 +114,7 @@ void add_histogram_command(CLI::App& app) {
     Array in = Array::from_host(device, host.dtype, host.shape, host.data.data());
     HistogramOptions options;
     options.variant = o->common.variant;
+    options.timed = true;  // the answer reports time_ms
     HistogramResult r = histogram(in, spec, options);
     std::string variant = options.variant;
     if (variant.empty()) variant = device.backend() == Backend::cpu ? "parallel" : "fast";

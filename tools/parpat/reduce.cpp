@@ -27,6 +27,7 @@ void add_reduce_command(CLI::App& app) {
     options.op = parse_reduce_op(o->op);
     options.axis = parse_axis(o->axis);
     options.variant = o->common.variant;
+    options.timed = true;  // the answer reports time_ms
     HostArray host = read_input(o->file);
     Device device = o->common.open_device();
     Array in = Array::from_host(device, host.dtype, host.shape, host.data.data());

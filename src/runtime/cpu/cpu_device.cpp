@@ -145,11 +145,15 @@ void CpuDevice::download(const void* handle, std::size_t offset, void* dst, std:
   std::memcpy(dst, static_cast<const char*>(handle) + offset, bytes);
 }
 
-void CpuDevice::timer_start() {
-  start_ms_ = now_ms();
+namespace {
+thread_local double timer_start_ms = 0;  // each thread times its own calls
+}  // namespace
+
+void CpuDevice::timer_start(TimerMode) {
+  timer_start_ms = now_ms();
 }
 double CpuDevice::timer_stop_ms() {
-  return now_ms() - start_ms_;
+  return now_ms() - timer_start_ms;
 }
 
 // The pool. A call publishes a round: its task count in the work word (next index 0), then a

@@ -26,7 +26,7 @@ class CpuDevice final : public DeviceImpl {
   void upload(void* handle, std::size_t offset, const void* src, std::size_t bytes) override;
   void download(const void* handle, std::size_t offset, void* dst, std::size_t bytes) override;
   void synchronize() override {}
-  void timer_start() override;
+  void timer_start(TimerMode mode = TimerMode::hold_queue) override;
   double timer_stop_ms() override;
 
   int threads() const { return static_cast<int>(workers_.size()) + 1; }
@@ -62,7 +62,6 @@ class CpuDevice final : public DeviceImpl {
   std::atomic<bool> caller_sleeps_{false};
   std::atomic<bool> stop_{false};
   std::exception_ptr failure_;  // the first exception a task threw this call (sleep_mutex_)
-  double start_ms_ = 0;
 };
 
 }  // namespace parpat::detail

@@ -1,5 +1,6 @@
 #include "runtime/cuda/cuda_device.hpp"
 
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -64,8 +65,6 @@ CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
   info_ = describe(ordinal, props_);
   activate();
   PARPAT_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  PARPAT_CUDA(cudaEventCreate(&start_));
-  PARPAT_CUDA(cudaEventCreate(&stop_));
   void* flag = nullptr;
   PARPAT_CUDA(cudaHostAlloc(&flag, sizeof(int), cudaHostAllocMapped));
   release_flag_ = static_cast<volatile int*>(flag);
@@ -76,8 +75,6 @@ CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
 CudaDevice::~CudaDevice() {
   cudaSetDevice(ordinal_);
   if (graph_) cudaGraphExecDestroy(graph_);
-  if (start_) cudaEventDestroy(start_);
-  if (stop_) cudaEventDestroy(stop_);
   if (stream_) cudaStreamDestroy(stream_);
   if (release_flag_) cudaFreeHost(const_cast<int*>(release_flag_));
 }
@@ -126,20 +123,53 @@ void CudaDevice::synchronize() {
   PARPAT_CUDA(cudaStreamSynchronize(stream_));
 }
 
-void CudaDevice::timer_start() {
+namespace {
+
+// The calling thread's timing events, one pair per device it has timed on (created on first use,
+// destroyed when the thread ends).
+struct ThreadTimer {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  bool holding = false;
+};
+struct ThreadTimers {
+  std::map<int, ThreadTimer> by_ordinal;
+  ~ThreadTimers() {
+    for (auto& [ordinal, t] : by_ordinal) {
+      cudaEventDestroy(t.start);
+      cudaEventDestroy(t.stop);
+    }
+  }
+};
+thread_local ThreadTimers thread_timers;
+
+}  // namespace
+
+void CudaDevice::timer_start(TimerMode mode) {
   activate();
-  *release_flag_ = 0;
-  block_stream<<<1, 1, 0, stream_>>>(release_flag_device_);
-  check_launch("block_stream");
-  PARPAT_CUDA(cudaEventRecord(start_, stream_));
+  ThreadTimer& t = thread_timers.by_ordinal[ordinal_];
+  if (!t.start) {
+    PARPAT_CUDA(cudaEventCreate(&t.start));
+    PARPAT_CUDA(cudaEventCreate(&t.stop));
+  }
+  t.holding = mode == TimerMode::hold_queue;
+  if (t.holding) {
+    *release_flag_ = 0;
+    block_stream<<<1, 1, 0, stream_>>>(release_flag_device_);
+    check_launch("block_stream");
+  }
+  PARPAT_CUDA(cudaEventRecord(t.start, stream_));
 }
 
 double CudaDevice::timer_stop_ms() {
-  PARPAT_CUDA(cudaEventRecord(stop_, stream_));
-  *release_flag_ = 1;
-  PARPAT_CUDA(cudaEventSynchronize(stop_));
+  auto it = thread_timers.by_ordinal.find(ordinal_);
+  if (it == thread_timers.by_ordinal.end()) return 0;
+  ThreadTimer& t = it->second;
+  PARPAT_CUDA(cudaEventRecord(t.stop, stream_));
+  if (t.holding) *release_flag_ = 1;
+  t.holding = false;
+  PARPAT_CUDA(cudaEventSynchronize(t.stop));
   float ms = 0;
-  PARPAT_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
+  PARPAT_CUDA(cudaEventElapsedTime(&ms, t.start, t.stop));
   return ms;
 }
 

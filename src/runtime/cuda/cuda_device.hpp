@@ -1,6 +1,7 @@
-// The CUDA backend: one stream per device, cudaMalloc'd memory, event timing. Timing holds the
-// stream behind a blocking kernel while the timed work is enqueued (nvbench's method), so the
-// events measure device time only, not the host's launch overhead.
+// The CUDA backend: one stream per device, cudaMalloc'd memory, event timing. The benchmarks'
+// timing holds the stream behind a blocking kernel while the timed work is enqueued, so the
+// events measure device time only, not the host's launch overhead. A device may be shared by
+// threads: the runtime API is thread-safe, and each thread times with events of its own.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -26,7 +27,7 @@ class CudaDevice final : public DeviceImpl {
   void upload(void* handle, std::size_t offset, const void* src, std::size_t bytes) override;
   void download(const void* handle, std::size_t offset, void* dst, std::size_t bytes) override;
   void synchronize() override;
-  void timer_start() override;
+  void timer_start(TimerMode mode = TimerMode::hold_queue) override;
   double timer_stop_ms() override;
   bool capture_begin() override;
   void capture_end() override;
@@ -43,7 +44,6 @@ class CudaDevice final : public DeviceImpl {
   cudaDeviceProp props_{};
   DeviceInfo info_;
   cudaStream_t stream_ = nullptr;
-  cudaEvent_t start_ = nullptr, stop_ = nullptr;
   cudaGraphExec_t graph_ = nullptr;       // the last captured work, instantiated
   volatile int* release_flag_ = nullptr;  // pinned, mapped: the host releases the blocking kernel
   int* release_flag_device_ = nullptr;

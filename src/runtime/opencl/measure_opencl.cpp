@@ -16,7 +16,7 @@ Peaks measure_opencl(const Device& device) {
   std::vector<unsigned char> ones(bytes, 1);
   buf.upload(ones.data(), bytes);
   std::size_t groups = static_cast<std::size_t>(cl.info().compute_units) * (gpu ? 8 : 1);
-  auto& read = cl.kernel("measure.cl", parpat_cl_measure, "", "read_probe");
+  cl::Kernel read = cl.kernel("measure.cl", parpat_cl_measure, "", "read_probe");
   set_args(read, as_mem(buf.handle()), static_cast<cl_ulong>(bytes / 16), as_mem(sink.handle()));
   std::vector<double> times;
   for (int rep = 0; rep < (gpu ? 12 : 4); ++rep) {
@@ -28,7 +28,7 @@ Peaks measure_opencl(const Device& device) {
   p.read_gbps = bytes / (median(times) * 1e6);
 
   int iters = gpu ? 4096 : 256;
-  auto& fma = cl.kernel("measure.cl", parpat_cl_measure, "", "fma_probe");
+  cl::Kernel fma = cl.kernel("measure.cl", parpat_cl_measure, "", "fma_probe");
   set_args(fma, as_mem(sink.handle()), 0.999f, 1e-3f, iters);
   times.clear();
   for (int rep = 0; rep < (gpu ? 7 : 3); ++rep) {
@@ -39,7 +39,7 @@ Peaks measure_opencl(const Device& device) {
   }
   p.fma_gflops = 2.0 * 8 * iters * groups * 256.0 / (median(times) * 1e6);
 
-  auto& empty = cl.kernel("measure.cl", parpat_cl_measure, "", "empty_probe");
+  cl::Kernel empty = cl.kernel("measure.cl", parpat_cl_measure, "", "empty_probe");
   times.clear();
   for (int rep = 0; rep < 23; ++rep) {
     cl.timer_start();

@@ -118,20 +118,31 @@ void OpenclDevice::synchronize() {
   }
 }
 
-void OpenclDevice::timer_start() {
+namespace {
+
+// The timing window of the calling thread: the first and last launch it enqueued on `device`
+// since its timer_start().
+struct TimingWindow {
+  const OpenclDevice* device = nullptr;
+  cl::Event first, last;
+};
+thread_local TimingWindow timing_window;
+
+}  // namespace
+
+void OpenclDevice::timer_start(TimerMode) {
   synchronize();
-  timing_ = true;
-  first_ = cl::Event();
-  last_ = cl::Event();
+  timing_window = TimingWindow{this, cl::Event(), cl::Event()};
 }
 
 double OpenclDevice::timer_stop_ms() {
   synchronize();
-  timing_ = false;
-  if (!first_() || !last_()) return 0;
+  TimingWindow window = std::move(timing_window);
+  timing_window = TimingWindow{};
+  if (window.device != this || !window.first() || !window.last()) return 0;
   try {
-    cl_ulong start = first_.getProfilingInfo<CL_PROFILING_COMMAND_START>();
-    cl_ulong end = last_.getProfilingInfo<CL_PROFILING_COMMAND_END>();
+    cl_ulong start = window.first.getProfilingInfo<CL_PROFILING_COMMAND_START>();
+    cl_ulong end = window.last.getProfilingInfo<CL_PROFILING_COMMAND_END>();
     return end > start ? static_cast<double>(end - start) * 1e-6 : 0.0;
   } catch (const cl::Error& e) {
     rethrow_opencl(e);
@@ -141,6 +152,7 @@ double OpenclDevice::timer_stop_ms() {
 cl::Program& OpenclDevice::program(const char* source_name, const std::string& source,
                                    const std::string& options) {
   std::string key = options + '\n' + source;
+  std::lock_guard<std::mutex> lock(programs_mutex_);
   auto it = programs_.find(key);
   if (it != programs_.end()) return it->second;
   cl::Program program(context_, source);
@@ -172,20 +184,18 @@ cl::Program& OpenclDevice::program(const char* source_name, const std::string& s
   return programs_.emplace(key, std::move(program)).first->second;
 }
 
-cl::Kernel& OpenclDevice::kernel(const char* source_name, const std::string& source,
-                                 const std::string& options, const char* name) {
-  std::string key = std::string(name) + '\n' + options + '\n' + source;
-  auto it = kernels_.find(key);
-  if (it != kernels_.end()) return it->second;
+cl::Kernel OpenclDevice::kernel(const char* source_name, const std::string& source,
+                                const std::string& options, const char* name) {
   cl::Program& p = program(source_name, source, options);
   try {
-    return kernels_.emplace(key, cl::Kernel(p, name)).first->second;
+    return cl::Kernel(p, name);
   } catch (const cl::Error& e) {
     rethrow_opencl(e);
   }
 }
 
 std::string OpenclDevice::program_binary(const std::string& source, const std::string& options) {
+  std::lock_guard<std::mutex> lock(programs_mutex_);
   auto it = programs_.find(options + '\n' + source);
   if (it == programs_.end()) throw_invalid("program was not built on this device");
   auto binaries = it->second.getInfo<CL_PROGRAM_BINARIES>();
@@ -199,15 +209,15 @@ void OpenclDevice::launch(cl::Kernel& k, std::size_t global, std::size_t local) 
 
 void OpenclDevice::launch(cl::Kernel& k, cl::NDRange global, cl::NDRange local) {
   cl::Event event;
+  const bool timed = timing_window.device == this;
   try {
-    queue_.enqueueNDRangeKernel(k, cl::NullRange, global, local, nullptr,
-                                timing_ ? &event : nullptr);
+    queue_.enqueueNDRangeKernel(k, cl::NullRange, global, local, nullptr, timed ? &event : nullptr);
   } catch (const cl::Error& e) {
     rethrow_opencl(e);
   }
-  if (timing_) {
-    if (!first_()) first_ = event;
-    last_ = event;
+  if (timed) {
+    if (!timing_window.first()) timing_window.first = event;
+    timing_window.last = event;
   }
 }
 

@@ -1,5 +1,8 @@
 // The OpenCL backend: one context and in-order profiling queue per device, a program cache keyed
-// by (device, source, options), and device-side timing from kernel event profiles.
+// by (device, source, options), and device-side timing from kernel event profiles. A device may be
+// shared by threads: the program cache is locked, every kernel() call creates a kernel object of
+// its own (kernel arguments are per object, so plans never share one), and a timer covers the
+// launches of the thread that started it.
 #pragma once
 
 #define CL_HPP_ENABLE_EXCEPTIONS
@@ -8,6 +11,7 @@
 #include <CL/opencl.hpp>
 
 #include <map>
+#include <mutex>
 #include <string>
 
 #include "runtime/device_impl.hpp"
@@ -27,14 +31,15 @@ class OpenclDevice final : public DeviceImpl {
   void upload(void* handle, std::size_t offset, const void* src, std::size_t bytes) override;
   void download(const void* handle, std::size_t offset, void* dst, std::size_t bytes) override;
   void synchronize() override;
-  void timer_start() override;
+  void timer_start(TimerMode mode = TimerMode::hold_queue) override;
   double timer_stop_ms() override;
 
-  // The kernel `name` of `source` built with `options`; built once per device and options. A
-  // build failure throws Error(invalid_argument) carrying the build log. `source_name` is only
-  // used in messages.
-  cl::Kernel& kernel(const char* source_name, const std::string& source, const std::string& options,
-                     const char* name);
+  // A new kernel object for `name` of `source` built with `options`; the program is built once
+  // per device and options. The caller owns the object (a plan keeps its kernels, so no two
+  // plans set arguments on the same one). A build failure throws Error(invalid_argument)
+  // carrying the build log. `source_name` is only used in messages.
+  cl::Kernel kernel(const char* source_name, const std::string& source, const std::string& options,
+                    const char* name);
   // Compiled program binary (PTX on NVIDIA) of a program built through kernel().
   std::string program_binary(const std::string& source, const std::string& options);
 
@@ -57,10 +62,8 @@ class OpenclDevice final : public DeviceImpl {
   cl::CommandQueue queue_;
   DeviceInfo info_;
   std::string extensions_;
-  std::map<std::string, cl::Program> programs_;
-  std::map<std::string, cl::Kernel> kernels_;
-  bool timing_ = false;
-  cl::Event first_, last_;
+  std::mutex programs_mutex_;
+  std::map<std::string, cl::Program> programs_;  // std::map: references stay valid on insertion
 };
 
 // Binds arguments in order by value: set_args(k, a, b, c) sets argument 0 to a, 1 to b, ...
