@@ -8,9 +8,10 @@
 
 #include "barrier/barrier_internal.hpp"
 #include "parpat/error.hpp"
+#include "runtime/variant_table.hpp"
 #include "runtime/variant_tables.hpp"
 
-#ifdef PARPAT_BARRIER_OPENCL
+#ifdef PARPAT_PATTERN_HAS_OPENCL
 extern const char* const parpat_cl_grid_barrier;
 #endif
 
@@ -18,43 +19,7 @@ namespace parpat {
 
 namespace detail {
 
-namespace {
-
-const std::vector<BarrierVariant>& all_barrier_variants() {
-  static const std::vector<BarrierVariant> all = [] {
-    std::vector<BarrierVariant> v = cpu_barrier_variants();
-#ifdef PARPAT_BARRIER_CUDA
-    for (auto& e : cuda_barrier_variants())
-      v.push_back(e);
-#endif
-#ifdef PARPAT_BARRIER_OPENCL
-    for (auto& e : opencl_barrier_variants())
-      v.push_back(e);
-#endif
-    return v;
-  }();
-  return all;
-}
-
-}  // namespace
-
-std::vector<VariantInfo> barrier_variants() {
-  std::vector<VariantInfo> out;
-  for (const auto& v : all_barrier_variants())
-    out.push_back(v.info);
-  return out;
-}
-
-const BarrierVariant& find_barrier_variant(Backend backend, const std::string& name) {
-  std::string known;
-  for (const auto& v : all_barrier_variants()) {
-    if (v.info.backend != backend_name(backend)) continue;
-    if (v.info.name == name || (name.empty() && v.info.is_default)) return v;
-    known += (known.empty() ? "" : ", ") + v.info.name;
-  }
-  throw_invalid("unknown barrier method '" + name + "' on backend " + backend_name(backend) +
-                " (available: " + (known.empty() ? std::string("none") : known) + ")");
-}
+PARPAT_DEFINE_VARIANT_TABLE(barrier, BarrierVariant, "method")
 
 std::uint32_t stencil_expected(std::int64_t steps) {
   std::uint32_t value = 1, base = 3;
@@ -156,7 +121,7 @@ int opencl_grid_barrier_groups(const Device& device, int group_size, std::size_t
   if (local_bytes > device.info().local_memory)
     throw_invalid(std::to_string(local_bytes) + " bytes of local memory per group exceed the " +
                   std::to_string(device.info().local_memory) + " of " + device.label());
-#ifdef PARPAT_BARRIER_OPENCL
+#ifdef PARPAT_PATTERN_HAS_OPENCL
   return detail::opencl_user_barrier_groups(device, group_size, local_bytes);
 #else
   throw Error(ErrorKind::unsupported, "this build has no OpenCL barrier");
@@ -164,7 +129,7 @@ int opencl_grid_barrier_groups(const Device& device, int group_size, std::size_t
 }
 
 const char* opencl_grid_barrier_source() {
-#ifdef PARPAT_BARRIER_OPENCL
+#ifdef PARPAT_PATTERN_HAS_OPENCL
   return parpat_cl_grid_barrier;
 #else
   throw Error(ErrorKind::unsupported, "this build has no OpenCL barrier");

@@ -11,6 +11,7 @@
 #include "histogram/histogram_internal.hpp"
 #include "parpat/reduce.hpp"
 #include "runtime/device_impl.hpp"
+#include "runtime/variant_table.hpp"
 #include "runtime/variant_tables.hpp"
 
 namespace parpat {
@@ -182,43 +183,7 @@ HistogramBins resolve_bins(const Array& in, const HistogramBins& bins) {
 
 namespace detail {
 
-namespace {
-
-const std::vector<HistogramVariant>& all_histogram_variants() {
-  static const std::vector<HistogramVariant> all = [] {
-    std::vector<HistogramVariant> v = cpu_histogram_variants();
-#ifdef PARPAT_HISTOGRAM_CUDA
-    for (auto& e : cuda_histogram_variants())
-      v.push_back(e);
-#endif
-#ifdef PARPAT_HISTOGRAM_OPENCL
-    for (auto& e : opencl_histogram_variants())
-      v.push_back(e);
-#endif
-    return v;
-  }();
-  return all;
-}
-
-}  // namespace
-
-std::vector<VariantInfo> histogram_variants() {
-  std::vector<VariantInfo> out;
-  for (const auto& v : all_histogram_variants())
-    out.push_back(v.info);
-  return out;
-}
-
-const HistogramVariant& find_histogram_variant(Backend backend, const std::string& name) {
-  std::string known;
-  for (const auto& v : all_histogram_variants()) {
-    if (v.info.backend != backend_name(backend)) continue;
-    if (v.info.name == name || (name.empty() && v.info.is_default)) return v;
-    known += (known.empty() ? "" : ", ") + v.info.name;
-  }
-  throw_invalid("unknown histogram variant '" + name + "' on backend " + backend_name(backend) +
-                " (available: " + known + ")");
-}
+PARPAT_DEFINE_VARIANT_TABLE(histogram, HistogramVariant, "variant")
 
 }  // namespace detail
 

@@ -10,6 +10,7 @@
 
 #include "pairwise/pairwise_internal.hpp"
 #include "runtime/device_impl.hpp"
+#include "runtime/variant_table.hpp"
 #include "runtime/variant_tables.hpp"
 
 namespace parpat {
@@ -31,43 +32,7 @@ PairwiseKernel parse_pairwise_kernel(const std::string& name) {
 
 namespace detail {
 
-namespace {
-
-const std::vector<PairwiseVariant>& all_pairwise_variants() {
-  static const std::vector<PairwiseVariant> all = [] {
-    std::vector<PairwiseVariant> v = cpu_pairwise_variants();
-#ifdef PARPAT_PAIRWISE_CUDA
-    for (auto& e : cuda_pairwise_variants())
-      v.push_back(e);
-#endif
-#ifdef PARPAT_PAIRWISE_OPENCL
-    for (auto& e : opencl_pairwise_variants())
-      v.push_back(e);
-#endif
-    return v;
-  }();
-  return all;
-}
-
-}  // namespace
-
-std::vector<VariantInfo> pairwise_variants() {
-  std::vector<VariantInfo> out;
-  for (const auto& v : all_pairwise_variants())
-    out.push_back(v.info);
-  return out;
-}
-
-const PairwiseVariant& find_pairwise_variant(Backend backend, const std::string& name) {
-  std::string known;
-  for (const auto& v : all_pairwise_variants()) {
-    if (v.info.backend != backend_name(backend)) continue;
-    if (v.info.name == name || (name.empty() && v.info.is_default)) return v;
-    known += (known.empty() ? "" : ", ") + v.info.name;
-  }
-  throw_invalid("unknown pairwise variant '" + name + "' on backend " + backend_name(backend) +
-                " (available: " + known + ")");
-}
+PARPAT_DEFINE_VARIANT_TABLE(pairwise, PairwiseVariant, "variant")
 
 std::unique_ptr<Reducer> make_sum_reducer(const Device& device, std::int64_t y) {
   bool available = false;

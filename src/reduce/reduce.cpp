@@ -6,6 +6,7 @@
 
 #include "reduce/reduce_internal.hpp"
 #include "runtime/device_impl.hpp"
+#include "runtime/variant_table.hpp"
 #include "runtime/variant_tables.hpp"
 
 namespace parpat {
@@ -76,43 +77,7 @@ std::string Scalar::to_string() const {
 
 namespace detail {
 
-namespace {
-
-const std::vector<ReduceVariant>& all_reduce_variants() {
-  static const std::vector<ReduceVariant> all = [] {
-    std::vector<ReduceVariant> v = cpu_reduce_variants();
-#ifdef PARPAT_REDUCE_CUDA
-    for (auto& e : cuda_reduce_variants())
-      v.push_back(e);
-#endif
-#ifdef PARPAT_REDUCE_OPENCL
-    for (auto& e : opencl_reduce_variants())
-      v.push_back(e);
-#endif
-    return v;
-  }();
-  return all;
-}
-
-}  // namespace
-
-std::vector<VariantInfo> reduce_variants() {
-  std::vector<VariantInfo> out;
-  for (const auto& v : all_reduce_variants())
-    out.push_back(v.info);
-  return out;
-}
-
-const ReduceVariant& find_reduce_variant(Backend backend, const std::string& name) {
-  std::string known;
-  for (const auto& v : all_reduce_variants()) {
-    if (v.info.backend != backend_name(backend)) continue;
-    if (v.info.name == name || (name.empty() && v.info.is_default)) return v;
-    known += (known.empty() ? "" : ", ") + v.info.name;
-  }
-  throw_invalid("unknown reduce variant '" + name + "' on backend " + backend_name(backend) +
-                " (available: " + known + ")");
-}
+PARPAT_DEFINE_VARIANT_TABLE(reduce, ReduceVariant, "variant")
 
 }  // namespace detail
 

@@ -27,8 +27,11 @@ VariantInfo variant_info(const char* pattern, Backend backend, const char* name,
 
 std::vector<VariantInfo> list_variants(const std::string& pattern) {
   std::vector<VariantInfo> all;
-  for (auto* table : {&detail::reduce_variants, &detail::histogram_variants,
-                      &detail::pairwise_variants, &detail::barrier_variants}) {
+#define PARPAT_PATTERN(name) &detail::name##_variants,
+  for (auto* table : {
+#include "runtime/patterns.def"
+       }) {
+#undef PARPAT_PATTERN
     for (auto& v : table()) {
       if (pattern.empty() || v.pattern == pattern) all.push_back(v);
     }

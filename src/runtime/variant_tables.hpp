@@ -1,4 +1,5 @@
-// One function per pattern returning its registry entries on every backend built in.
+// One function per pattern (runtime/patterns.def) returning its registry entries on every
+// backend built in; each pattern's dispatch defines it with PARPAT_DEFINE_VARIANT_TABLE.
 #pragma once
 
 #include <string>
@@ -14,9 +15,8 @@ namespace parpat::detail {
 VariantInfo variant_info(const char* pattern, Backend backend, const char* name, const char* idea,
                          std::string params, std::string limits = {}, bool deterministic = true);
 
-std::vector<VariantInfo> reduce_variants();
-std::vector<VariantInfo> histogram_variants();
-std::vector<VariantInfo> pairwise_variants();
-std::vector<VariantInfo> barrier_variants();
+#define PARPAT_PATTERN(name) std::vector<VariantInfo> name##_variants();
+#include "runtime/patterns.def"
+#undef PARPAT_PATTERN
 
 }  // namespace parpat::detail

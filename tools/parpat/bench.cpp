@@ -16,7 +16,26 @@ namespace parpat::cli {
 
 namespace {
 
-const std::vector<std::string> kPatterns = {"reduce", "histogram", "pairwise", "barrier"};
+// Every pattern's bench driver, bench::bench_<pattern>, in the order of runtime/patterns.def.
+using Driver = std::vector<bench::BenchRow> (*)(const Device&, const bench::BenchOptions&,
+                                                const Peaks&);
+const std::vector<std::pair<std::string, Driver>>& drivers() {
+  static const std::vector<std::pair<std::string, Driver>> all = {
+#define PARPAT_PATTERN(name) {#name, &bench::bench_##name},
+#include "runtime/patterns.def"
+#undef PARPAT_PATTERN
+  };
+  return all;
+}
+
+Driver find_driver(const std::string& pattern) {
+  std::string known;
+  for (const auto& [name, driver] : drivers()) {
+    if (name == pattern) return driver;
+    known += (known.empty() ? "" : ", ") + name;
+  }
+  throw_invalid("unknown pattern '" + pattern + "' (expected one of " + known + ")");
+}
 
 // Everything the command line asked for, checked before any measurement, so that a mistake
 // costs one line on stderr and no time.
@@ -24,9 +43,7 @@ void check_request(const Device& device, const std::vector<std::string>& pattern
                    const bench::BenchOptions& b) {
   if (b.reps < 20) throw_invalid("--reps must be at least 20 (median of 20 runs)");
   for (const auto& p : patterns)
-    if (std::find(kPatterns.begin(), kPatterns.end(), p) == kPatterns.end())
-      throw_invalid("unknown pattern '" + p +
-                    "' (expected reduce, histogram, pairwise or barrier)");
+    find_driver(p);
   // An element takes up to 8 bytes; the input must fit the device's memory.
   const std::uint64_t memory = device.info().global_memory;
   const std::int64_t most =
@@ -104,7 +121,10 @@ void add_bench_command(CLI::App& app) {
     common.device = o->device;
     common.verbose = o->verbose;
     Device device = common.open_device();
-    std::vector<std::string> patterns = o->patterns.empty() ? kPatterns : o->patterns;
+    std::vector<std::string> patterns = o->patterns;
+    if (patterns.empty())
+      for (const auto& [name, driver] : drivers())
+        patterns.push_back(name);
     check_request(device, patterns, o->bench);
     std::ofstream json_file;
     if (!o->json_out.empty()) {
@@ -117,15 +137,7 @@ void add_bench_command(CLI::App& app) {
                              peaks.read_gbps, peaks.fma_gflops, launch_floor(peaks));
     std::vector<bench::BenchRow> rows;
     for (const auto& p : patterns) {
-      std::vector<bench::BenchRow> r;
-      if (p == "reduce")
-        r = bench::bench_reduce(device, o->bench, peaks);
-      else if (p == "histogram")
-        r = bench::bench_histogram(device, o->bench, peaks);
-      else if (p == "pairwise")
-        r = bench::bench_pairwise(device, o->bench, peaks);
-      else
-        r = bench::bench_barrier(device, o->bench, peaks);
+      std::vector<bench::BenchRow> r = find_driver(p)(device, o->bench, peaks);
       rows.insert(rows.end(), r.begin(), r.end());
     }
     std::size_t verified = 0;
