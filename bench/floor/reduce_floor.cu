@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "reduce/cuda_primitives.cuh"
+#include "cuda/ticket.cuh"
 
 namespace {
 

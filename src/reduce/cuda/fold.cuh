@@ -1,0 +1,81 @@
+// The per-thread folds of the CUDA reduce kernels: a 16-byte vector folded in one step (byte sums
+// on the dot-product unit, arg ops comparing values first and appending one index), batches of
+// kFastUnroll vectors whose loads are all issued before any fold, and the write of a result.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "cuda/order_key.cuh"
+#include "cuda/vector_load.cuh"
+#include "cuda/warp_reduce.cuh"
+#include "reduce/reduce_ops.hpp"
+
+namespace parpat::detail {
+
+constexpr int kFastUnroll = 8;
+constexpr int kFastBlock = 512;  // the largest block of fast_all: its launch bound
+constexpr int kMaxCluster = 16;  // the largest thread-block cluster (sm_90, non-portable)
+
+template <class Op>
+__device__ __forceinline__ void write_result(const typename Op::Acc& acc,
+                                             typename Op::Result* values, std::int64_t* indices,
+                                             std::int64_t o) {
+  values[o] = Op::result(acc);
+  if constexpr (is_arg_pair<typename Op::Acc>::value) indices[o] = acc.index;
+}
+
+// Folds a 16-byte vector whose first element has flat index `base`. Byte sums take the
+// dot-product unit: four bytes per instruction instead of one add each. Arg ops find the
+// vector's best lane comparing values only (the first of equals stays) and append that lane:
+// one 64-bit index select per vector instead of one per lane, the same pair as lane by lane.
+template <class Op, class T>
+__device__ __forceinline__ typename Op::Acc fold16(typename Op::Acc acc, const Vec16<T>& x,
+                                                   std::int64_t base) {
+  if constexpr (std::is_same_v<Op, SumOp<std::uint8_t>>) {
+    unsigned words[4];
+    memcpy(words, x.v, 16);
+    unsigned s = 0;
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+      s = __dp4a(words[k], 0x01010101u, s);
+    return acc + s;
+  } else if constexpr (is_arg_pair<typename Op::Acc>::value) {
+    T best = x.v[0];
+    int lane = 0;
+#pragma unroll
+    for (int k = 1; k < Vec16<T>::kCount; ++k) {
+      bool better = Op::beats(x.v[k], best);
+      best = better ? x.v[k] : best;
+      lane = better ? k : lane;
+    }
+    return Op::append(acc, best, base + lane);
+  } else {
+#pragma unroll
+    for (int k = 0; k < Vec16<T>::kCount; ++k)
+      acc = Op::append(acc, x.v[k], base + k);
+    return acc;
+  }
+}
+
+// Folds full batches of kFastUnroll vectors, vectors v, v + stride, ... of `body` (vector j's
+// first element has flat index base + j · its length): all loads of a batch are issued before
+// any fold, so each thread keeps kFastUnroll 16-byte loads in flight. Leaves v at the first
+// vector of the unfinished batch.
+template <class Op, class T>
+__device__ __forceinline__ typename Op::Acc fold_batches(typename Op::Acc acc, const T* body,
+                                                         std::int64_t& v, std::int64_t vectors,
+                                                         std::int64_t stride, std::int64_t base) {
+  constexpr int V = Vec16<T>::kCount;
+  for (; v + (kFastUnroll - 1) * stride < vectors; v += kFastUnroll * stride) {
+    Vec16<T> x[kFastUnroll];
+#pragma unroll
+    for (int u = 0; u < kFastUnroll; ++u)
+      x[u] = load16(body + (v + u * stride) * V);
+#pragma unroll
+    for (int u = 0; u < kFastUnroll; ++u)
+      acc = fold16<Op>(acc, x[u], base + (v + u * stride) * V);
+  }
+  return acc;
+}
+}  // namespace parpat::detail
