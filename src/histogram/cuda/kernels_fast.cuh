@@ -1,0 +1,222 @@
+// CUDA histogram `fast`: 16-byte loads, four in flight per thread. uint8 is counted per value
+// (256 counters whatever the bin count; the flush maps values to bins through the table). The
+// shared histogram is lane-striped: slot s of lane l at s·C + l mod C, with C up to 32 columns, so
+// the lanes of a warp hit distinct banks and distinct words however the data is spread; with fewer
+// columns a per-vector vote sends skewed data through per-thread runs. 32-bit shared counts are
+// added to the 64-bit global ones at the end. When the slots do not fit in shared memory the
+// kernel makes passes over slot ranges (each pass reads the input again and counts only its
+// range); past `histogram.fast.max_passes` passes it counts straight into global memory.
+#pragma once
+
+#include "histogram/cuda/sinks.cuh"
+
+namespace parpat::detail {
+// Private to histogram/cuda.cu, the one file that includes it.
+namespace {
+
+template <class T>
+__device__ bool same_values(const uint4& v) {
+  bool words = v.x == v.y && v.y == v.z && v.z == v.w;
+  if constexpr (sizeof(T) == 1) return words && v.x == __byte_perm(v.x, 0, 0);
+  if constexpr (sizeof(T) == 2) return words && v.x == __byte_perm(v.x, 0, 0x1010);
+  if constexpr (sizeof(T) == 8) return v.x == v.z && v.y == v.w;
+  return words;
+}
+
+// The fast kernels' main loop. Lanes read 16-byte vectors, kLoads of them in flight, in a
+// warp-uniform grid-stride loop. Each value's slot comes without branches (a rare inexact float
+// candidate is corrected once per vector), is shifted into the pass's rows [0, range) — row
+// `range` takes values outside the pass; kWhole: the pass is every slot, so a slot is its row —
+// and goes to the sink. With `vote` (lanes that share counters: few columns, packed or global),
+// one vote per vector (do ≥ 8 lanes share lane 0's first row?) sends skewed data through
+// per-thread runs, a vector of equal rows in one step, so equal values cost one add per run
+// instead of one each on the same words. A warp whose loads all hold one value counts them in
+// one step either way. The per-value work is kept to the slot, one address and one shared
+// atomic: `fast` on bytes is bound by the integer pipe.
+template <bool kWhole, class T, class Rule, class Sink>
+__device__ void count_values(const T* __restrict__ in, long long n, const Rule& rule,
+                             unsigned first, unsigned range, const Sink& sink, bool vote) {
+  constexpr int kVec = 16 / sizeof(T);
+  constexpr int kLoads = 4;
+  const unsigned lane = threadIdx.x % 32;
+  const unsigned discard = range;
+  long long head = (long long)((16 - (reinterpret_cast<unsigned long long>(in) % 16)) % 16) /
+                   (long long)sizeof(T);
+  head = min(head, n);
+  const long long vectors = (n - head) / kVec;
+  const long long tail_begin = head + vectors * kVec;
+  const uint4* vec = reinterpret_cast<const uint4*>(in + head);
+  const long long warps = (long long)gridDim.x * (blockDim.x / 32);
+  const long long warp = (long long)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+  auto row = [&](unsigned s) {
+    if constexpr (kWhole) return s;
+    return s - first < range ? s - first : discard;
+  };
+  Run<Sink> run(discard);
+  // The last value whose float candidate needed correcting, and its row: data sitting on an
+  // edge (all-equal data often does) pays for one correction, not one per value.
+  T memo_value{};
+  unsigned memo_slot = discard;
+  bool memo = false;
+  auto load = [&](uint4(&raw)[kLoads], long long base) {
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {
+      long long v = base + u * 32 + lane;
+      raw[u] = v < vectors ? __ldcs(vec + v) : make_uint4(0, 0, 0, 0);
+    }
+  };
+  const long long stride = warps * 32 * kLoads;
+  uint4 next[kLoads];
+  load(next, warp * 32 * kLoads);
+  for (long long base = warp * 32 * kLoads; base < vectors; base += stride) {
+    // The next round's loads go out before this round is counted.
+    uint4 raw[kLoads];
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u)
+      raw[u] = next[u];
+    if (base + stride < vectors) load(next, base + stride);
+    // A warp whose lanes each loaded one value only (all-equal data, long runs) places one
+    // value per lane and adds all of the lane's loads to its run.
+    int loaded = 0;
+    bool one_value = same_values<T>(raw[0]);
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {
+      const bool valid = base + u * 32 + lane < vectors;
+      loaded += valid;
+      one_value &= !valid || (raw[u].x == raw[0].x && raw[u].y == raw[0].y &&
+                              raw[u].z == raw[0].z && raw[u].w == raw[0].w);
+    }
+    if (__all_sync(0xFFFFFFFFu, one_value || !loaded)) {
+      if (loaded) {
+        T value;
+        memcpy(&value, &raw[0], sizeof value);
+        bool exact = true;
+        unsigned s = quick_slot(rule, value, exact);
+        if (!exact) {
+          if (!memo || !(value == memo_value)) {
+            memo_slot = corrected_slot(rule, value, s);
+            memo_value = value;
+            memo = true;
+          }
+          s = memo_slot;
+        }
+        run.add(row(s), unsigned(kVec * loaded), sink);
+      }
+      continue;
+    }
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {
+      // Lanes past the end (only in a warp's last round) take part in the vote, count nothing.
+      const bool valid = base + u * 32 + lane < vectors;
+      T values[kVec];
+      memcpy(values, &raw[u], sizeof raw[u]);
+      unsigned rows[kVec];
+      bool exact[kVec], all_exact = true;
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) {
+        rows[k] = quick_slot(rule, values[k], exact[k]);
+        all_exact &= exact[k];
+      }
+      if (!all_exact) {
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) {
+          if (exact[k]) continue;
+          if (!memo || !(values[k] == memo_value)) {
+            memo_slot = corrected_slot(rule, values[k], rows[k]);
+            memo_value = values[k];
+            memo = true;
+          }
+          rows[k] = memo_slot;
+        }
+      }
+#pragma unroll
+      for (int k = 0; k < kVec; ++k)
+        rows[k] = row(rows[k]);
+      const unsigned leader = __shfl_sync(0xFFFFFFFFu, rows[0], 0);
+      const bool skewed =
+          vote && __popc(__ballot_sync(0xFFFFFFFFu, valid && rows[0] == leader)) >= 8;
+      if (!valid) continue;
+      if (skewed) {
+        bool equal = true;
+#pragma unroll
+        for (int k = 1; k < kVec; ++k)
+          equal &= rows[k] == rows[0];
+        if (equal) {
+          run.add(rows[0], kVec, sink);
+        } else {
+#pragma unroll
+          for (int k = 0; k < kVec; ++k)
+            run.add(rows[k], 1, sink);
+        }
+      } else {
+        add_ones(sink, rows);
+      }
+    }
+  }
+  run.flush(sink);
+  // At most 2·kVec − 2 leftover values: warp 0 of the grid takes them, one per lane.
+  if (warp == 0) {
+    long long leftover = head + (n - tail_begin);
+    for (long long j = lane; j < leftover; j += 32) {
+      T x = in[j < head ? j : tail_begin + (j - head)];
+      bool exact = true;
+      unsigned s = quick_slot(rule, x, exact);
+      sink.add(row(exact ? s : corrected_slot(rule, x, s)), 1);
+    }
+  }
+}
+
+// Adds row r's count of a pass to the 64-bit counts (through the value → slot table when
+// counting per value).
+template <class Rule>
+__device__ void add_count(const Rule& rule, unsigned long long* counts, unsigned first, unsigned r,
+                          unsigned long long count) {
+  if (!count) return;
+  if constexpr (kCountsPerValue<Rule>) {
+    atomicAdd(counts + rule.table[r], count);
+  } else {
+    atomicAdd(counts + first + r, count);
+  }
+}
+
+// Counts into a lane-striped shared histogram of range + 1 rows (the last for values outside
+// the pass) × `columns`, or (packed) into range + 1 16-bit rows, then adds each row to the
+// 64-bit counts.
+template <class T, class Rule, bool kPacked, bool kWhole>
+__global__ void fast_shared_kernel(const T* __restrict__ in, long long n, Rule rule, unsigned first,
+                                   unsigned range, unsigned columns, bool vote,
+                                   unsigned long long* counts) {
+  extern __shared__ unsigned hist[];
+  const unsigned words = kPacked ? (range + 2) / 2 : (range + 1) * columns;
+  for (unsigned i = threadIdx.x; i < words; i += blockDim.x)
+    hist[i] = 0;
+  __syncthreads();
+  if constexpr (kPacked) {
+    count_values<kWhole>(in, n, rule, first, range, PackedSink(hist, counts + first, range), vote);
+  } else {
+    count_values<kWhole>(in, n, rule, first, range,
+                         StripedSink(hist, columns, threadIdx.x % 32 % columns), vote);
+  }
+  __syncthreads();
+  for (unsigned r = threadIdx.x; r < range; r += blockDim.x) {
+    unsigned long long sum = 0;
+    if constexpr (kPacked) {
+      sum = (hist[r / 2] >> (16 * (r & 1))) & 0xFFFFu;
+    } else {
+      for (unsigned c = 0; c < columns; ++c)
+        sum += hist[r * columns + (c + r) % columns];  // rotated start: threads hit other banks
+    }
+    add_count(rule, counts, first, r, sum);
+  }
+}
+
+// Bin counts beyond the passes' limit: straight into the 64-bit global counts, with the same
+// per-thread runs for skewed data.
+template <class T, class Rule>
+__global__ void fast_global_kernel(const T* __restrict__ in, long long n, Rule rule, unsigned slots,
+                                   unsigned long long* counts) {
+  count_values<true>(in, n, rule, 0u, slots, GlobalSink{counts, slots}, true);
+}
+
+}  // namespace
+}  // namespace parpat::detail

@@ -1,0 +1,121 @@
+// How a CUDA histogram kernel maps a value to a slot (bins, then underflow, overflow and NaN):
+// the value → slot table for uint8/uint16 (filled on the host by the reference, so exact), the
+// even rule (a float64 candidate (x − lo)·N/(hi − lo) corrected against the exact edges
+// i·step + lo, computed with __dmul_rn/__dadd_rn so no FMA changes an edge), a binary search over
+// explicit edges, the float32 even rule of `fast` (float arithmetic, exact through a proven error
+// bound, the rare value near an edge settled against the float64 edges) and uint8 per value.
+#pragma once
+
+#include <cmath>
+#include <type_traits>
+
+#include "histogram/histogram_internal.hpp"
+#include "parpat/cuda/histogram.cuh"
+
+namespace parpat::detail {
+// Private to histogram/cuda.cu, the one file that includes it.
+namespace {
+
+constexpr unsigned kNone = 0xFFFFFFFFu;              // a lane with no value to count
+constexpr long long kMaxValuesPerBlock = 1ll << 30;  // keeps 32-bit shared counts from wrapping
+
+struct TableRule {
+  const unsigned* table;
+  template <class T>
+  __device__ unsigned slot(T x) const {
+    return table[x];  // a generic load: the fast kernel points it at a shared copy
+  }
+};
+
+struct EvenRuleDevice {
+  long long bins;
+  double lo, hi, step, norm;
+  __device__ double edge(long long i) const { return __dadd_rn(__dmul_rn(double(i), step), lo); }
+  template <class T>
+  __device__ unsigned slot(T value) const {
+    double x = double(value);
+    if (!(x >= lo)) return unsigned(isnan(x) ? bins + 2 : bins);
+    if (x > hi) return unsigned(bins + 1);
+    double t = __dmul_rn(__dsub_rn(x, lo), norm);
+    return settle(x, t < double(bins) ? (long long)t : bins - 1);
+  }
+  // The bin of in-range x from a candidate c in [0, bins): moved until edge c ≤ x < edge c + 1.
+  __device__ unsigned settle(double x, long long c) const {
+    while (c > 0 && x < edge(c))
+      --c;
+    while (c < bins - 1 && x >= edge(c + 1))
+      ++c;
+    return unsigned(c);
+  }
+};
+
+struct EdgesRuleDevice {
+  const double* edges;
+  long long bins;
+  template <class T>
+  __device__ unsigned slot(T value) const {
+    double x = double(value);
+    if (!(x >= __ldg(edges))) return unsigned(isnan(x) ? bins + 2 : bins);
+    if (x > __ldg(edges + bins)) return unsigned(bins + 1);
+    long long below = 0, above = bins;
+    while (above - below > 1) {
+      long long mid = below + (above - below) / 2;
+      if (__ldg(edges + mid) <= x) {
+        below = mid;
+      } else {
+        above = mid;
+      }
+    }
+    return unsigned(below);
+  }
+};
+
+// The float32 even rule (FloatEvenRule). Its corrections compare x with the float64 edges
+// themselves (x < edge ⇔ x < the smallest float ≥ edge, the threshold of the other backends):
+// a few float64 operations instead of a dependent load from device memory. The error bound,
+// so the share of values near an edge, grows with the bin count, and at 65536 bins most warps
+// had a value to correct and stalled on that load.
+struct FloatRuleDevice {
+  FloatEvenRule rule;
+  EvenRuleDevice even;
+  __device__ unsigned quick(float x, bool& exact) const { return rule.quick(x, exact); }
+  __device__ unsigned correct(float x, unsigned candidate) const {
+    return even.settle(double(x), min((long long)candidate, even.bins - 1));
+  }
+};
+
+// uint8 input counted per value: the slot of a value is the value; the flush maps each value's
+// count to its bin through the value → slot table.
+struct PerValueRule {
+  const unsigned* table;
+  template <class T>
+  __device__ unsigned slot(T x) const {
+    return unsigned(x);
+  }
+};
+
+template <class Rule>
+constexpr bool kCountsPerValue = std::is_same_v<Rule, PerValueRule>;
+
+// `fast` asks every rule for a quick slot and, where that is not exact, a correction. Only the
+// float rule ever needs one.
+template <class Rule, class T>
+__device__ unsigned quick_slot(const Rule& rule, T x, bool& exact) {
+  if constexpr (std::is_same_v<Rule, FloatRuleDevice>) {
+    return rule.quick(x, exact);
+  } else {
+    exact = true;
+    return rule.slot(x);
+  }
+}
+
+template <class Rule, class T>
+__device__ unsigned corrected_slot(const Rule& rule, T x, unsigned candidate) {
+  if constexpr (std::is_same_v<Rule, FloatRuleDevice>) {
+    return rule.correct(x, candidate);
+  } else {
+    return candidate;
+  }
+}
+}  // namespace
+}  // namespace parpat::detail

@@ -1,0 +1,129 @@
+// Where CUDA histogram `fast` counts: a lane-striped shared histogram, packed 16-bit shared
+// counters with exact carries, or the 64-bit global counts; and the per-thread runs of equal
+// slots that turn skewed data into one atomic per run.
+#pragma once
+
+#include "histogram/cuda/rules.cuh"
+
+namespace parpat::detail {
+// Private to histogram/cuda.cu, the one file that includes it.
+namespace {
+
+// Where `fast` counts. Row `range` of a pass takes the values outside it.
+//  - StripedSink: 32-bit shared counters, row r of lane l at r·columns + l mod columns.
+//  - PackedSink: 16-bit shared counters, two rows to a word, for twice the rows in one pass.
+//    Every atomic returns the word it changed, so the one add that carries a row out of its
+//    half is known exactly: it moves 2^16 to the row's 64-bit count and takes back the 1 that
+//    spilled into the neighbour (or, out of the top half, the 2^16 the word lost).
+//  - GlobalSink: the 64-bit global counts themselves; the discard row is skipped.
+struct StripedSink {
+  unsigned base;    // shared-window address of this lane's column in row 0
+  unsigned stride;  // bytes from one row to the next
+  __device__ StripedSink(unsigned* hist, unsigned columns, unsigned column)
+      : base(unsigned(__cvta_generic_to_shared(hist + column))), stride(columns * 4) {}
+  __device__ void add(unsigned r, unsigned n) const {
+    // A 32-bit shared address: one multiply-add per value, no generic-to-shared conversion.
+    asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(base + r * stride), "r"(n) : "memory");
+  }
+};
+
+struct PackedSink {
+  unsigned words;              // shared-window address of the counters
+  unsigned long long* counts;  // of the pass's first row
+  unsigned range;
+  __device__ PackedSink(unsigned* hist, unsigned long long* counts, unsigned range)
+      : words(unsigned(__cvta_generic_to_shared(hist))), counts(counts), range(range) {}
+  __device__ void add(unsigned r, unsigned n) const {
+    const unsigned addend = n << (16 * (r & 1));
+    const unsigned old = atomic_add(r, addend);
+    if (carried(r, n, addend, old)) settle(r, n, addend, old);
+  }
+  // Adds 1 to each row: the K atomics go out back to back and their old words are checked
+  // after, so a vector waits for shared memory once, not once per value behind a branch.
+  template <int K>
+  __device__ void add_ones(const unsigned (&rows)[K]) const {
+    unsigned old[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+      old[k] = atomic_add(rows[k], 1u << (16 * (rows[k] & 1)));
+    bool any = false;
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+      any |= carried(rows[k], 1, 1u << (16 * (rows[k] & 1)), old[k]);
+    if (!any) return;
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+      settle(rows[k], 1, 1u << (16 * (rows[k] & 1)), old[k]);
+  }
+
+ private:
+  __device__ unsigned atomic_add(unsigned r, unsigned addend) const {
+    unsigned old;
+    asm volatile("atom.shared.add.u32 %0, [%1], %2;"
+                 : "=r"(old)
+                 : "r"(words + r / 2 * 4), "r"(addend)
+                 : "memory");
+    return old;
+  }
+  // Whether adding n to row r's half of the word `old` carried out of that half.
+  __device__ static bool carried(unsigned r, unsigned n, unsigned addend, unsigned old) {
+    return (r & 1) ? old + addend < old : (old & 0xFFFFu) + n > 0xFFFFu;
+  }
+  __device__ void settle(unsigned r, unsigned n, unsigned addend, unsigned old) const {
+    const bool wrapped = old + addend < old;  // the word's top half overflowed
+    if (!(r & 1) && (old & 0xFFFFu) + n > 0xFFFFu) {
+      take(r, 0x10000ull);
+      take(r + 1, ~0ull);  // the carry is not the neighbour's
+    }
+    if (wrapped) take(r | 1, 0x10000ull);
+  }
+  __device__ void take(unsigned r, unsigned long long v) const {
+    if (r < range) atomicAdd(counts + r, v);
+  }
+};
+
+struct GlobalSink {
+  unsigned long long* counts;
+  unsigned discard;
+  __device__ void add(unsigned r, unsigned n) const {
+    if (r != discard) atomicAdd(counts + r, (unsigned long long)n);
+  }
+};
+
+// Adds 1 to each of a vector's rows: one add each, except where the sink batches them
+// (PackedSink::add_ones).
+template <class Sink, int K>
+__device__ void add_ones(const Sink& sink, const unsigned (&rows)[K]) {
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+    sink.add(rows[k], 1);
+}
+template <int K>
+__device__ void add_ones(const PackedSink& sink, const unsigned (&rows)[K]) {
+  sink.add_ones(rows);
+}
+
+// One thread's run of equal rows, counted with one add when the row changes (or reaches 2^15,
+// which keeps a packed add below 2^16).
+template <class Sink>
+struct Run {
+  unsigned row, count = 0;
+  __device__ explicit Run(unsigned discard) : row(discard) {}
+  __device__ void add(unsigned r, unsigned n, const Sink& sink) {
+    if (r == row && count < 0x8000u) {
+      count += n;
+      return;
+    }
+    flush(sink);
+    row = r;
+    count = n;
+  }
+  __device__ void flush(const Sink& sink) {
+    if (count) sink.add(row, count);
+    count = 0;
+  }
+};
+
+// Whether every value of a 16-byte vector of T has the same bits (so the same slot).
+}  // namespace
+}  // namespace parpat::detail
