@@ -25,6 +25,7 @@
 #include "runtime/opencl/opencl_device.hpp"
 #include "runtime/tuning.hpp"
 
+extern const char* const parpat_cl_histogram_rules;
 extern const char* const parpat_cl_histogram;
 
 namespace parpat::detail {
@@ -237,7 +238,8 @@ class OpenclHistogram final : public HistogramKernel {
         break;
       }
     }
-    kernel_ = cl_.kernel("histogram.cl", parpat_cl_histogram, options, name);
+    static const std::string source = std::string(parpat_cl_histogram_rules) + parpat_cl_histogram;
+    kernel_ = cl_.kernel("histogram.cl", source, options, name);
     try {  // a kernel's registers may allow fewer work-items than the device
       local_size_ =
           std::min(local_size_, kernel_.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(cl_.device()));

@@ -13,6 +13,7 @@
 #include "runtime/opencl/opencl_device.hpp"
 #include "runtime/tuning.hpp"
 
+extern const char* const parpat_cl_reduce_ops;
 extern const char* const parpat_cl_reduce;
 
 namespace parpat::detail {
@@ -208,7 +209,8 @@ class OpenclReduce : public ReduceKernel {
         pad_(static_cast<cl_long>(s.rows > 1 ? s.row_stride - s.cols : 0)) {}
 
   cl::Kernel kernel(const char* name) {
-    return cl_.kernel("reduce.cl", parpat_cl_reduce, options_, name);
+    static const std::string source = std::string(parpat_cl_reduce_ops) + parpat_cl_reduce;
+    return cl_.kernel("reduce.cl", source, options_, name);
   }
   // Kernels always take an indices argument; non-arg ops never write it.
   static cl_mem indices_or(const Buffer& indices, const Buffer& values) {

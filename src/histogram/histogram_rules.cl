@@ -1,0 +1,208 @@
+// The shared part of the OpenCL histogram program (histogram.cl holds the kernels). A value maps to
+// a slot — bins 0 .. N−1, then underflow, overflow and NaN — by one rule chosen at build time: RULE
+// 0 a value → slot table (uint8 and uint16 input, filled on the host by the reference), RULE 1 even
+// bins (a float64 candidate (x − lo)·norm corrected against the exact edges i·step + lo), RULE 2 a
+// binary search over explicit float64 edges, RULE 3 even bins for float32 input in float arithmetic
+// (the candidate floor((x − lo)·norm) taken when its fractional part is at least `delta` from an
+// integer — histogram_internal.hpp's FloatEvenRule — else settled against the float64 edges
+// themselves with FLOAT_EDGES, or against the float thresholds, the smallest float ≥ each edge, on
+// devices without cl_khr_fp64). FP_CONTRACT is off so no fused multiply-add changes an edge or a
+// candidate.
+// Counts are 64-bit: atom_add where cl_khr_int64_base_atomics exists (INT64_ATOMICS=1), else
+// two 32-bit words with a carry (correct for counters that are only read at the end).
+//  - global_atomic: a contiguous section per work-item, global atomics;
+//  - interleaved: grid-stride (coalesced) reads, global atomics;
+//  - privatized / aggregated: a 32-bit histogram per group in local memory, added to the global
+//    counts at the end; aggregated counts a run of equal slots before one local atomic;
+//  - fast_local: 16-byte loads (UNROLL of them in flight per work-item), the slots of a vector
+//    without branches, counted into one local histogram per group: 32-bit counters lane-striped
+//    over COLUMNS columns (a bank per lane), or packed counters of FIELD_BITS bits (16, 8, 5 or
+//    4: 2, 4, 6 or 8 to a word, so more slots per range; a carry out of a field is moved to the
+//    global counts, through a small table of hot rows for the narrow fields). uint8
+//    input (COUNT_VALUES) is counted per value, whatever the bins, and the values are mapped to
+//    slots only when the group flushes. A round of vectors that all hold one value is counted in
+//    one step through a register run; with RUNS a cheap test per vector sends skewed data through
+//    that run too. Slots beyond local memory are split into ranges counted side by side by groups
+//    sharing an input chunk;
+//  - fast_global: the same loop, counting into the global counts, always with the runs.
+// Groups are sized by the host so none sees 2^31 values: the 32-bit local counts cannot wrap.
+#pragma OPENCL FP_CONTRACT OFF
+
+#ifndef T
+#define T float
+#endif
+#ifndef VEC
+#define VEC 4
+#endif
+#ifndef RULE
+#define RULE 1
+#endif
+#ifndef INT64_ATOMICS
+#define INT64_ATOMICS 1
+#endif
+#ifndef COLUMNS
+#define COLUMNS 1
+#endif
+#ifndef RUNS
+#define RUNS 1
+#endif
+#ifndef UNROLL
+#define UNROLL 4
+#endif
+#ifndef COUNT_VALUES
+#define COUNT_VALUES 0
+#endif
+#ifndef WHOLE
+#define WHOLE 0
+#endif
+#ifndef FIELD_BITS
+#define FIELD_BITS 0
+#endif
+#ifndef HOT_ENTRIES
+#define HOT_ENTRIES 0
+#endif
+#define PACKED (FIELD_BITS != 0)
+#if PACKED
+#define FIELDS (32 / FIELD_BITS)
+#define FIELD_LIMIT (1u << FIELD_BITS)
+#endif
+#ifndef FLOAT_EDGES
+#define FLOAT_EDGES 0
+#endif
+#ifndef NVIDIA_PTX
+#define NVIDIA_PTX 0
+#endif
+
+#if RULE == 1 || RULE == 2 || (RULE == 3 && FLOAT_EDGES)
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+#define CAT(a, b) CAT_(a, b)
+#define CAT_(a, b) a##b
+#define VTYPE CAT(T, VEC)
+#define AS_VTYPE CAT(as_, VTYPE)
+#define VSTORE CAT(vstore, VEC)
+
+#define NO_INDEX 0xFFFFFFFFu
+
+#if INT64_ATOMICS
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+void add_count(__global ulong* counts, uint slot, ulong v) {
+  atom_add(counts + slot, v);
+}
+#else
+void add_count(__global ulong* counts, uint slot, ulong v) {
+  __global uint* words = (__global uint*)(counts + slot);  // little-endian: low word first
+  uint low = (uint)v, high = (uint)(v >> 32);
+  uint old = atomic_add(words, low);
+  if (old + low < old) high += 1;  // the low word wrapped: carry into the high word
+  if (high) atomic_add(words + 1, high);
+}
+#endif
+
+#if RULE == 1 || (RULE == 3 && FLOAT_EDGES)
+// Even edge i, as numpy.linspace makes it: i·step + lo, rounded twice.
+double even_edge(long i, double lo, double step) {
+  double scaled = (double)i * step;
+  return scaled + lo;
+}
+// The bin of in-range x from a candidate c in [0, bins): moved until edge c ≤ x < edge c + 1.
+long even_settle(double x, long c, long bins, double lo, double step) {
+  while (c > 0 && x < even_edge(c, lo, step))
+    --c;
+  while (c < bins - 1 && x >= even_edge(c + 1, lo, step))
+    ++c;
+  return c;
+}
+#endif
+
+#if RULE == 0
+#define RULE_PARAMS __global const uint* table
+#define RULE_ARGS table
+#define SLOT(x) table[x]
+#elif RULE == 1
+#define RULE_PARAMS long bins, double lo, double hi, double step, double norm
+#define RULE_ARGS bins, lo, hi, step, norm
+#define SLOT(x) even_slot((double)(x), bins, lo, hi, step, norm)
+uint even_slot(double x, long bins, double lo, double hi, double step, double norm) {
+  if (!(x >= lo)) return (uint)(isnan(x) ? bins + 2 : bins);
+  if (x > hi) return (uint)(bins + 1);
+  double t = (x - lo) * norm;
+  return (uint)even_settle(x, t < (double)bins ? (long)t : bins - 1, bins, lo, step);
+}
+#elif RULE == 2
+#define RULE_PARAMS __global const double *edges, long bins
+#define RULE_ARGS edges, bins
+#define SLOT(x) edges_slot((double)(x), edges, bins)
+uint edges_slot(double x, __global const double* edges, long bins) {
+  if (!(x >= edges[0])) return (uint)(isnan(x) ? bins + 2 : bins);
+  if (x > edges[bins]) return (uint)(bins + 1);
+  long below = 0, above = bins;
+  while (above - below > 1) {
+    long mid = below + (above - below) / 2;
+    if (edges[mid] <= x)
+      below = mid;
+    else
+      above = mid;
+  }
+  return (uint)below;
+}
+#else
+// lo_up: the smallest float ≥ lo; hi_down: the largest float ≤ hi (float comparisons decide
+// the range exactly). A candidate that is not exact is settled against the float64 edges
+// (FLOAT_EDGES: edge_lo is lo in float64, step the float64 bin width; a few float64 operations,
+// no load) or against thresholds[i], the smallest float ≥ edge i: for float x,
+// x ≥ edge i ⟺ x ≥ thresholds[i].
+#if FLOAT_EDGES
+#define RULE_PARAMS                                                                        \
+  float lo_up, float hi_down, float lo, float norm, float delta, int bins, double edge_lo, \
+      double step
+#define RULE_ARGS lo_up, hi_down, lo, norm, delta, bins, edge_lo, step
+#define FLOAT_CORRECTED(x, c) \
+  (uint) even_settle((double)(x), clamp((c), 0, bins - 1), bins, edge_lo, step)
+#else
+#define RULE_PARAMS                                                        \
+  float lo_up, float hi_down, float lo, float norm, float delta, int bins, \
+      __global const float *thresholds
+#define RULE_ARGS lo_up, hi_down, lo, norm, delta, bins, thresholds
+#define FLOAT_CORRECTED(x, c) float_corrected((x), (c), bins, thresholds)
+// The slot of in-range x from any candidate c: moved until threshold[c] ≤ x < threshold[c + 1].
+uint float_corrected(float x, int c, int bins, __global const float* thresholds) {
+  c = clamp(c, 0, bins - 1);
+  while (c > 0 && x < thresholds[c])
+    --c;
+  while (c < bins - 1 && x >= thresholds[c + 1])
+    ++c;
+  return (uint)c;
+}
+#endif
+#define SLOT(x) float_even_slot((x), RULE_ARGS)
+// The slot of x without branches when *exact comes back true; otherwise a candidate that
+// FLOAT_CORRECTED settles (the fast kernels correct the rare inexact values of a whole vector
+// at once).
+uint float_quick(float x, float lo_up, float hi_down, float lo, float norm, float delta, int bins,
+                 bool* exact) {
+  float t = (x - lo) * norm;
+  bool inside = (x >= lo_up) & (x <= hi_down);
+  t = (inside & (t > 0.0f)) ? t : 0.0f;  // NaN and infinities never reach the floor
+#if NVIDIA_PTX
+  // floor(t) for 0 ≤ t < 2^23 without the conversion unit: adding 2^23 rounded toward zero
+  // leaves floor(t) in the low mantissa bits.
+  float shifted;
+  asm("add.rz.f32 %0, %1, 0f4B000000;" : "=f"(shifted) : "f"(t));
+  int c = as_int(shifted) - 0x4B000000;
+  float frac = t - (shifted - 8388608.0f);
+#else
+  int c = (int)t;  // bins ≤ 2^22, so t fits
+  float frac = t - (float)c;
+#endif
+  *exact = !inside | (((uint)c < (uint)bins) & (frac > delta) & (frac < 1.0f - delta));
+  uint outside = x < lo_up ? (uint)bins : (x > hi_down ? (uint)bins + 1 : (uint)bins + 2);
+  return inside ? (uint)c : outside;
+}
+uint float_even_slot(float x, RULE_PARAMS) {
+  bool exact;
+  uint s = float_quick(x, lo_up, hi_down, lo, norm, delta, bins, &exact);
+  return exact ? s : FLOAT_CORRECTED(x, (int)s);
+}
+#endif

@@ -1,0 +1,317 @@
+// The shared part of the OpenCL reduce program (reduce.cl holds the kernels), for one (element
+// type, operator), chosen by -D options:
+// ELEM (element type), VW (elements per 16-byte vector), ACC and RES (accumulator and result
+// types; arg ops define ARG_OP and get a {value, index} struct), IDENTITY_VALUE, and IDENTITY /
+// LOAD / COMBINE / RESULT naming one of the macro families below. The accumulator algebra is the
+// one of reduce_ops.hpp: 64-bit wrapping integer sums and products, double float sums and
+// products, NaN-propagating min/max, first-NaN / first-extreme / smallest-index arg ops; combine
+// is associative and commutative, so every tree order below gives the same value.
+//   tree        one element per work-item, halving tree in local memory, one partial per group;
+//               the host repeats passes over the partials until one group remains.
+//   serial      each work-item folds SERIAL_ITEMS consecutive elements in registers; passes again.
+//   gridstride  a fixed grid folds a grid-stride loop in registers, trees in local memory, and
+//               one group finishes the per-group partials in a second launch.
+//   atomic      like gridstride, but each group merges its result into one global accumulator
+//               with a compare-and-swap loop on its bit pattern (ACC_BITS defined).
+//   fast        16-byte vector loads from an aligned body (scalar head and tail), eight loads
+//               in flight per work-item, a fixed grid; each work-item visits its elements in
+//               increasing index order, so arg ops append without index comparisons. The last
+//               group to arrive (counted with atomic_inc after a global fence) combines the
+//               partials in group order, so the result is the same bit for bit on every run.
+//               Axis rows gives each row a slice of work-items; axis cols gives each work-item a
+//               16-byte strip of columns (a warp reads 512 contiguous bytes of a row; one column
+//               per work-item when rows are not 16-byte aligned) and a chunk of rows, and the
+//               last group of a column tile combines the chunks in chunk order.
+// Element positions: flat index i of a rows × cols input with row_stride = cols + pad lies at
+// i + (i / cols) * pad.
+
+#if defined(USE_FP64)
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#if defined(ATOMIC_64)
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#endif
+
+#ifndef ELEM
+#define ELEM float
+#define VW 4
+#define ACC float
+#define RES float
+#define IDENTITY_VALUE 0
+#define IDENTITY IDENTITY_SCALAR
+#define LOAD LOAD_SCALAR
+#define COMBINE COMBINE_SUM
+#define RESULT RESULT_CAST
+#endif
+
+// Work-group sizes (powers of two) and items per work-item; the host passes the tuned values.
+#ifndef TREE_BLOCK
+#define TREE_BLOCK 256
+#endif
+#ifndef SERIAL_BLOCK
+#define SERIAL_BLOCK 256
+#endif
+#ifndef SERIAL_ITEMS
+#define SERIAL_ITEMS 64
+#endif
+#ifndef GRIDSTRIDE_BLOCK
+#define GRIDSTRIDE_BLOCK 256
+#endif
+#ifndef ATOMIC_BLOCK
+#define ATOMIC_BLOCK 256
+#endif
+#ifndef FAST_BLOCK
+#define FAST_BLOCK 256
+#endif
+#ifndef FAST_ROWS_BLOCK
+#define FAST_ROWS_BLOCK 256
+#endif
+#ifndef FAST_COLS_BLOCK
+#define FAST_COLS_BLOCK 128
+#endif
+// 16-byte loads each work-item of `fast` keeps in flight.
+#define FAST_UNROLL 8
+
+#define PASTE_(a, b) a##b
+#define PASTE(a, b) PASTE_(a, b)
+#define ELEMV PASTE(ELEM, VW)
+
+#ifdef ARG_OP
+typedef struct {
+  ELEM value;
+  long index;
+} arg_acc;
+#define ACC arg_acc
+
+ACC make_arg(ELEM v, long i) {
+  ACC a;
+  a.value = v;
+  a.index = i;
+  return a;
+}
+
+// The first NaN wins; otherwise the extreme value, the smaller index on ties.
+ACC arg_min(ACC a, ACC b) {
+  bool a_nan = a.value != a.value, b_nan = b.value != b.value;
+  if (a_nan || b_nan) {
+    if (a_nan && b_nan) return a.index < b.index ? a : b;
+    return a_nan ? a : b;
+  }
+  if (a.value < b.value) return a;
+  if (b.value < a.value) return b;
+  return a.index < b.index ? a : b;
+}
+
+ACC arg_max(ACC a, ACC b) {
+  bool a_nan = a.value != a.value, b_nan = b.value != b.value;
+  if (a_nan || b_nan) {
+    if (a_nan && b_nan) return a.index < b.index ? a : b;
+    return a_nan ? a : b;
+  }
+  if (a.value > b.value) return a;
+  if (b.value > a.value) return b;
+  return a.index < b.index ? a : b;
+}
+
+// Whether element v displaces `best`, an element before it: a strictly better value, or the
+// first NaN.
+bool beats_min(ELEM v, ELEM best) {
+  return (v < best) | ((v != v) & (best == best));
+}
+
+bool beats_max(ELEM v, ELEM best) {
+  return (v > best) | ((v != v) & (best == best));
+}
+
+// Appends element v at index i, larger than every index already in `a` (each work-item visits
+// its elements in increasing index order): only one that beats the best, or the very first
+// element, replaces it, with no index comparison.
+ACC arg_append_min(ACC a, ELEM v, long i) {
+  return (beats_min(v, a.value) | (a.index == LONG_MAX)) ? make_arg(v, i) : a;
+}
+
+ACC arg_append_max(ACC a, ELEM v, long i) {
+  return (beats_max(v, a.value) | (a.index == LONG_MAX)) ? make_arg(v, i) : a;
+}
+#else
+// A NaN anywhere wins (x != x is false for integers, so these serve every type).
+ACC min_nan(ACC a, ACC b) {
+  if (a != a) return a;
+  if (b != b) return b;
+  return b < a ? b : a;
+}
+
+ACC max_nan(ACC a, ACC b) {
+  if (a != a) return a;
+  if (b != b) return b;
+  return b > a ? b : a;
+}
+#endif
+
+#define IDENTITY_SCALAR ((ACC)(IDENTITY_VALUE))
+#define IDENTITY_ARG make_arg((ELEM)(IDENTITY_VALUE), LONG_MAX)
+#define LOAD_SCALAR(v, i) ((ACC)(v))
+#define LOAD_ARG(v, i) make_arg((v), (i))
+#define COMBINE_SUM(a, b) ((a) + (b))
+#define COMBINE_PROD(a, b) ((a) * (b))
+#define COMBINE_MIN(a, b) min_nan((a), (b))
+#define COMBINE_MAX(a, b) max_nan((a), (b))
+#define COMBINE_ARGMIN(a, b) arg_min((a), (b))
+#define COMBINE_ARGMAX(a, b) arg_max((a), (b))
+#if defined(ARG_OP) && defined(ARG_MIN)
+#define APPEND(a, v, i) arg_append_min((a), (v), (i))
+#define BEATS(v, best) beats_min((v), (best))
+#elif defined(ARG_OP)
+#define APPEND(a, v, i) arg_append_max((a), (v), (i))
+#define BEATS(v, best) beats_max((v), (best))
+#elif defined(EXTREME_MIN)
+// One compare and one select on the accumulator's chain, where COMBINE tests it for NaN first: a
+// NaN accumulator stays (v < NaN is false) and a NaN element is taken.
+#define APPEND(a, v, i) ((((v) < (a)) | ((v) != (v))) ? (ACC)(v) : (a))
+#elif defined(EXTREME_MAX)
+#define APPEND(a, v, i) ((((v) > (a)) | ((v) != (v))) ? (ACC)(v) : (a))
+#else
+#define APPEND(a, v, i) COMBINE((a), LOAD((v), (i)))
+#endif
+#define RESULT_CAST(a) ((RES)(a))
+#define RESULT_BITS(a) as_long(a)  // uint64 accumulator of a signed sum: same bits as int64
+#define RESULT_ARG(a) ((a).value)
+
+void store_result(__global RES* values, __global long* indices, long o, ACC a) {
+  values[o] = RESULT(a);
+#ifdef ARG_OP
+  indices[o] = a.index;
+#endif
+}
+
+// A partial written by another group of this launch: volatile, so it is read from memory.
+ACC load_partial(__global ACC* partials, long k) {
+#ifdef ARG_OP
+  volatile __global ACC* p = partials + k;
+  ACC a;
+  a.value = p->value;
+  a.index = p->index;
+  return a;
+#else
+  return ((volatile __global ACC*)partials)[k];
+#endif
+}
+
+long element_offset(long i, long cols, long pad) {
+  return pad == 0 ? i : i + (i / cols) * pad;
+}
+
+// Every work-item of the group calls this with its accumulator; all get the group's combination.
+// The trailing barrier lets the caller reuse `scratch` at once.
+ACC group_reduce(__local ACC* scratch, ACC acc, uint lid, uint size) {
+  scratch[lid] = acc;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint s = size / 2; s > 0; s >>= 1) {
+    if (lid < s) scratch[lid] = COMBINE(scratch[lid], scratch[lid + s]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  ACC total = scratch[0];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return total;
+}
+
+// Appends the lanes of one vector (flattened indices index, index + 1, ...) in order. A uint8
+// sum adds the 16 lanes in 32 bits first (at most 16 · 255) and widens once. An arg op finds the
+// vector's best lane first, comparing values only (a strictly better value or the first NaN
+// replaces it, so the first of equals stays), and appends that one lane: one 64-bit index select
+// per vector instead of one per lane, the same pair as appending the lanes in order.
+ACC fold_vector(ACC acc, ELEMV v, long index) {
+  ELEM lanes[VW];
+  PASTE(vstore, VW)(v, 0, lanes);
+#if defined(VECTOR_PRESUM)
+  uint sum = 0;
+#pragma unroll
+  for (int j = 0; j < VW; ++j)
+    sum += lanes[j];
+  return acc + sum;
+#elif defined(ARG_OP)
+  ELEM best = lanes[0];
+  int lane = 0;
+#pragma unroll
+  for (int j = 1; j < VW; ++j) {
+    bool better = BEATS(lanes[j], best);
+    best = better ? lanes[j] : best;
+    lane = better ? j : lane;
+  }
+  return APPEND(acc, best, index + lane);
+#else
+#pragma unroll
+  for (int j = 0; j < VW; ++j)
+    acc = APPEND(acc, lanes[j], index + j);
+  return acc;
+#endif
+}
+
+// Combines the accumulators of each slice of `width` work-items (a power of two dividing the
+// group) in eight-way steps, a third of the barriers of a halving tree; every work-item gets its
+// slice's combination. The trailing barrier lets the caller reuse `scratch` at once.
+ACC slice_reduce(__local ACC* scratch, ACC acc, uint lid, uint width) {
+  uint lane = lid & (width - 1);
+  scratch[lid] = acc;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint active = width; active > 1;) {
+    uint next = active > 8 ? active / 8 : 1;
+    if (lane < next) {
+      // Slots at and beyond `next` are only read at this step, so the writes below are safe.
+      for (uint k = 1; k < active / next; ++k)
+        acc = COMBINE(acc, scratch[lid + k * next]);
+      scratch[lid] = acc;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    active = next;
+  }
+  acc = scratch[lid - lane];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return acc;
+}
+
+// Folds the contiguous run p[0, len) (flattened index base + j for p[j]) as worker `w` of
+// `workers`: scalar loads up to the first 16-byte boundary, 16-byte vectors (FAST_UNROLL in
+// flight), scalar tail. Each worker visits its elements in increasing index order.
+ACC fold_span(__global const ELEM* p, long len, long base, long w, long workers, ACC acc) {
+  long head = (long)((16 - ((size_t)p & 15)) & 15) / (long)sizeof(ELEM);
+  if (head > len) head = len;
+  long vectors = (len - head) / VW;
+  for (long j = w; j < head; j += workers)
+    acc = APPEND(acc, p[j], base + j);
+  __global const ELEMV* body = (__global const ELEMV*)(p + head);
+  long body_base = base + head;
+  long v = w;
+  for (; v + (FAST_UNROLL - 1) * workers < vectors; v += FAST_UNROLL * workers) {
+    ELEMV x[FAST_UNROLL];
+#pragma unroll
+    for (int u = 0; u < FAST_UNROLL; ++u)
+      x[u] = body[v + u * workers];
+#pragma unroll
+    for (int u = 0; u < FAST_UNROLL; ++u)
+      acc = fold_vector(acc, x[u], body_base + (v + u * workers) * VW);
+  }
+  if (v < vectors) {
+    // Fewer than FAST_UNROLL vectors left: still one batch of (predicated) loads in flight.
+    ELEMV x[FAST_UNROLL];
+#pragma unroll
+    for (int u = 0; u < FAST_UNROLL; ++u)
+      x[u] = v + u * workers < vectors ? body[v + u * workers] : (ELEMV)(0);
+#pragma unroll
+    for (int u = 0; u < FAST_UNROLL; ++u)
+      if (v + u * workers < vectors)
+        acc = fold_vector(acc, x[u], body_base + (v + u * workers) * VW);
+  }
+  for (long j = head + vectors * VW + w; j < len; j += workers)
+    acc = APPEND(acc, p[j], base + j);
+  return acc;
+}
+
+// The last pass of tree and serial (one group / one work-item left) writes the result.
+void emit(__global ACC* partials, __global RES* values, __global long* indices, long slot,
+          bool last_pass, ACC acc) {
+  if (last_pass)
+    store_result(values, indices, 0, acc);
+  else
+    partials[slot] = acc;
+}
