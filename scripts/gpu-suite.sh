@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # The GPU suite in one call, for a machine with an NVIDIA GPU and no package registry: sets up
 # the OpenCL ICD loader from carried .deb files, then runs the stages named on the command line
-# (default: info tests sanitize bench); logs and JSON are packed into $OUT/gpu-suite.tgz.
+# (default: info tests sanitize bench); logs and JSON are packed into $OUT/gpu-suite.tgz, laid
+# out as bench/report/make_benchmarks.py reads a machine's folder of bench/results/.
 #   BIN   folder with parpat and the test binaries (default .carry/bin; BIN.tar.xz is unpacked)
+#   BIN_PREVIOUS  a previous build's folder (or .tar.xz): the bench stage runs it too, in the same
+#         call, into previous/ (the regression check)
+#   BENCH_ARGS    arguments of every bench run (default --variant fast; quick covers every variant)
 #   DEBS  folder with the OpenCL loader .deb files (default .carry/debs)
 #   OUT   where the archive goes (default ./gpu-out)
 #   SWEEP a file for the `sweep` stage: lines "name|PARPAT_TUNING value|parpat arguments", each
@@ -11,9 +15,11 @@
 set -u
 BIN=${BIN:-.carry/bin}
 # The binaries may travel packed (tar cJf .carry/bin.tar.xz -C .carry bin) to fit the carry limit.
-if [ ! -d "$BIN" ] && [ -f "$BIN.tar.xz" ]; then
-  tar xJf "$BIN.tar.xz" -C "$(dirname "$BIN")"
-fi
+for bin in "$BIN" ${BIN_PREVIOUS:-}; do
+  if [ ! -d "$bin" ] && [ -f "$bin.tar.xz" ]; then
+    tar xJf "$bin.tar.xz" -C "$(dirname "$bin")"
+  fi
+done
 DEBS=${DEBS:-.carry/debs}
 ARCHIVE_DIR=${OUT:-gpu-out}
 OUT=$(mktemp -d /tmp/gpu-suite.XXXXXX)
@@ -33,6 +39,11 @@ fi
 
 stages=("$@")
 [ ${#stages[@]} -eq 0 ] && stages=(info tests sanitize bench)
+python3 - "$OUT/meta.json" "${GIT_COMMIT:-unknown}" "${stages[*]}" <<'PY'
+import datetime, json, sys
+json.dump({"date": datetime.date.today().isoformat(), "commit": sys.argv[2],
+           "commands": ["scripts/gpu-suite.sh " + sys.argv[3]]}, open(sys.argv[1], "w"))
+PY
 status=0
 run() {  # run NAME TIMEOUT COMMAND...: logs to $OUT/NAME.log, records the exit status
   local name=$1 limit=$2
@@ -53,7 +64,8 @@ for stage in "${stages[@]}"; do
     info)
       nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv | tee "$OUT/nvidia-smi.log"
       run info 300 "$BIN/parpat" info --measure
-      cat "$OUT/info.log" ;;
+      cat "$OUT/info.log"
+      "$BIN/parpat" info --measure --json >"$OUT/info.json" 2>/dev/null ;;
     tests)
       for t in ${TEST_BINS:-"$BIN"/test_*}; do
         run "$(basename "$t")" 900 "$t" --gtest_brief=1 --gtest_filter="${TEST_FILTER:-*}"
@@ -69,17 +81,23 @@ for stage in "${stages[@]}"; do
         done
       done ;;
     bench)
-      for p in ${BENCH_PATTERNS:-reduce histogram pairwise barrier}; do
-        for b in cuda opencl; do
+      mkdir -p "$OUT/previous"
+      for p in ${BENCH_PATTERNS:-reduce histogram pairwise}; do
+        for b in ${BENCH_BACKENDS:-cuda opencl}; do
           dev=()
           [ "$b" = opencl ] && [ -n "${ocl:-}" ] && dev=(--device "$ocl")
           extra=BENCH_ARGS_${p}_${b}
-          run "bench-$p-$b" 900 "$BIN/parpat" bench "$p" --backend "$b" "${dev[@]}" ${!extra:-} \
-            --json "$OUT/bench-$p-$b.json" --markdown
+          run "bench-$p-$b" 900 "$BIN/parpat" bench "$p" --backend "$b" "${dev[@]}" \
+            ${BENCH_ARGS:---variant fast} ${!extra:-} --json "$OUT/bench-$p-$b.json" --markdown
+          if [ -n "${BIN_PREVIOUS:-}" ]; then
+            run "previous-bench-$p-$b" 900 "$BIN_PREVIOUS/parpat" bench "$p" --backend "$b" "${dev[@]}" \
+              ${BENCH_ARGS:---variant fast} ${!extra:-} --json "$OUT/previous/bench-$p-$b.json"
+          fi
         done
       done ;;
     barrier)
       run barrier-cuda 300 "$BIN/parpat" barrier --backend cuda --stress --json
+      cp "$OUT/barrier-cuda.log" "$OUT/barrier-cuda.json"
       [ -n "$ocl" ] && run barrier-opencl 300 "$BIN/parpat" barrier --backend opencl --device "$ocl" --stress --no-sweep --json
       [ -x "$BIN/jacobi_persistent" ] && run jacobi 120 "$BIN/jacobi_persistent" ;;
     sweep)
@@ -88,7 +106,7 @@ for stage in "${stages[@]}"; do
         PARPAT_TUNING="$tuning" run "sweep-$name" 600 "$BIN/parpat" ${args//OUTDIR/$OUT}
       done <"${SWEEP:?the sweep stage needs SWEEP=file}" ;;
     quick)
-      run quick 300 "$BIN/parpat" bench --quick
+      run quick 300 "$BIN/parpat" bench --quick --json "$OUT/quick.json"
       cat "$OUT/quick.log" ;;
     *) echo "unknown stage $stage"; status=1 ;;
   esac

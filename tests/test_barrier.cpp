@@ -185,7 +185,7 @@ TEST_P(BarrierTest, RefusesAGridAboveTheSafeBound) {
 }
 
 // A launch that passes many barriers takes longer than the same launch with none, and the
-// difference per barrier is a plausible barrier time (below 10 ms even under a sanitizer).
+// difference per barrier is a plausible barrier time (below 10 ms; 1 s under a sanitizer).
 TEST_P(BarrierTest, LatencyGrowsWithTheBarriers) {
   guarded([&] {
     const auto& t = GetParam();
@@ -199,7 +199,7 @@ TEST_P(BarrierTest, LatencyGrowsWithTheBarriers) {
     EXPECT_GE(r.empty_ms, 0.0);  // relaunch launches nothing for no barriers
     EXPECT_GT(r.barriers_ms, r.empty_ms) << barriers << " barriers took no longer than none";
     EXPECT_GT(r.us_per_barrier, 0.0);
-    EXPECT_LT(r.us_per_barrier, 1e4);
+    EXPECT_LT(r.us_per_barrier, sanitize_run() ? 1e6 : 1e4);  // a sanitizer serialises threads
   });
 }
 

@@ -1,0 +1,386 @@
+#!/usr/bin/env python3
+"""Writes BENCHMARKS.md from the JSON that the GPU suite keeps in bench/results/.
+
+Each folder bench/results/<machine>/ holds one device call of scripts/gpu-suite.sh:
+  meta.json                  {"date", "commit", "commands": [...]}
+  info.json                  parpat info --measure --json (the read and FMA peaks)
+  bench-<pattern>-<backend>.json   parpat bench PATTERN --backend B --variant fast --json
+  quick.json                 parpat bench --quick --json (every variant, a few cases)
+  barrier-<backend>.json     parpat barrier --json (optional)
+  previous/                  the same bench files from the previous build, measured in the same
+                             call (optional: the regression check)
+Plots go to bench/results/plots/<machine>-<pattern>.svg.
+
+usage: make_benchmarks.py [--results bench/results] [--out BENCHMARKS.md] [--no-plots]
+"""
+import argparse
+import glob
+import json
+import math
+import os
+import re
+import sys
+
+PATTERNS = ["reduce", "histogram", "pairwise"]
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def size_of(token):
+    """'2^20' -> 1048576; '1000' -> 1000; anything else -> None."""
+    m = re.fullmatch(r"2\^(\d+)", token.strip())
+    if m:
+        return 2 ** int(m.group(1))
+    return int(token) if token.strip().isdigit() else None
+
+
+def split_shape(shape):
+    """Splits a bench shape into (case, size): the last token that is a size is the x axis.
+    'reduce 2^20' -> ('', '2^20'); '1024 bins, 2^28' -> ('1024 bins', '2^28');
+    '16384×16384 rows' stays whole ('16384×16384 rows', None)."""
+    parts = [p.strip() for p in shape.split(",")]
+    if size_of(parts[-1]) is not None:
+        return ", ".join(parts[:-1]), parts[-1]
+    return shape, None
+
+
+def fmt_us(ms):
+    us = ms * 1e3
+    return f"{us:.1f}" if us >= 10 else f"{us:.2f}"
+
+
+def geomean(xs):
+    xs = [x for x in xs if x > 0]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def case_shape(r):
+    """The shape without a swept parameter (pairwise's tpb=...)."""
+    return re.sub(r"\s*tpb=\d+", "", r["shape"])
+
+
+def key(r):
+    return (r["pattern"], r["variant"], r["dtype"], r["op"], case_shape(r))
+
+
+def best_per_case(rows):
+    """Benches that sweep a parameter (pairwise's tpb=...) give several rows per case; keep
+    the fastest, as a user running the default would tune to it."""
+    best = {}
+    for r in rows:
+        k = key(r)
+        if k not in best or r["time_ms"] < best[k]["time_ms"]:
+            best[k] = r
+    return list(best.values())
+
+
+class Machine:
+    def __init__(self, folder):
+        self.folder = folder
+        self.name = os.path.basename(folder.rstrip("/"))
+        meta_path = os.path.join(folder, "meta.json")
+        self.meta = load(meta_path) if os.path.exists(meta_path) else {}
+        info_path = os.path.join(folder, "info.json")
+        self.info = load(info_path)["devices"] if os.path.exists(info_path) else []
+        self.bench = self._benches(folder)
+        self.previous = self._benches(os.path.join(folder, "previous"))
+        self.quick = self._rows(os.path.join(folder, "quick.json"))
+        self.barrier = {}
+        for path in sorted(glob.glob(os.path.join(folder, "barrier-*.json"))):
+            backend = os.path.basename(path)[len("barrier-"):-len(".json")]
+            self.barrier[backend] = load(path)
+
+    @staticmethod
+    def _rows(path):
+        return load(path)["rows"] if os.path.exists(path) else []
+
+    @staticmethod
+    def _benches(folder):
+        found = {}
+        for path in sorted(glob.glob(os.path.join(folder, "bench-*-*.json"))):
+            _, pattern, backend = os.path.basename(path)[:-len(".json")].split("-", 2)
+            found[(pattern, backend)] = load(path)["rows"]
+        return found
+
+    def gpu(self):
+        for d in self.info:
+            if d["backend"] == "cuda":
+                return d
+        return self.info[0] if self.info else {"name": self.name}
+
+
+def table(header, rows):
+    out = ["| " + " | ".join(header) + " |",
+           "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|"]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return out
+
+
+def leading_number(text):
+    m = re.match(r"\s*(\d+)(?:\^(\d+))?(?:\s|$)", text)
+    if not m:
+        return float("inf")
+    return int(m.group(1)) ** int(m.group(2)) if m.group(2) else int(m.group(1))
+
+
+def headline(rows, pattern):
+    """The `fast` rows of a pattern as a grid: a shape of several parts ("1024 bins, 2^28") takes
+    its first part as the column and the rest into the row; a one-part shape ("2^20") is the
+    column itself. Cells: µs, the speed-up over the baseline of the same run, and at the last
+    column the % of the measured peak."""
+    fast = best_per_case([r for r in rows if r["variant"] == "fast" and r["pattern"] == pattern])
+    grid, columns = {}, []
+    for r in fast:
+        parts = [p.strip() for p in case_shape(r).split(",")]
+        column, rest = parts[0], ", ".join(parts[1:])
+        if column not in columns:
+            columns.append(column)
+        grid.setdefault((r["dtype"], r["op"], rest), {})[column] = r
+    columns.sort(key=leading_number)
+    lines = []
+    for (dtype, op, rest), by_column in grid.items():
+        cells = []
+        last = max(by_column, key=lambda c: (by_column[c].get("bytes", 0), columns.index(c)))
+        for c in columns:
+            r = by_column.get(c)
+            if r is None:
+                cells.append("")
+                continue
+            cell = fmt_us(r["time_ms"])
+            if r.get("baseline_ms", 0) > 0:
+                cell += f" ({r['baseline_ms'] / r['time_ms']:.2f}×)"
+            if r.get("pct_peak", 0) > 0 and c == last:
+                cell += f" {r['pct_peak']:.0f} %"
+            if not r.get("verified", False):
+                cell += " NOT VERIFIED"
+            cells.append(cell)
+        lines.append([dtype, op] + ([rest] if any(k[2] for k in grid) else []) + cells)
+    baselines = sorted({r["baseline"] for r in fast if r.get("baseline")})
+    header = ["dtype", "op / data"] + (["size"] if any(k[2] for k in grid) else []) + columns
+    return table(header, lines), baselines
+
+
+def every_variant(rows, pattern):
+    """The quick sweep: one row per case, one column per variant, time in µs (✗: not verified)."""
+    rows = best_per_case([r for r in rows if r["pattern"] == pattern])
+    cases, variants = [], []
+    cell = {}
+    for r in rows:
+        c = f"{r['dtype']} {r['op']} {case_shape(r)}"
+        if c not in cases:
+            cases.append(c)
+        if r["variant"] not in variants:
+            variants.append(r["variant"])
+        cell[(r["variant"], c)] = fmt_us(r["time_ms"]) + ("" if r.get("verified") else " ✗")
+    return table(["case"] + variants, [[c] + [cell.get((v, c), "") for v in variants] for c in cases])
+
+
+def ratio_summary(a_rows, b_rows, label, long_ms=0.1):
+    """Geometric mean and extremes of time(a) / time(b) over the rows both have, and the
+    geometric mean over the rows of at least `long_ms` (past the launch floor)."""
+    b = {key(r): r for r in best_per_case(b_rows)}
+    pairs = [(r, b[key(r)]) for r in best_per_case(a_rows) if key(r) in b]
+    pairs = [(x, y) for x, y in pairs if x["time_ms"] > 0 and y["time_ms"] > 0]
+    if not pairs:
+        return None
+    ratios = [x["time_ms"] / y["time_ms"] for x, y in pairs]
+    worst = max(range(len(pairs)), key=lambda i: ratios[i])
+    best = min(range(len(pairs)), key=lambda i: ratios[i])
+    describe = lambda i: (f"{pairs[i][0]['dtype']} {pairs[i][0]['op']} {case_shape(pairs[i][0])} "
+                          f"{ratios[i]:.3f}")
+    long = [x for x, (p, q) in zip(ratios, pairs) if q["time_ms"] >= long_ms]
+    return [label, len(pairs), f"{geomean(ratios):.3f}",
+            f"{geomean(long):.3f} ({len(long)})" if long else "—", describe(best), describe(worst)]
+
+
+def barrier_tables(doc):
+    lat = [r for r in doc.get("latency", []) if r.get("group_size") == 128]
+    methods = list(dict.fromkeys(r["method"] for r in lat))
+    per_unit = sorted({r["groups_per_unit"] for r in lat})
+    cg = {r["groups_per_unit"]: r["us_per_barrier"] for r in lat if r["method"] == "cg"}
+    rows = []
+    for m in methods:
+        cells = []
+        for u in per_unit:
+            r = next((x for x in lat if x["method"] == m and x["groups_per_unit"] == u), None)
+            if r is None:
+                cells.append("")
+            elif r["barrier_failed"]:
+                cells.append("failed")
+            else:
+                ratio = f" ({r['us_per_barrier'] / cg[u]:.2f}×)" if cg.get(u) else ""
+                cells.append(f"{r['us_per_barrier']:.2f}{ratio}")
+        rows.append([m] + cells)
+    out = table(["method"] + [f"{u} per SM" for u in per_unit], rows)
+    sten = doc.get("stencil", [])
+    if sten:
+        sizes = sorted({r["group_size"] for r in sten}, reverse=True)
+        rows = []
+        for m in dict.fromkeys(r["method"] for r in sten):
+            cells = []
+            for g in sizes:
+                r = next((x for x in sten if x["method"] == m and x["group_size"] == g), None)
+                ok = r and r.get("correct") and not r.get("barrier_failed")
+                cells.append("" if r is None else f"{r['time_ms']:.1f}" + ("" if ok else " ✗"))
+            rows.append([m] + cells)
+        out += ["", "Classic stencil, ms for the whole run (✗: wrong or a spin gave up):", ""]
+        out += table(["method"] + [f"groups of {g}" for g in sizes], rows)
+    return out
+
+
+def plot(machine, pattern, rows, peak_gbps, out_dir):
+    """Throughput against size of every `fast` case with its baseline and the read peak."""
+    import matplotlib
+    matplotlib.use("svg")
+    import matplotlib.pyplot as plt
+
+    series = {}
+    for r in best_per_case([r for r in rows if r["variant"] == "fast"]):
+        case, size = split_shape(r["shape"])
+        if size is None or r.get("gbps", 0) <= 0:
+            continue
+        label = f"{r['dtype']} {r['op']} {case}".strip()
+        s = series.setdefault(label, {"x": [], "y": [], "base": []})
+        s["x"].append(size_of(size))
+        s["y"].append(r["gbps"])
+        s["base"].append(r["gbps"] * r["baseline_ms"] / r["time_ms"] if r.get("baseline_ms") else None)
+    series = {k: v for k, v in series.items() if len(v["x"]) > 1}
+    if not series:
+        return None
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for i, (label, s) in enumerate(sorted(series.items())[:10]):
+        order = sorted(range(len(s["x"])), key=lambda j: s["x"][j])
+        xs = [s["x"][j] for j in order]
+        line, = ax.plot(xs, [s["y"][j] for j in order], marker="o", ms=3, label=label)
+        base = [(s["x"][j], s["base"][j]) for j in order if s["base"][j]]
+        if base:
+            ax.plot(*zip(*base), ls="--", color=line.get_color(), lw=0.8)
+    if peak_gbps:
+        ax.axhline(peak_gbps, color="black", lw=1, ls=":", label=f"read peak {peak_gbps:.0f} GB/s")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("elements")
+    ax.set_ylabel("GB/s")
+    ax.set_title(f"{pattern} `fast` on {machine.gpu().get('name', machine.name)} "
+                 "(dashed: the baseline in the same run)")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, f"{machine.name}-{pattern}.svg")
+    fig.savefig(path, metadata={"Date": None})
+    plt.close(fig)
+    return path
+
+
+def machine_section(m, plots_dir, out_path):
+    gpu = m.gpu()
+    lines = [f"## {gpu.get('name', m.name)}", ""]
+    lines.append(f"Measured {m.meta.get('date', '?')}, build {m.meta.get('commit', '?')}, "
+                 f"{gpu.get('version', '')}. Peaks measured in the same call: read "
+                 f"{gpu.get('read_gbps', 0):.0f} GB/s, FP32 FMA {gpu.get('fma_gflops', 0) / 1e3:.1f} "
+                 f"TFLOPS, empty launch {gpu.get('launch_us', 0):.2f} µs.")
+    lines.append("")
+    for pattern in PATTERNS:
+        rows = m.bench.get((pattern, "cuda"))
+        if not rows:
+            continue
+        body, baselines = headline(rows, pattern)
+        lines += [f"### {pattern}, CUDA `fast`", "",
+                  "µs per call (speed-up over " + (", ".join(baselines) or "the baseline") +
+                  " in the same run; % of the measured peak at the largest size):", ""]
+        lines += body + [""]
+        if plots_dir:
+            path = plot(m, pattern, rows, gpu.get("read_gbps") if pattern != "pairwise" else None,
+                        plots_dir)
+            if path:
+                rel = os.path.relpath(path, os.path.dirname(os.path.abspath(out_path)))
+                lines += [f"![{pattern} on {gpu.get('name', m.name)}]({rel})", ""]
+    if m.quick:
+        lines += ["### Every variant (`parpat bench --quick`, µs)", ""]
+        for pattern in PATTERNS:
+            if any(r["pattern"] == pattern for r in m.quick):
+                lines += [f"{pattern}:", ""] + every_variant(m.quick, pattern) + [""]
+    summaries = []
+    for pattern in PATTERNS:
+        cu, cl = m.bench.get((pattern, "cuda")), m.bench.get((pattern, "opencl"))
+        if cu and cl:
+            s = ratio_summary([r for r in cl if r["variant"] == "fast"],
+                              [r for r in cu if r["variant"] == "fast"], pattern)
+            if s:
+                summaries.append(s)
+    if summaries:
+        lines += ["### NVIDIA OpenCL against CUDA (`fast`, time OpenCL / CUDA)", ""]
+        lines += table(["pattern", "cases", "geometric mean", "cases ≥ 100 µs", "best case", "worst case"],
+                       summaries)
+        lines += [""]
+    for backend, doc in m.barrier.items():
+        lines += [f"### Grid barrier, {backend}: µs per barrier, blocks of 128 (× cg in the same run)", ""]
+        lines += barrier_tables(doc) + [""]
+    if m.previous:
+        regress = []
+        for (pattern, backend), rows in sorted(m.bench.items()):
+            old = m.previous.get((pattern, backend))
+            if old:
+                s = ratio_summary([r for r in rows if r["variant"] == "fast"],
+                                  [r for r in old if r["variant"] == "fast"], f"{pattern} {backend}")
+                if s:
+                    regress.append(s)
+        if regress:
+            lines += ["### Regression check: this build against the previous one, same call",
+                      "", "Time of this build / time of the previous build (below 1: faster):", ""]
+            lines += table(["pattern", "cases", "geometric mean", "cases ≥ 100 µs", "best case", "worst case"],
+                       regress)
+            lines += [""]
+    return lines
+
+
+METHOD = """\
+Every number below comes from JSON that `parpat` wrote on the GPU machine, kept in
+`bench/results/`, and this page is generated from it (`bench/report/make_benchmarks.py`).
+Method: device time between events, after warm-up, median of at least 20 runs, inputs at
+least 4× the L2 cache (buffers rotated for small sizes; launches shorter than a few µs are
+timed as CUDA graph replays, the baseline by the same method). Baselines run in the same
+process on the same inputs: CUB `DeviceReduce` / `DeviceHistogram`, cooperative groups'
+`grid.sync`. GB/s counts the bytes a pattern must read and write once; % of peak is against
+the read bandwidth and FP32 FMA rate that `parpat info --measure` measured in the same call.
+Every result is verified against the CPU reference before it is reported."""
+
+REPRODUCE = """\
+## Reproduce
+
+```sh
+scripts/setup.sh                                   # build (CUDA for sm_90, OpenCL, CPU)
+OUT=out scripts/gpu-suite.sh info bench quick barrier   # on the GPU machine: JSON into out/
+python3 bench/report/make_benchmarks.py            # after copying out/ to bench/results/<machine>/
+```
+
+The GPU suite also runs the tests and compute-sanitizer (`scripts/gpu-suite.sh tests sanitize`).
+`BIN_PREVIOUS=folder` makes its bench stage run a previous build in the same call (the regression
+check). What was tried and not kept is in the git history and in `bench/tuning/`."""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--results", default="bench/results")
+    ap.add_argument("--out", default="BENCHMARKS.md")
+    ap.add_argument("--no-plots", action="store_true")
+    args = ap.parse_args()
+    folders = sorted(d for d in glob.glob(os.path.join(args.results, "*"))
+                     if os.path.isdir(d) and os.path.basename(d) != "plots")
+    machines = [Machine(f) for f in folders]
+    if not machines:
+        sys.exit(f"no results under {args.results}")
+    plots_dir = None if args.no_plots else os.path.join(args.results, "plots")
+    lines = ["# parpat benchmarks", "", METHOD, ""]
+    for m in machines:
+        lines += machine_section(m, plots_dir, args.out)
+    lines += REPRODUCE.splitlines() + [""]
+    with open(args.out, "w") as f:
+        f.write("\n".join(lines))
+    print(f"wrote {args.out}: {len(lines)} lines from {len(machines)} machine(s)")
+
+
+if __name__ == "__main__":
+    main()
