@@ -20,7 +20,8 @@ struct DeviceInfo {
   int index = 0;  // position among the devices of its backend
   std::string name;
   std::string vendor;
-  std::string version;  // driver / platform version
+  std::string version;       // driver / platform version
+  std::string architecture;  // "sm_90" on CUDA and NVIDIA OpenCL; empty where unknown
   int compute_units = 0;
   std::uint64_t global_memory = 0;
   std::uint64_t local_memory = 0;  // shared memory per group

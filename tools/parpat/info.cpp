@@ -32,6 +32,7 @@ void add_info_command(CLI::App& app) {
                           {"name", d.name},
                           {"vendor", d.vendor},
                           {"version", d.version},
+                          {"architecture", d.architecture},
                           {"compute_units", d.compute_units},
                           {"global_memory", d.global_memory},
                           {"local_memory", d.local_memory},

@@ -47,6 +47,7 @@ DeviceInfo describe(int ordinal, const cudaDeviceProp& p) {
                  std::to_string(driver % 1000 / 10) + ", runtime " +
                  std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10) +
                  ", sm_" + std::to_string(p.major) + std::to_string(p.minor);
+  info.architecture = "sm_" + std::to_string(p.major) + std::to_string(p.minor);
   info.compute_units = p.multiProcessorCount;
   info.global_memory = p.totalGlobalMem;
   info.local_memory = p.sharedMemPerBlockOptin;

@@ -60,7 +60,14 @@ DeviceInfo describe(const Found& f, int index) {
   info.int64_atomics = ext.find("cl_khr_int64_base_atomics") != std::string::npos;
   bool gpu = (f.device.getInfo<CL_DEVICE_TYPE>() & CL_DEVICE_TYPE_GPU) != 0;
   info.independent_groups = gpu;
-  info.warp_size = ext.find("cl_nv_device_attribute_query") != std::string::npos ? 32 : 1;
+  if (ext.find("cl_nv_device_attribute_query") != std::string::npos) {
+    info.warp_size = 32;
+    // CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV / _MINOR_NV of the extension.
+    cl_uint major = 0, minor = 0;
+    if (clGetDeviceInfo(f.device(), 0x4000, sizeof major, &major, nullptr) == CL_SUCCESS &&
+        clGetDeviceInfo(f.device(), 0x4001, sizeof minor, &minor, nullptr) == CL_SUCCESS)
+      info.architecture = "sm_" + std::to_string(major) + std::to_string(minor);
+  }
   return info;
 }
 
