@@ -5,7 +5,7 @@
 # out as bench/report/make_benchmarks.py reads a machine's folder of bench/results/.
 #   BIN   folder with parpat and the test binaries (default .carry/bin; BIN.tar.xz is unpacked)
 #   BIN_PREVIOUS  a previous build's folder (or .tar.xz): the bench stage runs it too, in the same
-#         call, into previous/ (the regression check)
+#         call, into previous/ (the regression check); GIT_COMMIT / GIT_COMMIT_PREVIOUS name the builds
 #   BENCH_ARGS    arguments of every bench run (default --variant fast; quick covers every variant)
 #   DEBS  folder with the OpenCL loader .deb files (default .carry/debs)
 #   OUT   where the archive goes (default ./gpu-out)
@@ -39,10 +39,13 @@ fi
 
 stages=("$@")
 [ ${#stages[@]} -eq 0 ] && stages=(info tests sanitize bench)
-python3 - "$OUT/meta.json" "${GIT_COMMIT:-unknown}" "${stages[*]}" <<'PY'
+python3 - "$OUT/meta.json" "${GIT_COMMIT:-unknown}" "${stages[*]}" "${GIT_COMMIT_PREVIOUS:-}" <<'PY'
 import datetime, json, sys
-json.dump({"date": datetime.date.today().isoformat(), "commit": sys.argv[2],
-           "commands": ["scripts/gpu-suite.sh " + sys.argv[3]]}, open(sys.argv[1], "w"))
+meta = {"date": datetime.date.today().isoformat(), "commit": sys.argv[2],
+        "commands": ["scripts/gpu-suite.sh " + sys.argv[3]]}
+if sys.argv[4]:
+    meta["previous"] = "build " + sys.argv[4]
+json.dump(meta, open(sys.argv[1], "w"))
 PY
 status=0
 run() {  # run NAME TIMEOUT COMMAND...: logs to $OUT/NAME.log, records the exit status

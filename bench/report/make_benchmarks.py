@@ -328,8 +328,11 @@ def machine_section(m, plots_dir, out_path):
                 if s:
                     regress.append(s)
         if regress:
+            previous = m.meta.get("previous", "the previous build")
             lines += ["### Regression check: this build against the previous one, same call",
-                      "", "Time of this build / time of the previous build (below 1: faster):", ""]
+                      "", f"Time of this build / time of {previous} (below 1: faster). Cases under "
+                      "100 µs are launch-bound (NVIDIA OpenCL's launches vary by ±15 % or more "
+                      "between calls); the column of longer cases measures the kernels.", ""]
             lines += table(["pattern", "cases", "geometric mean", "cases ≥ 100 µs", "best case", "worst case"],
                        regress)
             lines += [""]
