@@ -112,4 +112,11 @@ std::vector<BenchRow> bench_barrier(const Device& device, const BenchOptions& op
   return rows;
 }
 
+BarrierFloor measure_barrier_floor(const Device& device) {
+#ifdef PARPAT_HAVE_CUDA
+  if (device.backend() == Backend::cuda) return measure_barrier_floor_cuda(device);
+#endif
+  return {};
+}
+
 }  // namespace parpat::bench

@@ -106,4 +106,17 @@ std::vector<BenchRow> bench_histogram(const Device& device, const BenchOptions& 
 std::vector<double> numpy_times(const std::string& pattern,
                                 const std::vector<nlohmann::json>& cases);
 
+// What every grid barrier pays on CUDA (zeros elsewhere): one release fence at device scope
+// (fence.acq_rel.gpu, as before any arrival that publishes the block's writes) and one round trip
+// of a relaxed load to the L2 cache (as every poll of a barrier word), µs each, one thread timing
+// a thousand of either back to back.
+struct BarrierFloor {
+  double release_fence_us = 0;
+  double l2_round_trip_us = 0;
+};
+BarrierFloor measure_barrier_floor(const Device& device);
+#ifdef PARPAT_HAVE_CUDA
+BarrierFloor measure_barrier_floor_cuda(const Device& device);
+#endif
+
 }  // namespace parpat::bench

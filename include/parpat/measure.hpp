@@ -15,12 +15,6 @@ struct Peaks {
   // The same kernel as 100 launches captured into one CUDA graph, replay time / 100, µs (0 where
   // the backend has no graphs).
   double graph_launch_us = 0;
-  // What every grid barrier pays (CUDA; 0 where not measured): one release fence at device
-  // scope (fence.acq_rel.gpu, as before any arrival that publishes the block's writes) and one
-  // round trip of a relaxed load to the L2 cache (as every poll of a barrier word), µs each, one
-  // thread timing a thousand of either back to back.
-  double release_fence_us = 0;
-  double l2_round_trip_us = 0;
 };
 
 // Runs short kernels on `device` (a few hundred milliseconds) and reports their rates.

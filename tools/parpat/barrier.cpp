@@ -123,11 +123,11 @@ void run_barrier(const BarrierOpts& o) {
     out["latency"] = nlohmann::json::array();
     // What no barrier can avoid on this device, measured in the same run: a release fence, the
     // arrival's trip to L2, and a poll's trip back.
-    Peaks peaks = device.backend() == Backend::cuda ? measure_peaks(device) : Peaks{};
-    if (peaks.release_fence_us > 0) {
-      out["floor"] = {{"release_fence_us", peaks.release_fence_us},
-                      {"l2_round_trip_us", peaks.l2_round_trip_us}};
-      if (text) std::cout << fmt::format("\nmeasured on this device: {}\n", barrier_floor(peaks));
+    bench::BarrierFloor floor = bench::measure_barrier_floor(device);
+    if (floor.release_fence_us > 0) {
+      out["floor"] = {{"release_fence_us", floor.release_fence_us},
+                      {"l2_round_trip_us", floor.l2_round_trip_us}};
+      if (text) std::cout << fmt::format("\nmeasured on this device: {}\n", barrier_floor(floor));
     }
     if (text)
       std::cout << fmt::format("\nlatency, {} barriers: us per barrier = (T(K) - T(0)) / K\n",

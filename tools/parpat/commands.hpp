@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "bench.hpp"
 #include "parpat/device.hpp"
 #include "parpat/measure.hpp"
 #include "parpat/reduce.hpp"
@@ -32,8 +33,8 @@ nlohmann::json device_json(const Device& d);
 // "empty launch 2.1 µs (in a graph 0.9 µs)": the launch floor of measure_peaks.
 std::string launch_floor(const Peaks& p);
 
-// "release fence … µs, L2 round trip … µs" (Peaks' barrier costs; CUDA only).
-std::string barrier_floor(const Peaks& p);
+// "release fence … µs, L2 round trip … µs" (the barrier floor probe; CUDA only).
+std::string barrier_floor(const bench::BarrierFloor& p);
 
 void add_info_command(CLI::App& app);
 void add_list_command(CLI::App& app);

@@ -49,7 +49,7 @@ std::string launch_floor(const Peaks& p) {
   return out;
 }
 
-std::string barrier_floor(const Peaks& p) {
+std::string barrier_floor(const bench::BarrierFloor& p) {
   return fmt::format("release fence {:.3f} µs, L2 round trip {:.3f} µs", p.release_fence_us,
                      p.l2_round_trip_us);
 }

@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include "bench.hpp"
 #include "commands.hpp"
 #include "parpat/measure.hpp"
 
@@ -47,16 +48,18 @@ void add_info_command(CLI::App& app) {
           d.global_memory / 1073741824.0, d.local_memory / 1024, d.l2_cache >> 20, d.max_group_size,
           d.independent_groups ? "" : ", groups run one after another", d.version);
       if (opts->measure) {
-        Peaks p = measure_peaks(Device::open(d.backend, d.index));
+        Device device = Device::open(d.backend, d.index);
+        Peaks p = measure_peaks(device);
+        bench::BarrierFloor floor = bench::measure_barrier_floor(device);
         j["read_gbps"] = p.read_gbps;
         j["fma_gflops"] = p.fma_gflops;
         j["launch_us"] = p.launch_us;
         j["graph_launch_us"] = p.graph_launch_us;
-        j["release_fence_us"] = p.release_fence_us;
-        j["l2_round_trip_us"] = p.l2_round_trip_us;
+        j["release_fence_us"] = floor.release_fence_us;
+        j["l2_round_trip_us"] = floor.l2_round_trip_us;
         line += fmt::format("\n    measured: read {:.1f} GB/s, FP32 FMA {:.1f} GFLOPS, {}",
                             p.read_gbps, p.fma_gflops, launch_floor(p));
-        if (p.release_fence_us > 0) line += fmt::format(", {}", barrier_floor(p));
+        if (floor.release_fence_us > 0) line += fmt::format(", {}", barrier_floor(floor));
       }
       out.push_back(j);
       if (!opts->json) std::cout << line << "\n";

@@ -1,10 +1,7 @@
 // CUDA probes. read_probe streams a buffer of 4× L2 with 16-byte loads, eight in flight per
 // thread, folding them with XOR so nothing is optimised away. fma_probe runs eight independent
 // FMA chains per thread on a full grid, so the FMA pipes, not latency, set the rate.
-// empty_probe does nothing: its launches time the floor under every short case. barrier_probe
-// times, in one thread, a thousand release fences and then a thousand relaxed loads of one L2
-// word, each load's address depending on the previous value, so that each waits a whole round
-// trip: the two costs under every grid barrier.
+// empty_probe does nothing: its launches time the floor under every short case.
 #include "parpat/array.hpp"
 #include "runtime/cuda/cuda_device.hpp"
 #include "runtime/measure_backends.hpp"
@@ -51,31 +48,6 @@ __global__ void fma_probe(float* out, float a, float b) {
 }
 
 __global__ void empty_probe() {}
-
-constexpr int kBarrierProbeRounds = 1000;
-
-__device__ inline unsigned long long global_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-// `word` points at two zeroed words; ns receives the fences' and the loads' total times.
-__global__ void barrier_probe(const unsigned* word, unsigned long long* ns) {
-  unsigned long long start = global_ns();
-  for (int i = 0; i < kBarrierProbeRounds; ++i)
-    asm volatile("fence.acq_rel.gpu;" ::: "memory");
-  unsigned long long fenced = global_ns();
-  unsigned v = 0;
-  for (int i = 0; i < kBarrierProbeRounds; ++i)
-    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];"
-                 : "=r"(v)
-                 : "l"(__cvta_generic_to_global(word + (v & 1u)))
-                 : "memory");
-  unsigned long long loaded = global_ns();
-  ns[0] = fenced - start;
-  ns[1] = loaded - fenced + (v & 1u);
-}
 
 constexpr int kGraphLaunches = 100;
 
@@ -133,20 +105,6 @@ Peaks measure_cuda(const Device& device) {
   }
   p.graph_launch_us = median(times) * 1e3 / kGraphLaunches;
 
-  PARPAT_CUDA(cudaMemsetAsync(sink.handle(), 0, sink.bytes(), cuda.stream()));
-  std::vector<double> fences, loads;
-  for (int rep = 0; rep < 7; ++rep) {
-    barrier_probe<<<1, 1, 0, cuda.stream()>>>(static_cast<const unsigned*>(sink.handle()),
-                                              static_cast<unsigned long long*>(sink.handle()) + 1);
-    check_launch("barrier_probe");
-    unsigned long long ns[2] = {};
-    cuda.download(sink.handle(), sizeof(unsigned long long), ns, sizeof ns);
-    if (rep < 2) continue;
-    fences.push_back(ns[0] * 1e-3 / kBarrierProbeRounds);
-    loads.push_back(ns[1] * 1e-3 / kBarrierProbeRounds);
-  }
-  p.release_fence_us = median(fences);
-  p.l2_round_trip_us = median(loads);
   return p;
 }
 
