@@ -6,6 +6,7 @@
 
 #include "reduce/reduce_internal.hpp"
 #include "runtime/device_impl.hpp"
+#include "runtime/names.hpp"
 #include "runtime/variant_table.hpp"
 #include "runtime/variant_tables.hpp"
 
@@ -20,17 +21,13 @@ const char* reduce_op_name(ReduceOp op) {
   return kOpNames[static_cast<int>(op)];
 }
 ReduceOp parse_reduce_op(const std::string& name) {
-  for (int i = 0; i < 6; ++i)
-    if (name == kOpNames[i]) return static_cast<ReduceOp>(i);
-  throw_invalid("unknown op '" + name + "' (expected sum, prod, min, max, argmin or argmax)");
+  return detail::parse_word<ReduceOp>(kOpNames, name, "op");
 }
 const char* axis_name(Axis axis) {
   return kAxisNames[static_cast<int>(axis)];
 }
 Axis parse_axis(const std::string& name) {
-  for (int i = 0; i < 3; ++i)
-    if (name == kAxisNames[i]) return static_cast<Axis>(i);
-  throw_invalid("unknown axis '" + name + "' (expected all, rows or cols)");
+  return detail::parse_word<Axis>(kAxisNames, name, "axis");
 }
 bool is_arg_op(ReduceOp op) {
   return op == ReduceOp::argmin || op == ReduceOp::argmax;

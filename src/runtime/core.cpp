@@ -9,6 +9,7 @@
 #include "parpat/error.hpp"
 #include "runtime/backends.hpp"
 #include "runtime/device_impl.hpp"
+#include "runtime/names.hpp"
 
 namespace parpat {
 
@@ -37,9 +38,7 @@ const char* dtype_name(DType t) {
   return kDTypeNames[static_cast<int>(t)];
 }
 DType parse_dtype(const std::string& name) {
-  for (int i = 0; i < 8; ++i)
-    if (name == kDTypeNames[i]) return static_cast<DType>(i);
-  throw_invalid("unknown dtype '" + name + "'");
+  return detail::parse_word<DType>(kDTypeNames, name, "dtype");
 }
 bool is_float(DType t) {
   return t == DType::float32 || t == DType::float64;
@@ -52,9 +51,7 @@ const char* backend_name(Backend b) {
   return kBackendNames[static_cast<int>(b)];
 }
 Backend parse_backend(const std::string& name) {
-  for (int i = 0; i < 3; ++i)
-    if (name == kBackendNames[i]) return static_cast<Backend>(i);
-  throw_invalid("unknown backend '" + name + "' (expected cpu, cuda or opencl)");
+  return detail::parse_word<Backend>(kBackendNames, name, "backend");
 }
 bool backend_built(Backend b) {
   switch (b) {
