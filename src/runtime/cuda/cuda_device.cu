@@ -43,11 +43,11 @@ DeviceInfo describe(int ordinal, const cudaDeviceProp& p) {
   int driver = 0, runtime = 0;
   cudaDriverGetVersion(&driver);
   cudaRuntimeGetVersion(&runtime);
+  info.architecture = "sm_" + std::to_string(p.major) + std::to_string(p.minor);
   info.version = "driver " + std::to_string(driver / 1000) + "." +
                  std::to_string(driver % 1000 / 10) + ", runtime " +
-                 std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10) +
-                 ", sm_" + std::to_string(p.major) + std::to_string(p.minor);
-  info.architecture = "sm_" + std::to_string(p.major) + std::to_string(p.minor);
+                 std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10) + ", " +
+                 info.architecture;
   info.compute_units = p.multiProcessorCount;
   info.global_memory = p.totalGlobalMem;
   info.local_memory = p.sharedMemPerBlockOptin;
