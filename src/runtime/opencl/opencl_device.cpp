@@ -62,10 +62,11 @@ DeviceInfo describe(const Found& f, int index) {
   info.independent_groups = gpu;
   if (ext.find("cl_nv_device_attribute_query") != std::string::npos) {
     info.warp_size = 32;
-    // CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV / _MINOR_NV of the extension.
     cl_uint major = 0, minor = 0;
-    if (clGetDeviceInfo(f.device(), 0x4000, sizeof major, &major, nullptr) == CL_SUCCESS &&
-        clGetDeviceInfo(f.device(), 0x4001, sizeof minor, &minor, nullptr) == CL_SUCCESS)
+    if (clGetDeviceInfo(f.device(), CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, sizeof major, &major,
+                        nullptr) == CL_SUCCESS &&
+        clGetDeviceInfo(f.device(), CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV, sizeof minor, &minor,
+                        nullptr) == CL_SUCCESS)
       info.architecture = "sm_" + std::to_string(major) + std::to_string(minor);
   }
   return info;
