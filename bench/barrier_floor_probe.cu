@@ -1,12 +1,12 @@
 // The barrier floor probe: one thread times a thousand release fences and then a thousand relaxed
 // loads of one L2 word, each load's address depending on the previous value so that each waits a
 // whole round trip: the two costs under every grid barrier (BENCHMARKS.md's barrier tables).
-#include <algorithm>
 #include <vector>
 
 #include "bench.hpp"
 #include "parpat/array.hpp"
 #include "runtime/cuda/cuda_device.hpp"
+#include "runtime/measure_backends.hpp"
 
 namespace parpat::bench {
 
@@ -55,11 +55,7 @@ BarrierFloor measure_barrier_floor_cuda(const Device& device) {
     fences.push_back(ns[0] * 1e-3 / kBarrierProbeRounds);
     loads.push_back(ns[1] * 1e-3 / kBarrierProbeRounds);
   }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
-  return {median(fences), median(loads)};
+  return {detail::median(fences), detail::median(loads)};
 }
 
 }  // namespace parpat::bench
