@@ -16,6 +16,10 @@ class Buffer {
  public:
   Buffer() = default;
   Buffer(const Device& device, std::size_t bytes);
+  // Adopts memory the caller owns and keeps alive for as long as the Buffer (and its copies) is
+  // used: a host pointer on the CPU, a CUDA device pointer on CUDA, a cl_mem on OpenCL (of the
+  // device's context). parpat never frees it.
+  static Buffer wrap(const Device& device, void* handle, std::size_t bytes);
 
   std::size_t bytes() const { return bytes_; }
   void* handle() const { return handle_.get(); }
@@ -38,6 +42,10 @@ class Array {
   Array() = default;
   Array(const Device& device, DType dtype, std::vector<std::int64_t> shape,
         std::int64_t row_stride = 0);
+  // An array over an existing buffer (one of its own, or Buffer::wrap of the caller's memory),
+  // no copy. Throws Error(invalid_argument) when the buffer is smaller than the shape needs.
+  static Array view(const Buffer& buffer, DType dtype, std::vector<std::int64_t> shape,
+                    std::int64_t row_stride = 0);
 
   // Copies `host` (laid out as this array is, row_stride included) to a new device array.
   static Array from_host(const Device& device, DType dtype, std::vector<std::int64_t> shape,

@@ -28,9 +28,10 @@ struct HostArray {
 // bad magic, a header that does not parse, a size that does not match the data, an
 // unsupported dtype or byte order, Fortran order, or more than two dimensions.
 HostArray read_npy(const std::string& path);
-// Reads any file as a 1-D uint8 array of its bytes.
+// Reads any file as a 1-D uint8 array of its bytes (an .npy file too).
 HostArray read_raw(const std::string& path);
-// A file named *.npy, or starting with the .npy magic, is read as .npy; anything else as raw.
+// Any input Source::open takes (FILE, FILE.npz[:NAME], - for standard input): .npy by name or
+// magic, anything else as raw bytes.
 HostArray read_input(const std::string& path);
 // Parses .npy bytes already in memory (what read_npy does after reading the file).
 HostArray parse_npy(const unsigned char* bytes, std::size_t size, const std::string& name);

@@ -26,13 +26,22 @@ namespace {
 
 class SerialKernel final : public HistogramKernel {
  public:
-  explicit SerialKernel(const HistogramProblem& p) : p_(p) {}
-  void run(const Buffer& in, const Buffer& counts) override {
-    histogram_reference(in.handle(), p_, static_cast<std::uint64_t*>(counts.handle()));
+  explicit SerialKernel(const HistogramProblem& p)
+      : p_(p), chunk_(static_cast<std::size_t>(p.slots())) {}
+  void run(const Buffer& in, const Buffer& counts, bool accumulate) override {
+    auto* out = static_cast<std::uint64_t*>(counts.handle());
+    if (!accumulate) {
+      histogram_reference(in.handle(), p_, out);
+      return;
+    }
+    histogram_reference(in.handle(), p_, chunk_.data());
+    for (std::size_t s = 0; s < chunk_.size(); ++s)
+      out[s] += chunk_[s];
   }
 
  private:
   HistogramProblem p_;
+  std::vector<std::uint64_t> chunk_;  // one call's counts, to add to the caller's
 };
 
 // Slot of x by binary search over explicit edges (upper_bound − 1, clamped to the last bin).
@@ -133,11 +142,11 @@ class ParallelKernel final : public HistogramKernel {
     private_.resize(static_cast<std::size_t>(shared_ ? 0 : sections_ * ways_ * counted_));
   }
 
-  void run(const Buffer& in, const Buffer& counts) override {
+  void run(const Buffer& in, const Buffer& counts, bool accumulate) override {
     const T* x = static_cast<const T*>(in.handle());
     auto* out = static_cast<std::uint64_t*>(counts.handle());
     const std::int64_t slots = counted_;
-    if (shared_) std::fill(out, out + slots, std::uint64_t{0});
+    if (shared_ && !accumulate) std::fill(out, out + slots, std::uint64_t{0});
     cpu_.parallel_for(sections_, [&](std::int64_t s) {
       std::int64_t begin = p_.n * s / sections_, end = p_.n * (s + 1) / sections_;
       if (shared_) {
@@ -157,7 +166,7 @@ class ParallelKernel final : public HistogramKernel {
     });
     if (shared_) return;
     if constexpr (sizeof(T) == 1) {
-      std::fill(out, out + p_.slots(), std::uint64_t{0});
+      if (!accumulate) std::fill(out, out + p_.slots(), std::uint64_t{0});
       for (std::int64_t v = 0; v < 256; ++v) {
         std::uint64_t sum = 0;
         for (std::int64_t copy = 0; copy < sections_ * ways_; ++copy)
@@ -173,7 +182,7 @@ class ParallelKernel final : public HistogramKernel {
         std::uint64_t sum = 0;
         for (std::int64_t copy = 0; copy < sections_ * ways_; ++copy)
           sum += private_[static_cast<std::size_t>(copy * slots + i)];
-        out[i] = sum;
+        out[i] = accumulate ? out[i] + sum : sum;
       }
     });
   }

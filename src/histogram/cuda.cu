@@ -70,10 +70,11 @@ class CudaHistogram final : public HistogramKernel {
     with_rule([&](auto rule) { configure(rule); });
   }
 
-  void run(const Buffer& in, const Buffer& counts) override {
+  void run(const Buffer& in, const Buffer& counts, bool accumulate) override {
     cuda_.activate();
     auto* out = static_cast<unsigned long long*>(counts.handle());
-    PARPAT_CUDA(cudaMemsetAsync(out, 0, std::size_t(p_.slots()) * 8, cuda_.stream()));
+    if (!accumulate)
+      PARPAT_CUDA(cudaMemsetAsync(out, 0, std::size_t(p_.slots()) * 8, cuda_.stream()));
     const T* x = static_cast<const T*>(in.handle());
     with_rule([&](auto rule) { launch(x, rule, out); });
   }

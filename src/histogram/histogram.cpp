@@ -136,21 +136,20 @@ std::pair<double, double> data_range(const Array& in) {
 
 }  // namespace
 
-HistogramBins resolve_bins(const Array& in, const HistogramBins& bins) {
-  check_input(in);
+namespace detail {
+
+HistogramBins resolve_bins_with(DType dtype, std::int64_t n, const HistogramBins& bins,
+                                const std::function<std::pair<double, double>()>& data_range) {
   using Kind = HistogramBins::Kind;
   if (bins.kind == Kind::per_value) {
-    if (is_float(in.dtype()))
-      throw_invalid(std::string("per-value bins need integer input, got ") +
-                    dtype_name(in.dtype()));
+    if (is_float(dtype))
+      throw_invalid(std::string("per-value bins need integer input, got ") + dtype_name(dtype));
     std::int64_t values = 256;
-    if (in.dtype() == DType::uint16) values = 65536;
-    if (in.dtype() == DType::int32) {
+    if (dtype == DType::uint16) values = 65536;
+    if (dtype == DType::int32) {
       values = 1;
-      if (in.size() > 0) {
-        ReduceResult r = reduce(in, {ReduceOp::max, Axis::all, {}});
-        values = std::max<std::int64_t>(r.values.at(0).i + 1, 1);
-      }
+      if (n > 0)
+        values = std::max<std::int64_t>(static_cast<std::int64_t>(data_range().second) + 1, 1);
     }
     check_bin_count(values);
     return HistogramBins::even(values, -0.5, static_cast<double>(values) - 0.5);
@@ -158,7 +157,7 @@ HistogramBins resolve_bins(const Array& in, const HistogramBins& bins) {
   if (bins.kind == Kind::edges) {
     HistogramBins out = bins;
     out.count = static_cast<std::int64_t>(bins.edges.size()) - 1;
-    problem_of(in.dtype(), in.size(), out);  // validates
+    problem_of(dtype, n, out);  // validates
     return out;
   }
   check_bin_count(bins.count);
@@ -167,8 +166,8 @@ HistogramBins resolve_bins(const Array& in, const HistogramBins& bins) {
     return bins;
   }
   double lo = 0, hi = 1;
-  if (in.size() > 0) {
-    std::tie(lo, hi) = data_range(in);
+  if (n > 0) {
+    std::tie(lo, hi) = data_range();
     if (!std::isfinite(lo) || !std::isfinite(hi))
       throw_invalid("autodetected range of [" + std::to_string(lo) + ", " + std::to_string(hi) +
                     "] is not finite (give --range)");
@@ -179,6 +178,26 @@ HistogramBins resolve_bins(const Array& in, const HistogramBins& bins) {
   }
   check_range(lo, hi);
   return HistogramBins::even(bins.count, lo, hi);
+}
+
+bool bins_need_data(DType dtype, const HistogramBins& bins) {
+  using Kind = HistogramBins::Kind;
+  if (bins.kind == Kind::per_value) return dtype == DType::int32;
+  return bins.kind == Kind::even && !bins.has_range;
+}
+
+}  // namespace detail
+
+HistogramBins resolve_bins(const Array& in, const HistogramBins& bins) {
+  check_input(in);
+  if (bins.kind == HistogramBins::Kind::per_value && in.dtype() == DType::int32 && in.size() > 0) {
+    // Only the largest value matters: one reduction, not two.
+    ReduceResult r = reduce(in, {ReduceOp::max, Axis::all, {}});
+    return detail::resolve_bins_with(in.dtype(), in.size(), bins, [&] {
+      return std::make_pair(0.0, static_cast<double>(r.values.at(0).i));
+    });
+  }
+  return detail::resolve_bins_with(in.dtype(), in.size(), bins, [&] { return data_range(in); });
 }
 
 namespace detail {
@@ -227,18 +246,23 @@ std::size_t Histogrammer::temp_bytes() const {
   return impl_->kernel ? impl_->kernel->temp_bytes() : 0;
 }
 
-void Histogrammer::run(const Array& in, const Buffer& counts) {
+void Histogrammer::run(const Array& in, const Buffer& counts, bool accumulate) {
   const auto& p = impl_->problem;
   if (in.dtype() != p.dtype || in.size() != p.n)
     throw_invalid("histogram plan was made for another array size or dtype");
   if (counts.bytes() < static_cast<std::size_t>(p.slots()) * sizeof(std::uint64_t))
     throw_invalid("histogram counts buffer is too small (needs bins + 3 uint64)");
+  if (&in.buffer().device().impl() != &impl_->device.impl() ||
+      &counts.device().impl() != &impl_->device.impl())
+    throw_invalid("histogram plan of " + impl_->device.label() +
+                  " was given an array or counts of another device");
   if (!impl_->kernel) {
-    counts.device().impl().upload(counts.handle(), 0, impl_->zeros.data(),
-                                  impl_->zeros.size() * sizeof(std::uint64_t));
+    if (!accumulate)
+      counts.device().impl().upload(counts.handle(), 0, impl_->zeros.data(),
+                                    impl_->zeros.size() * sizeof(std::uint64_t));
     return;
   }
-  impl_->kernel->run(in.buffer(), counts);
+  impl_->kernel->run(in.buffer(), counts, accumulate);
 }
 
 HistogramResult histogram(const Array& in, const HistogramBins& bins,

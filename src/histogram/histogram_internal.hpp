@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -164,11 +165,12 @@ std::vector<float> float_thresholds(const HistogramProblem& p);
 std::vector<std::uint32_t> slot_table(const HistogramProblem& p);
 
 // One variant bound to one problem on one device; construction sizes its workspace once.
-// run() enqueues the counting of `in` into `counts` (slots() uint64, zeroed by the kernel).
+// run() enqueues the counting of `in` into `counts` (slots() uint64): zeroed first, or with
+// `accumulate` added to the counts already there.
 class HistogramKernel {
  public:
   virtual ~HistogramKernel() = default;
-  virtual void run(const Buffer& in, const Buffer& counts) = 0;
+  virtual void run(const Buffer& in, const Buffer& counts, bool accumulate) = 0;
   virtual std::size_t temp_bytes() const { return 0; }
 };
 
@@ -188,5 +190,11 @@ const HistogramVariant& find_histogram_variant(Backend backend, const std::strin
 void histogram_reference(const void* in, const HistogramProblem& p, std::uint64_t* counts);
 
 bool histogram_dtype_supported(DType t);
+
+// resolve_bins's rules on input known by its dtype and size: `data_range()` gives the data's
+// [min, max] (finite or not) when the bins need it (bins_need_data), and only then is called.
+HistogramBins resolve_bins_with(DType dtype, std::int64_t n, const HistogramBins& bins,
+                                const std::function<std::pair<double, double>()>& data_range);
+bool bins_need_data(DType dtype, const HistogramBins& bins);
 
 }  // namespace parpat::detail

@@ -263,11 +263,12 @@ class OpenclHistogram final : public HistogramKernel {
     groups_ = static_cast<std::size_t>(std::max<std::int64_t>(chunks, 1) * passes);
   }
 
-  void run(const Buffer& in, const Buffer& counts) override {
+  void run(const Buffer& in, const Buffer& counts, bool accumulate) override {
     try {
       cl_ulong zero = 0;
-      cl_.queue().enqueueFillBuffer(cl::Buffer(as_mem(counts.handle()), true), zero, 0,
-                                    static_cast<std::size_t>(p_.slots()) * 8);
+      if (!accumulate)
+        cl_.queue().enqueueFillBuffer(cl::Buffer(as_mem(counts.handle()), true), zero, 0,
+                                      static_cast<std::size_t>(p_.slots()) * 8);
       cl::Kernel& k = kernel_;
       if (strategy_ == Strategy::fast && !layout_.global) {
         const auto counted =

@@ -2,12 +2,13 @@
 // against the format and against the bytes actually present before any data is copied.
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <limits>
 #include <sstream>
 
+#include "io/source.hpp"
 #include "parpat/error.hpp"
 #include "parpat/io.hpp"
+#include "parpat/stream.hpp"
 
 namespace parpat {
 
@@ -17,15 +18,6 @@ constexpr unsigned char kMagic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 
 [[noreturn]] void bad(const std::string& name, const std::string& what) {
   throw_invalid(name + ": not a valid .npy file: " + what);
-}
-
-std::vector<unsigned char> slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::io, "cannot open '" + path + "': " + std::strerror(errno));
-  std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)),
-                                   std::istreambuf_iterator<char>());
-  if (in.bad()) throw Error(ErrorKind::io, "cannot read '" + path + "'");
-  return bytes;
 }
 
 // Finds `'key':` in the header dict and returns the text after the colon.
@@ -100,82 +92,128 @@ std::int64_t HostArray::size() const {
   return n;
 }
 
-HostArray parse_npy(const unsigned char* bytes, std::size_t size, const std::string& name) {
-  if (size < 10 || std::memcmp(bytes, kMagic, sizeof kMagic) != 0)
-    bad(name, size < 10 ? "file is too short" : "bad magic");
-  int major = bytes[6];
+namespace detail {
+
+bool starts_with_npy_magic(const void* bytes, std::size_t size) {
+  return size >= sizeof kMagic && std::memcmp(bytes, kMagic, sizeof kMagic) == 0;
+}
+
+NpyHeader read_npy_header(const std::function<void(void*, std::size_t)>& read_exact,
+                          const std::string& name) {
+  unsigned char prefix[12] = {};
+  read_exact(prefix, 10);
+  if (!starts_with_npy_magic(prefix, 10)) bad(name, "bad magic");
+  int major = prefix[6];
   if (major < 1 || major > 3) bad(name, "unknown format version " + std::to_string(major));
-  std::size_t header_len = 0, prefix = 0;
-  if (major == 1) {
-    header_len = bytes[8] | (bytes[9] << 8);
-    prefix = 10;
-  } else {
-    if (size < 12) bad(name, "file is too short");
-    header_len = static_cast<std::size_t>(bytes[8]) | (static_cast<std::size_t>(bytes[9]) << 8) |
-                 (static_cast<std::size_t>(bytes[10]) << 16) |
-                 (static_cast<std::size_t>(bytes[11]) << 24);
-    prefix = 12;
+  std::size_t header_len = prefix[8] | (prefix[9] << 8);
+  std::size_t prefix_len = 10;
+  if (major > 1) {
+    read_exact(prefix + 10, 2);
+    header_len |=
+        (static_cast<std::size_t>(prefix[10]) << 16) | (static_cast<std::size_t>(prefix[11]) << 24);
+    prefix_len = 12;
   }
-  if (header_len > size - prefix) bad(name, "header runs past the end of the file");
-  std::string header(reinterpret_cast<const char*>(bytes + prefix), header_len);
+  std::string header(header_len, '\0');
+  read_exact(header.data(), header_len);
   if (header.find('{') == std::string::npos || header.find('}') == std::string::npos)
     bad(name, "header is not a dict");
 
-  HostArray a;
-  a.dtype = parse_descr(value_of(header, "descr", name), name);
+  NpyHeader h;
+  h.header_bytes = prefix_len + header_len;
+  h.dtype = parse_descr(value_of(header, "descr", name), name);
   std::string fortran = value_of(header, "fortran_order", name);
   if (fortran.rfind("True", 0) == 0)
     throw_invalid(name + ": Fortran-order arrays are not supported (save with C order)");
   if (fortran.rfind("False", 0) != 0) bad(name, "fortran_order is neither True nor False");
-  a.shape = parse_shape(value_of(header, "shape", name), name);
-  if (a.shape.empty()) throw_invalid(name + ": 0-D arrays are not supported (1-D or 2-D only)");
-  if (a.shape.size() > 2)
-    throw_invalid(name + ": " + std::to_string(a.shape.size()) +
+  h.shape = parse_shape(value_of(header, "shape", name), name);
+  if (h.shape.empty()) throw_invalid(name + ": 0-D arrays are not supported (1-D or 2-D only)");
+  if (h.shape.size() > 2)
+    throw_invalid(name + ": " + std::to_string(h.shape.size()) +
                   "-D arrays are not supported (1-D or 2-D only)");
-
-  std::size_t available = size - prefix - header_len;
-  std::size_t item = dtype_size(a.dtype);
+  std::size_t item = dtype_size(h.dtype);
   std::uint64_t count = 1;
-  for (auto d : a.shape) {
+  for (auto d : h.shape) {
     if (d != 0 &&
         count > std::numeric_limits<std::uint64_t>::max() / item / static_cast<std::uint64_t>(d))
       bad(name, "shape is too large");
     count *= static_cast<std::uint64_t>(d);
   }
-  std::uint64_t need = count * item;
-  if (need != available) {
-    bad(name, "header promises " + std::to_string(need) + " data bytes but the file holds " +
-                  std::to_string(available) + (need > available ? " (truncated)" : ""));
+  h.data_bytes = count * item;
+  return h;
+}
+
+void check_npy_data_size(const NpyHeader& header, std::uint64_t available,
+                         const std::string& name) {
+  if (header.data_bytes != available) {
+    bad(name, "header promises " + std::to_string(header.data_bytes) +
+                  " data bytes but the file holds " + std::to_string(available) +
+                  (header.data_bytes > available ? " (truncated)" : ""));
   }
-  const unsigned char* data = bytes + prefix + header_len;
-  a.data.assign(data, data + need);
+}
+
+}  // namespace detail
+
+HostArray parse_npy(const unsigned char* bytes, std::size_t size, const std::string& name) {
+  std::size_t at = 0;
+  auto read_exact = [&](void* dst, std::size_t n) {
+    if (n > size - at)
+      bad(name, at < 10 ? "file is too short" : "header runs past the end of the file");
+    std::memcpy(dst, bytes + at, n);
+    at += n;
+  };
+  detail::NpyHeader h = detail::read_npy_header(read_exact, name);
+  detail::check_npy_data_size(h, size - h.header_bytes, name);
+  HostArray a;
+  a.dtype = h.dtype;
+  a.shape = h.shape;
+  a.data.assign(bytes + h.header_bytes, bytes + h.header_bytes + h.data_bytes);
   return a;
 }
 
+namespace {
+
+// The whole of a source's data in host memory, read in large blocks.
+HostArray read_whole(Source& source, bool must_be_npy) {
+  detail::SourceImpl& s = source.impl();
+  const std::string& spec = s.name;
+  if (must_be_npy && s.raw) bad(spec, "bad magic");
+  HostArray a;
+  a.dtype = s.dtype;
+  if (s.elements() >= 0) {
+    a.shape = s.shape;
+    a.data.resize(static_cast<std::size_t>(s.data_bytes()));
+    if (!a.data.empty() && s.read_next(a.data.data(), a.data.size()) != a.data.size())
+      throw Error(ErrorKind::io, spec + ": the input ended early");
+    return a;
+  }
+  constexpr std::size_t kBlock = std::size_t{1} << 24;
+  std::size_t got = 0;
+  for (;;) {
+    a.data.resize(got + kBlock);
+    std::size_t n = s.read_next(a.data.data() + got, kBlock);
+    got += n;
+    if (n < kBlock) break;
+  }
+  a.data.resize(got);
+  a.shape = {static_cast<std::int64_t>(got)};
+  return a;
+}
+
+}  // namespace
+
 HostArray read_npy(const std::string& path) {
-  auto bytes = slurp(path);
-  return parse_npy(bytes.data(), bytes.size(), path);
+  Source source = Source::open(path);
+  return read_whole(source, true);
 }
 
 HostArray read_raw(const std::string& path) {
-  HostArray a;
-  a.data = slurp(path);
-  a.dtype = DType::uint8;
-  a.shape = {static_cast<std::int64_t>(a.data.size())};
-  return a;
+  Source source(detail::open_file_source(path, /*as_raw=*/true));
+  return read_whole(source, false);
 }
 
 HostArray read_input(const std::string& path) {
-  bool npy_name = path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
-  if (npy_name) return read_npy(path);
-  auto bytes = slurp(path);
-  if (bytes.size() >= sizeof kMagic && std::memcmp(bytes.data(), kMagic, sizeof kMagic) == 0)
-    return parse_npy(bytes.data(), bytes.size(), path);
-  HostArray a;
-  a.dtype = DType::uint8;
-  a.shape = {static_cast<std::int64_t>(bytes.size())};
-  a.data = std::move(bytes);
-  return a;
+  Source source = Source::open(path);
+  return read_whole(source, false);
 }
 
 void write_npy(const std::string& path, DType dtype, const std::vector<std::int64_t>& shape,
@@ -209,7 +247,8 @@ void write_npy(const std::string& path, DType dtype, const std::vector<std::int6
   out.put(static_cast<char>(header.size() >> 8));
   out << header;
   out.write(static_cast<const char*>(data), static_cast<std::streamsize>(n * dtype_size(dtype)));
-  if (!out) throw Error(ErrorKind::io, "cannot write '" + path + "'");
+  out.close();  // a full disk may only show when the last block is written
+  if (!out) throw Error(ErrorKind::io, "cannot write '" + path + "' (disk full?)");
 }
 
 }  // namespace parpat

@@ -144,6 +144,15 @@ void Reducer::run(const Array& in, const Buffer& values, const Buffer& indices) 
   if (in.dtype() != s.dtype || in.rows() != s.rows || in.cols() != s.cols ||
       in.row_stride() != s.row_stride)
     throw_invalid("reducer was made for another array shape or dtype");
+  if (&in.buffer().device().impl() != &impl_->device.impl() ||
+      &values.device().impl() != &impl_->device.impl() ||
+      (is_arg_op(s.op) && &indices.device().impl() != &impl_->device.impl()))
+    throw_invalid("reducer of " + impl_->device.label() +
+                  " was given an array or outputs of another device");
+  const auto outputs = static_cast<std::size_t>(s.outputs());
+  if (values.bytes() < outputs * dtype_size(reduce_result_dtype(s.dtype, s.op)) ||
+      (is_arg_op(s.op) && indices.bytes() < outputs * sizeof(std::int64_t)))
+    throw_invalid("reducer outputs are too small (" + std::to_string(outputs) + " results)");
   if (!impl_->kernel) {
     if (!impl_->identity_values.empty())
       values.device().impl().upload(values.handle(), 0, impl_->identity_values.data(),

@@ -130,6 +130,15 @@ Buffer::Buffer(const Device& device, std::size_t bytes)
   handle_ = std::shared_ptr<void>(h, [impl](void* p) { impl->release(p); });
 }
 
+Buffer Buffer::wrap(const Device& device, void* handle, std::size_t bytes) {
+  if (!handle && bytes) throw_invalid("Buffer::wrap of a null handle");
+  Buffer b;
+  b.device_ = device.shared_impl();
+  b.handle_ = std::shared_ptr<void>(handle, [](void*) {});
+  b.bytes_ = bytes;
+  return b;
+}
+
 void Buffer::upload(const void* host, std::size_t bytes, std::size_t offset) {
   if (offset + bytes > bytes_) throw_invalid("upload past the end of a buffer");
   if (bytes) device_->upload(handle(), offset, host, bytes);
@@ -140,16 +149,40 @@ void Buffer::download(void* host, std::size_t bytes, std::size_t offset) const {
   if (bytes) device_->download(handle(), offset, host, bytes);
 }
 
+namespace {
+
+void check_shape(const std::vector<std::int64_t>& shape, std::int64_t row_stride) {
+  if (shape.empty() || shape.size() > 2)
+    throw_invalid("arrays are 1-D or 2-D, got " + std::to_string(shape.size()) + "-D");
+  for (auto d : shape)
+    if (d < 0) throw_invalid("negative array dimension");
+  if (row_stride && row_stride < shape.back())
+    throw_invalid("row stride is smaller than the row length");
+}
+
+}  // namespace
+
 Array::Array(const Device& device, DType dtype, std::vector<std::int64_t> shape,
              std::int64_t row_stride)
     : dtype_(dtype), shape_(std::move(shape)) {
-  if (shape_.empty() || shape_.size() > 2)
-    throw_invalid("arrays are 1-D or 2-D, got " + std::to_string(shape_.size()) + "-D");
-  for (auto d : shape_)
-    if (d < 0) throw_invalid("negative array dimension");
+  check_shape(shape_, row_stride);
   row_stride_ = row_stride ? row_stride : cols();
-  if (row_stride_ < cols()) throw_invalid("row stride is smaller than the row length");
   buffer_ = Buffer(device, static_cast<std::size_t>(storage_elements()) * dtype_size(dtype_));
+}
+
+Array Array::view(const Buffer& buffer, DType dtype, std::vector<std::int64_t> shape,
+                  std::int64_t row_stride) {
+  check_shape(shape, row_stride);
+  Array a;
+  a.dtype_ = dtype;
+  a.shape_ = std::move(shape);
+  a.row_stride_ = row_stride ? row_stride : a.cols();
+  const auto need = static_cast<std::size_t>(a.storage_elements()) * dtype_size(dtype);
+  if (buffer.bytes() < need)
+    throw_invalid("array view needs " + std::to_string(need) + " bytes, the buffer holds " +
+                  std::to_string(buffer.bytes()));
+  a.buffer_ = buffer;
+  return a;
 }
 
 Array Array::from_host(const Device& device, DType dtype, std::vector<std::int64_t> shape,

@@ -23,6 +23,12 @@ class DeviceImpl {
   virtual void download(const void* handle, std::size_t offset, void* dst, std::size_t bytes) = 0;
   virtual void synchronize() = 0;
 
+  // Host memory this backend copies to and from at full speed: page-locked on CUDA, a mapped
+  // CL_MEM_ALLOC_HOST_PTR buffer on OpenCL, 64-byte aligned memory on the CPU. Streams stage
+  // their chunks in it; upload() and download() take it like any host pointer.
+  virtual void* allocate_host(std::size_t bytes) = 0;
+  virtual void release_host(void* host) noexcept = 0;
+
   // Device time of the work the calling thread enqueues between timer_start() and
   // timer_stop_ms(); the stop waits for that work to finish. The timer's state belongs to the
   // calling thread, so threads that share a device may time their own calls (on a shared stream

@@ -107,6 +107,18 @@ const std::vector<Entry>& table() {
       // Measured: bench/tuning/measurements.json, cpu-pool.
       {Backend::cpu, Scope::any, "", "cpu.pool.threads", 0},
       {Backend::cpu, Scope::any, "", "cpu.pool.spin_us", 100},
+      // Streams: chunks of up to 64 MiB (the device memory a stream's input takes), up to 512 MiB
+      // of host staging, files read by 8 threads on a GPU (page-cache reads scale to about 8); the
+      // CPU reads mapped windows of the file in place.
+      {Backend::cpu, Scope::any, "", "stream.chunk_kib", 65536},
+      {Backend::cpu, Scope::any, "", "stream.staging_mib", 512},
+      {Backend::cpu, Scope::any, "", "stream.read_threads", 2},
+      {Backend::cuda, Scope::any, "", "stream.chunk_kib", 65536},
+      {Backend::cuda, Scope::any, "", "stream.staging_mib", 512},
+      {Backend::cuda, Scope::any, "", "stream.read_threads", 8},
+      {Backend::opencl, Scope::any, "", "stream.chunk_kib", 65536},
+      {Backend::opencl, Scope::any, "", "stream.staging_mib", 512},
+      {Backend::opencl, Scope::any, "", "stream.read_threads", 8},
       // Histogram: classic variants in blocks of 256; CUDA `fast` in blocks of 1024 with a
       // lane-striped shared histogram of up to 64 KiB (fewer threads where a kernel's registers
       // allow fewer), 16-bit packed counters when 32-bit ones would need more than one pass, at
@@ -253,6 +265,9 @@ const std::vector<Limit>& limits() {
       {"reduce.parallel.tasks", 1, 4096},
       {"cpu.pool.threads", 0, 1024},
       {"cpu.pool.spin_us", 0, 10000000},
+      {"stream.chunk_kib", 1, 1 << 22},
+      {"stream.staging_mib", 1, 1 << 16},
+      {"stream.read_threads", 1, 64},
       {"histogram.block", 32, 1024, Allowed::multiple_of_32},
       {"histogram.groups_per_cu", 1, 256},
       {"histogram.fast.block", 32, 1024, Allowed::multiple_of_32},

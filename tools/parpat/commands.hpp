@@ -11,6 +11,7 @@
 #include "parpat/device.hpp"
 #include "parpat/measure.hpp"
 #include "parpat/reduce.hpp"
+#include "parpat/stream.hpp"
 
 namespace parpat::cli {
 
@@ -26,6 +27,26 @@ struct CommonOptions {
   // The device asked for, or the best one present.
   Device open_device() const;
 };
+
+// --progress / --no-progress of the streamed commands.
+struct StreamFlags {
+  std::optional<bool> progress;  // unset: when stderr is a terminal
+
+  void add_to(CLI::App& app);
+  StreamOptions options() const;
+};
+
+// The input and the device of a streamed command, opened at once.
+struct OpenedInput {
+  Source source;
+  Device device;
+  double startup_ms;  // opening the device (its driver's start-up)
+};
+OpenedInput open_input(const CommonOptions& common, const std::string& file);
+// Milliseconds since the process started (as near as static initialisation gets).
+double process_ms();
+// wall_ms, startup_ms, read_GBps, transfer_GBps, chunks and passes.
+void add_stream_json(nlohmann::json& j, const StreamStats& stats, double startup_ms);
 
 // A scalar as JSON: numbers as numbers, non-finite floats as "nan", "inf", "-inf".
 nlohmann::json to_json(const Scalar& s);

@@ -16,15 +16,6 @@ namespace parpat::cli {
 
 namespace {
 
-// A file is .npy when named so or when it starts with the .npy magic (as read_input decides).
-bool is_npy(const std::string& path) {
-  if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0) return true;
-  std::ifstream f(path, std::ios::binary);
-  char magic[6] = {};
-  f.read(magic, 6);
-  return f.gcount() == 6 && std::string(magic, 6) == "\x93NUMPY";
-}
-
 nlohmann::json number_json(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
@@ -72,6 +63,7 @@ void add_histogram_command(CLI::App& app) {
       "histogram", "histogram of a .npy file (numpy.histogram's bins) or of a file's bytes");
   struct Opts {
     CommonOptions common;
+    StreamFlags stream;
     std::int64_t bins = 10;
     std::pair<double, double> range;
     std::string edges, file, plot;
@@ -88,14 +80,18 @@ void add_histogram_command(CLI::App& app) {
   per_value->excludes(bins)->excludes(range)->excludes(edges);
   edges->excludes(bins);
   o->common.add_to(*cmd);
+  o->stream.add_to(*cmd);
   cmd->add_flag("--csv", o->csv, "print left,right,count lines");
   cmd->add_option("--plot", o->plot, "write an SVG bar chart to this file");
-  cmd->add_option("file", o->file, "input .npy file (other files are read as raw bytes)")
+  cmd->add_option("file", o->file,
+                  "input: .npy, FILE.npz[:NAME], - for standard input; other files are raw bytes")
       ->required();
   cmd->callback([o, bins, range, edges] {
     if (o->common.json && o->csv) throw_invalid("--json and --csv exclude each other");
-    const bool raw = !is_npy(o->file);
-    HostArray host = read_input(o->file);
+    OpenedInput input = open_input(o->common, o->file);
+    Device& device = input.device;
+    const bool raw = input.source.raw();
+    const DType dtype = input.source.dtype();
     HistogramBins spec = HistogramBins::even(o->bins);
     if (o->per_value || (raw && !*bins && !*range && !*edges)) {
       spec = HistogramBins::per_value();
@@ -110,22 +106,25 @@ void add_histogram_command(CLI::App& app) {
     } else if (*range) {
       spec = HistogramBins::even(o->bins, o->range.first, o->range.second);
     }
-    Device device = o->common.open_device();
-    Array in = Array::from_host(device, host.dtype, host.shape, host.data.data());
     HistogramOptions options;
     options.variant = o->common.variant;
     options.timed = true;  // the answer reports time_ms
-    HistogramResult r = histogram(in, spec, options);
+    StreamStats stats;
+    HistogramResult r = histogram(input.source, device, spec, options, o->stream.options(), &stats);
+    std::uint64_t n = 0;
+    for (auto c : r.counts)
+      n += c;
+    n += r.underflow + r.overflow + r.nan;
     std::string variant = options.variant;
     if (variant.empty()) variant = device.backend() == Backend::cpu ? "parallel" : "fast";
     std::vector<double> edge_values = r.bins.edge_values();
     if (!o->plot.empty())
       write_svg(o->plot, edge_values, r.counts,
-                fmt::format("{} ({} values of {})", o->file, host.size(), dtype_name(host.dtype)));
+                fmt::format("{} ({} values of {})", o->file, n, dtype_name(dtype)));
     if (o->common.json) {
       nlohmann::json j = {{"pattern", "histogram"},
-                          {"dtype", dtype_name(host.dtype)},
-                          {"n", host.size()},
+                          {"dtype", dtype_name(dtype)},
+                          {"n", n},
                           {"bins", r.counts.size()}};
       if (r.bins.kind == HistogramBins::Kind::edges) {
         nlohmann::json e = nlohmann::json::array();
@@ -144,6 +143,7 @@ void add_histogram_command(CLI::App& app) {
       j["device"] = device.info().name;
       j["variant"] = variant;
       j["time_ms"] = r.time_ms;
+      add_stream_json(j, stats, input.startup_ms);
       std::cout << j.dump() << "\n";
       return;
     }
@@ -153,8 +153,10 @@ void add_histogram_command(CLI::App& app) {
         std::cout << fmt::format("{},{},{}\n", edge_values[i], edge_values[i + 1], r.counts[i]);
       return;
     }
-    std::cout << fmt::format("histogram of {} {} values of {} on {} [{}], {:.4f} ms\n", host.size(),
-                             dtype_name(host.dtype), o->file, device.label(), variant, r.time_ms);
+    std::cout << fmt::format(
+        "histogram of {} {} values of {} on {} [{}], {:.4f} ms on the device, {:.1f} ms in all{}\n",
+        n, dtype_name(dtype), o->file, device.label(), variant, r.time_ms, process_ms(),
+        stats.passes > 1 ? " (a first pass found the range)" : "");
     std::uint64_t peak = r.counts.empty() ? 0 : *std::max_element(r.counts.begin(), r.counts.end());
     const bool per = spec.kind == HistogramBins::Kind::per_value;
     for (std::size_t i = 0; i < r.counts.size(); ++i) {

@@ -1,11 +1,11 @@
-// parpat reduce --op OP [--axis all|rows|cols] [COMMON] FILE
+// parpat reduce --op OP [--axis all|rows|cols] [--progress] [COMMON] FILE: streamed, so the file
+// may be larger than host and device memory.
 #include <fmt/format.h>
 
 #include <iostream>
 
 #include "commands.hpp"
 #include "parpat/error.hpp"
-#include "parpat/io.hpp"
 #include "reduce/reduce_internal.hpp"
 
 namespace parpat::cli {
@@ -14,13 +14,16 @@ void add_reduce_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("reduce", "reduce a .npy file (sum prod min max argmin argmax)");
   struct Opts {
     CommonOptions common;
+    StreamFlags stream;
     std::string op, axis = "all", file;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--op", o->op, "sum, prod, min, max, argmin or argmax")->required();
   cmd->add_option("--axis", o->axis, "all, rows (numpy axis=1) or cols (numpy axis=0)");
   o->common.add_to(*cmd);
-  cmd->add_option("file", o->file, "input .npy file (other files are read as raw bytes)")
+  o->stream.add_to(*cmd);
+  cmd->add_option("file", o->file,
+                  "input: .npy, FILE.npz[:NAME], - for standard input; other files are raw bytes")
       ->required();
   cmd->callback([o] {
     ReduceOptions options;
@@ -28,10 +31,13 @@ void add_reduce_command(CLI::App& app) {
     options.axis = parse_axis(o->axis);
     options.variant = o->common.variant;
     options.timed = true;  // the answer reports time_ms
-    HostArray host = read_input(o->file);
-    Device device = o->common.open_device();
-    Array in = Array::from_host(device, host.dtype, host.shape, host.data.data());
-    ReduceResult r = reduce(in, options);
+    OpenedInput input = open_input(o->common, o->file);
+    Device& device = input.device;
+    const DType dtype = input.source.dtype();
+    std::vector<std::int64_t> shape = input.source.shape();
+    StreamStats stats;
+    ReduceResult r = reduce(input.source, device, options, o->stream.options(), &stats);
+    if (shape.size() == 1 && shape[0] < 0) shape[0] = static_cast<std::int64_t>(stats.bytes);
     std::string variant = detail::find_reduce_variant(device.backend(), options.variant).info.name;
     bool many = options.axis != Axis::all;
     if (o->common.json) {
@@ -42,8 +48,8 @@ void add_reduce_command(CLI::App& app) {
         indices.push_back(i);
       nlohmann::json j = {{"pattern", "reduce"},
                           {"op", o->op},
-                          {"dtype", dtype_name(host.dtype)},
-                          {"shape", host.shape},
+                          {"dtype", dtype_name(dtype)},
+                          {"shape", shape},
                           {"axis", o->axis},
                           {"backend", backend_name(device.backend())},
                           {"device", device.info().name},
@@ -51,14 +57,15 @@ void add_reduce_command(CLI::App& app) {
                           {"result", many ? values : values.at(0)}};
       if (is_arg_op(options.op)) j["index"] = many ? indices : indices.at(0);
       j["time_ms"] = r.time_ms;
+      add_stream_json(j, stats, input.startup_ms);
       std::cout << j.dump() << "\n";
       return;
     }
     std::cout << fmt::format(
-        "{} of {} {} ({}), axis {}, on {} [{}], {:.4f} ms\n", o->op, dtype_name(host.dtype),
-        host.shape.size() == 2 ? fmt::format("{}x{}", host.shape[0], host.shape[1])
-                               : std::to_string(host.shape[0]),
-        dtype_name(r.dtype), o->axis, device.label(), variant, r.time_ms);
+        "{} of {} {} ({}), axis {}, on {} [{}], {:.4f} ms on the device, {:.1f} ms in all\n", o->op,
+        dtype_name(dtype),
+        shape.size() == 2 ? fmt::format("{}x{}", shape[0], shape[1]) : std::to_string(shape[0]),
+        dtype_name(r.dtype), o->axis, device.label(), variant, r.time_ms, process_ms());
     for (std::size_t k = 0; k < r.values.size(); ++k) {
       std::string line = many ? fmt::format("[{}] ", k) : "";
       line += r.values[k].to_string();

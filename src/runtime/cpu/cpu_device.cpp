@@ -137,6 +137,14 @@ void CpuDevice::release(void* handle) noexcept {
   std::free(handle);
 }
 
+void* CpuDevice::allocate_host(std::size_t bytes) {
+  return allocate(bytes);
+}
+
+void CpuDevice::release_host(void* host) noexcept {
+  release(host);
+}
+
 void CpuDevice::upload(void* handle, std::size_t offset, const void* src, std::size_t bytes) {
   std::memcpy(static_cast<char*>(handle) + offset, src, bytes);
 }

@@ -23,6 +23,8 @@ class CpuDevice final : public DeviceImpl {
   const DeviceInfo& info() const override { return info_; }
   void* allocate(std::size_t bytes) override;
   void release(void* handle) noexcept override;
+  void* allocate_host(std::size_t bytes) override;
+  void release_host(void* host) noexcept override;
   void upload(void* handle, std::size_t offset, const void* src, std::size_t bytes) override;
   void download(const void* handle, std::size_t offset, void* dst, std::size_t bytes) override;
   void synchronize() override {}

@@ -105,6 +105,24 @@ void CudaDevice::release(void* handle) noexcept {
   cudaFree(handle);
 }
 
+void* CudaDevice::allocate_host(std::size_t bytes) {
+  activate();
+  void* p = nullptr;
+  cudaError_t status = cudaMallocHost(&p, bytes);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    throw Error(ErrorKind::backend,
+                "cannot allocate " + std::to_string(bytes) + " bytes of page-locked host memory: " +
+                    cudaGetErrorString(status),
+                "cuda", "cudaMallocHost", static_cast<int>(status));
+  }
+  return p;
+}
+
+void CudaDevice::release_host(void* host) noexcept {
+  cudaFreeHost(host);
+}
+
 void CudaDevice::upload(void* handle, std::size_t offset, const void* src, std::size_t bytes) {
   activate();
   PARPAT_CUDA(cudaMemcpyAsync(static_cast<char*>(handle) + offset, src, bytes,

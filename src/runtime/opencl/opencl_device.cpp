@@ -1,5 +1,7 @@
 #include "runtime/opencl/opencl_device.hpp"
 
+#include <cstdlib>
+
 #include <iostream>
 #include <memory>
 #include <vector>
@@ -102,12 +104,44 @@ void OpenclDevice::release(void* handle) noexcept {
   clReleaseMemObject(as_mem(handle));
 }
 
+void* OpenclDevice::allocate_host(std::size_t bytes) {
+  // NVIDIA: a buffer the driver allocates in host memory and maps once, which the driver pins,
+  // so writes from it run at the bus's speed. Elsewhere (PoCL, which refuses writes from a
+  // mapped region) plain aligned host memory.
+  if (info_.vendor.find("NVIDIA") == std::string::npos) {
+    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!p) throw Error(ErrorKind::backend, "out of host memory", "opencl", "aligned_alloc");
+    return p;
+  }
+  try {
+    cl::Buffer buffer(context_, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes);
+    void* host = queue_.enqueueMapBuffer(buffer, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes);
+    std::lock_guard<std::mutex> lock(host_mutex_);
+    host_buffers_.emplace(host, std::move(buffer));
+    return host;
+  } catch (const cl::Error& e) {
+    rethrow_opencl(e);
+  }
+}
+
+void OpenclDevice::release_host(void* host) noexcept {
+  std::lock_guard<std::mutex> lock(host_mutex_);
+  auto it = host_buffers_.find(host);
+  if (it == host_buffers_.end()) {
+    std::free(host);
+    return;
+  }
+  clEnqueueUnmapMemObject(queue_(), it->second(), host, 0, nullptr, nullptr);
+  clFinish(queue_());
+  host_buffers_.erase(it);
+}
+
 void OpenclDevice::upload(void* handle, std::size_t offset, const void* src, std::size_t bytes) {
   cl_int status = clEnqueueWriteBuffer(queue_(), as_mem(handle), CL_TRUE, offset, bytes, src, 0,
                                        nullptr, nullptr);
   if (status != CL_SUCCESS)
-    throw Error(ErrorKind::backend, "OpenCL upload failed", "opencl", "clEnqueueWriteBuffer",
-                status);
+    throw Error(ErrorKind::backend, "OpenCL upload failed (error " + std::to_string(status) + ")",
+                "opencl", "clEnqueueWriteBuffer", status);
 }
 
 void OpenclDevice::download(const void* handle, std::size_t offset, void* dst, std::size_t bytes) {

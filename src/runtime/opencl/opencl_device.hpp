@@ -28,6 +28,8 @@ class OpenclDevice final : public DeviceImpl {
   const DeviceInfo& info() const override { return info_; }
   void* allocate(std::size_t bytes) override;
   void release(void* handle) noexcept override;
+  void* allocate_host(std::size_t bytes) override;
+  void release_host(void* host) noexcept override;
   void upload(void* handle, std::size_t offset, const void* src, std::size_t bytes) override;
   void download(const void* handle, std::size_t offset, void* dst, std::size_t bytes) override;
   void synchronize() override;
@@ -64,6 +66,8 @@ class OpenclDevice final : public DeviceImpl {
   std::string extensions_;
   std::mutex programs_mutex_;
   std::map<std::string, cl::Program> programs_;  // std::map: references stay valid on insertion
+  std::mutex host_mutex_;
+  std::map<void*, cl::Buffer> host_buffers_;  // allocate_host's mapped buffers by host pointer
 };
 
 // Binds arguments in order by value: set_args(k, a, b, c) sets argument 0 to a, 1 to b, ...

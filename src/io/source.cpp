@@ -1,0 +1,83 @@
+// Source: the public handle over the sources of src/io/, and the choice of source by name.
+#include "io/source.hpp"
+
+#include "parpat/error.hpp"
+#include "parpat/stream.hpp"
+
+namespace parpat {
+
+namespace detail {
+
+std::int64_t SourceImpl::elements() const {
+  std::int64_t n = 1;
+  for (auto d : shape) {
+    if (d < 0) return -1;
+    n *= d;
+  }
+  return n;
+}
+
+void SourceImpl::read_at(std::uint64_t, void*, std::size_t) {
+  throw Error(ErrorKind::invalid_argument, name + " can only be read in order");
+}
+
+const void* SourceImpl::map(std::uint64_t, std::size_t, std::shared_ptr<void>&) {
+  return nullptr;
+}
+
+}  // namespace detail
+
+namespace {
+
+// "data.npz" or "data.npz:NAME" → the archive and the member (empty when not named).
+bool split_npz(const std::string& spec, std::string& archive, std::string& member) {
+  auto at = spec.find(".npz");
+  while (at != std::string::npos) {
+    std::size_t end = at + 4;
+    if (end == spec.size() || spec[end] == ':') {
+      archive = spec.substr(0, end);
+      member = end == spec.size() ? "" : spec.substr(end + 1);
+      return true;
+    }
+    at = spec.find(".npz", at + 1);
+  }
+  return false;
+}
+
+}  // namespace
+
+Source::Source(std::shared_ptr<detail::SourceImpl> impl) : impl_(std::move(impl)) {}
+
+Source Source::open(const std::string& spec) {
+  if (spec == "-") return Source(detail::open_stdin_source());
+  std::string archive, member;
+  if (split_npz(spec, archive, member)) return Source(detail::open_npz_source(archive, member));
+  return Source(detail::open_file_source(spec));
+}
+
+Source Source::from_host(DType dtype, std::vector<std::int64_t> shape, const void* data) {
+  for (auto d : shape)
+    if (d < 0) throw_invalid("negative array dimension");
+  return Source(detail::open_host_source(dtype, std::move(shape), data));
+}
+
+DType Source::dtype() const {
+  return impl_->dtype;
+}
+const std::vector<std::int64_t>& Source::shape() const {
+  return impl_->shape;
+}
+std::int64_t Source::size() const {
+  return impl_->elements();
+}
+const std::string& Source::name() const {
+  return impl_->name;
+}
+bool Source::raw() const {
+  return impl_->raw;
+}
+bool Source::rereadable() const {
+  return impl_->rereadable();
+}
+
+}  // namespace parpat

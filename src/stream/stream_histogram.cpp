@@ -1,0 +1,131 @@
+// Histogram over a stream. Bins that need the data's [min, max] (even bins without a range,
+// per-value bins of int32) cost a first pass: a streamed min and max (for uint16, which reduce
+// does not take, its per-value histogram). The counting pass runs an ordinary Histogrammer on
+// each chunk (one plan per chunk length, made once) that adds into one set of device counts, so
+// the counts are exactly the in-memory call's.
+#include <algorithm>
+#include <map>
+
+#include "histogram/histogram_internal.hpp"
+#include "io/source.hpp"
+#include "parpat/error.hpp"
+#include "stream/chunk_input.hpp"
+#include "stream/stream_internal.hpp"
+
+namespace parpat {
+
+namespace {
+
+// Counts every element of `source` into the slots of `resolved` bins (bins, then underflow,
+// overflow and NaN).
+std::vector<std::uint64_t> count_stream(detail::SourceImpl& source, const Device& device,
+                                        const HistogramBins& resolved,
+                                        const HistogramOptions& options,
+                                        const StreamOptions& stream, StreamStats& stats, int pass,
+                                        int passes) {
+  detail::PipelineOptions p = detail::pipeline_options(device, source, stream);
+  const std::size_t item = dtype_size(source.dtype);
+  const auto most = static_cast<std::int64_t>(p.chunk_bytes / item);
+  std::map<std::int64_t, Histogrammer> plans;  // by chunk length
+  const auto slots =
+      static_cast<std::size_t>((resolved.kind == HistogramBins::Kind::edges
+                                    ? static_cast<std::int64_t>(resolved.edges.size()) - 1
+                                    : resolved.count) +
+                               3);
+  Buffer counts(device, slots * sizeof(std::uint64_t));
+  bool accumulate = false;
+  detail::ChunkPipeline pipeline(source, device.impl(), p);
+  detail::ChunkInput input(device, p.chunk_bytes);
+  std::uint64_t done = 0;
+  const std::uint64_t total = source.elements() < 0 ? 0 : source.data_bytes();
+  pipeline.run(
+      [most](std::uint64_t) { return most; },
+      [&](const detail::HostChunk& chunk) {
+        Array in = input.array(chunk, source.dtype, {chunk.elements});
+        auto it = plans.find(chunk.elements);
+        if (it == plans.end())
+          it = plans
+                   .emplace(chunk.elements,
+                            Histogrammer(device, source.dtype, chunk.elements, resolved, options))
+                   .first;
+        if (options.timed) device.impl().timer_start(detail::TimerMode::events_only);
+        it->second.run(in, counts, accumulate);
+        if (options.timed) stats.kernel_ms += device.impl().timer_stop_ms();
+        accumulate = true;
+        done += static_cast<std::uint64_t>(chunk.elements) * item;
+        if (stream.progress) stream.progress({done, total, pass, passes});
+      });
+  std::vector<std::uint64_t> all(slots, 0);
+  if (accumulate) counts.download(all.data(), all.size() * sizeof(std::uint64_t));
+  stats.bytes += done;
+  stats.chunks += pipeline.chunks();
+  stats.read_ms += pipeline.read_ms();
+  stats.transfer_ms += input.transfer_ms();
+  return all;
+}
+
+// [min, max] of the source's elements, streamed (the first of two passes).
+std::pair<double, double> stream_range(detail::SourceImpl& source, const Device& device,
+                                       const StreamOptions& stream, StreamStats& stats) {
+  if (source.dtype == DType::uint16) {
+    HistogramBins every = HistogramBins::even(65536, -0.5, 65535.5);
+    auto counts = count_stream(source, device, every, {}, stream, stats, 1, 2);
+    counts.resize(65536);
+    auto first = std::find_if(counts.begin(), counts.end(), [](auto c) { return c != 0; });
+    auto last = std::find_if(counts.rbegin(), counts.rend(), [](auto c) { return c != 0; });
+    return {static_cast<double>(first - counts.begin()),
+            static_cast<double>(counts.rend() - last - 1)};
+  }
+  ReduceOptions min, max;
+  min.op = ReduceOp::min;
+  max.op = ReduceOp::max;
+  auto r = detail::reduce_stream(source, device, {min, max}, stream, stats, 1, 2);
+  return {r[0].values.at(0).as_double(), r[1].values.at(0).as_double()};
+}
+
+}  // namespace
+
+HistogramResult histogram(Source& source, const Device& device, const HistogramBins& bins,
+                          const HistogramOptions& options, const StreamOptions& stream,
+                          StreamStats* stats) {
+  auto start = std::chrono::steady_clock::now();
+  detail::SourceImpl& s = source.impl();
+  if (!detail::histogram_dtype_supported(s.dtype))
+    throw_invalid(
+        std::string("histogram takes uint8, uint16, int32, float32 or float64 input, got ") +
+        dtype_name(s.dtype));
+  const std::int64_t n = s.elements();
+  if (n == 0) return histogram(Array(device, s.dtype, s.shape), bins, options);
+  StreamStats local;
+  HistogramBins resolved;
+  if (detail::bins_need_data(s.dtype, bins)) {
+    if (!s.rereadable())
+      throw_invalid(s.name +
+                    " can be read only once, and these bins need its range first: "
+                    "give --range LO HI or --edges");
+    local.passes = 2;
+    resolved = detail::resolve_bins_with(s.dtype, n, bins,
+                                         [&] { return stream_range(s, device, stream, local); });
+    if (!s.rewind()) throw Error(ErrorKind::io, s.name + " cannot be read a second time");
+  } else {
+    resolved = detail::resolve_bins_with(s.dtype, n < 0 ? 1 : n, bins, [] {
+      return std::pair<double, double>(0, 0);  // not called: these bins need no data
+    });
+  }
+  HistogramResult r;
+  r.bins = resolved;
+  std::vector<std::uint64_t> all =
+      count_stream(s, device, resolved, options, stream, local, local.passes, local.passes);
+  const std::size_t bins_n = all.size() - 3;
+  r.underflow = all[bins_n];
+  r.overflow = all[bins_n + 1];
+  r.nan = all[bins_n + 2];
+  all.resize(bins_n);
+  r.counts = std::move(all);
+  local.wall_ms = detail::ms_since(start);
+  r.time_ms = local.kernel_ms;
+  if (stats) *stats = local;
+  return r;
+}
+
+}  // namespace parpat

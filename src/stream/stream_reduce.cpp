@@ -1,0 +1,250 @@
+// Reduce over a stream. Each chunk is reduced on the device by an ordinary Reducer (one plan per
+// chunk shape, made once), and the chunk's results are folded on the host into one accumulator
+// per output with the operator's own algebra (reduce_ops.hpp), in chunk order:
+//   all   chunks of any length; arg indices are offset by the chunk's first element
+//   rows  chunks of whole rows, each row's result its own output; a row longer than a chunk is
+//         cut into pieces reduced flat and folded into that row's output
+//   cols  chunks of whole rows reduced along axis cols, folded column by column (arg indices
+//         offset by the chunk's first row); pieces of a long row are 1-row blocks
+// Float sums add the chunks' sums in float64, so the same chunking gives the same bits.
+#include <map>
+
+#include "io/source.hpp"
+#include "parpat/error.hpp"
+#include "reduce/reduce_ops.hpp"
+#include "stream/chunk_input.hpp"
+#include "stream/stream_internal.hpp"
+
+namespace parpat {
+
+namespace detail {
+
+namespace {
+
+// One chunk's job: the array shape and axis its plan takes, and where its results go.
+struct ChunkJob {
+  std::vector<std::int64_t> shape;
+  Axis axis = Axis::all;
+  std::int64_t output = 0;      // first output its results fold into
+  std::int64_t index_base = 0;  // added to its arg indices
+};
+
+class StreamReducer {
+ public:
+  StreamReducer(const Device& device, DType dtype, std::vector<std::int64_t> shape,
+                std::vector<ReduceOptions> ops)
+      : device_(device), dtype_(dtype), shape_(std::move(shape)), ops_(std::move(ops)) {
+    rows_ = shape_.size() == 2 ? shape_[0] : 1;
+    cols_ = shape_.back();
+    axis_ = ops_.front().axis;
+    outputs_ = axis_ == Axis::all ? 1 : (axis_ == Axis::rows ? rows_ : cols_);
+    for (const auto& o : ops_) {
+      states_.push_back({o, reduce_result_dtype(dtype_, o.op), {}});
+      visit_dtype(dtype_, [&](auto t) {
+        using T = decltype(t);
+        visit_reduce_op<T>(o.op, [&](auto op) {
+          using Op = decltype(op);
+          auto* acc =
+              new std::vector<typename Op::Acc>(static_cast<std::size_t>(outputs_), Op::identity());
+          states_.back().acc = std::shared_ptr<void>(
+              acc, [](void* p) { delete static_cast<std::vector<typename Op::Acc>*>(p); });
+        });
+      });
+    }
+  }
+
+  // Elements of the chunk that starts at `first`, for chunks of at most `most` elements.
+  std::int64_t cut(std::uint64_t first, std::int64_t most) const {
+    if (axis_ == Axis::all || shape_.size() == 1) return most;
+    if (cols_ <= most) return most / cols_ * cols_;
+    std::int64_t col = static_cast<std::int64_t>(first % static_cast<std::uint64_t>(cols_));
+    return std::min(most, cols_ - col);
+  }
+
+  void add(ChunkInput& input, const HostChunk& chunk, double& kernel_ms) {
+    ChunkJob job = job_of(chunk);
+    Array in = input.array(chunk, dtype_, job.shape);
+    for (auto& st : states_) {
+      ReduceOptions o = st.options;
+      o.axis = job.axis;
+      auto key = std::make_pair(job.shape,
+                                static_cast<int>(st.options.op) * 3 + static_cast<int>(job.axis));
+      auto it = plans_.find(key);
+      if (it == plans_.end())
+        it = plans_.emplace(key, Reducer(device_, dtype_, job.shape, 0, o)).first;
+      Reducer& plan = it->second;
+      const auto outputs = static_cast<std::size_t>(plan.outputs());
+      ensure(values_, outputs * dtype_size(st.result));
+      ensure(indices_, is_arg_op(o.op) ? outputs * sizeof(std::int64_t) : 0);
+      if (o.timed) device_.impl().timer_start(TimerMode::events_only);
+      plan.run(in, values_, indices_);
+      if (o.timed) kernel_ms += device_.impl().timer_stop_ms();
+      raw_values_.resize(outputs * dtype_size(st.result));
+      values_.download(raw_values_.data(), raw_values_.size());
+      raw_indices_.assign(is_arg_op(o.op) ? outputs : 0, 0);
+      if (!raw_indices_.empty())
+        indices_.download(raw_indices_.data(), outputs * sizeof(std::int64_t));
+      fold(st, job, outputs);
+    }
+  }
+
+  std::vector<ReduceResult> results() const {
+    std::vector<ReduceResult> out;
+    for (const auto& st : states_) {
+      ReduceResult r;
+      r.dtype = st.result;
+      visit_dtype(dtype_, [&](auto t) {
+        using T = decltype(t);
+        visit_reduce_op<T>(st.options.op, [&](auto op) {
+          using Op = decltype(op);
+          const auto& acc = *static_cast<const std::vector<typename Op::Acc>*>(st.acc.get());
+          for (const auto& a : acc) {
+            typename Op::Result v = Op::result(a);
+            r.values.push_back(Scalar::from_bytes(st.result, &v));
+            if constexpr (is_arg_pair<typename Op::Acc>::value) r.indices.push_back(a.index);
+          }
+        });
+      });
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
+ private:
+  struct State {
+    ReduceOptions options;
+    DType result;
+    std::shared_ptr<void> acc;  // std::vector<Op::Acc>, one per output
+  };
+
+  ChunkJob job_of(const HostChunk& c) const {
+    ChunkJob job;
+    if (axis_ == Axis::all || shape_.size() == 1) {
+      job.shape = {c.elements};
+      job.index_base = static_cast<std::int64_t>(c.first);
+      return job;
+    }
+    const auto first = static_cast<std::int64_t>(c.first);
+    const std::int64_t row = first / cols_, col = first % cols_;
+    if (col == 0 && c.elements % cols_ == 0) {  // whole rows
+      job.shape = {c.elements / cols_, cols_};
+      job.axis = axis_;
+      job.output = axis_ == Axis::rows ? row : 0;
+      job.index_base = axis_ == Axis::rows ? 0 : row;
+      return job;
+    }
+    // A piece of one long row.
+    if (axis_ == Axis::rows) {
+      job.shape = {c.elements};
+      job.output = row;
+      job.index_base = col;
+    } else {
+      job.shape = {1, c.elements};
+      job.axis = Axis::cols;
+      job.output = col;
+      job.index_base = row;
+    }
+    return job;
+  }
+
+  void fold(State& st, const ChunkJob& job, std::size_t outputs) {
+    visit_dtype(dtype_, [&](auto t) {
+      using T = decltype(t);
+      visit_reduce_op<T>(st.options.op, [&](auto op) {
+        using Op = decltype(op);
+        using R = typename Op::Result;
+        auto& acc = *static_cast<std::vector<typename Op::Acc>*>(st.acc.get());
+        const auto* values = reinterpret_cast<const R*>(raw_values_.data());
+        for (std::size_t k = 0; k < outputs; ++k) {
+          auto& a = acc[static_cast<std::size_t>(job.output) + k];
+          if constexpr (is_arg_pair<typename Op::Acc>::value) {
+            a = Op::combine(a, {values[k], raw_indices_[k] + job.index_base});
+          } else {
+            a = Op::combine(a, static_cast<typename Op::Acc>(values[k]));
+          }
+        }
+      });
+    });
+  }
+
+  void ensure(Buffer& b, std::size_t bytes) {
+    if (b.bytes() < std::max<std::size_t>(bytes, 1))
+      b = Buffer(device_, std::max<std::size_t>(bytes, 1));
+  }
+
+  Device device_;
+  DType dtype_;
+  std::vector<std::int64_t> shape_;
+  std::vector<ReduceOptions> ops_;
+  std::int64_t rows_ = 1, cols_ = 0, outputs_ = 1;
+  Axis axis_ = Axis::all;
+  std::vector<State> states_;
+  std::map<std::pair<std::vector<std::int64_t>, int>, Reducer> plans_;
+  Buffer values_, indices_;
+  std::vector<unsigned char> raw_values_;
+  std::vector<std::int64_t> raw_indices_;
+};
+
+void check_reduce_source(const SourceImpl& s, const ReduceOptions& o) {
+  if (s.shape.size() == 1 && o.axis != Axis::all)
+    throw_invalid(std::string("axis ") + axis_name(o.axis) + " needs 2-D input");
+  if (s.dtype == DType::uint16)
+    throw_invalid(
+        "reduce takes uint8, int32, uint32, int64, uint64, float32 or float64, not uint16");
+}
+
+}  // namespace
+
+std::vector<ReduceResult> reduce_stream(SourceImpl& source, const Device& device,
+                                        const std::vector<ReduceOptions>& ops,
+                                        const StreamOptions& stream, StreamStats& stats, int pass,
+                                        int passes) {
+  for (const auto& o : ops)
+    check_reduce_source(source, o);
+  const std::int64_t n = source.elements();
+  if (n == 0) {
+    // Nothing to read: the in-memory call answers (identities, or the empty-input error).
+    std::vector<ReduceResult> out;
+    Array empty(device, source.dtype, source.shape);
+    for (const auto& o : ops)
+      out.push_back(reduce(empty, o));
+    return out;
+  }
+  if (n < 0 && ops.front().axis != Axis::all)
+    throw_invalid(source.name + " has no shape, so only axis all applies");
+  PipelineOptions p = pipeline_options(device, source, stream);
+  StreamReducer reducer(device, source.dtype, n < 0 ? std::vector<std::int64_t>{1} : source.shape,
+                        ops);
+  const std::int64_t most = static_cast<std::int64_t>(p.chunk_bytes / dtype_size(source.dtype));
+  ChunkPipeline pipeline(source, device.impl(), p);
+  ChunkInput input(device, p.chunk_bytes);
+  std::uint64_t done = 0;
+  pipeline.run([&](std::uint64_t first) { return reducer.cut(first, most); },
+               [&](const HostChunk& chunk) {
+                 reducer.add(input, chunk, stats.kernel_ms);
+                 done += static_cast<std::uint64_t>(chunk.elements) * dtype_size(source.dtype);
+                 if (stream.progress)
+                   stream.progress({done, n < 0 ? 0 : source.data_bytes(), pass, passes});
+               });
+  stats.bytes += done;
+  stats.chunks += pipeline.chunks();
+  stats.read_ms += pipeline.read_ms();
+  stats.transfer_ms += input.transfer_ms();
+  return reducer.results();
+}
+
+}  // namespace detail
+
+ReduceResult reduce(Source& source, const Device& device, const ReduceOptions& options,
+                    const StreamOptions& stream, StreamStats* stats) {
+  auto start = std::chrono::steady_clock::now();
+  StreamStats local;
+  ReduceResult r =
+      detail::reduce_stream(source.impl(), device, {options}, stream, local, 1, 1).front();
+  local.wall_ms = detail::ms_since(start);
+  r.time_ms = local.kernel_ms;
+  if (stats) *stats = local;
+  return r;
+}
+
+}  // namespace parpat
