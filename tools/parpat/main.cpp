@@ -1,12 +1,30 @@
 // parpat: parallel patterns from the command line. Every failure is one line on stderr and
 // exit status 2.
+#include <unistd.h>
+
+#include <csignal>
 #include <iostream>
 
 #include "commands.hpp"
 #include "parpat/error.hpp"
 #include "runtime/tuning.hpp"
 
+namespace {
+
+// The CPU backend reads files through mapped windows; a file that another process shortens
+// while it is read turns the next read of a vanished page into SIGBUS. That is bad input, not a
+// crash: one line and exit status 2.
+extern "C" void on_sigbus(int) {
+  const char msg[] = "parpat: error: the input file shrank while it was read\n";
+  ssize_t ignored = ::write(STDERR_FILENO, msg, sizeof msg - 1);
+  (void)ignored;
+  ::_exit(2);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  std::signal(SIGBUS, on_sigbus);
   CLI::App app{"parpat: parallel patterns (reduce, histogram, ...) on CUDA, OpenCL and the CPU"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "parpat 0.1.0");
