@@ -107,16 +107,17 @@ const std::vector<Entry>& table() {
       // Measured: bench/tuning/measurements.json, cpu-pool.
       {Backend::cpu, Scope::any, "", "cpu.pool.threads", 0},
       {Backend::cpu, Scope::any, "", "cpu.pool.spin_us", 100},
-      // Streams: chunks of up to 64 MiB (the device memory a stream's input takes), up to 512 MiB
-      // of host staging, files read by 8 threads on a GPU (page-cache reads scale to about 8); the
-      // CPU reads mapped windows of the file in place.
+      // Streams: chunks of 16 MiB on GPUs (the device memory a stream's input takes; page-locking
+      // costs about 0.5 ms per MiB at start-up, and 16 MiB copies already run at the bus's speed)
+      // and 64 MiB windows on the CPU; four chunks in flight within 512 MiB of host staging; files
+      // read by 8 threads on a GPU. Measured: bench/tuning/measurements.json, stream-chunks.
       {Backend::cpu, Scope::any, "", "stream.chunk_kib", 65536},
       {Backend::cpu, Scope::any, "", "stream.staging_mib", 512},
       {Backend::cpu, Scope::any, "", "stream.read_threads", 2},
-      {Backend::cuda, Scope::any, "", "stream.chunk_kib", 65536},
+      {Backend::cuda, Scope::any, "", "stream.chunk_kib", 16384},
       {Backend::cuda, Scope::any, "", "stream.staging_mib", 512},
       {Backend::cuda, Scope::any, "", "stream.read_threads", 8},
-      {Backend::opencl, Scope::any, "", "stream.chunk_kib", 65536},
+      {Backend::opencl, Scope::any, "", "stream.chunk_kib", 16384},
       {Backend::opencl, Scope::any, "", "stream.staging_mib", 512},
       {Backend::opencl, Scope::any, "", "stream.read_threads", 8},
       // Histogram: classic variants in blocks of 256; CUDA `fast` in blocks of 1024 with a

@@ -20,10 +20,10 @@ PipelineOptions pipeline_options(const Device& device, const SourceImpl& source,
                                   << 20;
   const std::size_t item = dtype_size(source.dtype);
   PipelineOptions p;
-  // Three chunks in flight where the budget allows (one being read, one waiting, one in use),
-  // never fewer than two; a budget below two chunks makes the chunks smaller.
+  // Four chunks in flight where the budget allows (being read, waiting, in use), never fewer
+  // than two; a budget below two chunks makes the chunks smaller.
   p.slots =
-      static_cast<int>(std::clamp<std::size_t>(staging / std::max<std::size_t>(chunk, 1), 2, 3));
+      static_cast<int>(std::clamp<std::size_t>(staging / std::max<std::size_t>(chunk, 1), 2, 4));
   chunk = std::min(chunk, staging / static_cast<std::size_t>(p.slots));
   p.chunk_bytes = std::max(chunk / item * item, item);
   p.read_threads =

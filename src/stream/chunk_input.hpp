@@ -3,6 +3,8 @@
 #pragma once
 
 #include <chrono>
+#include <future>
+#include <memory>
 #include <vector>
 
 #include "parpat/stream.hpp"
@@ -27,6 +29,25 @@ class ChunkInput {
   Buffer staging_;  // GPU: the device copy of the current chunk
   double transfer_ms_ = 0;
 };
+
+// The pipeline of `source`, made on another thread while `meanwhile()` makes the first chunk's
+// plans on this one: an OpenCL program's build overlaps the staging's allocation (on CUDA the
+// driver runs the two one after the other).
+template <class F>
+std::unique_ptr<ChunkPipeline> make_pipeline_meanwhile(SourceImpl& source, const Device& device,
+                                                       const PipelineOptions& options,
+                                                       F&& meanwhile) {
+  auto made = std::async(std::launch::async, [&] {
+    return std::make_unique<ChunkPipeline>(source, device.impl(), options);
+  });
+  try {
+    meanwhile();
+  } catch (...) {
+    made.wait();
+    throw;
+  }
+  return made.get();
+}
 
 // Wall time since `start` in milliseconds.
 inline double ms_since(std::chrono::steady_clock::time_point start) {

@@ -34,27 +34,31 @@ std::vector<std::uint64_t> count_stream(detail::SourceImpl& source, const Device
                                3);
   Buffer counts(device, slots * sizeof(std::uint64_t));
   bool accumulate = false;
-  detail::ChunkPipeline pipeline(source, device.impl(), p);
   detail::ChunkInput input(device, p.chunk_bytes);
+  auto plan_for = [&](std::int64_t elements) -> Histogrammer& {
+    auto it = plans.find(elements);
+    if (it == plans.end())
+      it = plans.emplace(elements, Histogrammer(device, source.dtype, elements, resolved, options))
+               .first;
+    return it->second;
+  };
+  auto pipeline_owner = detail::make_pipeline_meanwhile(source, device, p, [&] {
+    plan_for(source.elements() < 0 ? most : std::min<std::int64_t>(most, source.elements()));
+  });
+  detail::ChunkPipeline& pipeline = *pipeline_owner;
   std::uint64_t done = 0;
   const std::uint64_t total = source.elements() < 0 ? 0 : source.data_bytes();
-  pipeline.run(
-      [most](std::uint64_t) { return most; },
-      [&](const detail::HostChunk& chunk) {
-        Array in = input.array(chunk, source.dtype, {chunk.elements});
-        auto it = plans.find(chunk.elements);
-        if (it == plans.end())
-          it = plans
-                   .emplace(chunk.elements,
-                            Histogrammer(device, source.dtype, chunk.elements, resolved, options))
-                   .first;
-        if (options.timed) device.impl().timer_start(detail::TimerMode::events_only);
-        it->second.run(in, counts, accumulate);
-        if (options.timed) stats.kernel_ms += device.impl().timer_stop_ms();
-        accumulate = true;
-        done += static_cast<std::uint64_t>(chunk.elements) * item;
-        if (stream.progress) stream.progress({done, total, pass, passes});
-      });
+  pipeline.run([most](std::uint64_t) { return most; },
+               [&](const detail::HostChunk& chunk) {
+                 Array in = input.array(chunk, source.dtype, {chunk.elements});
+                 Histogrammer& plan = plan_for(chunk.elements);
+                 if (options.timed) device.impl().timer_start(detail::TimerMode::events_only);
+                 plan.run(in, counts, accumulate);
+                 if (options.timed) stats.kernel_ms += device.impl().timer_stop_ms();
+                 accumulate = true;
+                 done += static_cast<std::uint64_t>(chunk.elements) * item;
+                 if (stream.progress) stream.progress({done, total, pass, passes});
+               });
   std::vector<std::uint64_t> all(slots, 0);
   if (accumulate) counts.download(all.data(), all.size() * sizeof(std::uint64_t));
   stats.bytes += done;

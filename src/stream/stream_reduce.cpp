@@ -61,18 +61,21 @@ class StreamReducer {
     return std::min(most, cols_ - col);
   }
 
+  // Makes the plans of the chunk `range` (their first use loads the kernels' code, which then
+  // overlaps the staging's allocation).
+  void prepare(const HostChunk& range) {
+    ChunkJob job = job_of(range);
+    for (auto& st : states_)
+      plan_for(st, job);
+  }
+
   void add(ChunkInput& input, const HostChunk& chunk, double& kernel_ms) {
     ChunkJob job = job_of(chunk);
     Array in = input.array(chunk, dtype_, job.shape);
     for (auto& st : states_) {
       ReduceOptions o = st.options;
       o.axis = job.axis;
-      auto key = std::make_pair(job.shape,
-                                static_cast<int>(st.options.op) * 3 + static_cast<int>(job.axis));
-      auto it = plans_.find(key);
-      if (it == plans_.end())
-        it = plans_.emplace(key, Reducer(device_, dtype_, job.shape, 0, o)).first;
-      Reducer& plan = it->second;
+      Reducer& plan = plan_for(st, job);
       const auto outputs = static_cast<std::size_t>(plan.outputs());
       ensure(values_, outputs * dtype_size(st.result));
       ensure(indices_, is_arg_op(o.op) ? outputs * sizeof(std::int64_t) : 0);
@@ -147,6 +150,18 @@ class StreamReducer {
     return job;
   }
 
+  Reducer& plan_for(const State& st, const ChunkJob& job) {
+    auto key =
+        std::make_pair(job.shape, static_cast<int>(st.options.op) * 3 + static_cast<int>(job.axis));
+    auto it = plans_.find(key);
+    if (it == plans_.end()) {
+      ReduceOptions o = st.options;
+      o.axis = job.axis;
+      it = plans_.emplace(key, Reducer(device_, dtype_, job.shape, 0, o)).first;
+    }
+    return it->second;
+  }
+
   void fold(State& st, const ChunkJob& job, std::size_t outputs) {
     visit_dtype(dtype_, [&](auto t) {
       using T = decltype(t);
@@ -216,8 +231,12 @@ std::vector<ReduceResult> reduce_stream(SourceImpl& source, const Device& device
   StreamReducer reducer(device, source.dtype, n < 0 ? std::vector<std::int64_t>{1} : source.shape,
                         ops);
   const std::int64_t most = static_cast<std::int64_t>(p.chunk_bytes / dtype_size(source.dtype));
-  ChunkPipeline pipeline(source, device.impl(), p);
   ChunkInput input(device, p.chunk_bytes);
+  const std::int64_t first_chunk = reducer.cut(0, most);
+  auto pipeline_owner = make_pipeline_meanwhile(source, device, p, [&] {
+    reducer.prepare({nullptr, 0, n < 0 ? first_chunk : std::min(first_chunk, n)});
+  });
+  ChunkPipeline& pipeline = *pipeline_owner;
   std::uint64_t done = 0;
   pipeline.run([&](std::uint64_t first) { return reducer.cut(first, most); },
                [&](const HostChunk& chunk) {

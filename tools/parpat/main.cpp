@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "commands.hpp"
@@ -57,5 +59,13 @@ int main(int argc, char** argv) {
     std::cerr << "parpat: error: " << e.what() << "\n";
     return 2;
   }
-  return 0;
+  // The answer is out: leave without tearing down device contexts and page-locked staging
+  // (about 0.1 s for a CUDA context), which the operating system reclaims anyway.
+  std::cout.flush();
+  if (!std::cout) {
+    std::cerr << "parpat: error: cannot write the answer to standard output\n";
+    return 2;
+  }
+  std::fflush(nullptr);
+  std::_Exit(0);
 }
