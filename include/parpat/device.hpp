@@ -36,6 +36,14 @@ struct DeviceInfo {
   bool independent_groups = false;
 };
 
+// A CUDA stream (cudaStream_t) or OpenCL command queue (a cl_command_queue of the device's
+// context) that the caller owns, for a plan's run() to enqueue its work on, so that it is ordered
+// with the caller's own work on that stream; the default, null, is the device's own. The CPU
+// backend runs synchronously and takes only the default.
+struct Stream {
+  void* native = nullptr;
+};
+
 namespace detail {
 class DeviceImpl;
 }

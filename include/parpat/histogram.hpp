@@ -78,8 +78,8 @@ class Histogrammer {
   // Enqueues the histogram of `in` into `counts`: slots() uint64 values, the bins followed by
   // underflow, overflow and NaN; with `accumulate`, added to the counts already there (chunks of
   // one input, or several inputs, into one histogram). Asynchronous on GPU backends. `in` and
-  // `counts` must be of the plan's device.
-  void run(const Array& in, const Buffer& counts, bool accumulate = false);
+  // `counts` must be of the plan's device. The work goes to `stream` (default: the device's own).
+  void run(const Array& in, const Buffer& counts, bool accumulate = false, Stream stream = {});
   std::int64_t bins() const;
   std::int64_t slots() const { return bins() + 3; }
   // Device memory the plan holds besides the input and the counts (tables, edges).

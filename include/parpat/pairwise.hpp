@@ -49,7 +49,7 @@ class Pairwise {
 
   // Enqueues C = Σ_y f(A[x], B[y]); `a` and `c` hold X float32 values, `b` Y. Y = 0 gives
   // zeros (the sum of nothing). Asynchronous on GPU backends.
-  void run(const Array& a, const Array& b, const Array& c);
+  void run(const Array& a, const Array& b, const Array& c, Stream stream = {});
   // The compiled program the variant runs (PTX on CUDA and NVIDIA OpenCL, the driver's binary
   // on other OpenCL platforms); empty on the CPU.
   std::string program_binary() const;

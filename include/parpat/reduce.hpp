@@ -68,8 +68,9 @@ class Reducer {
   Reducer& operator=(Reducer&&) noexcept;
 
   // Enqueues the reduction of `in` into `values` (result dtype, one per output) and, for arg
-  // ops, `indices` (int64). Asynchronous on GPU backends.
-  void run(const Array& in, const Buffer& values, const Buffer& indices);
+  // ops, `indices` (int64), on `stream` (default: the device's own). Asynchronous on GPU
+  // backends. The arrays must be of the plan's device and the outputs large enough.
+  void run(const Array& in, const Buffer& values, const Buffer& indices, Stream stream = {});
   std::int64_t outputs() const;
   DType result_dtype() const;
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "parpat/histogram.hpp"
+#include "parpat/pairwise.hpp"
 #include "parpat/reduce.hpp"
 
 namespace parpat {
@@ -93,5 +94,10 @@ ReduceResult reduce(Source& source, const Device& device, const ReduceOptions& o
 HistogramResult histogram(Source& source, const Device& device, const HistogramBins& bins = {},
                           const HistogramOptions& options = {}, const StreamOptions& stream = {},
                           StreamStats* stats = nullptr);
+
+// C[x] = Σ_y f(A[x], B[y]) with `a` resident on its device and B streamed from `b` (1-D float32)
+// in chunks; each chunk's C is added in float64 on the host, in chunk order, and rounded once.
+PairwiseResult pairwise(const Array& a, Source& b, const PairwiseOptions& options = {},
+                        const StreamOptions& stream = {}, StreamStats* stats = nullptr);
 
 }  // namespace parpat

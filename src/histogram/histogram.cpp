@@ -246,7 +246,7 @@ std::size_t Histogrammer::temp_bytes() const {
   return impl_->kernel ? impl_->kernel->temp_bytes() : 0;
 }
 
-void Histogrammer::run(const Array& in, const Buffer& counts, bool accumulate) {
+void Histogrammer::run(const Array& in, const Buffer& counts, bool accumulate, Stream stream) {
   const auto& p = impl_->problem;
   if (in.dtype() != p.dtype || in.size() != p.n)
     throw_invalid("histogram plan was made for another array size or dtype");
@@ -256,6 +256,7 @@ void Histogrammer::run(const Array& in, const Buffer& counts, bool accumulate) {
       &counts.device().impl() != &impl_->device.impl())
     throw_invalid("histogram plan of " + impl_->device.label() +
                   " was given an array or counts of another device");
+  detail::StreamScope scope(impl_->device.impl(), stream);
   if (!impl_->kernel) {
     if (!accumulate)
       counts.device().impl().upload(counts.handle(), 0, impl_->zeros.data(),

@@ -274,7 +274,7 @@ std::string Pairwise::program_binary() const {
   return impl_->kernel ? impl_->kernel->program_binary() : std::string();
 }
 
-void Pairwise::run(const Array& a, const Array& b, const Array& c) {
+void Pairwise::run(const Array& a, const Array& b, const Array& c, Stream stream) {
   const auto& p = impl_->problem;
   for (const Array* arr : {&a, &b, &c})
     if (arr->dtype() != DType::float32 || arr->ndim() != 1)
@@ -282,6 +282,11 @@ void Pairwise::run(const Array& a, const Array& b, const Array& c) {
   if (a.size() != p.x || c.size() != p.x || b.size() != p.y)
     throw_invalid("pairwise plan was made for X = " + std::to_string(p.x) +
                   ", Y = " + std::to_string(p.y) + ", not for these arrays");
+  for (const Array* arr : {&a, &b, &c})
+    if (&arr->buffer().device().impl() != &impl_->device.impl())
+      throw_invalid("pairwise plan of " + impl_->device.label() +
+                    " was given an array of another device");
+  detail::StreamScope scope(impl_->device.impl(), stream);
   if (!impl_->kernel) {
     c.buffer().device().impl().upload(c.buffer().handle(), 0, impl_->zeros.data(),
                                       impl_->zeros.size() * sizeof(float));

@@ -139,7 +139,7 @@ DType Reducer::result_dtype() const {
   return reduce_result_dtype(impl_->shape.dtype, impl_->shape.op);
 }
 
-void Reducer::run(const Array& in, const Buffer& values, const Buffer& indices) {
+void Reducer::run(const Array& in, const Buffer& values, const Buffer& indices, Stream stream) {
   const auto& s = impl_->shape;
   if (in.dtype() != s.dtype || in.rows() != s.rows || in.cols() != s.cols ||
       in.row_stride() != s.row_stride)
@@ -153,6 +153,7 @@ void Reducer::run(const Array& in, const Buffer& values, const Buffer& indices) 
   if (values.bytes() < outputs * dtype_size(reduce_result_dtype(s.dtype, s.op)) ||
       (is_arg_op(s.op) && indices.bytes() < outputs * sizeof(std::int64_t)))
     throw_invalid("reducer outputs are too small (" + std::to_string(outputs) + " results)");
+  detail::StreamScope scope(impl_->device.impl(), stream);
   if (!impl_->kernel) {
     if (!impl_->identity_values.empty())
       values.device().impl().upload(values.handle(), 0, impl_->identity_values.data(),

@@ -29,6 +29,13 @@ class DeviceImpl {
   virtual void* allocate_host(std::size_t bytes) = 0;
   virtual void release_host(void* host) noexcept = 0;
 
+  // Makes the calling thread's work on this device go to the caller's stream or queue (null:
+  // the device's own) and returns the one it replaces; StreamScope is the way to use it.
+  virtual void* use_stream(void* native) {
+    if (native) throw Error(ErrorKind::invalid_argument, info().name + " takes no stream");
+    return nullptr;
+  }
+
   // Device time of the work the calling thread enqueues between timer_start() and
   // timer_stop_ms(); the stop waits for that work to finish. The timer's state belongs to the
   // calling thread, so threads that share a device may time their own calls (on a shared stream
@@ -47,6 +54,25 @@ class DeviceImpl {
   virtual bool capture_begin() { return false; }
   virtual void capture_end() {}
   virtual void replay() {}
+};
+
+// For its lifetime, the calling thread's work on `device` goes to `stream` (a plan's run()).
+class StreamScope {
+ public:
+  StreamScope(DeviceImpl& device, Stream stream)
+      : device_(device), active_(stream.native != nullptr) {
+    if (active_) previous_ = device_.use_stream(stream.native);
+  }
+  ~StreamScope() {
+    if (active_) device_.use_stream(previous_);
+  }
+  StreamScope(const StreamScope&) = delete;
+  StreamScope& operator=(const StreamScope&) = delete;
+
+ private:
+  DeviceImpl& device_;
+  bool active_;
+  void* previous_ = nullptr;
 };
 
 template <class Concrete>

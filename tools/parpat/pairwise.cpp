@@ -1,5 +1,6 @@
 // parpat pairwise --kernel product|gaussian [--h H] | --expr EXPR [--brute-force] [--tpb N]
-//                 [--dump-binary FILE] [COMMON] A.npy B.npy -o C.npy
+//                 [--dump-binary FILE] [--progress] [COMMON] A.npy B.npy -o C.npy
+// A is read whole; B is streamed (it may be larger than host or device memory).
 #include <fmt/format.h>
 
 #include <fstream>
@@ -9,7 +10,6 @@
 #include "parpat/error.hpp"
 #include "parpat/io.hpp"
 #include "parpat/pairwise.hpp"
-#include "runtime/device_impl.hpp"
 
 namespace parpat::cli {
 
@@ -34,6 +34,7 @@ void add_pairwise_command(CLI::App& app) {
       "pairwise", "C[x] = sum over y of f(A[x], B[y]) for two 1-D float32 .npy files");
   struct Opts {
     CommonOptions common;
+    StreamFlags stream;
     std::string kernel, expr, a, b, out, dump;
     double h = 1.0;
     bool brute_force = false;
@@ -50,8 +51,10 @@ void add_pairwise_command(CLI::App& app) {
   cmd->add_option("--tpb", o->tpb, "threads per block (default: tuned per device)");
   cmd->add_option("--dump-binary", o->dump, "write the compiled program (PTX on NVIDIA) here");
   o->common.add_to(*cmd);
+  o->stream.add_to(*cmd);
   cmd->add_option("A", o->a, "A: 1-D float32 .npy file (X values)")->required();
-  cmd->add_option("B", o->b, "B: 1-D float32 .npy file (Y values)")->required();
+  cmd->add_option("B", o->b, "B: 1-D float32 .npy file (Y values), streamed; - for standard input")
+      ->required();
   cmd->add_option("-o,--output", o->out, "C: output .npy file (X float32 values)")->required();
   cmd->callback([o] {
     PairwiseOptions options;
@@ -65,11 +68,17 @@ void add_pairwise_command(CLI::App& app) {
     options.threads_per_block = o->tpb;
     options.variant = o->common.variant;
     if (o->tpb < 0 || o->tpb > 1024) throw_invalid("--tpb must be between 1 and 1024");
+    options.timed = true;  // the answer reports time_ms
     HostArray a = read_vector(o->a, "A");
-    HostArray b = read_vector(o->b, "B");
     if (a.size() == 0) throw_invalid("A (" + o->a + ") is empty: X must be at least 1");
-    Device device = o->common.open_device();
-    Pairwise plan(device, a.size(), b.size(), options);
+    OpenedInput b = open_input(o->common, o->b);
+    Device& device = b.device;
+    if (b.source.dtype() != DType::float32 || b.source.shape().size() != 1 || b.source.raw())
+      throw_invalid(
+          fmt::format("B ({}) must be a 1-D float32 .npy array, got {}{}", o->b,
+                      b.source.raw() ? "raw bytes" : dtype_name(b.source.dtype()),
+                      b.source.raw() || b.source.shape().size() == 1 ? "" : " of 2-D shape"));
+    Pairwise plan(device, a.size(), b.source.size(), options);
     if (!o->dump.empty()) {
       std::string binary = plan.program_binary();
       if (binary.empty())
@@ -79,13 +88,10 @@ void add_pairwise_command(CLI::App& app) {
       if (!(file << binary << std::flush)) throw_invalid("cannot write " + o->dump);
     }
     Array av = Array::from_host(device, DType::float32, a.shape, a.data.data());
-    Array bv = Array::from_host(device, DType::float32, b.shape, b.data.data());
-    Array cv(device, DType::float32, a.shape);
-    device.impl().timer_start(detail::TimerMode::events_only);
-    plan.run(av, bv, cv);
-    double ms = device.impl().timer_stop_ms();
-    std::vector<float> c = cv.to_vector<float>();
-    write_npy(o->out, DType::float32, a.shape, c.data());
+    StreamStats stats;
+    PairwiseResult r = pairwise(av, b.source, options, o->stream.options(), &stats);
+    const double ms = r.time_ms;
+    write_npy(o->out, DType::float32, a.shape, r.c.data());
     std::string what = options.kernel == PairwiseKernel::expression ? "expression " + o->expr
                        : options.kernel == PairwiseKernel::gaussian
                            ? fmt::format("gaussian h={}", o->h)
@@ -94,7 +100,7 @@ void add_pairwise_command(CLI::App& app) {
       nlohmann::json j = {{"pattern", "pairwise"},
                           {"kernel", pairwise_kernel_name(options.kernel)},
                           {"x", a.size()},
-                          {"y", b.size()},
+                          {"y", b.source.size()},
                           {"backend", backend_name(device.backend())},
                           {"device", device.info().name},
                           {"variant", plan.variant()},
@@ -104,11 +110,12 @@ void add_pairwise_command(CLI::App& app) {
                           {"time_ms", ms}};
       if (options.kernel == PairwiseKernel::gaussian) j["h"] = o->h;
       if (options.kernel == PairwiseKernel::expression) j["expression"] = o->expr;
+      add_stream_json(j, stats, b.startup_ms);
       std::cout << j.dump() << "\n";
       return;
     }
     std::cout << fmt::format("pairwise {} of X={} by Y={} on {} [{}{}], {:.4f} ms -> {}\n", what,
-                             a.size(), b.size(), device.label(), plan.variant(),
+                             a.size(), b.source.size(), device.label(), plan.variant(),
                              o->brute_force ? ", brute force" : "", ms, o->out);
   });
 }

@@ -105,6 +105,27 @@ void CudaDevice::release(void* handle) noexcept {
   cudaFree(handle);
 }
 
+namespace {
+
+// The caller's stream of the calling thread, and the device it is for.
+struct CallerStream {
+  const CudaDevice* device = nullptr;
+  cudaStream_t stream = nullptr;
+};
+thread_local CallerStream caller_stream;
+
+}  // namespace
+
+cudaStream_t CudaDevice::stream() const {
+  return caller_stream.device == this ? caller_stream.stream : stream_;
+}
+
+void* CudaDevice::use_stream(void* native) {
+  void* previous = caller_stream.device == this ? caller_stream.stream : nullptr;
+  caller_stream = {native ? this : nullptr, static_cast<cudaStream_t>(native)};
+  return previous;
+}
+
 void* CudaDevice::allocate_host(std::size_t bytes) {
   activate();
   void* p = nullptr;
@@ -112,8 +133,8 @@ void* CudaDevice::allocate_host(std::size_t bytes) {
   if (status != cudaSuccess) {
     cudaGetLastError();
     throw Error(ErrorKind::backend,
-                "cannot allocate " + std::to_string(bytes) + " bytes of page-locked host memory: " +
-                    cudaGetErrorString(status),
+                "cannot allocate " + std::to_string(bytes) +
+                    " bytes of page-locked host memory: " + cudaGetErrorString(status),
                 "cuda", "cudaMallocHost", static_cast<int>(status));
   }
   return p;
@@ -126,15 +147,15 @@ void CudaDevice::release_host(void* host) noexcept {
 void CudaDevice::upload(void* handle, std::size_t offset, const void* src, std::size_t bytes) {
   activate();
   PARPAT_CUDA(cudaMemcpyAsync(static_cast<char*>(handle) + offset, src, bytes,
-                              cudaMemcpyHostToDevice, stream_));
-  PARPAT_CUDA(cudaStreamSynchronize(stream_));
+                              cudaMemcpyHostToDevice, stream()));
+  PARPAT_CUDA(cudaStreamSynchronize(stream()));
 }
 
 void CudaDevice::download(const void* handle, std::size_t offset, void* dst, std::size_t bytes) {
   activate();
   PARPAT_CUDA(cudaMemcpyAsync(dst, static_cast<const char*>(handle) + offset, bytes,
-                              cudaMemcpyDeviceToHost, stream_));
-  PARPAT_CUDA(cudaStreamSynchronize(stream_));
+                              cudaMemcpyDeviceToHost, stream()));
+  PARPAT_CUDA(cudaStreamSynchronize(stream()));
 }
 
 void CudaDevice::synchronize() {
@@ -176,14 +197,14 @@ void CudaDevice::timer_start(TimerMode mode) {
     block_stream<<<1, 1, 0, stream_>>>(release_flag_device_);
     check_launch("block_stream");
   }
-  PARPAT_CUDA(cudaEventRecord(t.start, stream_));
+  PARPAT_CUDA(cudaEventRecord(t.start, stream()));
 }
 
 double CudaDevice::timer_stop_ms() {
   auto it = thread_timers.by_ordinal.find(ordinal_);
   if (it == thread_timers.by_ordinal.end()) return 0;
   ThreadTimer& t = it->second;
-  PARPAT_CUDA(cudaEventRecord(t.stop, stream_));
+  PARPAT_CUDA(cudaEventRecord(t.stop, stream()));
   if (t.holding) *release_flag_ = 1;
   t.holding = false;
   PARPAT_CUDA(cudaEventSynchronize(t.stop));

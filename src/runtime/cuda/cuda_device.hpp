@@ -36,7 +36,9 @@ class CudaDevice final : public DeviceImpl {
   void replay() override;
 
   int ordinal() const { return ordinal_; }
-  cudaStream_t stream() const { return stream_; }
+  // The stream the calling thread's work goes to: a caller's (use_stream) or the device's own.
+  cudaStream_t stream() const;
+  void* use_stream(void* native) override;
   const cudaDeviceProp& props() const { return props_; }
   // Makes this device current on the calling thread (cheap when it already is).
   void activate() const;

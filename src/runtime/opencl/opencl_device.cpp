@@ -104,6 +104,37 @@ void OpenclDevice::release(void* handle) noexcept {
   clReleaseMemObject(as_mem(handle));
 }
 
+namespace {
+
+// The caller's queue of the calling thread, and the device it is for.
+struct CallerQueue {
+  const OpenclDevice* device = nullptr;
+  cl::CommandQueue queue;
+};
+thread_local CallerQueue caller_queue;
+
+}  // namespace
+
+cl::CommandQueue& OpenclDevice::queue() {
+  return caller_queue.device == this ? caller_queue.queue : queue_;
+}
+
+void* OpenclDevice::use_stream(void* native) {
+  void* previous = caller_queue.device == this ? caller_queue.queue() : nullptr;
+  if (!native) {
+    caller_queue = {};
+    return previous;
+  }
+  cl_context context = nullptr;
+  if (clGetCommandQueueInfo(static_cast<cl_command_queue>(native), CL_QUEUE_CONTEXT, sizeof context,
+                            &context, nullptr) != CL_SUCCESS ||
+      context != context_())
+    throw Error(ErrorKind::invalid_argument,
+                "the command queue given to run() is not of " + info_.name + "'s context");
+  caller_queue = {this, cl::CommandQueue(static_cast<cl_command_queue>(native), true)};
+  return previous;
+}
+
 void* OpenclDevice::allocate_host(std::size_t bytes) {
   // NVIDIA: a buffer the driver allocates in host memory and maps once, which the driver pins,
   // so writes from it run at the bus's speed. Elsewhere (PoCL, which refuses writes from a
@@ -137,7 +168,7 @@ void OpenclDevice::release_host(void* host) noexcept {
 }
 
 void OpenclDevice::upload(void* handle, std::size_t offset, const void* src, std::size_t bytes) {
-  cl_int status = clEnqueueWriteBuffer(queue_(), as_mem(handle), CL_TRUE, offset, bytes, src, 0,
+  cl_int status = clEnqueueWriteBuffer(queue()(), as_mem(handle), CL_TRUE, offset, bytes, src, 0,
                                        nullptr, nullptr);
   if (status != CL_SUCCESS)
     throw Error(ErrorKind::backend, "OpenCL upload failed (error " + std::to_string(status) + ")",
@@ -145,7 +176,7 @@ void OpenclDevice::upload(void* handle, std::size_t offset, const void* src, std
 }
 
 void OpenclDevice::download(const void* handle, std::size_t offset, void* dst, std::size_t bytes) {
-  cl_int status = clEnqueueReadBuffer(queue_(), as_mem(const_cast<void*>(handle)), CL_TRUE, offset,
+  cl_int status = clEnqueueReadBuffer(queue()(), as_mem(const_cast<void*>(handle)), CL_TRUE, offset,
                                       bytes, dst, 0, nullptr, nullptr);
   if (status != CL_SUCCESS)
     throw Error(ErrorKind::backend, "OpenCL download failed", "opencl", "clEnqueueReadBuffer",
@@ -253,7 +284,8 @@ void OpenclDevice::launch(cl::Kernel& k, cl::NDRange global, cl::NDRange local) 
   cl::Event event;
   const bool timed = timing_window.device == this;
   try {
-    queue_.enqueueNDRangeKernel(k, cl::NullRange, global, local, nullptr, timed ? &event : nullptr);
+    queue().enqueueNDRangeKernel(k, cl::NullRange, global, local, nullptr,
+                                 timed ? &event : nullptr);
   } catch (const cl::Error& e) {
     rethrow_opencl(e);
   }

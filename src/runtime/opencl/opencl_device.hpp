@@ -52,7 +52,9 @@ class OpenclDevice final : public DeviceImpl {
   bool has_extension(const std::string& name) const;
   const cl::Device& device() const { return device_; }
   const cl::Context& context() const { return context_; }
-  cl::CommandQueue& queue() { return queue_; }
+  // The queue the calling thread's work goes to: a caller's (use_stream) or the device's own.
+  cl::CommandQueue& queue();
+  void* use_stream(void* native) override;
 
  private:
   cl::Program& program(const char* source_name, const std::string& source,

@@ -1,0 +1,150 @@
+// Memory and streams the caller owns: Buffer::wrap of the caller's device memory, and plans'
+// run() on the caller's CUDA stream or OpenCL queue, ordered with the caller's own work there
+// without a device-wide wait. Every GPU device of the build; the CPU takes no stream.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <vector>
+
+#include "parpat/parpat.hpp"
+#include "test_support.hpp"
+
+#ifdef PARPAT_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+#ifdef PARPAT_HAVE_OPENCL
+#include "runtime/opencl/opencl_device.hpp"
+#endif
+
+namespace parpat::test {
+namespace {
+
+std::vector<std::int32_t> random_ints(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<std::int32_t> d(-1000, 1000);
+  std::vector<std::int32_t> v(n);
+  for (auto& x : v)
+    x = d(rng);
+  return v;
+}
+
+// Sum and histogram of `host`, uploaded by `enqueue_upload` on the caller's stream `stream`
+// into the caller's memory `handle` and computed by plans run on that same stream; `finish`
+// waits for the stream alone.
+void check_on_caller_stream(const Device& device, void* handle, Stream stream,
+                            const std::function<void(const std::vector<std::int32_t>&)>& upload,
+                            const std::function<void()>& finish) {
+  const std::uint64_t seed = run_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::size_t n = (1 << 20) + 7;
+  auto host = random_ints(n, seed);
+  Buffer wrapped = Buffer::wrap(device, handle, n * sizeof(std::int32_t));
+  Array in = Array::view(wrapped, DType::int32, {static_cast<std::int64_t>(n)});
+  Reducer sum(device, DType::int32, {static_cast<std::int64_t>(n)}, 0, {ReduceOp::sum});
+  Buffer value(device, sizeof(std::int64_t)), none;
+  HistogramBins bins = HistogramBins::even(64, -1000, 1000);
+  Histogrammer hist(device, DType::int32, static_cast<std::int64_t>(n), bins);
+  Buffer counts(device, static_cast<std::size_t>(hist.slots()) * sizeof(std::uint64_t));
+
+  upload(host);  // asynchronous on the caller's stream: the plans must come after it
+  sum.run(in, value, none, stream);
+  hist.run(in, counts, false, stream);
+  hist.run(in, counts, true, stream);  // accumulated: every count twice
+  finish();
+
+  std::int64_t got = 0;
+  value.download(&got, sizeof got);
+  EXPECT_EQ(got, std::accumulate(host.begin(), host.end(), std::int64_t{0}));
+  std::vector<std::uint64_t> c(static_cast<std::size_t>(hist.slots()));
+  counts.download(c.data(), c.size() * sizeof(std::uint64_t));
+  Array on_cpu = Array::from_host(Device::open(Backend::cpu), DType::int32,
+                                  {static_cast<std::int64_t>(n)}, host.data());
+  HistogramResult expected = histogram(on_cpu, bins);
+  for (std::size_t b = 0; b < expected.counts.size(); ++b)
+    ASSERT_EQ(c[b], 2 * expected.counts[b]) << "bin " << b;
+}
+
+TEST(UserMemory, CudaStreamAndPointer) {
+#ifdef PARPAT_HAVE_CUDA
+  bool any = false;
+  for (const auto& device : devices()) {
+    if (device.backend() != Backend::cuda) continue;
+    any = true;
+    void* d = nullptr;
+    ASSERT_EQ(cudaMalloc(&d, ((1 << 20) + 7) * sizeof(std::int32_t)), cudaSuccess);
+    cudaStream_t s = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    std::vector<std::int32_t> pinned_copy;
+    check_on_caller_stream(
+        device, d, Stream{s},
+        [&](const std::vector<std::int32_t>& host) {
+          pinned_copy = host;  // stays alive until the stream is done
+          ASSERT_EQ(cudaMemcpyAsync(d, pinned_copy.data(), host.size() * sizeof(std::int32_t),
+                                    cudaMemcpyHostToDevice, s),
+                    cudaSuccess);
+        },
+        [&] { ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess); });
+    cudaStreamDestroy(s);
+    cudaFree(d);
+  }
+  if (!any) GTEST_SKIP() << "no CUDA device";
+#else
+  GTEST_SKIP() << "CUDA is not built in";
+#endif
+}
+
+TEST(UserMemory, OpenclQueueAndBuffer) {
+#ifdef PARPAT_HAVE_OPENCL
+  bool any = false;
+  for (const auto& device : devices()) {
+    if (device.backend() != Backend::opencl) continue;
+    any = true;
+    auto& cl = detail::backend_cast<detail::OpenclDevice>(device);
+    cl_int status = CL_SUCCESS;
+    const std::size_t bytes = ((1 << 20) + 7) * sizeof(std::int32_t);
+    cl_mem mem = clCreateBuffer(cl.context()(), CL_MEM_READ_WRITE, bytes, nullptr, &status);
+    ASSERT_EQ(status, CL_SUCCESS);
+    cl_command_queue q = clCreateCommandQueue(cl.context()(), cl.device()(), 0, &status);
+    ASSERT_EQ(status, CL_SUCCESS);
+    std::vector<std::int32_t> kept;
+    check_on_caller_stream(
+        device, mem, Stream{q},
+        [&](const std::vector<std::int32_t>& host) {
+          kept = host;
+          ASSERT_EQ(
+              clEnqueueWriteBuffer(q, mem, CL_FALSE, 0, bytes, kept.data(), 0, nullptr, nullptr),
+              CL_SUCCESS);
+        },
+        [&] { ASSERT_EQ(clFinish(q), CL_SUCCESS); });
+    clReleaseCommandQueue(q);
+    clReleaseMemObject(mem);
+  }
+  if (!any) GTEST_SKIP() << "no OpenCL device";
+#else
+  GTEST_SKIP() << "OpenCL is not built in";
+#endif
+}
+
+TEST(UserMemory, CpuTakesNoStreamAndWrapsHostMemory) {
+  Device cpu = Device::open(Backend::cpu);
+  std::vector<float> host(1000, 0.25f);
+  Array in = Array::view(Buffer::wrap(cpu, host.data(), host.size() * sizeof(float)),
+                         DType::float32, {1000});
+  Reducer sum(cpu, DType::float32, {1000}, 0, {ReduceOp::sum});
+  Buffer value(cpu, sizeof(float)), none;
+  int fake_stream = 0;
+  EXPECT_THROW(sum.run(in, value, none, Stream{&fake_stream}), Error);
+  sum.run(in, value, none);
+  float got = 0;
+  value.download(&got, sizeof got);
+  EXPECT_EQ(got, 250.0f);
+  host[7] = 1.0f;  // the view reads the caller's memory itself, no copy
+  sum.run(in, value, none);
+  value.download(&got, sizeof got);
+  EXPECT_EQ(got, 250.75f);
+  EXPECT_THROW(Array::view(Buffer::wrap(cpu, host.data(), 16), DType::float32, {1000}), Error);
+  EXPECT_THROW(Buffer::wrap(cpu, nullptr, 16), Error);
+}
+
+}  // namespace
+}  // namespace parpat::test
