@@ -8,6 +8,8 @@
 #         call, into previous/ (the regression check); GIT_COMMIT / GIT_COMMIT_PREVIOUS name the builds
 #   BENCH_ARGS    arguments of every bench run (default --variant fast; quick covers every variant)
 #   DEBS  folder with the OpenCL loader .deb files (default .carry/debs)
+#   LIBS  folder of shared libraries the machine may lack, put on LD_LIBRARY_PATH (default
+#         .carry/lib: libzip.so.4 for .npz input)
 #   OUT   where the archive goes (default ./gpu-out)
 #   SWEEP a file for the `sweep` stage: lines "name|PARPAT_TUNING value|parpat arguments", each
 #         run as one parpat command with those tuning overrides (# starts a comment line;
@@ -21,6 +23,8 @@ for bin in "$BIN" ${BIN_PREVIOUS:-}; do
   fi
 done
 DEBS=${DEBS:-.carry/debs}
+LIBS=${LIBS:-.carry/lib}
+[ -d "$LIBS" ] && export LD_LIBRARY_PATH=$PWD/$LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 ARCHIVE_DIR=${OUT:-gpu-out}
 OUT=$(mktemp -d /tmp/gpu-suite.XXXXXX)
 mkdir -p "$ARCHIVE_DIR"
