@@ -7,6 +7,7 @@ Each folder bench/results/<machine>/ holds one device call of scripts/gpu-suite.
   bench-<pattern>-<backend>.json   parpat bench PATTERN --backend B --variant fast --json
   quick.json                 parpat bench --quick --json (every variant, a few cases)
   barrier-<backend>.json     parpat barrier --json (optional)
+  bench-io.json              parpat bench io --json (optional): the CLI end to end on files
   previous/                  the same bench files from the previous build, measured in the same
                              call (optional: the regression check)
 Plots go to bench/results/plots/<machine>-<pattern>.svg.
@@ -92,6 +93,8 @@ class Machine:
         for path in sorted(glob.glob(os.path.join(folder, "barrier-*.json"))):
             backend = os.path.basename(path)[len("barrier-"):-len(".json")]
             self.barrier[backend] = load(path)
+        io_path = os.path.join(folder, "bench-io.json")
+        self.io = load(io_path) if os.path.exists(io_path) else None
 
     @staticmethod
     def _rows(path):
@@ -231,6 +234,41 @@ def barrier_tables(doc):
     return out
 
 
+def io_section(doc):
+    """`parpat bench io`: whole processes on a page-cached .npy beside numpy, one row per run."""
+    def ms(v):
+        return "—" if not v else f"{v:.0f}" if v >= 100 else f"{v:.1f}"
+
+    def gbps(v):
+        return f"{v:.2f}" if v else "—"
+
+    rows = []
+    for r in doc.get("rows", []):
+        file = r.get("file", "")
+        kib = r.get("chunk_kib", 0)
+        if kib:
+            file += f", chunks ≤ {kib // 1024} MiB" if kib % 1024 == 0 else f", chunks ≤ {kib} KiB"
+        wall = ms(r.get("wall_ms"))
+        if r.get("status", "ok") != "ok":
+            wall += f" ✗ {r['status']}"
+        ratio = r.get("numpy_over_parpat")
+        chunks = r.get("chunks")
+        rows.append([r.get("pattern", "?"), file, "" if chunks is None else int(chunks), wall,
+                     ms(r.get("startup_ms")), gbps(r.get("stream_GBps")), gbps(r.get("transfer_GBps")),
+                     ms(r.get("numpy_wall_ms")), f"{ratio:.2f}" if ratio else "—"])
+    cat = doc.get("cat", {}).get("GBps")
+    numpy = f"numpy {doc['numpy']}" if doc.get("numpy") else "numpy (not run)"
+    lines = [f"### End to end: files (`parpat bench io`, {doc.get('backend', '?')}, "
+             f"{doc.get('io_mib', '?')} MiB float32 .npy)", "",
+             f"Measured {doc.get('date', '?')} on {doc.get('device_label', doc.get('device', '?'))}: "
+             f"wall ms of whole processes, median of {doc.get('runs', 3)} after a warm-up, files "
+             f"page-cached, beside {numpy} (np.load + the op) in the same run. Stream GB/s: file "
+             "bytes / (wall − wall on the 1 KiB file)"
+             + (f"; `cat` reads the file at {cat:.1f} GB/s." if cat else "."), ""]
+    return lines + table(["command", "file", "chunks", "wall", "start-up", "stream GB/s",
+                          "transfer GB/s", "numpy wall", "numpy / parpat"], rows)
+
+
 def plot(machine, pattern, rows, peak_gbps, out_dir):
     """Throughput against size of every `fast` case with its baseline and the read peak."""
     import matplotlib
@@ -318,6 +356,8 @@ def machine_section(m, plots_dir, out_path):
     for backend, doc in m.barrier.items():
         lines += [f"### Grid barrier, {backend}: µs per barrier, blocks of 128 (× cg in the same run)", ""]
         lines += barrier_tables(doc) + [""]
+    if m.io:
+        lines += io_section(m.io) + [""]
     if m.previous:
         regress = []
         for (pattern, backend), rows in sorted(m.bench.items()):

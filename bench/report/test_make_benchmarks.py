@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks make_benchmarks.py on a synthetic results folder with known numbers: the speed-ups,
-the OpenCL / CUDA and regression ratios it prints, and the length of the document. Exits 1 on a
-mismatch (run by CTest)."""
+the OpenCL / CUDA and regression ratios it prints, the end-to-end files section (absent without
+bench-io.json, rendered with it), and the length of the document. Exits 1 on a mismatch (run by
+CTest)."""
 import json
 import os
 import subprocess
@@ -17,6 +18,19 @@ def row(pattern, variant, dtype, op, shape, ms, baseline_ms=None, backend="cuda"
          "gbps": 4000.0, "pct_peak": 80.0, "verified": True}
     if baseline_ms:
         r.update(baseline="cub", baseline_ms=baseline_ms, speedup=baseline_ms / ms)
+    return r
+
+
+def io_row(pattern, file, file_bytes, wall_ms, chunks, chunk_kib=0, numpy_wall_ms=None,
+           status="ok"):
+    r = {"pattern": pattern, "file": file, "file_bytes": file_bytes, "chunk_kib": chunk_kib,
+         "wall_ms": wall_ms, "startup_ms": 300.0, "time_ms": 1.0, "read_GBps": 20.0,
+         "transfer_GBps": 25.0, "chunks": chunks, "passes": 1, "status": status, "runs": 3}
+    if file_bytes > 1024:
+        r["stream_GBps"] = file_bytes / (wall_ms - 400.0) / 1e6
+    if numpy_wall_ms:
+        r.update(numpy_wall_ms=numpy_wall_ms, numpy_ms=numpy_wall_ms - 150,
+                 numpy_over_parpat=numpy_wall_ms / wall_ms)
     return r
 
 
@@ -45,9 +59,24 @@ def main():
             row("reduce", "fast", "float32", "sum", "2^20", 0.004),
             row("reduce", "fast", "float32", "sum", "2^28", 0.500)]})
         out = os.path.join(tmp, "B.md")
-        subprocess.run([sys.executable, os.path.join(HERE, "make_benchmarks.py"), "--results",
-                        os.path.join(tmp, "results"), "--out", out, "--no-plots"], check=True)
-        text = open(out).read()
+
+        def generate():
+            subprocess.run([sys.executable, os.path.join(HERE, "make_benchmarks.py"), "--results",
+                            os.path.join(tmp, "results"), "--out", out, "--no-plots"], check=True)
+            return open(out).read()
+
+        if "End to end" in generate():
+            failures.append("an end-to-end section without bench-io.json")
+        gib = 1 << 30
+        write(os.path.join(m, "bench-io.json"), {
+            "bench": "io", "backend": "cuda", "device": "Test GPU", "device_label": "cuda:0 Test GPU",
+            "date": "2026-01-03", "io_mib": 1024, "runs": 3, "numpy": "1.26.4",
+            "cat": {"wall_ms": 100.0, "GBps": gib / 100.0 / 1e6},
+            "rows": [io_row("histogram", "1 KiB", 1024, 400.0, 1, numpy_wall_ms=200.0),
+                     io_row("histogram", "1024 MiB", gib, 600.0, 16, numpy_wall_ms=1500.0),
+                     io_row("histogram", "1024 MiB", gib, 650.0, 8, chunk_kib=131072,
+                            status="mismatch")]})
+        text = generate()
         expect = {
             "speed-up over CUB at 2^20": "4.00 (1.25×)",
             "time and % of peak at 2^28": "400.0 (1.00×) 80 %",
@@ -55,6 +84,13 @@ def main():
             "OpenCL / CUDA over the case of at least 100 µs": "| 1.100 (1) |",
             "regression ratio of the large case": "| 0.800 (1) |",
             "device, date and build": "Measured 2026-01-02, build abc1234",
+            "end-to-end heading": "### End to end: files (`parpat bench io`, cuda, 1024 MiB",
+            "end-to-end row: wall, start-up, stream GB/s, numpy wall and ratio":
+                "| histogram | 1024 MiB | 16 | 600 | 300 | 5.37 | 25.00 | 1500 | 2.50 |",
+            "end-to-end start-up floor row": "| histogram | 1 KiB | 1 | 400 | 300 | — |",
+            "end-to-end capped row, its mismatch marked":
+                "| histogram | 1024 MiB, chunks ≤ 128 MiB | 8 | 650 ✗ mismatch |",
+            "end-to-end cat rate": "`cat` reads the file at 10.7 GB/s",
         }
         for what, needle in expect.items():
             if needle not in text:
@@ -63,7 +99,7 @@ def main():
             failures.append(f"the document has {len(text.splitlines())} lines (at most 300)")
     for f in failures:
         print("FAILED:", f)
-    print(f"{len(expect) + 1 - len(failures)} passed, {len(failures)} failed")
+    print(f"{len(expect) + 2 - len(failures)} passed, {len(failures)} failed")
     return 1 if failures else 0
 
 

@@ -21,4 +21,23 @@ struct Peaks {
 // Results are cached per device for the life of the process.
 Peaks measure_peaks(const Device& device);
 
+// The host side of a stream from a file: how fast its bytes reach the device.
+struct HostRates {
+  // Host → device copies of 256 MiB from the backend's staging memory (page-locked on CUDA, a
+  // mapped ALLOC_HOST_PTR buffer on NVIDIA OpenCL) into a device buffer, synchronous uploads,
+  // the fastest of five, GB/s; 0 on the CPU backend, which reads the file in place.
+  double h2d_pinned_gbps = 0;
+  // pread of a 512 MiB file already in the page cache into a host buffer of its size, the
+  // fastest of three, GB/s: by one thread, and by `threads` threads reading a stripe each
+  // (threads = min(8, hardware threads)). 0 when no temporary file could be written.
+  double page_cache_read_gbps_1 = 0;
+  double page_cache_read_gbps_n = 0;
+  int threads = 0;
+};
+
+// Measures HostRates for `device` (about a second: the temporary file, in $TMPDIR or /tmp, is
+// written, read and deleted). The page-cache rates are the machine's, measured once per process;
+// every result is cached per device.
+HostRates measure_host_rates(const Device& device);
+
 }  // namespace parpat

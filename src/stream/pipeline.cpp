@@ -156,6 +156,9 @@ void ChunkPipeline::reader(int part, const ChunkCutter& cut) {
 
 void ChunkPipeline::run(const ChunkCutter& cut,
                         const std::function<void(const HostChunk&)>& consume) {
+  // Every run reads the input from its first byte (a source read before, or a second pass).
+  if (source_.rereadable() && !source_.rewind())
+    throw Error(ErrorKind::io, source_.name + " cannot be read again");
   {
     std::lock_guard<std::mutex> lock(mutex_);
     ranges_.clear();

@@ -47,8 +47,9 @@ class ChunkPipeline {
   ChunkPipeline(const ChunkPipeline&) = delete;
   ChunkPipeline& operator=(const ChunkPipeline&) = delete;
 
-  // Reads the whole input once and calls consume(chunk) for each chunk, in order, on the
-  // calling thread. A reader's error is rethrown here; an error in consume stops the readers.
+  // Reads the whole input once, from its first byte where the source can start again, and calls
+  // consume(chunk) for each chunk, in order, on the calling thread. A reader's error is rethrown
+  // here; an error in consume stops the readers.
   void run(const ChunkCutter& cut, const std::function<void(const HostChunk&)>& consume);
 
   double read_ms() const { return read_ms_; }

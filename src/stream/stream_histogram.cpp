@@ -110,7 +110,6 @@ HistogramResult histogram(Source& source, const Device& device, const HistogramB
     local.passes = 2;
     resolved = detail::resolve_bins_with(s.dtype, n, bins,
                                          [&] { return stream_range(s, device, stream, local); });
-    if (!s.rewind()) throw Error(ErrorKind::io, s.name + " cannot be read a second time");
   } else {
     resolved = detail::resolve_bins_with(s.dtype, n < 0 ? 1 : n, bins, [] {
       return std::pair<double, double>(0, 0);  // not called: these bins need no data

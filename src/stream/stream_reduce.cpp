@@ -245,6 +245,15 @@ std::vector<ReduceResult> reduce_stream(SourceImpl& source, const Device& device
                  if (stream.progress)
                    stream.progress({done, n < 0 ? 0 : source.data_bytes(), pass, passes});
                });
+  if (done == 0) {
+    // Input of unknown length that turned out empty: what an empty array answers (identities,
+    // or the empty-input error).
+    std::vector<ReduceResult> out;
+    Array empty(device, source.dtype, {0});
+    for (const auto& o : ops)
+      out.push_back(reduce(empty, o));
+    return out;
+  }
   stats.bytes += done;
   stats.chunks += pipeline.chunks();
   stats.read_ms += pipeline.read_ms();

@@ -1,5 +1,6 @@
 // parpat bench [PATTERN...] [--quick] [--sizes N...] [--variant V...] [--timing auto|launch|graph]
-// [--json OUT] [--markdown]
+// [--json OUT] [--markdown]; parpat bench io [--io-mib N] [--io-dir DIR]: the CLI end to end on
+// files (bench_io.cpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,6 +14,10 @@
 #include "parpat/registry.hpp"
 
 namespace parpat::cli {
+
+// bench_io.cpp: `parpat bench io`, which times whole parpat processes rather than patterns.
+void run_bench_io(const CommonOptions& common, std::int64_t mib, std::string dir,
+                  const std::string& json_out, bool numpy);
 
 namespace {
 
@@ -87,9 +92,14 @@ void add_bench_command(CLI::App& app) {
     std::string backend;
     int device = -1;
     bool verbose = false;
+    std::int64_t io_mib = 1024;
+    std::string io_dir;
+    bool io_no_numpy = false;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("patterns", o->patterns, "patterns to time (default: all)");
+  cmd->add_option("patterns", o->patterns,
+                  "patterns to time (default: all), or io alone: the CLI end to end on files "
+                  "beside numpy");
   cmd->add_flag("--quick", o->bench.quick, "a short sweep: a few sizes, float32 only");
   cmd->add_option("--sizes", o->bench.sizes, "element counts to time");
   cmd->add_option("--variant", o->bench.variants, "only these variants");
@@ -115,11 +125,36 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--device", o->device, "device index within the backend")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--verbose", o->verbose, "print OpenCL / NVRTC build logs");
-  cmd->callback([o] {
+  std::vector<CLI::Option*> io_options = {
+      cmd->add_option("--io-mib", o->io_mib,
+                      "io: size of the float32 .npy file, MiB (default 1024)"),
+      cmd->add_option("--io-dir", o->io_dir, "io: folder for the files (default $TMPDIR or /tmp)"),
+      cmd->add_flag("--io-no-numpy", o->io_no_numpy,
+                    "io: leave numpy out (its histogram of a large file takes minutes)")};
+  cmd->callback([o, cmd, io_options] {
     CommonOptions common;
     common.backend = o->backend;
     common.device = o->device;
     common.verbose = o->verbose;
+    const bool io = std::find(o->patterns.begin(), o->patterns.end(), "io") != o->patterns.end();
+    if (io) {
+      if (o->patterns.size() > 1) throw_invalid("io is timed alone: `parpat bench io`");
+      // The pattern sweeps' options mean nothing to it: refused rather than ignored.
+      const std::vector<std::string> shared = {"--backend",  "--device",      "--json",
+                                               "--markdown", "--verbose",     "--io-mib",
+                                               "--io-dir",   "--io-no-numpy", "patterns"};
+      for (const CLI::Option* opt : cmd->get_options()) {
+        if (opt->count() == 0) continue;
+        bool allowed = false;
+        for (const auto& name : shared)
+          allowed = allowed || opt->check_name(name);
+        if (!allowed) throw_invalid(opt->get_name() + " does not apply to `parpat bench io`");
+      }
+      run_bench_io(common, o->io_mib, o->io_dir, o->json_out, !o->io_no_numpy);
+      return;
+    }
+    for (const CLI::Option* opt : io_options)
+      if (opt->count() > 0) throw_invalid(opt->get_name() + " goes with `parpat bench io`");
     Device device = common.open_device();
     std::vector<std::string> patterns = o->patterns;
     if (patterns.empty())

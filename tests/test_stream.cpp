@@ -1,0 +1,1041 @@
+// Streaming (parpat/stream.hpp): streamed reduce and histogram against the in-memory calls on
+// every device, with chunks forced small so that chunk boundaries fall inside rows and rows run
+// longer than a chunk; NaN, ties, integer extremes and empty input; StreamStats; the pieces the
+// stream is built of (Histogrammer::run with accumulate, Buffer::wrap, Array::view, plans that
+// check their arrays' device) and the sources (raw files, directories, truncated and missing
+// files).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "histogram/histogram_internal.hpp"
+#include "parpat/array.hpp"
+#include "parpat/error.hpp"
+#include "parpat/histogram.hpp"
+#include "parpat/io.hpp"
+#include "parpat/reduce.hpp"
+#include "parpat/registry.hpp"
+#include "parpat/stream.hpp"
+#include "reduce/verify.hpp"
+#include "test_support.hpp"
+
+namespace parpat::test {
+namespace {
+
+constexpr DType kReduceTypes[] = {DType::uint8,  DType::int32,   DType::uint32, DType::int64,
+                                  DType::uint64, DType::float32, DType::float64};
+constexpr DType kHistogramTypes[] = {DType::uint8, DType::uint16, DType::int32, DType::float32,
+                                     DType::float64};
+constexpr ReduceOp kOps[] = {ReduceOp::sum, ReduceOp::prod,   ReduceOp::min,
+                             ReduceOp::max, ReduceOp::argmin, ReduceOp::argmax};
+// 1000 bytes: chunk boundaries inside rows of 300 or 333 elements of any dtype, and rows longer
+// than a chunk; 4096: a power of two; 0: the default (one chunk for these inputs).
+constexpr std::size_t kChunkSizes[] = {1000, 4096, 0};
+
+std::int64_t elements_of(const std::vector<std::int64_t>& shape) {
+  std::int64_t n = 1;
+  for (auto d : shape)
+    n *= d;
+  return n;
+}
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string s;
+  for (auto d : shape)
+    s += (s.empty() ? "" : "x") + std::to_string(d);
+  return s;
+}
+
+// The chunks a stream of `bytes` makes with chunk_bytes `chunk` (rounded down to whole items).
+std::int64_t expected_chunks(std::uint64_t bytes, std::size_t chunk, DType t) {
+  const std::uint64_t c = std::max<std::uint64_t>(chunk / dtype_size(t) * dtype_size(t), 1);
+  return static_cast<std::int64_t>((bytes + c - 1) / c);
+}
+
+// Random elements: integers over their whole range (sums wrap), floats in [−1, 1). For
+// products: odd integers (so products wrap without becoming 0) and floats near 1.
+std::vector<unsigned char> random_bytes(DType t, std::int64_t n, std::mt19937_64& rng,
+                                        bool for_prod = false) {
+  std::vector<unsigned char> out(static_cast<std::size_t>(n) * dtype_size(t));
+  visit_dtype(t, [&](auto v) {
+    using T = decltype(v);
+    T* p = reinterpret_cast<T*>(out.data());
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    for (std::int64_t i = 0; i < n; ++i) {
+      if constexpr (std::is_floating_point_v<T>) {
+        p[i] = static_cast<T>(for_prod ? 1.0 + u(rng) * 1e-3 : u(rng));
+      } else {
+        p[i] = static_cast<T>(for_prod ? rng() | 1 : rng());
+      }
+    }
+  });
+  return out;
+}
+
+bool same_scalar(const Scalar& a, const Scalar& b) {
+  if (a.dtype != b.dtype) return false;
+  if (is_float(a.dtype)) return (std::isnan(a.f) && std::isnan(b.f)) || a.f == b.f;
+  return is_signed_integer(a.dtype) ? a.i == b.i : a.u == b.u;
+}
+
+// The output that element (r, c) of a rows × cols input folds into.
+std::int64_t output_of(Axis axis, std::int64_t r, std::int64_t c) {
+  return axis == Axis::all ? 0 : axis == Axis::rows ? r : c;
+}
+
+// Host answers for the float sums (long double, with Σ|x| per output for a tolerance on
+// mixed-sign data) and for the arg ops' indices (the first NaN, else the first extreme; global,
+// flattened for axis all).
+struct HostAnswer {
+  std::vector<long double> sum, magnitude;
+  std::vector<std::int64_t> arg;
+};
+
+HostAnswer host_answer(DType t, ReduceOp op, Axis axis, std::int64_t rows, std::int64_t cols,
+                       const unsigned char* host) {
+  const std::int64_t outputs = axis == Axis::all ? 1 : axis == Axis::rows ? rows : cols;
+  HostAnswer a;
+  a.sum.assign(static_cast<std::size_t>(outputs), 0);
+  a.magnitude.assign(static_cast<std::size_t>(outputs), 0);
+  a.arg.assign(static_cast<std::size_t>(outputs), -1);
+  visit_dtype(t, [&](auto v) {
+    using T = decltype(v);
+    const T* p = reinterpret_cast<const T*>(host);
+    std::vector<T> best(static_cast<std::size_t>(outputs));
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < cols; ++c) {
+        const auto o = static_cast<std::size_t>(output_of(axis, r, c));
+        const T x = p[r * cols + c];
+        a.sum[o] += static_cast<long double>(x);
+        a.magnitude[o] += std::fabs(static_cast<long double>(x));
+        // The index an arg op reports: the flattened index for axis all, else the position
+        // along the reduced axis.
+        const std::int64_t index = axis == Axis::all ? r * cols + c : axis == Axis::rows ? c : r;
+        if (!is_arg_op(op)) continue;
+        auto& k = a.arg[o];
+        if (k >= 0 && std::isnan(static_cast<double>(best[o]))) continue;  // a NaN stays
+        bool take = k < 0 || std::isnan(static_cast<double>(x)) ||
+                    (op == ReduceOp::argmin ? x < best[o] : x > best[o]);
+        if (take) {
+          k = index;
+          best[o] = x;
+        }
+      }
+  });
+  return a;
+}
+
+// Expects `got` (streamed) to be `want` (the in-memory answer on the same device): exactly for
+// integers, min, max and the arg ops (whose indices are also checked against the host); float
+// sums within the accuracy contract against a long double host sum (relative 1e-6·log2(n) for
+// float32, float64 held to its own scale); float products within 1e-5.
+void expect_same_answer(const ReduceResult& got, const ReduceResult& want, DType t, ReduceOp op,
+                        Axis axis, std::int64_t rows, std::int64_t cols,
+                        const unsigned char* host) {
+  EXPECT_EQ(got.dtype, reduce_result_dtype(t, op));
+  ASSERT_EQ(got.values.size(), want.values.size());
+  ASSERT_EQ(got.indices.size(), want.indices.size());
+  const std::int64_t extent = axis == Axis::all ? rows * cols : axis == Axis::rows ? cols : rows;
+  const bool host_needed = is_arg_op(op) || (op == ReduceOp::sum && is_float(t));
+  HostAnswer a = host_needed ? host_answer(t, op, axis, rows, cols, host) : HostAnswer{};
+  for (std::size_t o = 0; o < got.values.size(); ++o) {
+    const Scalar& g = got.values[o];
+    const Scalar& w = want.values[o];
+    if (is_float(t) && op == ReduceOp::sum) {
+      const double tol =
+          (t == DType::float64 ? 1e-12 : 1e-6) *
+          std::max(1.0, std::log2(static_cast<double>(std::max<std::int64_t>(extent, 2))));
+      const long double exact = a.sum[o];
+      const long double scale = std::max(std::fabs(exact), a.magnitude[o]);
+      if (!std::isfinite(exact)) {  // a NaN or an infinity among the values
+        EXPECT_TRUE(std::isnan(exact) ? std::isnan(g.f) : g.f == exact)
+            << "output " << o << ": streamed " << g.to_string() << ", host sum "
+            << static_cast<double>(exact);
+        EXPECT_TRUE(same_scalar(g, w))
+            << "output " << o << ": streamed " << g.to_string() << ", in memory " << w.to_string();
+        continue;
+      }
+      EXPECT_LE(std::fabs(static_cast<long double>(g.f) - exact), tol * scale + 1e-30L)
+          << "output " << o << ": streamed " << g.to_string() << ", host sum "
+          << static_cast<double>(exact) << ", in memory " << w.to_string();
+    } else if (is_float(t) && op == ReduceOp::prod) {
+      std::string why = detail::reduce_mismatch(w, g, op, extent);
+      EXPECT_TRUE(why.empty()) << "output " << o << ": " << why;
+    } else {
+      EXPECT_TRUE(same_scalar(g, w))
+          << "output " << o << ": streamed " << g.to_string() << ", in memory " << w.to_string();
+    }
+    if (is_arg_op(op)) {
+      EXPECT_EQ(got.indices[o], want.indices[o]) << "output " << o;
+      EXPECT_EQ(got.indices[o], a.arg[o]) << "output " << o << " (host)";
+    }
+    if (::testing::Test::HasFailure()) return;  // one message per case is enough
+  }
+}
+
+class StreamTest : public ::testing::TestWithParam<Device> {
+ protected:
+  const Device& device() const { return GetParam(); }
+
+  // Streams `host` (C order, `shape`) through `source` with chunks of `chunk` bytes and compares
+  // with parpat::reduce of the same data in memory on the same device. Returns the stats.
+  StreamStats check_reduce(Source& source, DType t, ReduceOp op, Axis axis,
+                           const std::vector<std::int64_t>& shape,
+                           const std::vector<unsigned char>& host, std::size_t chunk,
+                           const std::string& what) {
+    SCOPED_TRACE(what + ": " + reduce_op_name(op) + " of " + dtype_name(t) + " " +
+                 shape_text(shape) + " axis " + axis_name(axis) + ", chunk " +
+                 std::to_string(chunk) + " bytes, seed " + std::to_string(run_seed()));
+    const std::int64_t rows = shape.size() == 2 ? shape[0] : 1;
+    const std::int64_t cols = shape.back();
+    Array in = Array::from_host(device(), t, shape, host.data());
+    ReduceResult want = reduce(in, {op, axis});
+    StreamOptions so;
+    so.chunk_bytes = chunk;
+    StreamStats stats;
+    ReduceResult got = reduce(source, device(), {op, axis}, so, &stats);
+    expect_same_answer(got, want, t, op, axis, rows, cols, host.data());
+    const std::uint64_t bytes = host.size();
+    EXPECT_EQ(stats.bytes, bytes);
+    EXPECT_EQ(stats.passes, 1);
+    if (axis == Axis::all && chunk != 0) EXPECT_EQ(stats.chunks, expected_chunks(bytes, chunk, t));
+    if (chunk == 0) EXPECT_EQ(stats.chunks, 1);  // the default chunk holds these inputs whole
+    if (op == ReduceOp::sum && is_float(t)) {
+      // Float sums add the chunks' sums in chunk order: the same chunking gives the same bits.
+      ReduceResult again = reduce(source, device(), {op, axis}, so);
+      for (std::size_t o = 0; o < got.values.size() && o < again.values.size(); ++o)
+        EXPECT_EQ(std::memcmp(&got.values[o].f, &again.values[o].f, sizeof(double)), 0)
+            << "output " << o << ": " << got.values[o].to_string() << " then "
+            << again.values[o].to_string();
+    }
+    return stats;
+  }
+
+  void check_reduce_host(DType t, ReduceOp op, Axis axis, const std::vector<std::int64_t>& shape,
+                         const std::vector<unsigned char>& host, std::size_t chunk,
+                         const std::string& what) {
+    Source source = Source::from_host(t, shape, host.data());
+    check_reduce(source, t, op, axis, shape, host, chunk, what);
+  }
+
+  // Streams `host` (n values of t) into a histogram with `bins` and compares with
+  // parpat::histogram in memory: counts, underflow, overflow, NaN and the resolved bins.
+  void check_histogram(Source& source, DType t, const std::vector<unsigned char>& host,
+                       const HistogramBins& bins, std::size_t chunk, int passes,
+                       const std::string& what) {
+    const auto n = static_cast<std::int64_t>(host.size() / dtype_size(t));
+    SCOPED_TRACE(what + ": " + std::to_string(n) + " " + dtype_name(t) + ", chunk " +
+                 std::to_string(chunk) + " bytes, seed " + std::to_string(run_seed()));
+    Array in = Array::from_host(device(), t, {n}, host.data());
+    HistogramResult want = histogram(in, bins);
+    StreamOptions so;
+    so.chunk_bytes = chunk;
+    StreamStats stats;
+    HistogramResult got = histogram(source, device(), bins, {}, so, &stats);
+    EXPECT_EQ(got.counts, want.counts);
+    EXPECT_EQ(got.underflow, want.underflow);
+    EXPECT_EQ(got.overflow, want.overflow);
+    EXPECT_EQ(got.nan, want.nan);
+    EXPECT_EQ(got.bins.kind, want.bins.kind);
+    EXPECT_EQ(got.bins.count, want.bins.count);
+    EXPECT_EQ(got.bins.has_range, want.bins.has_range);
+    EXPECT_EQ(got.bins.lo, want.bins.lo);
+    EXPECT_EQ(got.bins.hi, want.bins.hi);
+    EXPECT_EQ(got.bins.edges, want.bins.edges);
+    std::uint64_t total = got.underflow + got.overflow + got.nan;
+    for (auto c : got.counts)
+      total += c;
+    EXPECT_EQ(total, static_cast<std::uint64_t>(n));
+    EXPECT_EQ(stats.passes, passes);
+    EXPECT_EQ(stats.bytes, static_cast<std::uint64_t>(passes) * host.size());
+    if (chunk != 0) EXPECT_EQ(stats.chunks, passes * expected_chunks(host.size(), chunk, t));
+  }
+};
+
+std::string device_test_name(const ::testing::TestParamInfo<Device>& info) {
+  return device_name(info.param);
+}
+
+// ---- reduce ------------------------------------------------------------------------------------
+
+TEST_P(StreamTest, ReduceMatchesInMemoryForEveryOpDtypeAndAxis) {
+  std::mt19937_64 rng(run_seed());
+  // Rows of 300 and 333 elements (chunk boundaries inside rows), and of 5000 (longer than a chunk
+  // of every dtype); the 1-D edge sizes.
+  const std::vector<std::vector<std::int64_t>> shapes = {{1},      {2},      {31},     {1025},
+                                                         {7, 300}, {9, 333}, {3, 5000}};
+  for (DType t : kReduceTypes)
+    for (ReduceOp op : kOps)
+      for (const auto& shape : shapes) {
+        auto host = random_bytes(t, elements_of(shape), rng, op == ReduceOp::prod);
+        for (Axis axis : {Axis::all, Axis::rows, Axis::cols}) {
+          if (shape.size() == 1 && axis != Axis::all) continue;
+          for (std::size_t chunk : kChunkSizes) {
+            check_reduce_host(t, op, axis, shape, host, chunk, "host memory");
+            if (HasFailure()) return;
+          }
+        }
+      }
+}
+
+TEST_P(StreamTest, ReduceOfNpyFilesMatchesInMemory) {
+  std::mt19937_64 rng(run_seed() + 1);
+  int k = 0;
+  for (DType t : kReduceTypes)
+    for (const std::vector<std::int64_t>& shape :
+         {std::vector<std::int64_t>{1025}, std::vector<std::int64_t>{11, 333}}) {
+      auto host = random_bytes(t, elements_of(shape), rng);
+      auto odd = random_bytes(t, elements_of(shape), rng, true);
+      std::string path =
+          temp_path("stream_" + device_name(device()) + "_" + std::to_string(k) + ".npy");
+      std::string prod_path =
+          temp_path("stream_" + device_name(device()) + "_" + std::to_string(k++) + "_prod.npy");
+      write_npy(path, t, shape, host.data());
+      write_npy(prod_path, t, shape, odd.data());
+      Source source = Source::open(path);
+      Source prod_source = Source::open(prod_path);
+      EXPECT_EQ(source.dtype(), t);
+      EXPECT_EQ(source.shape(), shape);
+      EXPECT_FALSE(source.raw());
+      EXPECT_TRUE(source.rereadable());
+      for (ReduceOp op : kOps)
+        for (Axis axis : {Axis::all, Axis::rows, Axis::cols}) {
+          if (shape.size() == 1 && axis != Axis::all) continue;
+          for (std::size_t chunk : {std::size_t{1000}, std::size_t{0}}) {
+            if (op == ReduceOp::prod)
+              check_reduce(prod_source, t, op, axis, shape, odd, chunk, prod_path);
+            else
+              check_reduce(source, t, op, axis, shape, host, chunk, path);
+            if (HasFailure()) return;
+          }
+        }
+      std::remove(path.c_str());
+      std::remove(prod_path.c_str());
+    }
+}
+
+// 2^20 + 7 elements in a few dozen chunks of an odd size, from host memory and from a file.
+TEST_P(StreamTest, ReduceOfALargeInputInManyChunks) {
+  std::mt19937_64 rng(run_seed() + 2);
+  const std::int64_t n = (std::int64_t{1} << 20) + 7;
+  const std::size_t chunk = 200000;  // not a multiple of any power of two above 64
+  for (DType t : kReduceTypes) {
+    auto host = random_bytes(t, n, rng);
+    auto odd = random_bytes(t, n, rng, true);
+    for (ReduceOp op : kOps)
+      check_reduce_host(t, op, Axis::all, {n}, op == ReduceOp::prod ? odd : host, chunk,
+                        "host memory");
+    if (HasFailure()) return;
+  }
+  auto host = random_bytes(DType::float32, n, rng);
+  std::string path = temp_path("stream_large_" + device_name(device()) + ".npy");
+  write_npy(path, DType::float32, {n}, host.data());
+  Source source = Source::open(path);
+  for (ReduceOp op : {ReduceOp::sum, ReduceOp::min, ReduceOp::argmax})
+    check_reduce(source, DType::float32, op, Axis::all, {n}, host, chunk, path);
+  // 1024 rows of 1024 + 7: every chunk boundary inside a row.
+  std::vector<std::int64_t> shape = {1024, 1031};
+  auto matrix = random_bytes(DType::float32, elements_of(shape), rng);
+  Source m = Source::from_host(DType::float32, shape, matrix.data());
+  for (Axis axis : {Axis::rows, Axis::cols})
+    for (ReduceOp op : {ReduceOp::sum, ReduceOp::argmin})
+      check_reduce(m, DType::float32, op, axis, shape, matrix, chunk, "1024x1031");
+  std::remove(path.c_str());
+}
+
+template <class T>
+std::vector<unsigned char> bytes_of(const std::vector<T>& v) {
+  std::vector<unsigned char> out(v.size() * sizeof(T));
+  if (!out.empty()) std::memcpy(out.data(), v.data(), out.size());
+  return out;
+}
+
+// A NaN wins min and max, and the arg ops report the first NaN (global index); ties go to the
+// first extreme, across chunk boundaries too.
+TEST_P(StreamTest, NaNTiesAndInfinitiesAcrossChunks) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::int64_t n = 3000;
+  for (DType t : {DType::float32, DType::float64}) {
+    std::mt19937_64 rng(run_seed() + 3);
+    auto base = random_bytes(t, n, rng);
+    struct Case {
+      const char* what;
+      std::vector<std::pair<std::int64_t, double>> set;  // index, value
+    };
+    const Case cases[] = {
+        {"NaN first", {{0, nan}}},
+        {"two NaNs in different chunks", {{1777, nan}, {2500, nan}}},
+        {"NaN last", {{n - 1, nan}}},
+        {"NaN beside infinities", {{400, -inf}, {401, inf}, {2999, nan}}},
+        {"infinities", {{1300, -inf}, {1301, inf}, {2600, -inf}, {5, inf}}},
+        {"ties across chunks", {{130, 5.0}, {2900, 5.0}, {131, -5.0}, {1500, -5.0}}},
+    };
+    for (const Case& c : cases) {
+      auto host = base;
+      visit_dtype(t, [&](auto v) {
+        using T = decltype(v);
+        for (auto [i, x] : c.set)
+          reinterpret_cast<T*>(host.data())[i] = static_cast<T>(x);
+      });
+      for (ReduceOp op :
+           {ReduceOp::min, ReduceOp::max, ReduceOp::argmin, ReduceOp::argmax, ReduceOp::sum})
+        for (std::size_t chunk : {std::size_t{1000}, std::size_t{4096}}) {
+          check_reduce_host(t, op, Axis::all, {n}, host, chunk, c.what);
+          // The same values as 6 rows of 500: per row and per column.
+          check_reduce_host(t, op, Axis::rows, {6, 500}, host, chunk, c.what);
+          check_reduce_host(t, op, Axis::cols, {6, 500}, host, chunk, c.what);
+          if (HasFailure()) return;
+        }
+    }
+    // All equal: every arg op answers index 0 (of the row or the column).
+    std::vector<unsigned char> equal(static_cast<std::size_t>(n) * dtype_size(t));
+    visit_dtype(t, [&](auto v) {
+      using T = decltype(v);
+      std::fill_n(reinterpret_cast<T*>(equal.data()), n, T(0.25));
+    });
+    for (ReduceOp op : {ReduceOp::argmin, ReduceOp::argmax})
+      for (Axis axis : {Axis::all, Axis::rows, Axis::cols}) {
+        Source s = Source::from_host(t, {6, 500}, equal.data());
+        StreamOptions so;
+        so.chunk_bytes = 1000;
+        ReduceResult r = reduce(s, device(), {op, axis}, so);
+        for (auto i : r.indices)
+          EXPECT_EQ(i, 0) << reduce_op_name(op) << " axis " << axis_name(axis);
+      }
+  }
+  // One explicit case with its answers written out: NaN at (2, 10) and (4, 3) of 6 × 500.
+  std::vector<float> v(3000, 1.0f);
+  v[2 * 500 + 10] = NAN;
+  v[4 * 500 + 3] = NAN;
+  v[2999] = -7.0f;
+  Source s = Source::from_host(DType::float32, {6, 500}, v.data());
+  StreamOptions so;
+  so.chunk_bytes = 1000;
+  ReduceResult all = reduce(s, device(), {ReduceOp::argmax, Axis::all}, so);
+  EXPECT_EQ(all.indices, std::vector<std::int64_t>{1010});
+  EXPECT_TRUE(std::isnan(all.values.at(0).f));
+  ReduceResult rows = reduce(s, device(), {ReduceOp::argmin, Axis::rows}, so);
+  EXPECT_EQ(rows.indices, (std::vector<std::int64_t>{0, 0, 10, 0, 3, 499}));
+  ReduceResult cols = reduce(s, device(), {ReduceOp::argmin, Axis::cols}, so);
+  EXPECT_EQ(cols.indices.at(10), 2);
+  EXPECT_EQ(cols.indices.at(3), 4);
+  EXPECT_EQ(cols.indices.at(499), 5);
+  EXPECT_EQ(cols.indices.at(0), 0);
+  ReduceResult min = reduce(s, device(), {ReduceOp::min, Axis::all}, so);
+  EXPECT_TRUE(std::isnan(min.values.at(0).f));
+}
+
+// Integer extremes: exact min/max/arg answers and sums that wrap modulo 2^64.
+TEST_P(StreamTest, IntegerExtremesAndTies) {
+  const std::int64_t n = 3000;
+  for (DType t : {DType::uint8, DType::int32, DType::uint32, DType::int64, DType::uint64}) {
+    std::vector<unsigned char> host(static_cast<std::size_t>(n) * dtype_size(t));
+    visit_dtype(t, [&](auto v) {
+      using T = decltype(v);
+      T* p = reinterpret_cast<T*>(host.data());
+      const T lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
+      for (std::int64_t i = 0; i < n; ++i)
+        p[i] = static_cast<T>(i % 2 ? hi - static_cast<T>(i % 5) : lo + static_cast<T>(i % 7));
+      // The extremes several times, the first ones in different chunks than the later ones.
+      p[1500] = lo;
+      p[2998] = lo;
+      p[200] = hi;
+      p[2999] = hi;
+    });
+    for (ReduceOp op : kOps)
+      for (std::size_t chunk : {std::size_t{1000}, std::size_t{4096}}) {
+        check_reduce_host(t, op, Axis::all, {n}, host, chunk, "extremes");
+        check_reduce_host(t, op, Axis::rows, {6, 500}, host, chunk, "extremes");
+        check_reduce_host(t, op, Axis::cols, {6, 500}, host, chunk, "extremes");
+        if (HasFailure()) return;
+      }
+  }
+  // The answers written out for int64: the first extreme wins, and the sum wraps.
+  std::vector<std::int64_t> v = {
+      std::numeric_limits<std::int64_t>::max(), 1, std::numeric_limits<std::int64_t>::min(),
+      std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::min()};
+  Source s = Source::from_host(DType::int64, {5}, v.data());
+  StreamOptions so;
+  so.chunk_bytes = 8;  // one element per chunk
+  StreamStats stats;
+  ReduceResult sum = reduce(s, device(), {ReduceOp::sum, Axis::all}, so, &stats);
+  EXPECT_EQ(stats.chunks, 5);
+  // max + 1 + min + max + min = max + 1 − 2^63 + max − 2^63 ≡ 2·max + 1 − 2^64 = −1 (mod 2^64).
+  EXPECT_EQ(sum.values.at(0).i, -1);
+  EXPECT_EQ(reduce(s, device(), {ReduceOp::argmax, Axis::all}, so).indices.at(0), 0);
+  EXPECT_EQ(reduce(s, device(), {ReduceOp::argmin, Axis::all}, so).indices.at(0), 2);
+}
+
+TEST_P(StreamTest, EmptyInput) {
+  for (DType t : kReduceTypes) {
+    SCOPED_TRACE(dtype_name(t));
+    Source s = Source::from_host(t, {0}, nullptr);
+    EXPECT_EQ(s.size(), 0);
+    StreamOptions so;
+    so.chunk_bytes = 1000;
+    ReduceResult sum = reduce(s, device(), {ReduceOp::sum, Axis::all}, so);
+    ReduceResult prod = reduce(s, device(), {ReduceOp::prod, Axis::all}, so);
+    ASSERT_EQ(sum.values.size(), 1u);
+    ASSERT_EQ(prod.values.size(), 1u);
+    EXPECT_EQ(sum.values[0].as_double(), 0.0);
+    EXPECT_EQ(prod.values[0].as_double(), 1.0);
+    for (ReduceOp op : {ReduceOp::min, ReduceOp::max, ReduceOp::argmin, ReduceOp::argmax}) {
+      try {
+        reduce(s, device(), {op, Axis::all}, so);
+        ADD_FAILURE() << reduce_op_name(op) << " of empty input did not throw";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::invalid_argument) << e.what();
+      }
+    }
+  }
+  // An empty .npy file and an empty raw file stream like empty host memory.
+  std::string npy = temp_path("stream_empty.npy");
+  write_npy(npy, DType::float32, {0}, nullptr);
+  std::string raw = temp_path("stream_empty.bin");
+  std::ofstream(raw, std::ios::binary).close();
+  for (const std::string& path : {npy, raw}) {
+    Source s = Source::open(path);
+    EXPECT_EQ(s.size(), 0) << path;
+    EXPECT_EQ(reduce(s, device(), {ReduceOp::sum, Axis::all}).values.at(0).as_double(), 0.0);
+    EXPECT_THROW(reduce(s, device(), {ReduceOp::max, Axis::all}), Error) << path;
+    HistogramResult h = histogram(s, device(), HistogramBins::even(4, 0, 1));
+    EXPECT_EQ(h.counts, std::vector<std::uint64_t>(4, 0)) << path;
+  }
+}
+
+// ---- histogram ---------------------------------------------------------------------------------
+
+// A range per dtype whose bins of `bins` have integer edges for the integer dtypes.
+struct RangeCase {
+  double lo, hi;
+  std::int64_t bins;
+};
+RangeCase range_case(DType t) {
+  switch (t) {
+    case DType::uint8:
+      return {10, 250, 24};
+    case DType::uint16:
+      return {100, 60100, 40};
+    case DType::int32:
+      return {-100000, 100000, 40};
+    default:
+      return {0.1, 0.7, 7};  // steps not exact in binary: edges rounded as numpy.linspace's
+  }
+}
+
+// n values of t: uniform a little beyond [lo, hi], with every edge (and, for floats, its
+// neighbours), NaN and ±inf mixed in when `specials`.
+std::vector<unsigned char> histogram_values(DType t, std::int64_t n, const RangeCase& rc,
+                                            std::mt19937_64& rng, bool specials) {
+  std::vector<double> edges = HistogramBins::even(rc.bins, rc.lo, rc.hi).edge_values();
+  std::vector<unsigned char> out(static_cast<std::size_t>(n) * dtype_size(t));
+  const double margin = (rc.hi - rc.lo) * 0.05;
+  std::uniform_real_distribution<double> u(rc.lo - margin, rc.hi + margin);
+  std::uniform_int_distribution<std::size_t> pick(0, edges.size() - 1);
+  visit_dtype(t, [&](auto v) {
+    using T = decltype(v);
+    T* p = reinterpret_cast<T*>(out.data());
+    for (std::int64_t i = 0; i < n; ++i) {
+      double x = u(rng);
+      if (specials && i % 7 == 0) x = edges[pick(rng)];
+      if constexpr (std::is_floating_point_v<T>) {
+        T y = static_cast<T>(x);
+        if (specials && i % 11 == 0) y = std::nextafter(y, T(i % 2 ? 10 : -10));
+        if (specials && i % 97 == 0) y = std::numeric_limits<T>::quiet_NaN();
+        if (specials && i % 89 == 0) y = std::numeric_limits<T>::infinity();
+        if (specials && i % 83 == 0) y = -std::numeric_limits<T>::infinity();
+        p[i] = y;
+      } else {
+        const double lo = static_cast<double>(std::numeric_limits<T>::lowest());
+        const double hi = static_cast<double>(std::numeric_limits<T>::max());
+        p[i] = static_cast<T>(std::clamp(std::round(x), lo, hi));
+      }
+    }
+  });
+  return out;
+}
+
+TEST_P(StreamTest, HistogramMatchesInMemory) {
+  std::mt19937_64 rng(run_seed() + 4);
+  const std::int64_t n = 10007;
+  int k = 0;
+  for (DType t : kHistogramTypes) {
+    const RangeCase rc = range_case(t);
+    auto special = histogram_values(t, n, rc, rng, true);
+    auto finite = histogram_values(t, n, rc, rng, false);
+    // Uneven explicit edges inside the range.
+    std::vector<double> edges = {rc.lo,
+                                 rc.lo + (rc.hi - rc.lo) * 0.01,
+                                 rc.lo + (rc.hi - rc.lo) * 0.3,
+                                 rc.lo + (rc.hi - rc.lo) * 0.31,
+                                 rc.lo + (rc.hi - rc.lo) * 0.75,
+                                 rc.hi};
+    if (!is_float(t))
+      for (auto& e : edges)
+        e = std::round(e);
+    std::string path =
+        temp_path("stream_hist_" + device_name(device()) + std::to_string(k++) + ".npy");
+    write_npy(path, t, {n}, special.data());
+    for (std::size_t chunk : kChunkSizes) {
+      Source s = Source::from_host(t, {n}, special.data());
+      Source f = Source::from_host(t, {n}, finite.data());
+      Source file = Source::open(path);
+      check_histogram(s, t, special, HistogramBins::even(rc.bins, rc.lo, rc.hi), chunk, 1,
+                      "even with a range");
+      check_histogram(file, t, special, HistogramBins::even(rc.bins, rc.lo, rc.hi), chunk, 1,
+                      "even with a range, from " + path);
+      check_histogram(s, t, special, HistogramBins::even(1, rc.lo, rc.hi), chunk, 1, "one bin");
+      check_histogram(f, t, finite, HistogramBins::even(rc.bins), chunk, 2, "even without range");
+      check_histogram(file, t, special, HistogramBins::explicit_edges(edges), chunk, 1,
+                      "explicit edges");
+      if (!is_float(t)) {
+        if (t == DType::int32) {
+          // Per-value bins of int32 take a first pass for the largest value: small values, some
+          // negative (underflow).
+          std::vector<std::int32_t> small(static_cast<std::size_t>(n));
+          std::uniform_int_distribution<std::int32_t> u(-5, 3000);
+          for (auto& x : small)
+            x = u(rng);
+          auto bytes = bytes_of(small);
+          Source ps = Source::from_host(t, {n}, bytes.data());
+          check_histogram(ps, t, bytes, HistogramBins::per_value(), chunk, 2, "per value");
+        } else if (t == DType::uint8 || chunk != 1000) {
+          // (65536 bins of uint16 over chunks of 500 values is slow on some devices for nothing.)
+          check_histogram(s, t, special, HistogramBins::per_value(), chunk, 1, "per value");
+        }
+      }
+      if (HasFailure()) return;
+    }
+    std::remove(path.c_str());
+  }
+}
+
+// Without a range the data's [min, max] is needed: NaN or ±inf in the data make a non-finite
+// range, which the streamed call refuses as the in-memory one does.
+TEST_P(StreamTest, HistogramWithoutRangeOfNonFiniteDataThrowsAsInMemory) {
+  for (DType t : {DType::float32, DType::float64})
+    for (double bad :
+         {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+      std::vector<double> v(5000, 0.5);
+      v[3333] = bad;
+      std::vector<unsigned char> host(v.size() * dtype_size(t));
+      visit_dtype(t, [&](auto x) {
+        using T = decltype(x);
+        for (std::size_t i = 0; i < v.size(); ++i)
+          reinterpret_cast<T*>(host.data())[i] = static_cast<T>(v[i]);
+      });
+      const auto n = static_cast<std::int64_t>(v.size());
+      Array in = Array::from_host(device(), t, {n}, host.data());
+      Source s = Source::from_host(t, {n}, host.data());
+      StreamOptions so;
+      so.chunk_bytes = 1000;
+      ErrorKind memory_kind = ErrorKind::backend, stream_kind = ErrorKind::backend;
+      try {
+        histogram(in, HistogramBins::even(10));
+        ADD_FAILURE() << "in memory: no error for " << bad;
+      } catch (const Error& e) {
+        memory_kind = e.kind();
+      }
+      try {
+        histogram(s, device(), HistogramBins::even(10), {}, so);
+        ADD_FAILURE() << "streamed: no error for " << bad;
+      } catch (const Error& e) {
+        stream_kind = e.kind();
+      }
+      EXPECT_EQ(memory_kind, ErrorKind::invalid_argument) << dtype_name(t) << " " << bad;
+      EXPECT_EQ(stream_kind, memory_kind) << dtype_name(t) << " " << bad;
+    }
+}
+
+// ---- stats and options -------------------------------------------------------------------------
+
+TEST_P(StreamTest, StatsCountChunksBytesAndPasses) {
+  std::mt19937_64 rng(run_seed() + 5);
+  const std::int64_t n = 100003;
+  auto host = random_bytes(DType::float32, n, rng);
+  const std::uint64_t bytes = host.size();
+  Source s = Source::from_host(DType::float32, {n}, host.data());
+  for (std::size_t chunk : {std::size_t{4096}, std::size_t{1000}, std::size_t{4098}}) {
+    SCOPED_TRACE("chunk " + std::to_string(chunk));
+    StreamOptions so;
+    so.chunk_bytes = chunk;
+    std::vector<StreamProgress> seen;
+    so.progress = [&](const StreamProgress& p) { seen.push_back(p); };
+    StreamStats stats;
+    reduce(s, device(), {ReduceOp::max, Axis::all}, so, &stats);
+    const std::int64_t chunks = expected_chunks(bytes, chunk, DType::float32);
+    EXPECT_EQ(stats.chunks, chunks);
+    EXPECT_EQ(stats.bytes, bytes);
+    EXPECT_EQ(stats.passes, 1);
+    EXPECT_GT(stats.wall_ms, 0);
+    EXPECT_GE(stats.read_ms, 0);
+    if (device().backend() == Backend::cpu) EXPECT_EQ(stats.transfer_ms, 0);
+    EXPECT_EQ(static_cast<std::int64_t>(seen.size()), chunks);
+    for (std::size_t i = 1; i < seen.size(); ++i)
+      EXPECT_GT(seen[i].bytes_done, seen[i - 1].bytes_done);
+    if (!seen.empty()) {
+      EXPECT_EQ(seen.back().bytes_done, bytes);
+      EXPECT_EQ(seen.back().bytes_total, bytes);
+      EXPECT_EQ(seen.back().passes, 1);
+    }
+
+    // A histogram with a range: one pass; without: two, and every pass counts.
+    seen.clear();
+    histogram(s, device(), HistogramBins::even(16, -1, 1), {}, so, &stats);
+    EXPECT_EQ(stats.passes, 1);
+    EXPECT_EQ(stats.bytes, bytes);
+    EXPECT_EQ(stats.chunks, chunks);
+    seen.clear();
+    histogram(s, device(), HistogramBins::even(16), {}, so, &stats);
+    EXPECT_EQ(stats.passes, 2);
+    EXPECT_EQ(stats.bytes, 2 * bytes);
+    EXPECT_EQ(stats.chunks, 2 * chunks);
+    ASSERT_EQ(static_cast<std::int64_t>(seen.size()), 2 * chunks);
+    EXPECT_EQ(seen.front().pass, 1);
+    EXPECT_EQ(seen.front().passes, 2);
+    EXPECT_EQ(seen.back().pass, 2);
+    EXPECT_EQ(seen.back().bytes_done, bytes);
+  }
+  // A chunk smaller than one element holds one element.
+  std::vector<double> few = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5};
+  Source f = Source::from_host(DType::float64, {11}, few.data());
+  StreamOptions tiny;
+  tiny.chunk_bytes = 1;
+  StreamStats tiny_stats;
+  ReduceResult am = reduce(f, device(), {ReduceOp::argmax, Axis::all}, tiny, &tiny_stats);
+  EXPECT_EQ(tiny_stats.chunks, 11);
+  EXPECT_EQ(am.indices.at(0), 5);
+  EXPECT_EQ(reduce(f, device(), {ReduceOp::sum, Axis::all}, tiny).values.at(0).f, 44.0);
+  // A staging budget smaller than two default chunks makes the chunks smaller: every chunk fits
+  // in half of it.
+  StreamOptions tight;
+  tight.staging_bytes = 3000;
+  StreamStats stats;
+  ReduceResult r = reduce(s, device(), {ReduceOp::sum, Axis::all}, tight, &stats);
+  EXPECT_GE(stats.chunks, expected_chunks(bytes, 1500, DType::float32));
+  ReduceResult whole = reduce(s, device(), {ReduceOp::sum, Axis::all});
+  EXPECT_NEAR(r.values.at(0).f, whole.values.at(0).f, 1e-3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, StreamTest, ::testing::ValuesIn(devices()), device_test_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(StreamTest);
+
+// ---- Histogrammer::run(accumulate) on every variant --------------------------------------------
+
+detail::HistogramProblem problem_of(DType t, std::int64_t n, const HistogramBins& b) {
+  detail::HistogramProblem p;
+  p.dtype = t;
+  p.n = n;
+  p.even = b.kind == HistogramBins::Kind::even;
+  p.bins = p.even ? b.count : static_cast<std::int64_t>(b.edges.size()) - 1;
+  p.lo = b.lo;
+  p.hi = b.hi;
+  if (!p.even) p.edges = b.edges;
+  return p;
+}
+
+class AccumulateTest : public ::testing::TestWithParam<Target> {};
+
+TEST_P(AccumulateTest, RunningTwiceWithAccumulateDoublesTheCounts) {
+  const Target& target = GetParam();
+  const auto& variant = detail::find_histogram_variant(target.device.backend(), target.variant);
+  std::mt19937_64 rng(run_seed() + 6);
+  const std::int64_t n = 10007;
+  int covered = 0;
+  for (DType t : kHistogramTypes) {
+    const RangeCase rc = range_case(t);
+    auto host = histogram_values(t, n, rc, rng, true);
+    const double w = rc.hi - rc.lo;
+    for (const HistogramBins& bins :
+         {HistogramBins::even(rc.bins, rc.lo, rc.hi), HistogramBins::even(1000, rc.lo, rc.hi),
+          HistogramBins::explicit_edges({rc.lo, rc.lo + w * 0.25, rc.lo + w * 0.5, rc.hi})}) {
+      auto p = problem_of(t, n, bins);
+      if (!variant.supports(p, target.device.info())) continue;
+      ++covered;
+      SCOPED_TRACE(std::string(dtype_name(t)) + ", " + std::to_string(p.bins) + " bins, seed " +
+                   std::to_string(run_seed()));
+      std::vector<std::uint64_t> once(static_cast<std::size_t>(p.slots()));
+      detail::histogram_reference(host.data(), p, once.data());
+      Histogrammer plan(target.device, t, n, bins, {target.variant});
+      ASSERT_EQ(plan.slots(), p.slots());
+      Array in = Array::from_host(target.device, t, {n}, host.data());
+      Buffer counts(target.device, once.size() * sizeof(std::uint64_t));
+      std::vector<std::uint64_t> got(once.size());
+      // Counts left over from another input must not leak into a run without accumulate.
+      std::vector<std::uint64_t> junk(once.size(), 12345);
+      counts.upload(junk.data(), junk.size() * sizeof(std::uint64_t));
+      plan.run(in, counts, false);
+      counts.download(got.data(), got.size() * sizeof(std::uint64_t));
+      EXPECT_EQ(got, once) << "run without accumulate";
+      plan.run(in, counts, true);
+      counts.download(got.data(), got.size() * sizeof(std::uint64_t));
+      std::vector<std::uint64_t> twice = once;
+      for (auto& c : twice)
+        c *= 2;
+      EXPECT_EQ(got, twice) << "the second run, with accumulate";
+      // Accumulating onto counts near 2^32 carries exactly.
+      std::vector<std::uint64_t> start(once.size(), (std::uint64_t{1} << 32) - 3);
+      counts.upload(start.data(), start.size() * sizeof(std::uint64_t));
+      plan.run(in, counts, true);
+      counts.download(got.data(), got.size() * sizeof(std::uint64_t));
+      for (std::size_t i = 0; i < once.size(); ++i)
+        start[i] += once[i];
+      EXPECT_EQ(got, start) << "accumulate onto 2^32 - 3";
+      if (HasFailure()) return;
+    }
+  }
+  if (covered == 0) GTEST_SKIP() << "the variant covers none of these cases";
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, AccumulateTest,
+                         ::testing::ValuesIn(variant_targets("histogram")), target_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AccumulateTest);
+
+// ---- Buffer::wrap, Array::view, plans of another device ----------------------------------------
+
+const Device* cpu_device() {
+  for (const auto& d : devices())
+    if (d.backend() == Backend::cpu) return &d;
+  return nullptr;
+}
+
+TEST(StreamBuffers, WrapOfHostMemoryAndArrayViewOnTheCpu) {
+  const Device* cpu = cpu_device();
+  if (!cpu) GTEST_SKIP() << "no CPU device";
+  std::mt19937_64 rng(run_seed() + 7);
+  std::vector<float> v(1000);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (auto& x : v)
+    x = u(rng);
+  Buffer b = Buffer::wrap(*cpu, v.data(), v.size() * sizeof(float));
+  EXPECT_EQ(b.bytes(), v.size() * sizeof(float));
+  EXPECT_EQ(b.handle(), v.data());
+  Array a = Array::view(b, DType::float32, {1000});
+  EXPECT_EQ(a.size(), 1000);
+  Array copy = Array::from_vector(*cpu, v);
+  for (ReduceOp op : kOps) {
+    ReduceResult r = reduce(a, {op, Axis::all});
+    ReduceResult c = reduce(copy, {op, Axis::all});
+    if (op == ReduceOp::prod) continue;  // 1000 values in [−1, 1): underflows to ±0 anyway
+    EXPECT_TRUE(same_scalar(r.values.at(0), c.values.at(0))) << reduce_op_name(op);
+    EXPECT_EQ(r.indices, c.indices) << reduce_op_name(op);
+  }
+  // No copy: the view sees the caller's memory as it is now.
+  v[637] = 1e6f;
+  ReduceResult m = reduce(a, {ReduceOp::argmax, Axis::all});
+  EXPECT_EQ(m.values.at(0).f, 1e6);
+  EXPECT_EQ(m.indices.at(0), 637);
+  // A 2-D view with a row stride: 10 rows of 90 of every 100.
+  Array rows = Array::view(b, DType::float32, {10, 90}, 100);
+  ReduceResult r = reduce(rows, {ReduceOp::max, Axis::rows});
+  ASSERT_EQ(r.values.size(), 10u);
+  for (int i = 0; i < 10; ++i) {
+    float want = *std::max_element(v.begin() + i * 100, v.begin() + i * 100 + 90);
+    EXPECT_EQ(r.values[static_cast<std::size_t>(i)].f, want) << "row " << i;
+  }
+  // A histogram of the view.
+  HistogramResult h = histogram(a, HistogramBins::even(4, -1, 1));
+  EXPECT_EQ(h.overflow, 1u);  // 1e6
+  // Views larger than the buffer are refused.
+  for (auto make :
+       std::vector<std::function<Array()>>{[&] { return Array::view(b, DType::float32, {1001}); },
+                                           [&] { return Array::view(b, DType::float64, {501}); },
+                                           [&] {
+                                             return Array::view(b, DType::float32, {10, 90}, 112);
+                                           },
+                                           [&] {
+                                             return Array::view(b, DType::uint8, {2, 2001});
+                                           }}) {
+    try {
+      make();
+      ADD_FAILURE() << "a view past the buffer's end was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::invalid_argument) << e.what();
+    }
+  }
+  EXPECT_NO_THROW(Array::view(b, DType::float64, {500}));
+  EXPECT_NO_THROW(Array::view(b, DType::uint8, {4000}));
+  EXPECT_THROW(Buffer::wrap(*cpu, nullptr, 16), Error);
+}
+
+TEST(StreamBuffers, ViewOfADeviceBufferOnEveryDevice) {
+  for (const auto& d : devices()) {
+    SCOPED_TRACE(d.label());
+    Buffer b(d, 400);
+    std::vector<std::int32_t> v(100);
+    for (int i = 0; i < 100; ++i)
+      v[static_cast<std::size_t>(i)] = i * 3 - 50;
+    b.upload(v.data(), 400);
+    Array a = Array::view(b, DType::int32, {100});
+    EXPECT_EQ(reduce(a, {ReduceOp::sum, Axis::all}).values.at(0).i, 3 * 4950 - 5000);
+    EXPECT_EQ(
+        reduce(Array::view(b, DType::int32, {10, 10}), {ReduceOp::argmax, Axis::cols}).indices,
+        std::vector<std::int64_t>(10, 9));
+    try {
+      Array::view(b, DType::int32, {101});
+      ADD_FAILURE() << "a view of 404 bytes over 400 was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::invalid_argument) << e.what();
+    }
+  }
+}
+
+TEST(StreamBuffers, PlansRefuseArraysOfAnotherDevice) {
+  if (devices().size() < 2) GTEST_SKIP() << "needs two devices";
+  const Device& d0 = devices()[0];
+  const Device& d1 = devices()[1];
+  SCOPED_TRACE(d0.label() + " and " + d1.label());
+  std::vector<float> v(100, 1.0f);
+  Array a0 = Array::from_vector(d0, v), a1 = Array::from_vector(d1, v);
+  Reducer reducer(d0, DType::float32, {100}, 0, {ReduceOp::argmax, Axis::all});
+  Buffer values0(d0, 8), indices0(d0, 8), values1(d1, 8), indices1(d1, 8);
+  EXPECT_NO_THROW(reducer.run(a0, values0, indices0));
+  auto expect_invalid = [](const std::function<void()>& f, const char* what) {
+    try {
+      f();
+      ADD_FAILURE() << what << ": accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::invalid_argument) << what << ": " << e.what();
+    }
+  };
+  expect_invalid([&] { reducer.run(a1, values0, indices0); }, "reducer, array of d1");
+  expect_invalid([&] { reducer.run(a0, values1, indices0); }, "reducer, values of d1");
+  expect_invalid([&] { reducer.run(a0, values0, indices1); }, "reducer, indices of d1");
+  Histogrammer h(d0, DType::float32, 100, HistogramBins::even(8, 0, 2));
+  Buffer counts0(d0, 11 * 8), counts1(d1, 11 * 8);
+  EXPECT_NO_THROW(h.run(a0, counts0));
+  expect_invalid([&] { h.run(a1, counts0); }, "histogrammer, array of d1");
+  expect_invalid([&] { h.run(a0, counts1); }, "histogrammer, counts of d1");
+  expect_invalid([&] { h.run(a1, counts1, true); }, "histogrammer, both of d1");
+}
+
+// ---- sources -----------------------------------------------------------------------------------
+
+void expect_error(const std::function<void()>& f, ErrorKind kind, const std::string& fragment,
+                  const std::string& what) {
+  try {
+    f();
+    ADD_FAILURE() << what << ": no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), kind) << what << ": " << e.what();
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos)
+        << what << ": '" << e.what() << "' does not name '" << fragment << "'";
+  }
+}
+
+TEST(StreamSources, ARawFileReadsAsUint8Bytes) {
+  std::mt19937_64 rng(run_seed() + 8);
+  std::vector<std::uint8_t> bytes(10007);
+  for (auto& b : bytes)
+    b = static_cast<std::uint8_t>(rng());
+  bytes[4321] = 0;
+  std::string path = temp_path("stream_raw.bin");
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
+  Source s = Source::open(path);
+  EXPECT_TRUE(s.raw());
+  EXPECT_EQ(s.dtype(), DType::uint8);
+  EXPECT_EQ(s.shape(), std::vector<std::int64_t>{10007});
+  EXPECT_EQ(s.size(), 10007);
+  EXPECT_TRUE(s.rereadable());
+  std::uint64_t sum = 0;
+  for (auto b : bytes)
+    sum += b;
+  const auto first_max =
+      std::max_element(bytes.begin(), bytes.end()) - bytes.begin();  // the first of the largest
+  std::vector<std::uint64_t> bincount(256);
+  for (auto b : bytes)
+    ++bincount[b];
+  for (const auto& d : devices()) {
+    SCOPED_TRACE(d.label());
+    StreamOptions so;
+    so.chunk_bytes = 1000;
+    EXPECT_EQ(reduce(s, d, {ReduceOp::sum, Axis::all}, so).values.at(0).u, sum);
+    EXPECT_EQ(reduce(s, d, {ReduceOp::argmax, Axis::all}, so).indices.at(0), first_max);
+    HistogramResult h = histogram(s, d, HistogramBins::per_value(), {}, so);
+    EXPECT_EQ(h.counts, bincount);
+  }
+  // The .npy magic makes a file an array whatever its name.
+  std::vector<float> v = {1, 2, 3.5f};
+  std::string disguised = temp_path("stream_array.dat");
+  write_npy(disguised, DType::float32, {3}, v.data());
+  Source a = Source::open(disguised);
+  EXPECT_FALSE(a.raw());
+  EXPECT_EQ(a.dtype(), DType::float32);
+  EXPECT_EQ(reduce(a, devices().front()).values.at(0).f, 6.5);
+  std::remove(path.c_str());
+  std::remove(disguised.c_str());
+}
+
+TEST(StreamSources, BadInputsThrowTheRightError) {
+  // A directory.
+  std::string dir = temp_path("stream_a_directory");
+  ::mkdir(dir.c_str(), 0700);
+  expect_error([&] { Source::open(dir); }, ErrorKind::invalid_argument, dir, "directory");
+  // A missing file.
+  std::string missing = temp_path("stream_no_such_file.npy");
+  expect_error([&] { Source::open(missing); }, ErrorKind::io, missing, "missing file");
+  expect_error([&] { Source::open(temp_path("stream_no_such_file.bin")); }, ErrorKind::io,
+               "stream_no_such_file.bin", "missing raw file");
+  // A truncated .npy: the header promises more than the file holds.
+  std::vector<float> v(1000, 1.0f);
+  std::string truncated = temp_path("stream_truncated.npy");
+  write_npy(truncated, DType::float32, {1000}, v.data());
+  ASSERT_EQ(::truncate(truncated.c_str(), 128 + 3000), 0);
+  expect_error([&] { Source::open(truncated); }, ErrorKind::invalid_argument, "header promises",
+               "truncated .npy");
+  // A truncated header.
+  ASSERT_EQ(::truncate(truncated.c_str(), 30), 0);
+  EXPECT_THROW(Source::open(truncated), Error);
+  // Shapes and dtypes the patterns do not take.
+  EXPECT_THROW(Source::from_host(DType::float32, {-1}, nullptr), Error);
+  const Device& d = devices().front();
+  Source flat = Source::from_host(DType::float32, {1000}, v.data());
+  expect_error(
+      [&] {
+        reduce(flat, d, {ReduceOp::sum, Axis::rows});
+      },
+      ErrorKind::invalid_argument, "2-D", "axis rows of 1-D input");
+  std::vector<std::uint16_t> u16(10, 1);
+  Source s16 = Source::from_host(DType::uint16, {10}, u16.data());
+  expect_error([&] { reduce(s16, d); }, ErrorKind::invalid_argument, "uint16", "uint16 reduce");
+  std::vector<std::int64_t> i64(10, 1);
+  Source s64 = Source::from_host(DType::int64, {10}, i64.data());
+  expect_error([&] { histogram(s64, d, HistogramBins::even(4, 0, 2)); },
+               ErrorKind::invalid_argument, "int64", "int64 histogram");
+  // A file that shrank after it was opened: an io error, not a crash (read, not mapped, on
+  // devices other than the CPU; the CPU maps windows and would take SIGBUS, which the CLI turns
+  // into one line).
+  for (const auto& dev : devices()) {
+    if (dev.backend() == Backend::cpu) continue;
+    SCOPED_TRACE(dev.label());
+    std::string shrinking = temp_path("stream_shrinking.npy");
+    std::vector<float> w(100000, 1.0f);
+    write_npy(shrinking, DType::float32, {100000}, w.data());
+    Source s = Source::open(shrinking);
+    ASSERT_EQ(::truncate(shrinking.c_str(), 1000), 0);
+    StreamOptions so;
+    so.chunk_bytes = 4096;
+    expect_error(
+        [&] {
+          reduce(s, dev, {ReduceOp::sum, Axis::all}, so);
+        },
+        ErrorKind::io, "shrank", "a file that shrank");
+  }
+  ::rmdir(dir.c_str());
+  std::remove(truncated.c_str());
+}
+
+}  // namespace
+}  // namespace parpat::test
