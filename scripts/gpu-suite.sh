@@ -11,6 +11,8 @@
 #   LIBS  folder of shared libraries the machine may lack, put on LD_LIBRARY_PATH (default
 #         .carry/lib: libzip.so.4 for .npz input)
 #   OUT   where the archive goes (default ./gpu-out)
+#   IO_BACKENDS, IO_LARGE_MIB  the io stage's backends (cuda opencl) and large file (16384 MiB;
+#         empty: none)
 #   SWEEP a file for the `sweep` stage: lines "name|PARPAT_TUNING value|parpat arguments", each
 #         run as one parpat command with those tuning overrides (# starts a comment line;
 #         OUTDIR in the arguments stands for the folder that is archived)
@@ -112,6 +114,20 @@ for stage in "${stages[@]}"; do
         [ -z "$name" ] || [ "${name:0:1}" = "#" ] && continue
         PARPAT_TUNING="$tuning" run "sweep-$name" 600 "$BIN/parpat" ${args//OUTDIR/$OUT}
       done <"${SWEEP:?the sweep stage needs SWEEP=file}" ;;
+    io)
+      # The CLI end to end on page-cached files beside numpy (1 GiB), and the streaming rate of a
+      # file far larger than a chunk without numpy (its histogram of 16 GiB takes minutes).
+      for b in ${IO_BACKENDS:-cuda opencl}; do
+        dev=()
+        [ "$b" = opencl ] && [ -n "${ocl:-}" ] && dev=(--device "$ocl")
+        suffix=$([ "$b" = cuda ] || echo "-$b")
+        run "bench-io$suffix" 600 "$BIN/parpat" bench io --backend "$b" "${dev[@]}" \
+          --json "$OUT/bench-io$suffix.json"
+        cat "$OUT/bench-io$suffix.log"
+        [ -n "${IO_LARGE_MIB:-16384}" ] && run "bench-io-large$suffix" 900 "$BIN/parpat" bench io \
+          --backend "$b" "${dev[@]}" --io-mib "${IO_LARGE_MIB:-16384}" --io-no-numpy \
+          --json "$OUT/bench-io-large$suffix.json" && cat "$OUT/bench-io-large$suffix.log"
+      done ;;
     quick)
       run quick 300 "$BIN/parpat" bench --quick --json "$OUT/quick.json"
       cat "$OUT/quick.log" ;;

@@ -7,7 +7,7 @@ Each folder bench/results/<machine>/ holds one device call of scripts/gpu-suite.
   bench-<pattern>-<backend>.json   parpat bench PATTERN --backend B --variant fast --json
   quick.json                 parpat bench --quick --json (every variant, a few cases)
   barrier-<backend>.json     parpat barrier --json (optional)
-  bench-io.json              parpat bench io --json (optional): the CLI end to end on files
+  bench-io*.json             parpat bench io --json (optional, one section each): the CLI end to end on files
   previous/                  the same bench files from the previous build, measured in the same
                              call (optional: the regression check)
 Plots go to bench/results/plots/<machine>-<pattern>.svg.
@@ -93,8 +93,8 @@ class Machine:
         for path in sorted(glob.glob(os.path.join(folder, "barrier-*.json"))):
             backend = os.path.basename(path)[len("barrier-"):-len(".json")]
             self.barrier[backend] = load(path)
-        io_path = os.path.join(folder, "bench-io.json")
-        self.io = load(io_path) if os.path.exists(io_path) else None
+        # bench-io.json, bench-io-opencl.json, bench-io-16g.json, ...: one section each
+        self.io = [load(p) for p in sorted(glob.glob(os.path.join(folder, "bench-io*.json")))]
 
     @staticmethod
     def _rows(path):
@@ -356,8 +356,8 @@ def machine_section(m, plots_dir, out_path):
     for backend, doc in m.barrier.items():
         lines += [f"### Grid barrier, {backend}: µs per barrier, blocks of 128 (× cg in the same run)", ""]
         lines += barrier_tables(doc) + [""]
-    if m.io:
-        lines += io_section(m.io) + [""]
+    for doc in m.io:
+        lines += io_section(doc) + [""]
     if m.previous:
         regress = []
         for (pattern, backend), rows in sorted(m.bench.items()):
