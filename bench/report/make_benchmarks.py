@@ -85,7 +85,9 @@ class Machine:
         meta_path = os.path.join(folder, "meta.json")
         self.meta = load(meta_path) if os.path.exists(meta_path) else {}
         info_path = os.path.join(folder, "info.json")
-        self.info = load(info_path)["devices"] if os.path.exists(info_path) else []
+        info = load(info_path) if os.path.exists(info_path) else {}
+        self.info = info.get("devices", [])
+        self.host = info.get("host", {})
         self.bench = self._benches(folder)
         self.previous = self._benches(os.path.join(folder, "previous"))
         self.quick = self._rows(os.path.join(folder, "quick.json"))
@@ -234,7 +236,20 @@ def barrier_tables(doc):
     return out
 
 
-def io_section(doc):
+def io_floor(doc, m):
+    """The streaming floor of `info --measure` in the same call: min(host → device, N readers)."""
+    reads = m.host.get("page_cache_read_gbps_n")
+    device = next((d for d in m.info if d.get("backend") == doc.get("backend")
+                   and d.get("name") == doc.get("device") and d.get("h2d_pinned_gbps")), None)
+    if not reads or not device:
+        return ""
+    h2d = device["h2d_pinned_gbps"]
+    return (f" `parpat info --measure` in the same call: host → device from staging {h2d:.1f} GB/s, "
+            f"page-cache reads {reads:.1f} GB/s by {m.host.get('threads', '?')} threads; the "
+            f"streaming floor min(both) is {min(h2d, reads):.1f} GB/s.")
+
+
+def io_section(doc, m):
     """`parpat bench io`: whole processes on a page-cached .npy beside numpy, one row per run."""
     def ms(v):
         return "—" if not v else f"{v:.0f}" if v >= 100 else f"{v:.1f}"
@@ -264,7 +279,7 @@ def io_section(doc):
              f"wall ms of whole processes, median of {doc.get('runs', 3)} after a warm-up, files "
              f"page-cached, beside {numpy} (np.load + the op) in the same run. Stream GB/s: file "
              "bytes / (wall − wall on the 1 KiB file)"
-             + (f"; `cat` reads the file at {cat:.1f} GB/s." if cat else "."), ""]
+             + (f"; `cat` reads the file at {cat:.1f} GB/s." if cat else ".") + io_floor(doc, m), ""]
     return lines + table(["command", "file", "chunks", "wall", "start-up", "stream GB/s",
                           "transfer GB/s", "numpy wall", "numpy / parpat"], rows)
 
@@ -357,7 +372,7 @@ def machine_section(m, plots_dir, out_path):
         lines += [f"### Grid barrier, {backend}: µs per barrier, blocks of 128 (× cg in the same run)", ""]
         lines += barrier_tables(doc) + [""]
     for doc in m.io:
-        lines += io_section(doc) + [""]
+        lines += io_section(doc, m) + [""]
     if m.previous:
         regress = []
         for (pattern, backend), rows in sorted(m.bench.items()):

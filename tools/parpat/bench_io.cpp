@@ -535,8 +535,9 @@ void run_bench_io(const CommonOptions& common, std::int64_t mib, std::string dir
   std::cout << fmt::format(
       "\nstream GB/s: file bytes / (wall − wall on the 1 KiB file). numpy: np.load + "
       "np.histogram(x, bins=1024, range=(0, 1)) or x.sum(), {}.\n",
-      python.empty() ? "not run (no python3 with numpy)"
-                     : "python " + python + ", numpy " + numpy_version);
+      !numpy           ? "left out (--io-no-numpy)"
+      : python.empty() ? "not run (no python3 with numpy)"
+                       : "python " + python + ", numpy " + numpy_version);
   if (cat.ok)
     std::cout << fmt::format(
         "cat FILE > /dev/null: {} ms, {:.2f} GB/s (one reader of the page cache)\n",
