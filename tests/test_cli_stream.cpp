@@ -386,6 +386,9 @@ TEST_F(CliStream, BadStreamedInputIsOneLineAndExitTwo) {
 // The CPU reads a file through mapped windows that it lets go chunk by chunk, so the resident
 // memory of a 4 GiB input stays within the staging budget.
 TEST(CliStreamMemory, A4GiBFileStaysWithinTheStagingBudget) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer's shadow memory and quarantine are resident too";
+#endif
   const std::string big = temp_path("sparse-4g.bin");
   struct Remove {
     std::string path;

@@ -165,7 +165,7 @@ class PipeStream final : public SourceImpl {
   std::size_t read_next(void* dst, std::size_t bytes) override {
     auto* out = static_cast<unsigned char*>(dst);
     std::size_t from_pending = std::min(bytes, pending_.size());
-    std::memcpy(out, pending_.data(), from_pending);
+    if (from_pending > 0) std::memcpy(out, pending_.data(), from_pending);
     pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(from_pending));
     if (raw) return from_pending + read_fully(fd_, out + from_pending, bytes - from_pending, name);
     std::size_t want = bytes < left_ ? bytes : static_cast<std::size_t>(left_);
