@@ -4,6 +4,8 @@
 Each folder bench/results/<machine>/ holds one device call of scripts/gpu-suite.sh:
   meta.json                  {"date", "commit", "commands": [...]}
   info.json                  parpat info --measure --json (the read and FMA peaks)
+  io-info.json               the same, from the call that wrote bench-io*.json (optional; the
+                             streaming floor beside the io tables)
   bench-<pattern>-<backend>.json   parpat bench PATTERN --backend B --variant fast --json
   quick.json                 parpat bench --quick --json (every variant, a few cases)
   barrier-<backend>.json     parpat barrier --json (optional)
@@ -87,7 +89,9 @@ class Machine:
         info_path = os.path.join(folder, "info.json")
         info = load(info_path) if os.path.exists(info_path) else {}
         self.info = info.get("devices", [])
-        self.host = info.get("host", {})
+        # The io stage may come from another call than the bench tables: its own info beside it.
+        io_info_path = os.path.join(folder, "io-info.json")
+        self.io_info = load(io_info_path) if os.path.exists(io_info_path) else info
         self.bench = self._benches(folder)
         self.previous = self._benches(os.path.join(folder, "previous"))
         self.quick = self._rows(os.path.join(folder, "quick.json"))
@@ -96,7 +100,8 @@ class Machine:
             backend = os.path.basename(path)[len("barrier-"):-len(".json")]
             self.barrier[backend] = load(path)
         # bench-io.json, bench-io-opencl.json, bench-io-16g.json, ...: one section each
-        self.io = [load(p) for p in sorted(glob.glob(os.path.join(folder, "bench-io*.json")))]
+        self.io = sorted((load(p) for p in glob.glob(os.path.join(folder, "bench-io*.json"))),
+                         key=lambda d: (d.get("io_mib", 0), d.get("backend") != "cuda"))
 
     @staticmethod
     def _rows(path):
@@ -238,14 +243,15 @@ def barrier_tables(doc):
 
 def io_floor(doc, m):
     """The streaming floor of `info --measure` in the same call: min(host → device, N readers)."""
-    reads = m.host.get("page_cache_read_gbps_n")
-    device = next((d for d in m.info if d.get("backend") == doc.get("backend")
+    host = m.io_info.get("host", {})
+    reads = host.get("page_cache_read_gbps_n")
+    device = next((d for d in m.io_info.get("devices", []) if d.get("backend") == doc.get("backend")
                    and d.get("name") == doc.get("device") and d.get("h2d_pinned_gbps")), None)
     if not reads or not device:
         return ""
     h2d = device["h2d_pinned_gbps"]
     return (f" `parpat info --measure` in the same call: host → device from staging {h2d:.1f} GB/s, "
-            f"page-cache reads {reads:.1f} GB/s by {m.host.get('threads', '?')} threads; the "
+            f"page-cache reads {reads:.1f} GB/s by {host.get('threads', '?')} threads; the "
             f"streaming floor min(both) is {min(h2d, reads):.1f} GB/s.")
 
 
@@ -268,20 +274,25 @@ def io_section(doc, m):
             wall += f" ✗ {r['status']}"
         ratio = r.get("numpy_over_parpat")
         chunks = r.get("chunks")
+        kernel = r.get("time_ms")
         rows.append([r.get("pattern", "?"), file, "" if chunks is None else int(chunks), wall,
-                     ms(r.get("startup_ms")), gbps(r.get("stream_GBps")), gbps(r.get("transfer_GBps")),
-                     ms(r.get("numpy_wall_ms")), f"{ratio:.2f}" if ratio else "—"])
+                     ms(r.get("startup_ms")), "—" if kernel is None else f"{kernel:.1f}",
+                     gbps(r.get("stream_GBps")), gbps(r.get("transfer_GBps")),
+                     ms(r.get("numpy_ms")), ms(r.get("numpy_wall_ms")),
+                     f"{ratio:.2f}" if ratio else "—"])
     cat = doc.get("cat", {}).get("GBps")
-    numpy = f"numpy {doc['numpy']}" if doc.get("numpy") else "numpy (not run)"
+    numpy = (f", beside numpy {doc['numpy']} (np.load + the op, in Python and as a whole process) "
+             "in the same run" if doc.get("numpy") else ", without numpy")
     lines = [f"### End to end: files (`parpat bench io`, {doc.get('backend', '?')}, "
              f"{doc.get('io_mib', '?')} MiB float32 .npy)", "",
              f"Measured {doc.get('date', '?')} on {doc.get('device_label', doc.get('device', '?'))}: "
              f"wall ms of whole processes, median of {doc.get('runs', 3)} after a warm-up, files "
-             f"page-cached, beside {numpy} (np.load + the op) in the same run. Stream GB/s: file "
+             f"page-cached{numpy}. Kernel: the device time of the command's kernels. Stream GB/s: file "
              "bytes / (wall − wall on the 1 KiB file)"
              + (f"; `cat` reads the file at {cat:.1f} GB/s." if cat else ".") + io_floor(doc, m), ""]
-    return lines + table(["command", "file", "chunks", "wall", "start-up", "stream GB/s",
-                          "transfer GB/s", "numpy wall", "numpy / parpat"], rows)
+    return lines + table(["command", "file", "chunks", "wall", "start-up", "kernel", "stream GB/s",
+                          "transfer GB/s", "numpy in Python", "numpy wall", "numpy wall / parpat"],
+                         rows)
 
 
 def plot(machine, pattern, rows, peak_gbps, out_dir):
