@@ -11,12 +11,17 @@
 #   LIBS  folder of shared libraries the machine may lack, put on LD_LIBRARY_PATH (default
 #         .carry/lib: libzip.so.4 for .npz input)
 #   OUT   where the archive goes (default ./gpu-out)
+#   PREFIX  `cmake --install` of the library for the python stage (default .carry/prefix; a
+#         libcudart_static.a in its lib/ stands in for a CUDA toolkit the machine lacks)
+#   PYTHON  the interpreter of the python stage (default /opt/torch/.venv/bin/python3, python3)
 #   IO_BACKENDS, IO_LARGE_MIB  the io stage's backends (cuda opencl) and large file (16384 MiB;
 #         empty: none)
 #   SWEEP a file for the `sweep` stage: lines "name|PARPAT_TUNING value|parpat arguments", each
 #         run as one parpat command with those tuning overrides (# starts a comment line;
 #         OUTDIR in the arguments stands for the folder that is archived)
 set -u
+# Never NVLink multicast, here or in any child process.
+export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 BIN=${BIN:-.carry/bin}
 # The binaries may travel packed (tar cJf .carry/bin.tar.xz -C .carry bin) to fit the carry limit.
 for bin in "$BIN" ${BIN_PREVIOUS:-}; do
@@ -24,6 +29,7 @@ for bin in "$BIN" ${BIN_PREVIOUS:-}; do
     tar xJf "$bin.tar.xz" -C "$(dirname "$bin")"
   fi
 done
+PREFIX=${PREFIX:-.carry/prefix}
 DEBS=${DEBS:-.carry/debs}
 LIBS=${LIBS:-.carry/lib}
 [ -d "$LIBS" ] && export LD_LIBRARY_PATH=$PWD/$LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -128,6 +134,24 @@ for stage in "${stages[@]}"; do
           --backend "$b" "${dev[@]}" --io-mib "${IO_LARGE_MIB:-16384}" --io-no-numpy \
           --json "$OUT/bench-io-large$suffix.json" && cat "$OUT/bench-io-large$suffix.log"
       done ;;
+    python)
+      # The package built here (this machine's Python) against the carried library, its tests
+      # with numpy, CuPy and torch inputs, and python -m parpat.bench beside them.
+      py=${PYTHON:-$(ls /opt/torch/.venv/bin/python3 2>/dev/null || echo python3)}
+      args=(--config-settings=cmake.define.CMAKE_PREFIX_PATH="$PWD/$PREFIX" --config-settings=build-dir=/tmp/parpat-python-build)
+      [ -f "$PREFIX/lib/libcudart_static.a" ] &&
+        args+=(--config-settings=cmake.define.PARPAT_CUDART_STATIC="$PWD/$PREFIX/lib/libcudart_static.a")
+      ocl_lib=$(ls /tmp/ocl/usr/lib/x86_64-linux-gnu/libOpenCL.so.1 \
+        /usr/lib/x86_64-linux-gnu/libOpenCL.so.1 2>/dev/null | head -1)
+      [ -n "$ocl_lib" ] && args+=(--config-settings=cmake.define.PARPAT_OPENCL_LIBRARY="$ocl_lib")
+      export PATH=$(dirname "$py"):$PATH PYTHONPATH=/tmp/parpat-python
+      run python-build 600 "$py" -m pip install --no-build-isolation --no-deps --no-index \
+        --target /tmp/parpat-python "${args[@]}" .
+      cat "$OUT/python-build.log" | tail -5
+      run python-tests 900 "$py" -m pytest -q -p no:cacheprovider python/tests
+      tail -5 "$OUT/python-tests.log"
+      run python-bench 600 "$py" -m parpat.bench --json "$OUT/bench-python.json"
+      cat "$OUT/python-bench.log" ;;
     quick)
       run quick 300 "$BIN/parpat" bench --quick --json "$OUT/quick.json"
       cat "$OUT/quick.log" ;;

@@ -4,11 +4,15 @@
 #   BUILD_DIR       build folder (default build)
 #   CUDA_ARCH       CMAKE_CUDA_ARCHITECTURES (default 90: sm_90 code plus PTX)
 #   EXTRA_CMAKE     extra arguments for cmake
+#   PARPAT_PYTHON_PACKAGE=0  leaves out the Python package (otherwise built into $BUILD_DIR/venv:
+#                   nanobind and scikit-build-core from PyPI, the extension linked against this
+#                   build's library)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev
-          ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd python3 python3-numpy libzip-dev)
+          ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd python3 python3-numpy python3-venv
+          libzip-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -27,3 +31,15 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" \
   "${launcher[@]}" ${EXTRA_CMAKE:-}
 cmake --build "$BUILD_DIR" -j "$(nproc)"
+
+# The Python package: a virtual environment beside the build (Debian's numpy, PyPI's nanobind,
+# scikit-build-core and pytest), the library installed into $BUILD_DIR/prefix and the extension
+# built against it (`pip install .` alone builds the library again from source).
+if [ "${PARPAT_PYTHON_PACKAGE:-1}" = 1 ]; then
+  venv="$BUILD_DIR/venv"
+  [ -x "$venv/bin/python" ] || python3 -m venv --system-site-packages "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check "nanobind>=2.2" "scikit-build-core>=0.10" pytest
+  cmake --install "$BUILD_DIR" --prefix "$BUILD_DIR/prefix" >/dev/null
+  "$venv/bin/pip" install -q --disable-pip-version-check --no-build-isolation --no-deps \
+    --config-settings=build-dir="$BUILD_DIR/python" --config-settings=cmake.define.CMAKE_PREFIX_PATH="$PWD/$BUILD_DIR/prefix" .
+fi

@@ -9,6 +9,8 @@ Each folder bench/results/<machine>/ holds one device call of scripts/gpu-suite.
   bench-<pattern>-<backend>.json   parpat bench PATTERN --backend B --variant fast --json
   quick.json                 parpat bench --quick --json (every variant, a few cases)
   barrier-<backend>.json     parpat barrier --json (optional)
+  bench-python.json          python -m parpat.bench --json (optional): the package beside numpy,
+                             CuPy and torch
   bench-io*.json             parpat bench io --json (optional, one section each): the CLI end to end on files
   previous/                  the same bench files from the previous build, measured in the same
                              call (optional: the regression check)
@@ -99,6 +101,8 @@ class Machine:
         for path in sorted(glob.glob(os.path.join(folder, "barrier-*.json"))):
             backend = os.path.basename(path)[len("barrier-"):-len(".json")]
             self.barrier[backend] = load(path)
+        python_path = os.path.join(folder, "bench-python.json")
+        self.python = load(python_path) if os.path.exists(python_path) else None
         # bench-io.json, bench-io-opencl.json, bench-io-16g.json, ...: one section each
         self.io = sorted((load(p) for p in glob.glob(os.path.join(folder, "bench-io*.json"))),
                          key=lambda d: (d.get("io_mib", 0), d.get("backend") != "cuda"))
@@ -295,6 +299,25 @@ def io_section(doc, m):
                          rows)
 
 
+def python_section(doc):
+    """`python -m parpat.bench`: parpat beside numpy, CuPy and torch in one process."""
+    versions = ", ".join(f"{k} {v}" for k, v in doc.get("versions", {}).items())
+    lines = ["### Python (`python -m parpat.bench`)", "",
+             f"Measured {doc.get('date', '?')} on "
+             f"{', '.join(d['name'] for d in doc.get('devices', []))}; {versions}. Device cases: "
+             "CUDA events around the whole call, median of "
+             f"{doc.get('reps', '?')}; bincount and host cases: wall clock with the answer "
+             "ready; host overhead: wall per call in a loop of 10^4 minus the kernel.", ""]
+    rows = []
+    for r in doc.get("rows", []):
+        ms = r["ms"]
+        time_text = (f"{ms * 1e3:.2f} µs" if ms < 1 else f"{ms:.3f} ms") + r.get("note", "")
+        speed = ("" if r.get("baseline") is None or ms <= 0
+                 else f"{r['baseline'] / ms:.2f}×")
+        rows.append([r["case"], r["library"], time_text, speed])
+    return lines + table(["case", "library", "time", "parpat's speed-up"], rows)
+
+
 def plot(machine, pattern, rows, peak_gbps, out_dir):
     """Throughput against size of every `fast` case with its baseline and the read peak."""
     import matplotlib
@@ -384,6 +407,8 @@ def machine_section(m, plots_dir, out_path):
         lines += barrier_tables(doc) + [""]
     for doc in m.io:
         lines += io_section(doc, m) + [""]
+    if m.python:
+        lines += python_section(m.python) + [""]
     if m.previous:
         regress = []
         for (pattern, backend), rows in sorted(m.bench.items()):

@@ -61,7 +61,8 @@ class Device {
   const DeviceInfo& info() const;
   Backend backend() const;
   std::string label() const;  // "cuda:0 NVIDIA H200"
-  void synchronize() const;   // waits for all work queued on the device
+  // Waits for the work queued on `stream` (default: the device's own stream or queue).
+  void synchronize(Stream stream = {}) const;
 
   explicit Device(std::shared_ptr<detail::DeviceImpl> impl);
   detail::DeviceImpl& impl() const { return *impl_; }

@@ -118,7 +118,8 @@ std::string Device::label() const {
   return std::string(backend_name(backend())) + ":" + std::to_string(info().index) + " " +
          info().name;
 }
-void Device::synchronize() const {
+void Device::synchronize(Stream stream) const {
+  detail::StreamScope scope(*impl_, stream);
   impl_->synchronize();
 }
 

@@ -21,7 +21,7 @@ class DeviceImpl {
   virtual void release(void* handle) noexcept = 0;
   virtual void upload(void* handle, std::size_t offset, const void* src, std::size_t bytes) = 0;
   virtual void download(const void* handle, std::size_t offset, void* dst, std::size_t bytes) = 0;
-  virtual void synchronize() = 0;
+  virtual void synchronize() = 0;  // waits for the calling thread's current stream or queue
 
   // Host memory this backend copies to and from at full speed: page-locked on CUDA, a mapped
   // CL_MEM_ALLOC_HOST_PTR buffer on OpenCL, 64-byte aligned memory on the CPU. Streams stage

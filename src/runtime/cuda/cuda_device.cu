@@ -160,7 +160,7 @@ void CudaDevice::download(const void* handle, std::size_t offset, void* dst, std
 
 void CudaDevice::synchronize() {
   activate();
-  PARPAT_CUDA(cudaStreamSynchronize(stream_));
+  PARPAT_CUDA(cudaStreamSynchronize(stream()));
 }
 
 namespace {

@@ -185,7 +185,7 @@ void OpenclDevice::download(const void* handle, std::size_t offset, void* dst, s
 
 void OpenclDevice::synchronize() {
   try {
-    queue_.finish();
+    queue().finish();
   } catch (const cl::Error& e) {
     rethrow_opencl(e);
   }

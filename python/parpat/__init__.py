@@ -1,0 +1,26 @@
+"""parpat: reductions, histograms and pairwise map-reduce with numpy's semantics, on CUDA, OpenCL
+and the CPU.
+
+Functions take numpy arrays (run on the CPU backend, or copied to ``device="cuda:0"`` /
+``"opencl:1"``) and CuPy, torch and JAX GPU arrays (read in place on their own GPU, enqueued on
+the framework's current stream, results returned in the same framework without waiting)::
+
+    import parpat, torch
+    x = torch.rand(1 << 28, device="cuda")
+    counts, edges = parpat.histogram(x, bins=1024, range=(0, 1))
+    total = parpat.sum(x)
+"""
+
+import atexit as _atexit
+
+from . import _parpat
+from ._api import (argmax, argmin, bincount, devices, histogram, max, min, pairwise, prod,
+                   sum)
+
+Device = _parpat.Device
+__version__ = "0.1.0"
+__all__ = ["Device", "argmax", "argmin", "bincount", "devices", "histogram", "max", "min",
+           "pairwise", "prod", "sum"]
+
+# Plans hold device memory: free them while the device runtimes are still up.
+_atexit.register(_parpat.clear_plans)

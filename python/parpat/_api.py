@@ -1,0 +1,387 @@
+"""The functions of the parpat package: numpy's names, arguments and answers, run by the C++
+library on the device that holds the data (or the one named by `device=`). The module defines
+sum, min and max as numpy does, so Python's own are reached as builtins.*."""
+
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+from typing import Any, Optional, Tuple, Union
+
+import numpy as np
+
+from . import _frameworks as fw
+from . import _parpat
+
+_REDUCE_DTYPES = ("uint8", "int32", "uint32", "int64", "uint64", "float32", "float64")
+_HISTOGRAM_DTYPES = ("uint8", "uint16", "int32", "float32", "float64")
+_BINCOUNT_DTYPES = ("uint8", "uint16", "int32")
+_devices = {}
+
+
+# Devices -------------------------------------------------------------------------------------
+
+def devices() -> list:
+    """Every device parpat can run on, as `parpat info` lists them: dicts with backend, index,
+    name, vendor, version, architecture, compute_units, global_memory and more."""
+    return _parpat.devices()
+
+
+def _open(backend: str, index: int) -> _parpat.Device:
+    key = (backend, index)
+    dev = _devices.get(key)
+    if dev is None:
+        dev = _devices[key] = _parpat.Device.open(backend, index)
+    return dev
+
+
+def _parse_device(device) -> Tuple[str, int]:
+    if isinstance(device, _parpat.Device):
+        return device.backend, device.index
+    if not isinstance(device, str):
+        raise TypeError(f"device must be a string such as 'cuda:0', 'opencl:1' or 'cpu', not "
+                        f"{type(device).__name__}")
+    backend, _, index = device.partition(":")
+    if backend not in ("cpu", "cuda", "opencl"):
+        raise ValueError(f"unknown device {device!r}: use 'cpu', 'cuda[:I]' or 'opencl[:I]'")
+    try:
+        return backend, int(index) if index else 0
+    except ValueError:
+        raise ValueError(f"unknown device {device!r}: the index must be an integer") from None
+
+
+def _device_of(d: fw.Described, device) -> _parpat.Device:
+    """The device a call runs on: the one holding device memory (a different one named is an
+    error), for host memory the one named, else the CPU."""
+    if d.host:
+        return _open(*_parse_device(device)) if device is not None else _open("cpu", 0)
+    if device is not None and _parse_device(device) != ("cuda", d.cuda_device):
+        raise ValueError(f"the array is on cuda:{d.cuda_device}, not on {device}: parpat does "
+                         "not move device arrays")
+    return _open("cuda", d.cuda_device)
+
+
+# Arrays --------------------------------------------------------------------------------------
+
+def _prepare(x, copy: bool, what: str, dtypes) -> Tuple[Any, fw.Described]:
+    """`x` described, with its layout checked: 1-D contiguous, or 2-D rows of contiguous
+    elements. Other layouts are refused, or copied when copy=True."""
+    d = fw.describe(x)
+    if d.dtype not in dtypes:
+        raise TypeError(f"parpat.{what} does not take dtype {d.dtype} (it takes "
+                        f"{', '.join(dtypes)})")
+    if len(d.shape) > 2:
+        raise ValueError(f"parpat.{what} takes 1-D and 2-D arrays (got {len(d.shape)}-D)")
+    if not _row_layout(d):
+        if not copy:
+            raise ValueError(f"parpat.{what} takes contiguous rows; this array's strides "
+                             f"{d.strides} (in elements) need a copy: pass copy=True")
+        x = fw.contiguous_copy(d.array, d)
+        d = fw.describe(x)
+    return x, d
+
+
+def _row_layout(d: fw.Described) -> bool:
+    if len(d.shape) == 0:
+        return True
+    if len(d.shape) == 1:
+        return d.shape[0] <= 1 or d.strides[0] == 1
+    rows, cols = d.shape
+    if rows == 0 or cols == 0:
+        return True
+    return (cols == 1 or d.strides[1] == 1) and (rows == 1 or d.strides[0] >= cols)
+
+
+def _row_stride(d: fw.Described) -> int:
+    if len(d.shape) != 2 or d.shape[0] <= 1:
+        return 0
+    return d.strides[0]
+
+
+def _flat(x, copy: bool, what: str, dtypes) -> Tuple[Any, fw.Described, int]:
+    """`x` taken flat (as numpy.histogram ravels it): contiguous data of any shape."""
+    d = fw.describe(x)
+    if d.dtype not in dtypes:
+        raise TypeError(f"parpat.{what} does not take dtype {d.dtype} (it takes "
+                        f"{', '.join(dtypes)})")
+    n = math.prod(d.shape)
+    if n > 1 and d.strides != fw._c_strides(d.shape):
+        if not copy:
+            raise ValueError(f"parpat.{what} takes contiguous data; this array's strides "
+                             f"{d.strides} (in elements) need a copy: pass copy=True")
+        x = fw.contiguous_copy(d.array, d)
+        d = fw.describe(x)
+    return x, d, n
+
+
+# Reductions ----------------------------------------------------------------------------------
+
+def _axis(axis, ndim: int, op: str) -> Optional[int]:
+    """numpy's axis argument as None (all) or a non-negative axis of a 1-D or 2-D array."""
+    if axis is None:
+        return None
+    if isinstance(axis, tuple):
+        if op in ("argmin", "argmax"):
+            raise TypeError(f"parpat.{op} takes an integer axis or None, not a tuple")
+        axes = sorted({_axis(a, ndim, op) for a in axis})
+        if len(axes) != len(axis):
+            raise ValueError("duplicate value in 'axis'")
+        return None if len(axes) == builtins.max(ndim, 1) else axes[0]
+    a = operator.index(axis)
+    if not -builtins.max(ndim, 1) <= a < builtins.max(ndim, 1):
+        raise np.exceptions.AxisError(a, ndim) if hasattr(np, "exceptions") else \
+            ValueError(f"axis {a} is out of bounds for array of dimension {ndim}")
+    return a % builtins.max(ndim, 1)
+
+
+def _reduce(op: str, x, axis, keepdims: bool, device, stream, copy: bool, variant: str):
+    x, d = _prepare(x, copy, op, _REDUCE_DTYPES)
+    ndim = len(d.shape)
+    shape = list(d.shape) if ndim else [1]
+    a = _axis(axis, ndim, op)
+    if ndim == 2 and a is not None:
+        which, out_shape = ("cols", (shape[1],)) if a == 0 else ("rows", (shape[0],))
+        reduced = shape[a]
+        if keepdims:
+            out_shape = (1, shape[1]) if a == 0 else (shape[0], 1)
+    else:
+        which, out_shape, reduced = "all", (), math.prod(shape)
+        if keepdims:
+            out_shape = (1,) * ndim
+    if reduced == 0 and op in ("min", "max", "argmin", "argmax") and math.prod(out_shape) > 0:
+        raise ValueError(f"parpat.{op} of an empty sequence: {op} has no identity")
+    dev = _device_of(d, device)
+    dtype = "int64" if op in ("argmin", "argmax") else _parpat.result_dtype(d.dtype, op)
+    out = fw.empty(d, out_shape, dtype)
+    if math.prod(out_shape) > 0:
+        _parpat.reduce(dev, d.ptr, d.host, d.dtype, shape, _row_stride(d), op, which,
+                       fw.pointer(out), d.host, variant, fw.stream_handle(stream, d))
+    return out[()] if d.host and out_shape == () else out
+
+
+_REDUCE_DOC = """{summary}
+
+    Parameters
+    ----------
+    x : array_like
+        A 1-D or 2-D numpy, CuPy, torch or JAX array (or anything exposing DLPack or the CUDA
+        array interface) of uint8, int32, uint32, int64, uint64, float32 or float64.
+        Device arrays are read in place on their own GPU; rows may be strided.
+    axis : None, int or tuple of ints, optional
+        As in numpy: None reduces everything{axis_note}.
+    keepdims : bool, optional
+        Keep the reduced axes as axes of length one, as numpy does.
+    device : str, optional
+        For host (numpy) input: 'cpu' (the default), 'cuda[:I]' or 'opencl[:I]', to which the
+        data is copied. Device arrays run on their own device.
+    stream : int or stream object, optional
+        For device arrays: the CUDA stream to enqueue on (default: the framework's current
+        stream). The call does not wait for the device.
+    copy : bool, optional
+        Copy an array whose layout parpat cannot read in place (rather than refuse it).
+    variant : str, optional
+        One of the library's variants (`parpat list reduce`); default the backend's best.
+
+    Returns
+    -------
+    {returns}
+"""
+
+
+def sum(x, axis=None, keepdims=False, *, device=None, stream=None, copy=False, variant=""):
+    return _reduce("sum", x, axis, keepdims, device, stream, copy, variant)
+
+
+def prod(x, axis=None, keepdims=False, *, device=None, stream=None, copy=False, variant=""):
+    return _reduce("prod", x, axis, keepdims, device, stream, copy, variant)
+
+
+def min(x, axis=None, keepdims=False, *, device=None, stream=None, copy=False, variant=""):
+    return _reduce("min", x, axis, keepdims, device, stream, copy, variant)
+
+
+def max(x, axis=None, keepdims=False, *, device=None, stream=None, copy=False, variant=""):
+    return _reduce("max", x, axis, keepdims, device, stream, copy, variant)
+
+
+def argmin(x, axis=None, keepdims=False, *, device=None, stream=None, copy=False, variant=""):
+    return _reduce("argmin", x, axis, keepdims, device, stream, copy, variant)
+
+
+def argmax(x, axis=None, keepdims=False, *, device=None, stream=None, copy=False, variant=""):
+    return _reduce("argmax", x, axis, keepdims, device, stream, copy, variant)
+
+
+_SUMMARIES = {
+    "sum": ("Sum of array elements, as numpy.sum: integer sums widen to int64 (signed) or "
+            "uint64 (unsigned) and wrap; float sums keep the input's type.",
+            "The sum: a numpy scalar for host input and axis=None, else an array in the input's "
+            "framework on its device (0-d for axis=None)."),
+    "prod": ("Product of array elements, as numpy.prod (integer products widen to 64 bits and "
+             "wrap).", "The product, shaped and placed as for parpat.sum."),
+    "min": ("Minimum of array elements, as numpy.min: a NaN anywhere makes the minimum NaN; an "
+            "empty reduction raises ValueError.", "The minimum, in the input's dtype."),
+    "max": ("Maximum of array elements, as numpy.max: a NaN anywhere makes the maximum NaN; an "
+            "empty reduction raises ValueError.", "The maximum, in the input's dtype."),
+    "argmin": ("Index of the first minimum, as numpy.argmin (the first NaN if there is one; for "
+               "axis=None the index into the flattened array).", "int64 indices."),
+    "argmax": ("Index of the first maximum, as numpy.argmax (the first NaN if there is one; for "
+               "axis=None the index into the flattened array).", "int64 indices."),
+}
+for _name, (_summary, _returns) in _SUMMARIES.items():
+    globals()[_name].__doc__ = _REDUCE_DOC.format(
+        summary=_summary, returns=_returns,
+        axis_note=(", an integer axis reduces that axis (for argmin and argmax no tuple)"
+                   if _name.startswith("arg") else
+                   ", an integer or a tuple those axes"))
+
+
+# Histograms ----------------------------------------------------------------------------------
+
+def _bins_spec(bins, range) -> Tuple[str, int, bool, float, float, list]:
+    if isinstance(bins, str):
+        raise ValueError("parpat.histogram takes an integer or an array of edges for bins "
+                         f"(numpy's estimator {bins!r} is not supported)")
+    if np.ndim(bins) == 0:
+        try:
+            count = operator.index(bins)
+        except TypeError:
+            raise TypeError("`bins` must be an integer, a string, or an array") from None
+        if count < 1:
+            raise ValueError("`bins` must be positive, when an integer")
+        if range is None:
+            return "even", count, False, 0.0, 0.0, []
+        lo, hi = (float(v) for v in range)
+        if lo > hi:
+            raise ValueError("max must be larger than min in range parameter.")
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise ValueError(f"supplied range of [{lo}, {hi}] is not finite")
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        return "even", count, True, lo, hi, []
+    edges = np.asarray(fw.to_host(bins) if not isinstance(bins, (list, tuple)) else bins,
+                       dtype=np.float64)
+    if edges.ndim != 1:
+        raise ValueError("`bins` must be 1d, when an array")
+    if np.any(edges[:-1] > edges[1:]):
+        raise ValueError("`bins` must increase monotonically, when an array")
+    return "edges", len(edges) - 1, True, 0.0, 0.0, edges.tolist()
+
+
+def histogram(x, bins=10, range=None, *, outliers=False, device=None, stream=None, copy=False,
+              variant=""):
+    """Histogram of a data set, as numpy.histogram, with 64-bit counts.
+
+    Parameters
+    ----------
+    x : array_like
+        The data, taken flat: uint8, uint16, int32, float32 or float64, from numpy, CuPy, torch,
+        JAX or any DLPack / CUDA-array-interface producer. Device arrays are read in place.
+    bins : int or sequence of scalars, optional
+        An integer: that many equal-width bins over the range (numpy's edges,
+        ``linspace(lo, hi, bins + 1)``). An array: the bin edges, increasing, so that bin i
+        holds edges[i] <= v < edges[i + 1] and the last bin also holds v == edges[-1].
+    range : (float, float), optional
+        The lower and upper edge of the bins for an integer `bins`. Default: the data's minimum
+        and maximum (found on the device first; [v - 0.5, v + 0.5] when they are equal, [0, 1]
+        for empty data). Values outside the range are not counted in the bins.
+    outliers : bool, optional
+        Also return the counts that no bin holds: values below the first edge, values above
+        the last edge, and NaNs, as a 3-element uint64 array.
+    device, stream, copy, variant
+        As for parpat.sum.
+
+    Returns
+    -------
+    counts : array of uint64
+        The number of values in each bin (numpy.histogram returns int64; parpat's counts never
+        overflow below 2**64 values).
+    edges : array of float64
+        The bins + 1 edges, as numpy.histogram returns them.
+    outliers : array of uint64, only with outliers=True
+        [below the first edge, above the last edge, NaN].
+
+    Counts and edges come back in the input's framework, on its device for device input.
+    Every value is compared with the float64 edges, as numpy.histogram does for float64 data
+    (for float32 data numpy 2 makes float32 edges, which can move a value lying within a float32
+    rounding of an edge to the neighbouring bin).
+    """
+    x, d, n = _flat(x, copy, "histogram", _HISTOGRAM_DTYPES)
+    kind, count, has_range, lo, hi, edges = _bins_spec(bins, range)
+    dev = _device_of(d, device)
+    handle = fw.stream_handle(stream, d)
+    count, lo, hi, edges = _parpat.resolve_bins(dev, d.ptr, d.host, d.dtype, n, kind, count,
+                                                has_range, lo, hi, edges, handle)
+    all_counts = fw.empty(d, (count + 3,), "uint64")
+    _parpat.histogram(dev, d.ptr, d.host, d.dtype, n, count, lo, hi, edges,
+                      fw.pointer(all_counts), d.host, False, variant, handle)
+    edge_values = np.asarray(edges if edges else _parpat.edges(count, lo, hi), dtype=np.float64)
+    result = (all_counts[:count], fw.from_host(d, edge_values))
+    return result + (all_counts[count:],) if outliers else result
+
+
+def bincount(x, minlength=0, *, device=None, stream=None, copy=False, variant=""):
+    """Number of occurrences of each value in an array of non-negative integers, as
+    numpy.bincount (without weights): a result of max(x) + 1 counts, or `minlength` if that is
+    larger. x is 1-D uint8, uint16 or int32; a negative value raises ValueError. The counts are
+    uint64, in the input's framework and on its device. The result's length depends on the
+    data, so the call waits for the device."""
+    minlength = operator.index(minlength)
+    if minlength < 0:
+        raise ValueError("'minlength' must not be negative")
+    x, d = _prepare(x, copy, "bincount", _BINCOUNT_DTYPES)
+    if len(d.shape) != 1:
+        raise ValueError("object too deep for desired array" if len(d.shape) > 1 else
+                         "object of too small depth for desired array")
+    n = d.shape[0]
+    if n == 0:
+        return fw.concatenate(d, fw.empty(d, (0,), "uint64"), minlength)
+    dev = _device_of(d, device)
+    handle = fw.stream_handle(stream, d)
+    count, lo, hi, _ = _parpat.resolve_bins(dev, d.ptr, d.host, d.dtype, n, "per_value", 0,
+                                            False, 0.0, 0.0, [], handle)
+    all_counts = fw.empty(d, (count + 3,), "uint64")
+    _parpat.histogram(dev, d.ptr, d.host, d.dtype, n, count, lo, hi, [], fw.pointer(all_counts),
+                      d.host, False, variant, handle)
+    host = fw.to_host(all_counts)
+    if host[count] > 0:
+        raise ValueError("'list' argument must have no negative elements")
+    nonzero = np.flatnonzero(host[:count])
+    length = int(nonzero[-1]) + 1 if nonzero.size else 0
+    counts = all_counts[:length]
+    return fw.concatenate(d, counts, minlength - length) if minlength > length else counts
+
+
+# Pairwise ------------------------------------------------------------------------------------
+
+def pairwise(a, b, kernel="product", h=None, expr=None, *, device=None, stream=None, copy=False,
+             variant=""):
+    """C[i] = sum over j of f(a[i], b[j]) for 1-D float32 arrays a and b.
+
+    kernel : 'product' gives a[i] * b[j]; 'gaussian' exp(-(a[i] - b[j])**2 / (2 h**2)) with
+        bandwidth h (default 1.0).
+    expr : a C expression in `a` and `b` (e.g. ``"a * b + sinf(a - b)"``), compiled at run time
+        for the GPU (not on the CPU backend); it replaces `kernel`.
+
+    Returns C (float32, len(a)) in a's framework and on its device. a and b must be on the same
+    device; device, stream, copy and variant as for parpat.sum.
+    """
+    if kernel not in ("product", "gaussian") and expr is None:
+        raise ValueError(f"unknown pairwise kernel {kernel!r}: use 'product' or 'gaussian', or "
+                         "expr=")
+    a, da = _prepare(a, copy, "pairwise", ("float32",))
+    b, db = _prepare(b, copy, "pairwise", ("float32",))
+    if len(da.shape) != 1 or len(db.shape) != 1:
+        raise ValueError("parpat.pairwise takes 1-D arrays a and b")
+    if da.host != db.host or da.cuda_device != db.cuda_device:
+        raise ValueError("parpat.pairwise: a and b must be on the same device")
+    if h is not None and not (float(h) > 0 and math.isfinite(float(h))):
+        raise ValueError(f"the bandwidth h must be positive and finite (got {h})")
+    dev = _device_of(da, device)
+    c = fw.empty(da, (da.shape[0],), "float32")
+    if da.shape[0]:
+        _parpat.pairwise(dev, da.ptr, da.host, da.shape[0], db.ptr, db.host, db.shape[0],
+                         fw.pointer(c), da.host, kernel, 1.0 if h is None else float(h),
+                         expr or "", variant, fw.stream_handle(stream, da))
+    return c

@@ -1,0 +1,331 @@
+// parpat._parpat: the C++ library bound for Python. The Python layer (parpat/_api.py) describes
+// each array as a pointer, a dtype, a shape and a row stride, on the host or on a device, and
+// allocates the outputs in the caller's framework; this module turns those into parpat arrays
+// (a view of the caller's memory, or a copy when host data goes to a GPU), runs a plan taken
+// from the calling thread's plan cache, and leaves device results on the caller's stream.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "parpat/parpat.hpp"
+#include "plan_cache.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace parpat::python {
+namespace {
+
+// Where the caller's memory is: a host pointer (numpy) or a pointer of the plan's device.
+struct Memory {
+  std::uintptr_t ptr = 0;
+  bool host = true;
+};
+
+std::int64_t storage_elements(const std::vector<std::int64_t>& shape, std::int64_t row_stride) {
+  std::int64_t size = 1;
+  for (auto e : shape)
+    size *= e;
+  if (size == 0) return 0;
+  if (shape.size() == 2) return (shape[0] - 1) * row_stride + shape[1];
+  return size;
+}
+
+// The caller's array on `device`: its own memory when it is already there (the CPU reads host
+// memory in place), else a copy of the host data.
+Array input_array(const Device& device, Memory m, DType dtype, std::vector<std::int64_t> shape,
+                  std::int64_t row_stride) {
+  if (shape.size() == 2 && row_stride == 0) row_stride = shape[1];
+  const auto bytes =
+      static_cast<std::size_t>(storage_elements(shape, row_stride)) * dtype_size(dtype);
+  auto* p = reinterpret_cast<void*>(m.ptr);
+  if (m.host && device.backend() != Backend::cpu)
+    return Array::from_host(device, dtype, std::move(shape), p, row_stride);
+  return Array::view(Buffer::wrap(device, bytes ? p : nullptr, bytes), dtype, std::move(shape),
+                     row_stride);
+}
+
+// An output of `bytes`: the caller's memory, or device memory copied to the caller's host
+// memory by finish().
+class Output {
+ public:
+  Output(const Device& device, Memory m, std::size_t bytes) : host_(nullptr), bytes_(bytes) {
+    auto* p = reinterpret_cast<void*>(m.ptr);
+    if (!bytes || !m.host || device.backend() == Backend::cpu) {
+      buffer_ = Buffer::wrap(device, bytes ? p : nullptr, bytes);
+    } else {
+      buffer_ = Buffer(device, bytes);
+      host_ = p;
+    }
+  }
+  const Buffer& buffer() const { return buffer_; }
+  // Starts the device memory from the caller's host values (an accumulating output).
+  void start_from_host() {
+    if (host_ && bytes_) buffer_.upload(host_, bytes_);
+  }
+  void finish() {
+    if (host_ && bytes_) buffer_.download(host_, bytes_);
+  }
+
+ private:
+  Buffer buffer_;
+  void* host_;
+  std::size_t bytes_;
+};
+
+Stream stream_of(std::uintptr_t handle) {
+  return Stream{reinterpret_cast<void*>(handle)};
+}
+
+// Host memory in and out on a GPU is a blocking call on the device's own stream (the copies go
+// there); device memory runs on the caller's stream without waiting.
+Stream run_stream(const Device& device, bool any_host, std::uintptr_t stream) {
+  if (device.backend() == Backend::cpu || any_host) return {};
+  return stream_of(stream);
+}
+
+void reduce_into(const Device& device, Memory in, const std::string& dtype_name,
+                 std::vector<std::int64_t> shape, std::int64_t row_stride, const std::string& op,
+                 const std::string& axis, Memory out, const std::string& variant,
+                 std::uintptr_t stream) {
+  const DType dtype = parse_dtype(dtype_name);
+  ReduceOptions o;
+  o.op = parse_reduce_op(op);
+  o.axis = parse_axis(axis);
+  o.variant = variant;
+  const bool host = in.host || out.host;
+  const Stream s = run_stream(device, host, stream);
+  if (shape.size() == 2 && row_stride == 0) row_stride = shape[1];
+  Reducer& plan = plans().reducer(device, dtype, shape, row_stride, o, s);
+  const DType result = plan.result_dtype();
+  const auto outputs = static_cast<std::size_t>(plan.outputs());
+  Array x = input_array(device, in, dtype, shape, row_stride);
+  // Arg ops return indices only: their values go to the plan's scratch.
+  const bool arg = is_arg_op(o.op);
+  Output idx(device, arg ? out : Memory{}, arg ? outputs * sizeof(std::int64_t) : 0);
+  Output val(device, arg ? Memory{} : out, arg ? 0 : outputs * dtype_size(result));
+  const Buffer& value_buffer =
+      arg ? plans().scratch(device, outputs * dtype_size(result), s) : val.buffer();
+  {
+    nb::gil_scoped_release unlocked;
+    plan.run(x, value_buffer, idx.buffer(), s);
+    val.finish();
+    idx.finish();
+  }
+}
+
+// numpy.histogram's bins on `x`: (count, lo, hi) of even bins, or the explicit edges. A missing
+// range (or per-value bins) is found on the device from the data, after the caller's stream has
+// finished producing it.
+std::tuple<std::int64_t, double, double, std::vector<double>> resolve(
+    const Device& device, Memory in, const std::string& dtype_name, std::int64_t n,
+    const std::string& kind, std::int64_t count, bool has_range, double lo, double hi,
+    std::vector<double> edges, std::uintptr_t stream) {
+  HistogramBins bins;
+  if (kind == "edges")
+    bins = HistogramBins::explicit_edges(std::move(edges));
+  else if (kind == "per_value")
+    bins = HistogramBins::per_value();
+  else
+    bins = has_range ? HistogramBins::even(count, lo, hi) : HistogramBins::even(count);
+  {
+    nb::gil_scoped_release unlocked;
+    const bool reads_data = kind == "per_value" || (kind == "even" && !has_range);
+    if (reads_data && !in.host && device.backend() != Backend::cpu)
+      device.synchronize(stream_of(stream));
+    bins = resolve_bins(input_array(device, in, parse_dtype(dtype_name), {n}, 0), bins);
+  }
+  if (bins.kind == HistogramBins::Kind::edges) return {bins.count, 0.0, 0.0, bins.edges};
+  return {bins.count, bins.lo, bins.hi, {}};
+}
+
+void histogram_into(const Device& device, Memory in, const std::string& dtype_name, std::int64_t n,
+                    std::int64_t count, double lo, double hi, std::vector<double> edges,
+                    Memory counts, bool accumulate, const std::string& variant,
+                    std::uintptr_t stream) {
+  const DType dtype = parse_dtype(dtype_name);
+  HistogramBins bins = edges.empty() ? HistogramBins::even(count, lo, hi)
+                                     : HistogramBins::explicit_edges(std::move(edges));
+  HistogramOptions o;
+  o.variant = variant;
+  const Stream s = run_stream(device, in.host || counts.host, stream);
+  Histogrammer& plan = plans().histogrammer(device, dtype, n, bins, o, s);
+  Array x = input_array(device, in, dtype, {n}, 0);
+  Output out(device, counts, static_cast<std::size_t>(plan.slots()) * sizeof(std::uint64_t));
+  if (accumulate) out.start_from_host();
+  nb::gil_scoped_release unlocked;
+  plan.run(x, out.buffer(), accumulate, s);
+  out.finish();
+}
+
+void pairwise_into(const Device& device, Memory a, std::int64_t x, Memory b, std::int64_t y,
+                   Memory c, const std::string& kernel, double h, const std::string& expression,
+                   const std::string& variant, std::uintptr_t stream) {
+  PairwiseOptions o;
+  o.kernel = expression.empty() ? parse_pairwise_kernel(kernel) : PairwiseKernel::expression;
+  o.h = h;
+  o.expression = expression;
+  o.variant = variant;
+  const Stream s = run_stream(device, a.host || b.host || c.host, stream);
+  Pairwise& plan = plans().pairwise(device, x, y, o, s);
+  Array av = input_array(device, a, DType::float32, {x}, 0);
+  Array bv = input_array(device, b, DType::float32, {y}, 0);
+  Output out(device, c, static_cast<std::size_t>(x) * sizeof(float));
+  nb::gil_scoped_release unlocked;
+  plan.run(av, bv, Array::view(out.buffer(), DType::float32, {x}), s);
+  out.finish();
+}
+
+nb::dict info_dict(const DeviceInfo& d) {
+  nb::dict out;
+  out["backend"] = backend_name(d.backend);
+  out["index"] = d.index;
+  out["name"] = d.name;
+  out["vendor"] = d.vendor;
+  out["version"] = d.version;
+  out["architecture"] = d.architecture;
+  out["compute_units"] = d.compute_units;
+  out["global_memory"] = d.global_memory;
+  out["local_memory"] = d.local_memory;
+  out["l2_cache"] = d.l2_cache;
+  out["max_group_size"] = d.max_group_size;
+  out["fp64"] = d.fp64;
+  return out;
+}
+
+// Memory from Python: (pointer, on the host?).
+Memory memory(std::uintptr_t ptr, bool host) {
+  return {ptr, host};
+}
+
+}  // namespace
+}  // namespace parpat::python
+
+NB_MODULE(_parpat, m) {
+  using namespace parpat;
+  using namespace parpat::python;
+  m.doc() = "parpat's C++ library; the functions to call are in the parpat package.";
+
+  // The library's one exception, as the Python exception of its kind.
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const Error& e) {
+      switch (e.kind()) {
+        case ErrorKind::invalid_argument:
+          PyErr_SetString(PyExc_ValueError, e.what());
+          break;
+        case ErrorKind::unsupported:
+          PyErr_SetString(PyExc_TypeError, e.what());
+          break;
+        default:
+          PyErr_SetString(PyExc_RuntimeError, e.what());
+      }
+    }
+  });
+
+  nb::class_<Device>(m, "Device")
+      .def_static(
+          "open",
+          [](const std::string& backend, int index) {
+            return Device::open(parse_backend(backend), index);
+          },
+          "backend"_a, "index"_a = 0)
+      .def_prop_ro("label", &Device::label)
+      .def_prop_ro("backend",
+                   [](const Device& d) { return std::string(backend_name(d.backend())); })
+      .def_prop_ro("index", [](const Device& d) { return d.info().index; })
+      .def_prop_ro("info", [](const Device& d) { return info_dict(d.info()); })
+      .def(
+          "synchronize",
+          [](const Device& d, std::uintptr_t stream) {
+            nb::gil_scoped_release unlocked;
+            d.synchronize(stream_of(stream));
+          },
+          "stream"_a = 0)
+      .def("__repr__", [](const Device& d) { return "parpat.Device('" + d.label() + "')"; });
+
+  m.def("devices", [] {
+    nb::list out;
+    for (const auto& d : list_devices())
+      out.append(info_dict(d));
+    return out;
+  });
+  m.def("backends_built", [] {
+    std::vector<std::string> out;
+    for (Backend b : {Backend::cpu, Backend::cuda, Backend::opencl})
+      if (backend_built(b)) out.emplace_back(backend_name(b));
+    return out;
+  });
+  m.def("result_dtype", [](const std::string& dtype, const std::string& op) {
+    return std::string(dtype_name(reduce_result_dtype(parse_dtype(dtype), parse_reduce_op(op))));
+  });
+  m.def(
+      "clear_plans", [] { plans().clear(); }, "Drops the calling thread's cached plans.");
+
+  m.def(
+      "reduce",
+      [](const Device& d, std::uintptr_t ptr, bool host, const std::string& dtype,
+         std::vector<std::int64_t> shape, std::int64_t row_stride, const std::string& op,
+         const std::string& axis, std::uintptr_t out, bool out_host, const std::string& variant,
+         std::uintptr_t stream) {
+        reduce_into(d, memory(ptr, host), dtype, std::move(shape), row_stride, op, axis,
+                    memory(out, out_host), variant, stream);
+      },
+      "device"_a, "ptr"_a, "host"_a, "dtype"_a, "shape"_a, "row_stride"_a, "op"_a, "axis"_a,
+      "out"_a, "out_host"_a, "variant"_a, "stream"_a);
+  m.def(
+      "resolve_bins",
+      [](const Device& d, std::uintptr_t ptr, bool host, const std::string& dtype, std::int64_t n,
+         const std::string& kind, std::int64_t count, bool has_range, double lo, double hi,
+         std::vector<double> edges, std::uintptr_t stream) {
+        return resolve(d, memory(ptr, host), dtype, n, kind, count, has_range, lo, hi,
+                       std::move(edges), stream);
+      },
+      "device"_a, "ptr"_a, "host"_a, "dtype"_a, "n"_a, "kind"_a, "count"_a, "has_range"_a, "lo"_a,
+      "hi"_a, "edges"_a, "stream"_a);
+  m.def("edges", [](std::int64_t count, double lo, double hi) {
+    return HistogramBins::even(count, lo, hi).edge_values();
+  });
+  m.def(
+      "histogram",
+      [](const Device& d, std::uintptr_t ptr, bool host, const std::string& dtype, std::int64_t n,
+         std::int64_t count, double lo, double hi, std::vector<double> edges, std::uintptr_t out,
+         bool out_host, bool accumulate, const std::string& variant, std::uintptr_t stream) {
+        histogram_into(d, memory(ptr, host), dtype, n, count, lo, hi, std::move(edges),
+                       memory(out, out_host), accumulate, variant, stream);
+      },
+      "device"_a, "ptr"_a, "host"_a, "dtype"_a, "n"_a, "count"_a, "lo"_a, "hi"_a, "edges"_a,
+      "out"_a, "out_host"_a, "accumulate"_a, "variant"_a, "stream"_a);
+  m.def(
+      "pairwise",
+      [](const Device& d, std::uintptr_t a, bool a_host, std::int64_t x, std::uintptr_t b,
+         bool b_host, std::int64_t y, std::uintptr_t c, bool c_host, const std::string& kernel,
+         double h, const std::string& expression, const std::string& variant,
+         std::uintptr_t stream) {
+        pairwise_into(d, memory(a, a_host), x, memory(b, b_host), y, memory(c, c_host), kernel, h,
+                      expression, variant, stream);
+      },
+      "device"_a, "a"_a, "a_host"_a, "x"_a, "b"_a, "b_host"_a, "y"_a, "c"_a, "c_host"_a, "kernel"_a,
+      "h"_a, "expression"_a, "variant"_a, "stream"_a);
+
+  // Arrays that arrive only through DLPack (JAX and others): their pointer, dtype, shape,
+  // strides (in elements) and device, read through nanobind's DLPack import.
+  m.def("dlpack_describe", [](nb::ndarray<nb::ro> a) {
+    std::vector<std::int64_t> shape, strides;
+    for (size_t i = 0; i < a.ndim(); ++i) {
+      shape.push_back(static_cast<std::int64_t>(a.shape(i)));
+      strides.push_back(a.stride(i));
+    }
+    const auto t = a.dtype();
+    return std::make_tuple(reinterpret_cast<std::uintptr_t>(a.data()), int(t.code), int(t.bits),
+                           shape, strides, a.device_type(), a.device_id());
+  });
+}

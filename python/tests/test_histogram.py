@@ -1,0 +1,101 @@
+"""parpat.histogram and parpat.bincount against numpy, on every target."""
+
+import numpy as np
+import pytest
+
+import parpat
+from conftest import host
+
+
+def check(result, x, bins, range=None):
+    # parpat compares every value with float64 edges: numpy.histogram of the data as float64
+    # (numpy 2 makes float32 edges for float32 data, which moves values within a float32
+    # rounding of an edge).
+    counts, edges = result
+    want_counts, want_edges = np.histogram(np.asarray(x, dtype=np.float64), bins=bins,
+                                           range=range)
+    assert host(counts).dtype == np.uint64 and host(edges).dtype == np.float64
+    np.testing.assert_array_equal(host(counts), want_counts)
+    np.testing.assert_array_equal(host(edges), want_edges)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "uint16", "int32", "float32", "float64"])
+def test_random_data_with_and_without_a_range(target, rng, dtype):
+    if np.dtype(dtype).kind == "f":
+        x = rng.standard_normal(5000).astype(dtype)
+        ranges = [None, (-1.5, 2.0)]
+    else:
+        x = rng.integers(0, np.iinfo(dtype).max if dtype != "int32" else 100000, 5000,
+                         dtype=dtype)
+        ranges = [None, (10, 200)]
+    for bins in (1, 10, 1024):
+        for r in ranges:
+            check(parpat.histogram(target.put(x), bins=bins, range=r, **target.kw()), x, bins, r)
+
+
+def test_explicit_edges_and_the_edge_rules(target, rng):
+    x = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, -1.0, 4.0], dtype=np.float32)
+    for bins in ([0, 1, 2, 3], [0.0, 0.5, 2.5, 3.0], np.array([-1.0, 4.0])):
+        check(parpat.histogram(target.put(x), bins=bins, **target.kw()), x, bins)
+    y = rng.standard_normal(3000)
+    edges = np.sort(rng.uniform(-2, 2, 17))
+    check(parpat.histogram(target.put(y), bins=edges, **target.kw()), y, edges)
+
+
+def test_outliers_count_what_no_bin_holds(target):
+    x = np.array([-5, 0.1, 0.2, np.nan, 7, np.inf, -np.inf, 0.9], dtype=np.float64)
+    counts, edges, outliers = parpat.histogram(target.put(x), bins=4, range=(0, 1),
+                                               outliers=True, **target.kw())
+    np.testing.assert_array_equal(host(counts), [2, 0, 0, 1])
+    np.testing.assert_array_equal(host(outliers), [2, 2, 1])  # below, above, NaN
+
+
+def test_edge_cases_follow_numpy(target):
+    empty = np.zeros(0, dtype=np.float32)
+    check(parpat.histogram(target.put(empty), bins=5, **target.kw()), empty, 5)
+    same = np.full(100, 3.0, dtype=np.float64)
+    check(parpat.histogram(target.put(same), bins=4, **target.kw()), same, 4)
+    check(parpat.histogram(target.put(same), bins=4, range=(3, 3), **target.kw()), same, 4, (3, 3))
+    grid = np.zeros((30, 40), dtype=np.float32)
+    check(parpat.histogram(target.put(grid), bins=3, range=(-1, 1), **target.kw()), grid, 3,
+          (-1, 1))
+    with pytest.raises(ValueError):  # numpy: autodetected range of [nan, nan] is not finite
+        parpat.histogram(target.put(np.array([np.nan, 1.0])), bins=3, **target.kw())
+
+
+def test_bad_bins_and_ranges_are_refused():
+    x = np.arange(10, dtype=np.float32)
+    for bins, range, error in [(0, None, ValueError), (-3, None, ValueError),
+                               ("auto", None, ValueError), (2.5, None, TypeError),
+                               (10, (2, 1), ValueError), (10, (0, np.inf), ValueError),
+                               ([0, 2, 1], None, ValueError), ([[0, 1]], None, ValueError)]:
+        with pytest.raises(error):
+            parpat.histogram(x, bins=bins, range=range)
+    with pytest.raises(TypeError, match="dtype"):
+        parpat.histogram(np.zeros(4, dtype=np.int64))
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "uint16", "int32"])
+def test_bincount(target, rng, dtype):
+    x = rng.integers(0, 200, 4000, dtype=dtype)
+    for minlength in (0, 5, 300):
+        got = host(parpat.bincount(target.put(x), minlength=minlength, **target.kw()))
+        np.testing.assert_array_equal(got, np.bincount(x, minlength=minlength))
+        assert got.dtype == np.uint64
+    small = np.array([3, 3, 1], dtype=dtype)
+    np.testing.assert_array_equal(host(parpat.bincount(target.put(small), **target.kw())),
+                                  np.bincount(small))
+
+
+def test_bincount_edge_cases(target):
+    empty = np.zeros(0, dtype=np.int32)
+    np.testing.assert_array_equal(host(parpat.bincount(target.put(empty), minlength=4,
+                                                       **target.kw())), [0, 0, 0, 0])
+    with pytest.raises(ValueError, match="negative"):
+        parpat.bincount(target.put(np.array([1, -2, 3], dtype=np.int32)), **target.kw())
+    with pytest.raises(ValueError):
+        parpat.bincount(target.put(np.zeros((2, 2), dtype=np.int32)), **target.kw())
+    with pytest.raises(ValueError):
+        parpat.bincount(np.zeros(3, dtype=np.int32), minlength=-1)
+    with pytest.raises(TypeError):
+        parpat.bincount(np.zeros(3, dtype=np.float32))

@@ -1,0 +1,139 @@
+"""parpat's reductions against numpy on random and edge inputs, on every target."""
+
+import numpy as np
+import pytest
+
+import parpat
+from conftest import host
+
+DTYPES = ["uint8", "int32", "uint32", "int64", "uint64", "float32", "float64"]
+OPS = ["sum", "prod", "min", "max", "argmin", "argmax"]
+
+
+def data(rng, dtype, shape, op):
+    if np.dtype(dtype).kind == "f":
+        if op == "prod":
+            return rng.uniform(0.9, 1.1, shape).astype(dtype)
+        return rng.standard_normal(shape).astype(dtype)
+    info = np.iinfo(dtype)
+    if op in ("min", "max", "argmin", "argmax"):
+        lo, hi = info.min, info.max  # the extremes, ties among them likely for narrow types
+    else:
+        lo, hi = max(info.min, -1000), min(info.max, 1000)
+    return rng.integers(lo, hi, shape, dtype=dtype, endpoint=True)
+
+
+def check(ours, want, x, op):
+    ours = host(ours)
+    assert ours.shape == np.shape(want)
+    if op.startswith("arg"):
+        assert ours.dtype == np.int64
+    else:
+        assert ours.dtype == np.asarray(want).dtype, (ours.dtype, np.asarray(want).dtype)
+    if np.asarray(want).dtype.kind == "f" and np.any(np.isnan(want)):
+        np.testing.assert_array_equal(np.isnan(ours), np.isnan(want))
+        np.testing.assert_array_equal(ours[~np.isnan(ours)], np.asarray(want)[~np.isnan(want)])
+    elif np.asarray(want).dtype.kind == "f" and op in ("sum", "prod"):
+        scale = np.sum(np.abs(x.astype(np.float64))) if op == "sum" else np.abs(want)
+        tol = 16 * np.finfo(x.dtype).eps * np.maximum(scale, 1)
+        assert np.all(np.abs(ours.astype(np.float64) - want) <= tol), (ours, want)
+    else:
+        np.testing.assert_array_equal(ours, want)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_every_op_on_1d_data(target, rng, dtype):
+    for op in OPS:
+        x = data(rng, dtype, 1000 + int(rng.integers(0, 64)), op)
+        got = getattr(parpat, op)(target.put(x), **target.kw())
+        check(got, getattr(np, op)(x), x, op)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "float32", "float64"])
+def test_axes_and_keepdims_of_2d_data(target, rng, dtype):
+    x = data(rng, dtype, (37, 53), "sum")
+    for op in OPS:
+        for axis in (None, 0, 1, -1, -2):
+            for keepdims in (False, True):
+                got = getattr(parpat, op)(target.put(x), axis=axis, keepdims=keepdims,
+                                          **target.kw())
+                check(got, getattr(np, op)(x, axis=axis, keepdims=keepdims), x, op)
+    check(parpat.sum(target.put(x), axis=(0, 1), **target.kw()), np.sum(x, axis=(0, 1)), x, "sum")
+
+
+def test_rows_with_a_stride_are_read_in_place(target, rng):
+    wide = rng.standard_normal((40, 70)).astype(np.float32)
+    x = target.put(wide)[:, 5:50]  # rows 70 elements apart
+    for axis in (None, 0, 1):
+        check(parpat.sum(x, axis=axis, **target.kw()), np.sum(wide[:, 5:50], axis=axis),
+              wide[:, 5:50], "sum")
+        check(parpat.argmax(x, axis=axis, **target.kw()), np.argmax(wide[:, 5:50], axis=axis),
+              wide[:, 5:50], "argmax")
+
+
+def test_other_strides_are_refused_or_copied(target, rng):
+    x = rng.standard_normal(1000).astype(np.float32)
+    with pytest.raises(ValueError, match="copy=True"):
+        parpat.sum(target.put(x)[::2], **target.kw())
+    check(parpat.sum(target.put(x)[::2], copy=True, **target.kw()), np.sum(x[::2]), x[::2],
+          "sum")
+    t = rng.standard_normal((30, 20)).astype(np.float32)
+    check(parpat.min(target.put(t).T, axis=1, copy=True, **target.kw()), np.min(t.T, axis=1),
+          t.T, "min")
+
+
+def test_nan_ties_and_extremes(target):
+    x = np.array([3, 1, np.nan, 1, np.nan, 7], dtype=np.float32)
+    for op in OPS:
+        check(getattr(parpat, op)(target.put(x), **target.kw()), getattr(np, op)(x), x, op)
+    ties = np.array([5, 2, 9, 2, 9], dtype=np.int32)
+    assert host(parpat.argmin(target.put(ties), **target.kw())) == 1
+    assert host(parpat.argmax(target.put(ties), **target.kw())) == 2
+    big = np.array([np.iinfo(np.int64).max, 1, 1], dtype=np.int64)
+    check(parpat.sum(target.put(big), **target.kw()), np.sum(big), big, "sum")  # wraps
+    zeros = np.array([0.0, -0.0], dtype=np.float64)
+    assert host(parpat.max(target.put(zeros), **target.kw())) == 0.0
+    inf = np.array([-np.inf, 1, np.inf], dtype=np.float64)
+    check(parpat.sum(target.put(inf), **target.kw()), np.sum(inf), inf, "sum")
+
+
+def test_empty_input_follows_numpy(target):
+    e = np.zeros(0, dtype=np.float32)
+    check(parpat.sum(target.put(e), **target.kw()), np.sum(e), e, "sum")
+    check(parpat.prod(target.put(e), **target.kw()), np.prod(e), e, "prod")
+    for op in ("min", "max", "argmin", "argmax"):
+        with pytest.raises(ValueError):
+            getattr(parpat, op)(target.put(e), **target.kw())
+    rows = np.zeros((0, 4), dtype=np.int32)
+    check(parpat.sum(target.put(rows), axis=0, **target.kw()), np.sum(rows, axis=0), rows, "sum")
+    check(parpat.max(target.put(rows), axis=1, **target.kw()), np.max(rows, axis=1), rows, "max")
+    with pytest.raises(ValueError):
+        parpat.max(target.put(rows), axis=0, **target.kw())
+
+
+def test_scalars_and_lists_go_through_numpy():
+    assert parpat.sum([1, 2, 3]) == 6
+    assert parpat.max(np.float32(2.5)) == np.float32(2.5)
+    assert isinstance(parpat.sum(np.arange(10, dtype=np.int32)), np.int64)
+
+
+def test_bad_arguments_are_refused_before_any_launch():
+    x = np.arange(10, dtype=np.float32)
+    with pytest.raises(TypeError, match="dtype"):
+        parpat.sum(np.zeros(3, dtype=np.complex64))
+    with pytest.raises(TypeError, match="dtype"):
+        parpat.sum(np.zeros(3, dtype=np.uint16))
+    with pytest.raises(ValueError, match="3-D"):
+        parpat.sum(np.zeros((2, 2, 2), dtype=np.float32))
+    with pytest.raises((ValueError, IndexError)):
+        parpat.sum(x, axis=1)
+    with pytest.raises(TypeError):
+        parpat.argmax(x.reshape(2, 5), axis=(0, 1))
+    with pytest.raises(ValueError, match="unknown device"):
+        parpat.sum(x, device="tpu:0")
+    with pytest.raises(ValueError):
+        parpat.sum(x, device="cpu:7")
+    with pytest.raises(ValueError):
+        parpat.sum(x, variant="no-such-variant")
+    with pytest.raises(TypeError, match="little-endian"):
+        parpat.sum(x.astype(">f4"))
