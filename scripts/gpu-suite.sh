@@ -150,7 +150,7 @@ for stage in "${stages[@]}"; do
       cat "$OUT/python-build.log" | tail -5
       run python-tests 900 "$py" -m pytest -q -p no:cacheprovider python/tests
       tail -5 "$OUT/python-tests.log"
-      run python-bench 600 "$py" -m parpat.bench --json "$OUT/bench-python.json"
+      run python-bench 600 "$py" -X faulthandler -m parpat.bench --json "$OUT/bench-python.json"
       cat "$OUT/python-bench.log" ;;
     quick)
       run quick 300 "$BIN/parpat" bench --quick --json "$OUT/quick.json"

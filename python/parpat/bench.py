@@ -69,6 +69,7 @@ class Table:
         self.rows = []
 
     def add(self, case, library, ms, baseline=None, note=""):
+        print(f"  {case}: {library} {ms:.4f} ms", file=sys.stderr, flush=True)
         self.rows.append({"case": case, "library": library, "ms": ms, "baseline": baseline,
                           "note": note})
 

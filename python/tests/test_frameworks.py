@@ -64,6 +64,9 @@ def test_work_is_ordered_on_a_side_stream_without_waiting():
     torch = framework("torch")
     side = torch.cuda.Stream()
     x = torch.zeros(1 << 24, device="cuda")
+    with torch.cuda.stream(side):  # the first calls build the plans (CUDA may load kernels then)
+        parpat.sum(x)
+        parpat.histogram(x, bins=4, range=(0, 2))
     torch.cuda.synchronize()
     with torch.cuda.stream(side):
         torch.cuda._sleep(200_000_000)  # keeps the side stream busy for a while
