@@ -152,12 +152,23 @@ def _reduce(op: str, x, axis, keepdims: bool, device, stream, copy: bool, varian
     if reduced == 0 and op in ("min", "max", "argmin", "argmax") and math.prod(out_shape) > 0:
         raise ValueError(f"parpat.{op} of an empty sequence: {op} has no identity")
     dev = _device_of(d, device)
-    dtype = "int64" if op in ("argmin", "argmax") else _parpat.result_dtype(d.dtype, op)
-    out = fw.empty(d, out_shape, dtype)
+    out, out_ptr = fw.empty(d, out_shape, _result_dtype(d.dtype, op))
     if math.prod(out_shape) > 0:
-        _parpat.reduce(dev, d.ptr, d.host, d.dtype, shape, _row_stride(d), op, which,
-                       fw.pointer(out), d.host, variant, fw.stream_handle(stream, d))
+        _parpat.reduce(dev, d.ptr, d.host, d.dtype, shape, _row_stride(d), op, which, out_ptr,
+                       d.host, variant, fw.stream_handle(stream, d))
     return out[()] if d.host and out_shape == () else out
+
+
+_RESULT_DTYPES = {}
+
+
+def _result_dtype(dtype: str, op: str) -> str:
+    key = (dtype, op)
+    name = _RESULT_DTYPES.get(key)
+    if name is None:
+        name = "int64" if op in ("argmin", "argmax") else _parpat.result_dtype(dtype, op)
+        _RESULT_DTYPES[key] = name
+    return name
 
 
 _REDUCE_DOC = """{summary}
@@ -313,9 +324,9 @@ def histogram(x, bins=10, range=None, *, outliers=False, device=None, stream=Non
     handle = fw.stream_handle(stream, d)
     count, lo, hi, edges = _parpat.resolve_bins(dev, d.ptr, d.host, d.dtype, n, kind, count,
                                                 has_range, lo, hi, edges, handle)
-    all_counts = fw.empty(d, (count + 3,), "uint64")
-    _parpat.histogram(dev, d.ptr, d.host, d.dtype, n, count, lo, hi, edges,
-                      fw.pointer(all_counts), d.host, False, variant, handle)
+    all_counts, counts_ptr = fw.empty(d, (count + 3,), "uint64")
+    _parpat.histogram(dev, d.ptr, d.host, d.dtype, n, count, lo, hi, edges, counts_ptr, d.host,
+                      False, variant, handle)
     edge_values = np.asarray(edges if edges else _parpat.edges(count, lo, hi), dtype=np.float64)
     result = (all_counts[:count], fw.from_host(d, edge_values))
     return result + (all_counts[count:],) if outliers else result
@@ -336,14 +347,14 @@ def bincount(x, minlength=0, *, device=None, stream=None, copy=False, variant=""
                          "object of too small depth for desired array")
     n = d.shape[0]
     if n == 0:
-        return fw.concatenate(d, fw.empty(d, (0,), "uint64"), minlength)
+        return fw.concatenate(d, fw.empty(d, (0,), "uint64")[0], minlength)
     dev = _device_of(d, device)
     handle = fw.stream_handle(stream, d)
     count, lo, hi, _ = _parpat.resolve_bins(dev, d.ptr, d.host, d.dtype, n, "per_value", 0,
                                             False, 0.0, 0.0, [], handle)
-    all_counts = fw.empty(d, (count + 3,), "uint64")
-    _parpat.histogram(dev, d.ptr, d.host, d.dtype, n, count, lo, hi, [], fw.pointer(all_counts),
-                      d.host, False, variant, handle)
+    all_counts, counts_ptr = fw.empty(d, (count + 3,), "uint64")
+    _parpat.histogram(dev, d.ptr, d.host, d.dtype, n, count, lo, hi, [], counts_ptr, d.host,
+                      False, variant, handle)
     host = fw.to_host(all_counts)
     if host[count] > 0:
         raise ValueError("'list' argument must have no negative elements")
@@ -379,9 +390,9 @@ def pairwise(a, b, kernel="product", h=None, expr=None, *, device=None, stream=N
     if h is not None and not (float(h) > 0 and math.isfinite(float(h))):
         raise ValueError(f"the bandwidth h must be positive and finite (got {h})")
     dev = _device_of(da, device)
-    c = fw.empty(da, (da.shape[0],), "float32")
+    c, c_ptr = fw.empty(da, (da.shape[0],), "float32")
     if da.shape[0]:
         _parpat.pairwise(dev, da.ptr, da.host, da.shape[0], db.ptr, db.host, db.shape[0],
-                         fw.pointer(c), da.host, kernel, 1.0 if h is None else float(h),
+                         c_ptr, da.host, kernel, 1.0 if h is None else float(h),
                          expr or "", variant, fw.stream_handle(stream, da))
     return c

@@ -64,15 +64,21 @@ def describe(x, copy: bool = False) -> Described:
     return _numpy(np.asarray(x))
 
 
+_NUMPY_NAMES = {}  # numpy dtype -> its name (dtype.name is slow to compute per call)
+
+
 def _numpy(x: np.ndarray) -> Described:
-    if x.dtype.byteorder == ">":
-        raise TypeError(f"parpat reads little-endian data (got {x.dtype.str})")
-    name = x.dtype.name
+    name = _NUMPY_NAMES.get(x.dtype)
+    if name is None:
+        if x.dtype.byteorder == ">":
+            raise TypeError(f"parpat reads little-endian data (got {x.dtype.str})")
+        name = _NUMPY_NAMES[x.dtype] = x.dtype.name
     return Described(x.__array_interface__["data"][0], name, x.shape,
                      _elements(x.strides, x.itemsize), True, -1, "numpy", x)
 
 
-_TORCH_NAMES = {}
+_TORCH_NAMES = {}  # torch dtype <-> numpy's name
+_TORCH_DTYPES = {}
 
 
 def _torch_tensor(x) -> Described:
@@ -82,7 +88,7 @@ def _torch_tensor(x) -> Described:
         _TORCH_NAMES[x.dtype] = name
     if x.is_cuda:
         return Described(x.data_ptr(), name, tuple(x.shape), tuple(x.stride()), False,
-                         x.device.index, "torch", x)
+                         x.get_device(), "torch", x)
     if x.device.type != "cpu":
         raise ValueError(f"parpat takes torch tensors on the CPU or a CUDA device, not {x.device}")
     return Described(x.data_ptr(), name, tuple(x.shape), tuple(x.stride()), True, -1, "torch", x)
@@ -124,12 +130,9 @@ def _pointer_device(ptr: int) -> int:
 
 
 def _elements(strides, itemsize) -> Tuple[int, ...]:
-    out = []
-    for s in strides:
-        if s % itemsize:
-            raise ValueError("parpat takes strides that are whole elements")
-        out.append(s // itemsize)
-    return tuple(out)
+    if any(s % itemsize for s in strides):
+        raise ValueError("parpat takes strides that are whole elements")
+    return tuple(s // itemsize for s in strides)
 
 
 def _c_strides(shape) -> Tuple[int, ...]:
@@ -154,29 +157,31 @@ def contiguous_copy(x, d: Described):
 # Results -------------------------------------------------------------------------------------
 
 def empty(d: Described, shape, dtype: str):
-    """An uninitialised array for a result: numpy for host input, else the input's framework on
-    its device (for plain DLPack producers, CuPy or torch when present)."""
+    """An uninitialised array for a result, and its pointer: numpy for host input, else the
+    input's framework on its device (for plain DLPack producers, CuPy or torch when present)."""
     if d.host:
-        return np.empty(shape, dtype=dtype)
+        a = np.empty(shape, dtype=dtype)
+        return a, a.__array_interface__["data"][0]
     if d.kind == "torch":
-        torch = _torch()
-        return torch.empty(shape, dtype=getattr(torch, dtype), device=d.array.device)
+        a = d.array.new_empty(shape, dtype=_torch_dtype(dtype))
+        return a, a.data_ptr()
     cupy = _cupy()
     if cupy is not None:
         with cupy.cuda.Device(d.cuda_device):
-            return cupy.empty(shape, dtype=dtype)
+            a = cupy.empty(shape, dtype=dtype)
+        return a, a.data.ptr
     torch = _torch()
     if torch is not None:
-        return torch.empty(shape, dtype=getattr(torch, dtype), device=f"cuda:{d.cuda_device}")
+        a = torch.empty(shape, dtype=_torch_dtype(dtype), device=f"cuda:{d.cuda_device}")
+        return a, a.data_ptr()
     raise RuntimeError("parpat needs CuPy or torch to hold results on a GPU")
 
 
-def pointer(a) -> int:
-    if isinstance(a, np.ndarray):
-        return a.__array_interface__["data"][0]
-    if is_torch(a):
-        return a.data_ptr()
-    return a.data.ptr  # CuPy
+def _torch_dtype(name: str):
+    dtype = _TORCH_DTYPES.get(name)
+    if dtype is None:
+        dtype = _TORCH_DTYPES[name] = getattr(_torch(), name)
+    return dtype
 
 
 def from_host(d: Described, values: np.ndarray):
@@ -184,12 +189,18 @@ def from_host(d: Described, values: np.ndarray):
     if d.host:
         return values
     if d.kind == "torch":
-        return _torch().from_numpy(values).to(d.array.device)
+        return _pinned_to_torch(values, d.array.device)
     cupy = _cupy()
     if cupy is not None:
         with cupy.cuda.Device(d.cuda_device):
-            return cupy.asarray(values)
-    return _torch().from_numpy(values).to(f"cuda:{d.cuda_device}")
+            return cupy.asarray(values)  # staged through pinned memory, without waiting
+    return _pinned_to_torch(values, f"cuda:{d.cuda_device}")
+
+
+def _pinned_to_torch(values: np.ndarray, device):
+    """A copy on the current stream that does not wait for it: from pageable memory torch
+    would wait for the stream to drain. torch keeps the pinned block until the copy is done."""
+    return _torch().from_numpy(values).pin_memory().to(device, non_blocking=True)
 
 
 def concatenate(d: Described, a, zeros: int):

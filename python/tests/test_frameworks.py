@@ -2,6 +2,8 @@
 the same device, ordered on the caller's stream without waiting for the device. Skipped where
 there is no CUDA device or no such framework."""
 
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -73,13 +75,16 @@ def test_work_is_ordered_on_a_side_stream_without_waiting():
         x.fill_(1.0)  # written after the sleep, on the side stream
         start = time.perf_counter()
         s = parpat.sum(x)  # the side stream is torch's current one
-        counts, _ = parpat.histogram(x, bins=4, range=(0, 2))
+        summed = time.perf_counter() - start
+        counts, edges = parpat.histogram(x, bins=4, range=(0, 2))
         returned = time.perf_counter() - start
         done = s.item()  # waits for the side stream
         waited = time.perf_counter() - start
     assert done == float(1 << 24)
     assert host(counts).tolist() == [0, 0, 1 << 24, 0]
-    assert returned < waited / 2, (returned, waited)  # the calls did not wait for the device
+    assert host(edges).tolist() == [0.0, 0.5, 1.0, 1.5, 2.0]
+    # The calls did not wait for the device.
+    assert returned < waited / 2, dict(sum=summed, histogram=returned - summed, waited=waited)
 
 
 @needs_cuda
@@ -102,3 +107,12 @@ def test_device_arrays_are_not_moved():
     with pytest.raises(ValueError, match="copy=True"):
         parpat.sum(x[::2])
     assert parpat.sum(x[::2], copy=True).item() == 5
+
+
+@pytest.mark.parametrize("name", ["torch", "cupy"])
+def test_frameworks_import_after_parpat(name):
+    """parpat exports nothing of its static libraries that could bind in a later import."""
+    pytest.importorskip(name)
+    done = subprocess.run([sys.executable, "-c", f"import parpat, {name}; print('imported')"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "imported" in done.stdout, done.stderr[-2000:]
