@@ -14,8 +14,8 @@ the framework's current stream, results returned in the same framework without w
 import atexit as _atexit
 
 from . import _parpat
-from ._api import (argmax, argmin, bincount, devices, histogram, max, min, pairwise, prod,
-                   sum)
+from ._api import (argmax, argmin, bincount, clear, devices, histogram, max, min, pairwise,
+                   prod, sum)
 
 Device = _parpat.Device
 __version__ = "0.1.0"
@@ -23,4 +23,4 @@ __all__ = ["Device", "argmax", "argmin", "bincount", "devices", "histogram", "ma
            "pairwise", "prod", "sum"]
 
 # Plans hold device memory: free them while the device runtimes are still up.
-_atexit.register(_parpat.clear_plans)
+_atexit.register(clear)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
-from typing import Any, Optional, Tuple, Union
+from typing import Any, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -135,8 +135,52 @@ def _axis(axis, ndim: int, op: str) -> Optional[int]:
     return a % builtins.max(ndim, 1)
 
 
+class _ReduceSpec(NamedTuple):
+    """What a reduction call with one signature does: the C++ call (None when the result is
+    empty), the result's shape and dtype, where it goes, and whether it is a numpy scalar."""
+
+    call: Optional[_parpat.ReduceCall]
+    out_shape: Tuple[int, ...]
+    out_dtype: str
+    where: fw.Where
+    scalar: bool
+
+
+# Reductions by call signature (op, arguments, the array's framework, dtype, shape, strides and
+# device), so that a call in a loop does a dict lookup and a launch. Bounded: cleared when full.
+_SPECS: dict = {}
+_MAX_SPECS = 256
+
+
 def _reduce(op: str, x, axis, keepdims: bool, device, stream, copy: bool, variant: str):
-    x, d = _prepare(x, copy, op, _REDUCE_DTYPES)
+    sig = fw.signature(x)
+    key = None
+    if sig is not None:
+        key = (op, axis, keepdims, device, variant, sig)
+        try:
+            spec = _SPECS.get(key)
+        except TypeError:  # an unhashable axis or device: nothing cached
+            key = spec = None
+        if spec is not None:
+            return _run_reduce(spec, x, fw.data_pointer(x, spec.where.kind), stream)
+    prepared, d = _prepare(x, copy, op, _REDUCE_DTYPES)
+    spec = _reduce_spec(op, d, axis, keepdims, device, variant, stream)
+    if key is not None and prepared is x:  # (a copied input has another signature)
+        if len(_SPECS) >= _MAX_SPECS:
+            _SPECS.clear()
+        _SPECS[key] = spec
+    return _run_reduce(spec, prepared, d.ptr, stream)
+
+
+def _run_reduce(spec: _ReduceSpec, x, ptr: int, stream):
+    out, out_ptr = fw.empty(spec.where, x, spec.out_shape, spec.out_dtype)
+    if spec.call is not None:
+        spec.call.run(ptr, out_ptr, fw.stream_handle(stream, spec.where))
+    return out[()] if spec.scalar else out
+
+
+def _reduce_spec(op: str, d: fw.Described, axis, keepdims: bool, device, variant: str,
+                 stream) -> _ReduceSpec:
     ndim = len(d.shape)
     shape = list(d.shape) if ndim else [1]
     a = _axis(axis, ndim, op)
@@ -152,23 +196,19 @@ def _reduce(op: str, x, axis, keepdims: bool, device, stream, copy: bool, varian
     if reduced == 0 and op in ("min", "max", "argmin", "argmax") and math.prod(out_shape) > 0:
         raise ValueError(f"parpat.{op} of an empty sequence: {op} has no identity")
     dev = _device_of(d, device)
-    out, out_ptr = fw.empty(d, out_shape, _result_dtype(d.dtype, op))
+    out_dtype = "int64" if op in ("argmin", "argmax") else _parpat.result_dtype(d.dtype, op)
+    where = fw.Where(d.kind, d.host, d.cuda_device)
+    call = None
     if math.prod(out_shape) > 0:
-        _parpat.reduce(dev, d.ptr, d.host, d.dtype, shape, _row_stride(d), op, which, out_ptr,
-                       d.host, variant, fw.stream_handle(stream, d))
-    return out[()] if d.host and out_shape == () else out
+        call = _parpat.ReduceCall(dev, d.host, d.dtype, shape, _row_stride(d), op, which,
+                                  variant, fw.stream_handle(stream, where))
+    return _ReduceSpec(call, out_shape, out_dtype, where, d.host and out_shape == ())
 
 
-_RESULT_DTYPES = {}
-
-
-def _result_dtype(dtype: str, op: str) -> str:
-    key = (dtype, op)
-    name = _RESULT_DTYPES.get(key)
-    if name is None:
-        name = "int64" if op in ("argmin", "argmax") else _parpat.result_dtype(dtype, op)
-        _RESULT_DTYPES[key] = name
-    return name
+def clear() -> None:
+    """Drops the cached calls and plans (they hold device memory)."""
+    _SPECS.clear()
+    _parpat.clear_plans()
 
 
 _REDUCE_DOC = """{summary}
@@ -324,7 +364,7 @@ def histogram(x, bins=10, range=None, *, outliers=False, device=None, stream=Non
     handle = fw.stream_handle(stream, d)
     count, lo, hi, edges = _parpat.resolve_bins(dev, d.ptr, d.host, d.dtype, n, kind, count,
                                                 has_range, lo, hi, edges, handle)
-    all_counts, counts_ptr = fw.empty(d, (count + 3,), "uint64")
+    all_counts, counts_ptr = fw.empty(d, d.array, (count + 3,), "uint64")
     _parpat.histogram(dev, d.ptr, d.host, d.dtype, n, count, lo, hi, edges, counts_ptr, d.host,
                       False, variant, handle)
     edge_values = np.asarray(edges if edges else _parpat.edges(count, lo, hi), dtype=np.float64)
@@ -347,12 +387,12 @@ def bincount(x, minlength=0, *, device=None, stream=None, copy=False, variant=""
                          "object of too small depth for desired array")
     n = d.shape[0]
     if n == 0:
-        return fw.concatenate(d, fw.empty(d, (0,), "uint64")[0], minlength)
+        return fw.concatenate(d, fw.empty(d, d.array, (0,), "uint64")[0], minlength)
     dev = _device_of(d, device)
     handle = fw.stream_handle(stream, d)
     count, lo, hi, _ = _parpat.resolve_bins(dev, d.ptr, d.host, d.dtype, n, "per_value", 0,
                                             False, 0.0, 0.0, [], handle)
-    all_counts, counts_ptr = fw.empty(d, (count + 3,), "uint64")
+    all_counts, counts_ptr = fw.empty(d, d.array, (count + 3,), "uint64")
     _parpat.histogram(dev, d.ptr, d.host, d.dtype, n, count, lo, hi, [], counts_ptr, d.host,
                       False, variant, handle)
     host = fw.to_host(all_counts)
@@ -390,7 +430,7 @@ def pairwise(a, b, kernel="product", h=None, expr=None, *, device=None, stream=N
     if h is not None and not (float(h) > 0 and math.isfinite(float(h))):
         raise ValueError(f"the bandwidth h must be positive and finite (got {h})")
     dev = _device_of(da, device)
-    c, c_ptr = fw.empty(da, (da.shape[0],), "float32")
+    c, c_ptr = fw.empty(da, da.array, (da.shape[0],), "float32")
     if da.shape[0]:
         _parpat.pairwise(dev, da.ptr, da.host, da.shape[0], db.ptr, db.host, db.shape[0],
                          c_ptr, da.host, kernel, 1.0 if h is None else float(h),

@@ -16,8 +16,16 @@ _DLPACK_CODES = {0: "int", 1: "uint", 2: "float"}
 _KDL_CPU, _KDL_CUDA, _KDL_CUDA_HOST, _KDL_CUDA_MANAGED = 1, 2, 3, 13
 
 
+class Where(NamedTuple):
+    """Where an array's memory is, which decides where results go and on which stream."""
+
+    kind: str  # "numpy", "torch", "cupy" or "dlpack"
+    host: bool
+    cuda_device: int  # the CUDA ordinal of device memory, -1 on the host
+
+
 class Described(NamedTuple):
-    """One array as the C++ layer takes it."""
+    """One array as the C++ layer takes it (with the fields of a Where)."""
 
     ptr: int
     dtype: str  # numpy's name
@@ -65,6 +73,28 @@ def describe(x, copy: bool = False) -> Described:
 
 
 _NUMPY_NAMES = {}  # numpy dtype -> its name (dtype.name is slow to compute per call)
+
+
+def signature(x) -> Optional[tuple]:
+    """What decides how parpat handles an array of numpy, torch or CuPy (its framework, dtype,
+    shape, strides and device, not its data), for the package's cache of calls; None for other
+    kinds of array."""
+    if isinstance(x, np.ndarray):
+        return (np.ndarray, x.dtype, x.shape, x.strides)
+    if is_torch(x):
+        return ("torch", x.dtype, x.shape, x.stride(), x.get_device())
+    if is_cupy(x):
+        return ("cupy", x.dtype, x.shape, x.strides, x.device.id)
+    return None
+
+
+def data_pointer(x, kind: str) -> int:
+    """The address of the data of a numpy, torch or CuPy array."""
+    if kind == "torch":
+        return x.data_ptr()
+    if kind == "numpy":
+        return x.__array_interface__["data"][0]
+    return x.data.ptr
 
 
 def _numpy(x: np.ndarray) -> Described:
@@ -156,14 +186,15 @@ def contiguous_copy(x, d: Described):
 
 # Results -------------------------------------------------------------------------------------
 
-def empty(d: Described, shape, dtype: str):
-    """An uninitialised array for a result, and its pointer: numpy for host input, else the
-    input's framework on its device (for plain DLPack producers, CuPy or torch when present)."""
+def empty(d: Where, like, shape, dtype: str):
+    """An uninitialised array for a result of input `like`, and its pointer: numpy for host
+    input, else the input's framework on its device (for plain DLPack producers, CuPy or torch
+    when present)."""
     if d.host:
         a = np.empty(shape, dtype=dtype)
         return a, a.__array_interface__["data"][0]
     if d.kind == "torch":
-        a = d.array.new_empty(shape, dtype=_torch_dtype(dtype))
+        a = like.new_empty(shape, dtype=_torch_dtype(dtype))
         return a, a.data_ptr()
     cupy = _cupy()
     if cupy is not None:
@@ -223,7 +254,7 @@ def to_host(a) -> np.ndarray:
 
 # Streams -------------------------------------------------------------------------------------
 
-def stream_handle(stream: Optional[Any], d: Described) -> int:
+def stream_handle(stream: Optional[Any], d: Where) -> int:
     """The CUDA stream a call on device memory goes to: `stream` (an integer handle, a torch or
     CuPy stream, or any object with __cuda_stream__), else the framework's current stream.
     Stream 0, the frameworks' default, is the legacy default stream."""

@@ -1,8 +1,9 @@
 // parpat._parpat: the C++ library bound for Python. The Python layer (parpat/_api.py) describes
 // each array as a pointer, a dtype, a shape and a row stride, on the host or on a device, and
 // allocates the outputs in the caller's framework; this module turns those into parpat arrays
-// (a view of the caller's memory, or a copy when host data goes to a GPU), runs a plan taken
-// from the calling thread's plan cache, and leaves device results on the caller's stream.
+// (a view of the caller's memory, or a copy when host data goes to a GPU), runs a plan (a
+// ReduceCall the package keeps per call signature, or one from the calling thread's plan
+// cache), and leaves device results on the caller's stream.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
@@ -14,112 +15,16 @@
 #include <tuple>
 #include <vector>
 
+#include "memory.hpp"
 #include "parpat/parpat.hpp"
 #include "plan_cache.hpp"
+#include "reduce_call.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
 
 namespace parpat::python {
 namespace {
-
-// Where the caller's memory is: a host pointer (numpy) or a pointer of the plan's device.
-struct Memory {
-  std::uintptr_t ptr = 0;
-  bool host = true;
-};
-
-std::int64_t storage_elements(const std::vector<std::int64_t>& shape, std::int64_t row_stride) {
-  std::int64_t size = 1;
-  for (auto e : shape)
-    size *= e;
-  if (size == 0) return 0;
-  if (shape.size() == 2) return (shape[0] - 1) * row_stride + shape[1];
-  return size;
-}
-
-// The caller's array on `device`: its own memory when it is already there (the CPU reads host
-// memory in place), else a copy of the host data.
-Array input_array(const Device& device, Memory m, DType dtype, std::vector<std::int64_t> shape,
-                  std::int64_t row_stride) {
-  if (shape.size() == 2 && row_stride == 0) row_stride = shape[1];
-  const auto bytes =
-      static_cast<std::size_t>(storage_elements(shape, row_stride)) * dtype_size(dtype);
-  auto* p = reinterpret_cast<void*>(m.ptr);
-  if (m.host && device.backend() != Backend::cpu)
-    return Array::from_host(device, dtype, std::move(shape), p, row_stride);
-  return Array::view(Buffer::wrap(device, bytes ? p : nullptr, bytes), dtype, std::move(shape),
-                     row_stride);
-}
-
-// An output of `bytes`: the caller's memory, or device memory copied to the caller's host
-// memory by finish().
-class Output {
- public:
-  Output(const Device& device, Memory m, std::size_t bytes) : host_(nullptr), bytes_(bytes) {
-    auto* p = reinterpret_cast<void*>(m.ptr);
-    if (!bytes || !m.host || device.backend() == Backend::cpu) {
-      buffer_ = Buffer::wrap(device, bytes ? p : nullptr, bytes);
-    } else {
-      buffer_ = Buffer(device, bytes);
-      host_ = p;
-    }
-  }
-  const Buffer& buffer() const { return buffer_; }
-  // Starts the device memory from the caller's host values (an accumulating output).
-  void start_from_host() {
-    if (host_ && bytes_) buffer_.upload(host_, bytes_);
-  }
-  void finish() {
-    if (host_ && bytes_) buffer_.download(host_, bytes_);
-  }
-
- private:
-  Buffer buffer_;
-  void* host_;
-  std::size_t bytes_;
-};
-
-Stream stream_of(std::uintptr_t handle) {
-  return Stream{reinterpret_cast<void*>(handle)};
-}
-
-// Host memory in and out on a GPU is a blocking call on the device's own stream (the copies go
-// there); device memory runs on the caller's stream without waiting.
-Stream run_stream(const Device& device, bool any_host, std::uintptr_t stream) {
-  if (device.backend() == Backend::cpu || any_host) return {};
-  return stream_of(stream);
-}
-
-void reduce_into(const Device& device, Memory in, const std::string& dtype_name,
-                 std::vector<std::int64_t> shape, std::int64_t row_stride, const std::string& op,
-                 const std::string& axis, Memory out, const std::string& variant,
-                 std::uintptr_t stream) {
-  const DType dtype = parse_dtype(dtype_name);
-  ReduceOptions o;
-  o.op = parse_reduce_op(op);
-  o.axis = parse_axis(axis);
-  o.variant = variant;
-  const bool host = in.host || out.host;
-  const Stream s = run_stream(device, host, stream);
-  if (shape.size() == 2 && row_stride == 0) row_stride = shape[1];
-  Reducer& plan = plans().reducer(device, dtype, shape, row_stride, o, s);
-  const DType result = plan.result_dtype();
-  const auto outputs = static_cast<std::size_t>(plan.outputs());
-  Array x = input_array(device, in, dtype, shape, row_stride);
-  // Arg ops return indices only: their values go to the plan's scratch.
-  const bool arg = is_arg_op(o.op);
-  Output idx(device, arg ? out : Memory{}, arg ? outputs * sizeof(std::int64_t) : 0);
-  Output val(device, arg ? Memory{} : out, arg ? 0 : outputs * dtype_size(result));
-  const Buffer& value_buffer =
-      arg ? plans().scratch(device, outputs * dtype_size(result), s) : val.buffer();
-  {
-    nb::gil_scoped_release unlocked;
-    plan.run(x, value_buffer, idx.buffer(), s);
-    val.finish();
-    idx.finish();
-  }
-}
 
 // numpy.histogram's bins on `x`: (count, lo, hi) of even bins, or the explicit edges. A missing
 // range (or per-value bins) is found on the device from the data, after the caller's stream has
@@ -270,17 +175,19 @@ NB_MODULE(_parpat, m) {
   m.def(
       "clear_plans", [] { plans().clear(); }, "Drops the calling thread's cached plans.");
 
-  m.def(
-      "reduce",
-      [](const Device& d, std::uintptr_t ptr, bool host, const std::string& dtype,
-         std::vector<std::int64_t> shape, std::int64_t row_stride, const std::string& op,
-         const std::string& axis, std::uintptr_t out, bool out_host, const std::string& variant,
-         std::uintptr_t stream) {
-        reduce_into(d, memory(ptr, host), dtype, std::move(shape), row_stride, op, axis,
-                    memory(out, out_host), variant, stream);
-      },
-      "device"_a, "ptr"_a, "host"_a, "dtype"_a, "shape"_a, "row_stride"_a, "op"_a, "axis"_a,
-      "out"_a, "out_host"_a, "variant"_a, "stream"_a);
+  nb::class_<ReduceCall>(m, "ReduceCall")
+      .def(nb::init<Device, bool, const std::string&, std::vector<std::int64_t>, std::int64_t,
+                    const std::string&, const std::string&, const std::string&, std::uintptr_t>(),
+           "device"_a, "host"_a, "dtype"_a, "shape"_a, "row_stride"_a, "op"_a, "axis"_a,
+           "variant"_a, "first_stream"_a)
+      .def(
+          "run",
+          [](ReduceCall& call, std::uintptr_t in, std::uintptr_t out, std::uintptr_t stream) {
+            if (!call.waits()) return call.run(in, out, stream);  // a launch: the GIL is kept
+            nb::gil_scoped_release unlocked;
+            call.run(in, out, stream);
+          },
+          "in_ptr"_a, "out_ptr"_a, "stream"_a);
   m.def(
       "resolve_bins",
       [](const Device& d, std::uintptr_t ptr, bool host, const std::string& dtype, std::int64_t n,

@@ -1,5 +1,6 @@
 // The calling thread's plans, so that a call in a loop builds nothing and allocates nothing: one
-// Reducer, Histogrammer or Pairwise per (device, stream, dtype, shape, options). Plans are used by
+// Histogrammer or Pairwise per (device, stream, dtype, shape, options). (Reductions, whose calls
+// are the cheapest, keep theirs in a ReduceCall per call signature.) Plans are used by
 // one thread at a time, so each thread keeps its own; a plan's workspace is reused by every call
 // on its stream, which orders those calls. The cache holds at most kMaxPlans plans per kind and
 // starts afresh when full.
@@ -19,21 +20,6 @@ namespace parpat::python {
 class PlanCache {
  public:
   static constexpr std::size_t kMaxPlans = 64;
-
-  Reducer& reducer(const Device& device, DType dtype, const std::vector<std::int64_t>& shape,
-                   std::int64_t row_stride, const ReduceOptions& o, Stream stream) {
-    ReducerKey key{device.shared_impl().get(),
-                   stream.native,
-                   dtype,
-                   shape,
-                   row_stride,
-                   o.op,
-                   o.axis,
-                   o.variant};
-    return find_or_make(reducers_, key, [&] {
-      return std::make_unique<Reducer>(device, dtype, shape, row_stride, o);
-    });
-  }
 
   Histogrammer& histogrammer(const Device& device, DType dtype, std::int64_t n,
                              const HistogramBins& bins, const HistogramOptions& o, Stream stream) {
@@ -58,24 +44,13 @@ class PlanCache {
                         [&] { return std::make_unique<Pairwise>(device, x, y, o); });
   }
 
-  // Device memory of at least `bytes` for values nobody reads back (the values of an arg op).
-  const Buffer& scratch(const Device& device, std::size_t bytes, Stream stream) {
-    Buffer& b = scratch_[{device.shared_impl().get(), stream.native}];
-    if (b.bytes() < bytes) b = Buffer(device, bytes);
-    return b;
-  }
-
   void clear() {
-    reducers_.clear();
     histogrammers_.clear();
     pairwise_.clear();
-    scratch_.clear();
   }
 
  private:
   using DeviceKey = const void*;
-  using ReducerKey = std::tuple<DeviceKey, void*, DType, std::vector<std::int64_t>, std::int64_t,
-                                ReduceOp, Axis, std::string>;
   using HistogramKey = std::tuple<DeviceKey, void*, DType, std::int64_t, std::int64_t, double,
                                   double, std::vector<double>, std::string>;
   using PairwiseKey = std::tuple<DeviceKey, void*, std::int64_t, std::int64_t, PairwiseKernel,
@@ -89,10 +64,8 @@ class PlanCache {
     return *plans.emplace(key, make()).first->second;
   }
 
-  std::map<ReducerKey, std::unique_ptr<Reducer>> reducers_;
   std::map<HistogramKey, std::unique_ptr<Histogrammer>> histogrammers_;
   std::map<PairwiseKey, std::unique_ptr<Pairwise>> pairwise_;
-  std::map<std::pair<DeviceKey, void*>, Buffer> scratch_;
 };
 
 // The calling thread's cache.

@@ -137,3 +137,37 @@ def test_bad_arguments_are_refused_before_any_launch():
         parpat.sum(x, variant="no-such-variant")
     with pytest.raises(TypeError, match="little-endian"):
         parpat.sum(x.astype(">f4"))
+
+
+def test_repeated_calls_read_each_array(target, rng):
+    """A call signature seen before (its plan cached) still reads the array it is given: fresh
+    data of the same shape, the same array changed in place, and a view with other strides."""
+    x = rng.standard_normal((64, 48)).astype(np.float32)
+    for _ in range(3):
+        fresh = rng.standard_normal((64, 48)).astype(np.float32)
+        for op in ("sum", "argmax"):
+            check(getattr(parpat, op)(target.put(fresh), axis=1, **target.kw()),
+                  getattr(np, op)(fresh, axis=1), fresh, op)
+    t = target.put(x)
+    first = host(parpat.max(t, **target.kw()))
+    t[3, 5] = 100.0
+    assert host(parpat.max(t, **target.kw())) == 100.0 != first
+    strided = t[::2]
+    want = np.asarray(host(strided)).sum(axis=0)
+    check(parpat.sum(strided, axis=0, **target.kw()), want, np.asarray(host(strided)), "sum")
+
+
+def test_threads_share_call_signatures(target):
+    """Threads calling with one signature at once each get their own plan and their answer."""
+    import concurrent.futures
+
+    def work(seed):
+        rng = np.random.default_rng(seed)
+        wrong = 0
+        for _ in range(20):
+            x = rng.integers(-1000, 1000, 5000, dtype=np.int64)
+            wrong += int(host(parpat.sum(target.put(x), **target.kw()))) != int(x.sum())
+        return wrong
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(work, range(4))) == [0, 0, 0, 0]

@@ -1,0 +1,83 @@
+// The caller's memory as parpat arrays and buffers: a pointer on the host (numpy) or on the
+// plan's device (CuPy, torch, JAX), viewed in place where the device can read it, else copied to
+// the device (inputs) or back to the host when the call ends (outputs).
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "parpat/parpat.hpp"
+
+namespace parpat::python {
+
+// Where the caller's memory is: a host pointer (numpy) or a pointer of the plan's device.
+struct Memory {
+  std::uintptr_t ptr = 0;
+  bool host = true;
+};
+
+inline Stream stream_of(std::uintptr_t handle) {
+  return Stream{reinterpret_cast<void*>(handle)};
+}
+
+// Host memory in and out on a GPU is a blocking call on the device's own stream (the copies go
+// there); device memory runs on the caller's stream without waiting.
+inline Stream run_stream(const Device& device, bool any_host, std::uintptr_t stream) {
+  if (device.backend() == Backend::cpu || any_host) return {};
+  return stream_of(stream);
+}
+
+inline std::int64_t storage_elements(const std::vector<std::int64_t>& shape,
+                                     std::int64_t row_stride) {
+  std::int64_t size = 1;
+  for (auto e : shape)
+    size *= e;
+  if (size == 0) return 0;
+  if (shape.size() == 2) return (shape[0] - 1) * row_stride + shape[1];
+  return size;
+}
+
+// The caller's array on `device`: its own memory when it is already there (the CPU reads host
+// memory in place), else a copy of the host data.
+inline Array input_array(const Device& device, Memory m, DType dtype,
+                         std::vector<std::int64_t> shape, std::int64_t row_stride) {
+  if (shape.size() == 2 && row_stride == 0) row_stride = shape[1];
+  const auto bytes =
+      static_cast<std::size_t>(storage_elements(shape, row_stride)) * dtype_size(dtype);
+  auto* p = reinterpret_cast<void*>(m.ptr);
+  if (m.host && device.backend() != Backend::cpu)
+    return Array::from_host(device, dtype, std::move(shape), p, row_stride);
+  return Array::view(Buffer::wrap(device, bytes ? p : nullptr, bytes), dtype, std::move(shape),
+                     row_stride);
+}
+
+// An output of `bytes`: the caller's memory, or device memory copied to the caller's host
+// memory by finish().
+class Output {
+ public:
+  Output(const Device& device, Memory m, std::size_t bytes) : host_(nullptr), bytes_(bytes) {
+    auto* p = reinterpret_cast<void*>(m.ptr);
+    if (!bytes || !m.host || device.backend() == Backend::cpu) {
+      buffer_ = Buffer::wrap(device, bytes ? p : nullptr, bytes);
+    } else {
+      buffer_ = Buffer(device, bytes);
+      host_ = p;
+    }
+  }
+  const Buffer& buffer() const { return buffer_; }
+  // Starts the device memory from the caller's host values (an accumulating output).
+  void start_from_host() {
+    if (host_ && bytes_) buffer_.upload(host_, bytes_);
+  }
+  void finish() {
+    if (host_ && bytes_) buffer_.download(host_, bytes_);
+  }
+
+ private:
+  Buffer buffer_;
+  void* host_;
+  std::size_t bytes_;
+};
+
+}  // namespace parpat::python
