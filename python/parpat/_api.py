@@ -135,21 +135,11 @@ def _axis(axis, ndim: int, op: str) -> Optional[int]:
     return a % builtins.max(ndim, 1)
 
 
-class _ReduceSpec(NamedTuple):
-    """What a reduction call with one signature does: the C++ call (None when the result is
-    empty), the result's shape and dtype, where it goes, and whether it is a numpy scalar."""
-
-    call: Optional[_parpat.ReduceCall]
-    out_shape: Tuple[int, ...]
-    out_dtype: str
-    where: fw.Where
-    scalar: bool
-
-
 # Reductions by call signature (op, arguments, the array's framework, dtype, shape, strides and
-# device), so that a call in a loop does a dict lookup and a launch. Bounded: cleared when full.
-_SPECS: dict = {}
-_MAX_SPECS = 256
+# device): a function that allocates the result and launches, so that a call in a loop costs a
+# dict lookup, an allocation and a launch. Bounded: cleared when full.
+_RUNNERS: dict = {}
+_MAX_RUNNERS = 256
 
 
 def _reduce(op: str, x, axis, keepdims: bool, device, stream, copy: bool, variant: str):
@@ -158,29 +148,24 @@ def _reduce(op: str, x, axis, keepdims: bool, device, stream, copy: bool, varian
     if sig is not None:
         key = (op, axis, keepdims, device, variant, sig)
         try:
-            spec = _SPECS.get(key)
+            runner = _RUNNERS.get(key)
         except TypeError:  # an unhashable axis or device: nothing cached
-            key = spec = None
-        if spec is not None:
-            return _run_reduce(spec, x, fw.data_pointer(x, spec.where.kind), stream)
+            key = runner = None
+        if runner is not None:
+            return runner(x, None, stream)
     prepared, d = _prepare(x, copy, op, _REDUCE_DTYPES)
-    spec = _reduce_spec(op, d, axis, keepdims, device, variant, stream)
+    runner = _reduce_runner(op, d, axis, keepdims, device, variant, stream)
     if key is not None and prepared is x:  # (a copied input has another signature)
-        if len(_SPECS) >= _MAX_SPECS:
-            _SPECS.clear()
-        _SPECS[key] = spec
-    return _run_reduce(spec, prepared, d.ptr, stream)
+        if len(_RUNNERS) >= _MAX_RUNNERS:
+            _RUNNERS.clear()
+        _RUNNERS[key] = runner
+    return runner(prepared, d.ptr, stream)
 
 
-def _run_reduce(spec: _ReduceSpec, x, ptr: int, stream):
-    out, out_ptr = fw.empty(spec.where, x, spec.out_shape, spec.out_dtype)
-    if spec.call is not None:
-        spec.call.run(ptr, out_ptr, fw.stream_handle(stream, spec.where))
-    return out[()] if spec.scalar else out
-
-
-def _reduce_spec(op: str, d: fw.Described, axis, keepdims: bool, device, variant: str,
-                 stream) -> _ReduceSpec:
+def _reduce_runner(op: str, d: fw.Described, axis, keepdims: bool, device, variant: str,
+                   stream):
+    """The reduction of arrays like `d` as a function runner(x, ptr, stream) -> result (ptr:
+    the data's address, or None to read it from x, a numpy, torch or CuPy array)."""
     ndim = len(d.shape)
     shape = list(d.shape) if ndim else [1]
     a = _axis(axis, ndim, op)
@@ -198,16 +183,35 @@ def _reduce_spec(op: str, d: fw.Described, axis, keepdims: bool, device, variant
     dev = _device_of(d, device)
     out_dtype = "int64" if op in ("argmin", "argmax") else _parpat.result_dtype(d.dtype, op)
     where = fw.Where(d.kind, d.host, d.cuda_device)
-    call = None
-    if math.prod(out_shape) > 0:
-        call = _parpat.ReduceCall(dev, d.host, d.dtype, shape, _row_stride(d), op, which,
-                                  variant, fw.stream_handle(stream, where))
-    return _ReduceSpec(call, out_shape, out_dtype, where, d.host and out_shape == ())
+    if math.prod(out_shape) == 0:
+        return lambda x, ptr, stream: fw.empty(where, x, out_shape, out_dtype)[0]
+    run = _parpat.ReduceCall(dev, d.host, d.dtype, shape, _row_stride(d), op, which, variant,
+                             fw.stream_handle(stream, where)).run
+    if where.kind == "torch" and not where.host:
+        # The common case, kept short: a torch tensor on its GPU and torch's current stream.
+        torch_dtype, current = fw.torch_dtype(out_dtype), fw.torch_current_stream(where)
+
+        def run_torch(x, ptr, stream):
+            out = x.new_empty(out_shape, dtype=torch_dtype)
+            run(x.data_ptr() if ptr is None else ptr, out.data_ptr(),
+                current() if stream is None else fw.stream_handle(stream, where))
+            return out
+
+        return run_torch
+    scalar = d.host and out_shape == ()
+
+    def run_any(x, ptr, stream):
+        out, out_ptr = fw.empty(where, x, out_shape, out_dtype)
+        run(fw.data_pointer(x, where.kind) if ptr is None else ptr, out_ptr,
+            fw.stream_handle(stream, where))
+        return out[()] if scalar else out
+
+    return run_any
 
 
 def clear() -> None:
     """Drops the cached calls and plans (they hold device memory)."""
-    _SPECS.clear()
+    _RUNNERS.clear()
     _parpat.clear_plans()
 
 
@@ -320,6 +324,19 @@ def _bins_spec(bins, range) -> Tuple[str, int, bool, float, float, list]:
     return "edges", len(edges) - 1, True, 0.0, 0.0, edges.tolist()
 
 
+_EDGES: dict = {}  # (count, lo, hi) -> numpy's edges of those even bins (never handed out)
+
+
+def _even_edges(count: int, lo: float, hi: float) -> np.ndarray:
+    key = (count, lo, hi)
+    edges = _EDGES.get(key)
+    if edges is None:
+        if len(_EDGES) >= 64:
+            _EDGES.clear()
+        edges = _EDGES[key] = _parpat.edges(count, lo, hi)
+    return edges
+
+
 def histogram(x, bins=10, range=None, *, outliers=False, device=None, stream=None, copy=False,
               variant=""):
     """Histogram of a data set, as numpy.histogram, with 64-bit counts.
@@ -367,7 +384,7 @@ def histogram(x, bins=10, range=None, *, outliers=False, device=None, stream=Non
     all_counts, counts_ptr = fw.empty(d, d.array, (count + 3,), "uint64")
     _parpat.histogram(dev, d.ptr, d.host, d.dtype, n, count, lo, hi, edges, counts_ptr, d.host,
                       False, variant, handle)
-    edge_values = np.asarray(edges if edges else _parpat.edges(count, lo, hi), dtype=np.float64)
+    edge_values = np.asarray(edges, dtype=np.float64) if edges else _even_edges(count, lo, hi)
     result = (all_counts[:count], fw.from_host(d, edge_values))
     return result + (all_counts[count:],) if outliers else result
 

@@ -79,12 +79,14 @@ def signature(x) -> Optional[tuple]:
     """What decides how parpat handles an array of numpy, torch or CuPy (its framework, dtype,
     shape, strides and device, not its data), for the package's cache of calls; None for other
     kinds of array."""
-    if isinstance(x, np.ndarray):
-        return (np.ndarray, x.dtype, x.shape, x.strides)
-    if is_torch(x):
-        return ("torch", x.dtype, x.shape, x.stride(), x.get_device())
+    kind = type(x)
+    if kind is np.ndarray:
+        return (kind, x.dtype, x.shape, x.strides)
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        return (kind, x.dtype, x.shape, x.stride(), x.get_device())
     if is_cupy(x):
-        return ("cupy", x.dtype, x.shape, x.strides, x.device.id)
+        return (kind, x.dtype, x.shape, x.strides, x.device.id)
     return None
 
 
@@ -194,7 +196,7 @@ def empty(d: Where, like, shape, dtype: str):
         a = np.empty(shape, dtype=dtype)
         return a, a.__array_interface__["data"][0]
     if d.kind == "torch":
-        a = like.new_empty(shape, dtype=_torch_dtype(dtype))
+        a = like.new_empty(shape, dtype=torch_dtype(dtype))
         return a, a.data_ptr()
     cupy = _cupy()
     if cupy is not None:
@@ -203,12 +205,12 @@ def empty(d: Where, like, shape, dtype: str):
         return a, a.data.ptr
     torch = _torch()
     if torch is not None:
-        a = torch.empty(shape, dtype=_torch_dtype(dtype), device=f"cuda:{d.cuda_device}")
+        a = torch.empty(shape, dtype=torch_dtype(dtype), device=f"cuda:{d.cuda_device}")
         return a, a.data_ptr()
     raise RuntimeError("parpat needs CuPy or torch to hold results on a GPU")
 
 
-def _torch_dtype(name: str):
+def torch_dtype(name: str):
     dtype = _TORCH_DTYPES.get(name)
     if dtype is None:
         dtype = _TORCH_DTYPES[name] = getattr(_torch(), name)
@@ -216,9 +218,9 @@ def _torch_dtype(name: str):
 
 
 def from_host(d: Described, values: np.ndarray):
-    """Host values (edges) as an array of the input's framework and device."""
+    """A copy of host values (edges) as an array of the input's framework and device."""
     if d.host:
-        return values
+        return values.copy()
     if d.kind == "torch":
         return _pinned_to_torch(values, d.array.device)
     cupy = _cupy()
@@ -279,6 +281,12 @@ def stream_handle(stream: Optional[Any], d: Where) -> int:
         raise TypeError(f"stream must be an integer handle or a CUDA stream object, not "
                         f"{type(stream).__name__}")
     return handle or (0 if d.host else CUDA_STREAM_LEGACY)
+
+
+def torch_current_stream(d: Where):
+    """A function giving torch's current stream on d's device as stream_handle would."""
+    current, device = _torch()._C._cuda_getCurrentRawStream, d.cuda_device
+    return lambda: current(device) or CUDA_STREAM_LEGACY
 
 
 # The legacy default stream, which frameworks call stream 0 (parpat's own stream does not wait

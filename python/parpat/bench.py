@@ -1,9 +1,10 @@
 """python -m parpat.bench: parpat beside numpy, CuPy and torch (whichever are installed) on the
 same arrays in the same process, printed as a markdown table (and written as JSON with --json).
 
-Device cases are timed with CUDA events around the whole call on the framework's current stream
-(median of --reps after a warm-up); cases whose answer's size depends on the data (bincount)
-and host cases are timed by the wall clock, waiting for the answer. The host-overhead case runs
+Device cases report the device time (CUDA events around the call on the framework's current
+stream, the call queued behind a sleeping kernel so that host time does not show) and the wall
+time of a call that waits for its answer, each the median of --reps after a warm-up; bincount
+(whose answer's length depends on the data) and host cases report the wall time. The host-overhead case runs
 each library's sum 10^4 times on a 1024-element tensor and reports the wall time per call minus
 the device time of its kernels (measured with the calls queued behind a sleeping kernel)."""
 
@@ -33,14 +34,15 @@ def wall_ms(fn, reps, sync=lambda: None):
     return statistics.median(times)
 
 
-def event_ms(torch, fn, reps):
-    """Median device time of fn() between two events on the current stream (host work inside
-    the call included where it delays the second event)."""
+def device_ms(torch, fn, reps):
+    """Median device time of fn() between two events, the call enqueued behind a sleeping
+    kernel so that the host's time before the launch does not show."""
     fn()
     torch.cuda.synchronize()
     times = []
     for _ in range(reps):
         begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(2_000_000)  # about 1 ms, longer than any call's host work
         begin.record()
         fn()
         end.record()
@@ -83,19 +85,41 @@ class Table:
     def __init__(self):
         self.rows = []
 
-    def add(self, case, library, ms, baseline=None, note=""):
-        print(f"  {case}: {library} {ms:.4f} ms", file=sys.stderr, flush=True)
-        self.rows.append({"case": case, "library": library, "ms": ms, "baseline": baseline,
-                          "note": note})
+    def add(self, case, library, ms=None, wall_ms=None, baseline=None, note=""):
+        """A row: device time `ms` and/or wall time per call `wall_ms`; `baseline` is the
+        row the speed-ups are taken against."""
+        print(f"  {case}: {library} device {ms} ms, wall {wall_ms} ms", file=sys.stderr,
+              flush=True)
+        row = {"case": case, "library": library, "ms": ms, "wall_ms": wall_ms, "note": note}
+        if baseline is not None:
+            row["baseline_ms"], row["baseline_wall_ms"] = baseline["ms"], baseline["wall_ms"]
+        self.rows.append(row)
+        return row
 
     def markdown(self):
-        lines = ["| case | library | time | parpat's speed-up |", "|---|---|---:|---:|"]
-        for r in self.rows:
-            speed = ("" if r["baseline"] is None or r["ms"] <= 0
-                     else f"{r['baseline'] / r['ms']:.2f}×")
-            unit = f"{r['ms'] * 1e3:.2f} µs" if r["ms"] < 1 else f"{r['ms']:.3f} ms"
-            lines.append(f"| {r['case']} | {r['library']} | {unit}{r['note']} | {speed} |")
-        return "\n".join(lines)
+        return "\n".join(markdown_rows(self.rows))
+
+
+def _time_text(ms):
+    if ms is None:
+        return ""
+    return f"{ms * 1e3:.2f} µs" if ms < 1 else f"{ms:.3f} ms"
+
+
+def _speedup(base, ours):
+    return "" if base is None or ours is None or ours <= 0 else f"{base / ours:.2f}×"
+
+
+def markdown_rows(rows):
+    """The table of `rows`."""
+    lines = ["| case | library | device time | wall per call | parpat's speed-up (device, wall) |",
+             "|---|---|---:|---:|---:|"]
+    for r in rows:
+        speed = ", ".join(x for x in (_speedup(r.get("baseline_ms"), r["ms"]),
+                                      _speedup(r.get("baseline_wall_ms"), r["wall_ms"])) if x)
+        lines.append(f"| {r['case']} | {r['library']} | {_time_text(r['ms'])} | "
+                     f"{_time_text(r['wall_ms'])}{r['note']} | {speed} |")
+    return lines
 
 
 def gpu_cases(table, reps):
@@ -111,57 +135,59 @@ def gpu_cases(table, reps):
         import cupy
     except ImportError:
         cupy = None
+    sync = torch.cuda.synchronize
 
     small = torch.rand(1024, device="cuda")
-    case = "host overhead, sum of 1024 float32 (µs per call − kernel)"
-    torch_over = None
+    case = "host overhead: sum of 1024 float32 in a loop of 10^4"
+    base = None
     for library, fn in [("torch.sum", lambda: torch.sum(small)),
                         ("parpat.sum", lambda: parpat.sum(small))]:
         per_call, over, kernel = overhead_us(torch, fn)
-        table.add(case, library, over / 1e3, baseline=torch_over,
-                  note=f" ({per_call:.2f} µs per call, kernel {kernel:.2f} µs)")
-        torch_over = over / 1e3
+        row = table.add(case, library, kernel / 1e3, per_call / 1e3, baseline=base,
+                        note=f" (overhead {over:.2f} µs)")
+        base = base or row
 
-    n = 1 << 28
-    x = torch.rand(n, device="cuda")
-    ours = event_ms(torch, lambda: parpat.histogram(x, bins=1024, range=(0, 1)), reps)
-    histc = event_ms(torch, lambda: torch.histc(x, bins=1024, min=0, max=1), reps)
-    table.add("histogram float32 2^28, 1024 bins", "torch.histc", histc)
-    if cupy is not None:
-        xc = cupy.from_dlpack(x)
-        cp = event_ms(torch, lambda: cupy.histogram(xc, bins=1024, range=(0, 1)), reps)
-        table.add("histogram float32 2^28, 1024 bins", "cupy.histogram", cp)
-    table.add("histogram float32 2^28, 1024 bins", "parpat.histogram", ours, baseline=histc)
+    def compare(case, calls):
+        """calls: (library, fn) with torch's first: device and wall time of each."""
+        base = None
+        for library, fn in calls:
+            row = table.add(case, library, device_ms(torch, fn, reps), wall_ms(fn, reps, sync),
+                            baseline=base if library.startswith("parpat") else None)
+            base = base or row
 
-    sums = {"torch.sum": event_ms(torch, lambda: torch.sum(x), reps)}
-    if cupy is not None:
-        sums["cupy.sum"] = event_ms(torch, lambda: cupy.sum(xc), reps)
-    for library, ms in sums.items():
-        table.add("sum float32 2^28", library, ms)
-    table.add("sum float32 2^28", "parpat.sum", event_ms(torch, lambda: parpat.sum(x), reps),
-              baseline=sums["torch.sum"])
-    del x
+    x = torch.rand(1 << 28, device="cuda")
+    xc = cupy.from_dlpack(x) if cupy is not None else None
+    compare("histogram float32 2^28, 1024 bins",
+            [("torch.histc", lambda: torch.histc(x, bins=1024, min=0, max=1))]
+            + ([("cupy.histogram", lambda: cupy.histogram(xc, bins=1024, range=(0, 1)))]
+               if cupy is not None else [])
+            + [("parpat.histogram", lambda: parpat.histogram(x, bins=1024, range=(0, 1)))])
+    compare("sum float32 2^28",
+            [("torch.sum", lambda: torch.sum(x))]
+            + ([("cupy.sum", lambda: cupy.sum(xc))] if cupy is not None else [])
+            + [("parpat.sum", lambda: parpat.sum(x))])
+    del x, xc
 
     b = torch.randint(0, 256, (1 << 30,), dtype=torch.uint8, device="cuda")
-    sync = torch.cuda.synchronize
-    theirs = wall_ms(lambda: torch.bincount(b), reps, sync)
-    table.add("bincount uint8 1 GiB (wall, answer on the host side known)", "torch.bincount", theirs)
-    table.add("bincount uint8 1 GiB (wall, answer on the host side known)", "parpat.bincount",
-              wall_ms(lambda: parpat.bincount(b), reps, sync), baseline=theirs)
+    case = "bincount uint8 1 GiB (the answer's length known on the host)"
+    row = table.add(case, "torch.bincount", wall_ms=wall_ms(lambda: torch.bincount(b), reps, sync))
+    table.add(case, "parpat.bincount", wall_ms=wall_ms(lambda: parpat.bincount(b), reps, sync),
+              baseline=row)
 
 
 def host_cases(table, reps):
     rng = np.random.default_rng(1)
     x = rng.random(1 << 26, dtype=np.float32)
-    base = wall_ms(lambda: np.sum(x), reps)
-    table.add("numpy float32 2^26 on the CPU backend: sum", "numpy.sum", base)
-    table.add("numpy float32 2^26 on the CPU backend: sum", "parpat.sum",
-              wall_ms(lambda: parpat.sum(x), reps), baseline=base)
-    base = wall_ms(lambda: np.histogram(x, bins=1024, range=(0, 1)), max(reps // 4, 3))
-    table.add("numpy float32 2^26 on the CPU backend: histogram, 1024 bins", "numpy.histogram",
-              base)
-    table.add("numpy float32 2^26 on the CPU backend: histogram, 1024 bins", "parpat.histogram",
-              wall_ms(lambda: parpat.histogram(x, bins=1024, range=(0, 1)), reps), baseline=base)
+    case = "numpy float32 2^26 on the CPU backend: sum"
+    row = table.add(case, "numpy.sum", wall_ms=wall_ms(lambda: np.sum(x), reps))
+    table.add(case, "parpat.sum", wall_ms=wall_ms(lambda: parpat.sum(x), reps), baseline=row)
+    case = "numpy float32 2^26 on the CPU backend: histogram, 1024 bins"
+    row = table.add(case, "numpy.histogram",
+                    wall_ms=wall_ms(lambda: np.histogram(x, bins=1024, range=(0, 1)),
+                                    max(reps // 4, 3)))
+    table.add(case, "parpat.histogram",
+              wall_ms=wall_ms(lambda: parpat.histogram(x, bins=1024, range=(0, 1)), reps),
+              baseline=row)
 
 
 def main(argv=None):

@@ -199,7 +199,11 @@ NB_MODULE(_parpat, m) {
       "device"_a, "ptr"_a, "host"_a, "dtype"_a, "n"_a, "kind"_a, "count"_a, "has_range"_a, "lo"_a,
       "hi"_a, "edges"_a, "stream"_a);
   m.def("edges", [](std::int64_t count, double lo, double hi) {
-    return HistogramBins::even(count, lo, hi).edge_values();
+    // numpy.histogram's edges of even bins, as a numpy array (a list of 65537 floats is slow).
+    auto* values = new std::vector<double>(HistogramBins::even(count, lo, hi).edge_values());
+    nb::capsule owner(values,
+                      [](void* p) noexcept { delete static_cast<std::vector<double>*>(p); });
+    return nb::ndarray<nb::numpy, double, nb::ndim<1>>(values->data(), {values->size()}, owner);
   });
   m.def(
       "histogram",

@@ -99,3 +99,12 @@ def test_bincount_edge_cases(target):
         parpat.bincount(np.zeros(3, dtype=np.int32), minlength=-1)
     with pytest.raises(TypeError):
         parpat.bincount(np.zeros(3, dtype=np.float32))
+
+
+def test_returned_edges_are_the_callers_own(target):
+    """Edges are cached between calls; changing the ones returned changes nothing later."""
+    x = np.arange(10.0)
+    _, edges = parpat.histogram(target.put(x), bins=4, **target.kw())
+    edges[0] = 99.0
+    _, again = parpat.histogram(target.put(x), bins=4, **target.kw())
+    np.testing.assert_array_equal(host(again), np.histogram(x, bins=4)[1])
