@@ -151,7 +151,9 @@ for stage in "${stages[@]}"; do
       run python-tests 900 "$py" -m pytest -q -p no:cacheprovider python/tests
       tail -5 "$OUT/python-tests.log"
       run python-bench 600 "$py" -X faulthandler -m parpat.bench --json "$OUT/bench-python.json"
-      cat "$OUT/python-bench.log" ;;
+      cat "$OUT/python-bench.log"
+      run python-floor 120 "$py" bench/floor/python_call_floor.py --json "$OUT/python-floor.json"
+      cat "$OUT/python-floor.log" ;;
     quick)
       run quick 300 "$BIN/parpat" bench --quick --json "$OUT/quick.json"
       cat "$OUT/quick.log" ;;
