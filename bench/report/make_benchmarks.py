@@ -11,6 +11,8 @@ Each folder bench/results/<machine>/ holds one device call of scripts/gpu-suite.
   barrier-<backend>.json     parpat barrier --json (optional)
   bench-python.json          python -m parpat.bench --json (optional): the package beside numpy,
                              CuPy and torch
+  python-floor.json          bench/floor/python_call_floor.py --json (optional): what one call
+                             returning a torch tensor cannot go below
   bench-io*.json             parpat bench io --json (optional, one section each): the CLI end to end on files
   previous/                  the same bench files from the previous build, measured in the same
                              call (optional: the regression check)
@@ -103,6 +105,8 @@ class Machine:
             self.barrier[backend] = load(path)
         python_path = os.path.join(folder, "bench-python.json")
         self.python = load(python_path) if os.path.exists(python_path) else None
+        floor_path = os.path.join(folder, "python-floor.json")
+        self.python_floor = load(floor_path) if os.path.exists(floor_path) else None
         # bench-io.json, bench-io-opencl.json, bench-io-16g.json, ...: one section each
         self.io = sorted((load(p) for p in glob.glob(os.path.join(folder, "bench-io*.json"))),
                          key=lambda d: (d.get("io_mib", 0), d.get("backend") != "cuda"))
@@ -299,7 +303,7 @@ def io_section(doc, m):
                          rows)
 
 
-def python_section(doc):
+def python_section(doc, floor=None):
     """`python -m parpat.bench`: parpat beside numpy, CuPy and torch in one process."""
     versions = ", ".join(f"{k} {v}" for k, v in doc.get("versions", {}).items())
     lines = ["### Python (`python -m parpat.bench`)", "",
@@ -307,9 +311,21 @@ def python_section(doc):
              f"{', '.join(d['name'] for d in doc.get('devices', []))}; {versions}. Device "
              "time: CUDA events around the call queued behind a sleeping kernel (host time "
              "does not show); wall: the call and waiting for its answer; median of "
-             f"{doc.get('reps', '?')}. Host overhead: the wall time per call in a loop of 10^4 "
-             "minus the device time of one call.", ""]
-    return lines + python_rows(doc.get("rows", []))
+             f"{doc.get('reps', '?')}. Host overhead: the wall time per call in a loop (as "
+             "the case says) minus the device time of one call.", ""]
+    return lines + python_rows(doc.get("rows", [])) + python_floor(floor)
+
+
+def python_floor(floor):
+    """The floor under one small call: allocating the torch result plus the launch itself."""
+    if not floor:
+        return []
+    us = floor["us_per_call"]
+    return ["", f"Floor of a small call on this machine (`bench/floor/python_call_floor.py`, "
+            f"µs per call in a loop, same process): allocating the result (`new_empty`) "
+            f"{us['new_empty']:.2f} + the bound launch {us['launch']:.2f} = **{us['floor']:.2f} "
+            f"µs**; the signature lookup {us['signature']:.2f}; `torch.sum` {us['torch.sum']:.2f} "
+            f"and `parpat.sum` {us['parpat.sum']:.2f} in the same loop."]
 
 
 def python_rows(rows):
@@ -419,7 +435,7 @@ def machine_section(m, plots_dir, out_path):
     for doc in m.io:
         lines += io_section(doc, m) + [""]
     if m.python:
-        lines += python_section(m.python) + [""]
+        lines += python_section(m.python, m.python_floor) + [""]
     if m.previous:
         regress = []
         for (pattern, backend), rows in sorted(m.bench.items()):

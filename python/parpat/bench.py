@@ -4,9 +4,9 @@ same arrays in the same process, printed as a markdown table (and written as JSO
 Device cases report the device time (CUDA events around the call on the framework's current
 stream, the call queued behind a sleeping kernel so that host time does not show) and the wall
 time of a call that waits for its answer, each the median of --reps after a warm-up; bincount
-(whose answer's length depends on the data) and host cases report the wall time. The host-overhead case runs
-each library's sum 10^4 times on a 1024-element tensor and reports the wall time per call minus
-the device time of its kernels (measured with the calls queued behind a sleeping kernel)."""
+(whose answer's length depends on the data) and host cases report the wall time. The
+host-overhead case runs each library's sum on a 1024-element tensor in loops of 2000 calls and
+reports the median wall time per call minus the device time of its kernels (measured with the calls queued behind a sleeping kernel)."""
 
 from __future__ import annotations
 
@@ -51,16 +51,21 @@ def device_ms(torch, fn, reps):
     return statistics.median(times)
 
 
-def overhead_us(torch, fn, calls=10_000):
-    """(wall µs per call in a loop of `calls`, the same minus the kernel's device time)."""
+def overhead_us(torch, fn, calls=2_000, rounds=7):
+    """(wall µs per call in a loop of `calls`, the same minus the kernel's device time): the
+    median of `rounds` loops, so that one slow loop (another process on the host) does not
+    decide it."""
     for _ in range(100):
         fn()
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    torch.cuda.synchronize()
-    per_call = (time.perf_counter() - start) / calls * 1e6
+    loops = []
+    for _ in range(rounds):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+        loops.append((time.perf_counter() - start) / calls * 1e6)
+    per_call = statistics.median(loops)
     kernel = device_us(torch, fn)
     return per_call, per_call - kernel, kernel
 
@@ -138,7 +143,7 @@ def gpu_cases(table, reps):
     sync = torch.cuda.synchronize
 
     small = torch.rand(1024, device="cuda")
-    case = "host overhead: sum of 1024 float32 in a loop of 10^4"
+    case = "host overhead: sum of 1024 float32, loops of 2000 calls (median of 7)"
     base = None
     for library, fn in [("torch.sum", lambda: torch.sum(small)),
                         ("parpat.sum", lambda: parpat.sum(small))]:
