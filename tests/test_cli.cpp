@@ -226,7 +226,7 @@ TEST(Cli, BadInputIsOneLineAndExitTwo) {
   }
   expect_rejected("reduce --backend cpu --op min " + empty, "empty");
   expect_rejected("reduce --backend cpu --op argmax " + empty, "empty");
-  expect_rejected("reduce --op mean " + good, "unknown op");
+  expect_rejected("reduce --op median " + good, "unknown op");
   expect_rejected("reduce --op sum --axis depth " + good, "unknown axis");
   expect_rejected("reduce --op sum --axis rows " + good, "needs 2-D");
   expect_rejected("reduce --backend cpu --variant warp-magic --op sum " + good,

@@ -371,7 +371,7 @@ TEST(ReduceApi, RejectsBadArguments) {
   Array a = Array::from_vector(cpu, std::vector<float>{1, 2, 3});
   EXPECT_THROW(reduce(a, {ReduceOp::sum, Axis::all, "no-such-variant"}), Error);
   EXPECT_THROW(reduce(a, {ReduceOp::sum, Axis::rows, ""}), Error);
-  EXPECT_THROW(parse_reduce_op("mean"), Error);
+  EXPECT_THROW(parse_reduce_op("median"), Error);
   EXPECT_THROW(parse_axis("depth"), Error);
   EXPECT_THROW(Device::open(Backend::cpu, 3), Error);
 }

@@ -10,19 +10,46 @@
 
 namespace parpat {
 
-enum class ReduceOp { sum, prod, min, max, argmin, argmax };
+// numpy's reductions of the same names. The nan-ops skip NaN elements (on integer input they are
+// the plain op); mean, var and std (and their nan forms) accumulate in float64 in one pass.
+enum class ReduceOp {
+  sum,
+  prod,
+  min,
+  max,
+  argmin,
+  argmax,
+  mean,
+  var,
+  std,
+  nansum,
+  nanprod,
+  nanmin,
+  nanmax,
+  nanargmin,
+  nanargmax,
+  nanmean,
+  nanvar,
+  nanstd,
+  count_nonzero
+};
 enum class Axis { all, rows, cols };  // rows: one result per row (numpy axis=1); cols: axis=0
 
 const char* reduce_op_name(ReduceOp op);
 ReduceOp parse_reduce_op(const std::string& name);
 const char* axis_name(Axis axis);
 Axis parse_axis(const std::string& name);
-bool is_arg_op(ReduceOp op);
+bool is_arg_op(ReduceOp op);  // argmin, argmax, nanargmin, nanargmax
 
-// The dtype of a reduction's values: integer sum/prod widen to int64 (signed input) or uint64
-// (unsigned) and wrap modulo 2^64; floats keep their type; min/max/arg ops keep the input type.
+// The dtype of a reduction's values: integer sum/prod (and nansum/nanprod) widen to int64
+// (signed input) or uint64 (unsigned) and wrap modulo 2^64; floats keep their type; min/max/arg
+// ops keep the input type; mean, var and std give float64 for integer input and the input's type
+// for floats (computed in float64, then rounded); count_nonzero gives int64.
 // A NaN wins min and max (arg ops: the first NaN). −0.0 and +0.0 are equal, so which zero a min
-// or max returns depends on the variant's fold order, as in numpy.
+// or max returns depends on the variant's fold order, as in numpy. Empty input (or an all-NaN
+// one for the nan-ops): mean, var and std give NaN, count_nonzero 0, nansum 0, nanprod 1;
+// min, max and the arg ops throw, and so do nanargmin/nanargmax of an all-NaN input ("All-NaN
+// slice encountered"; a Reducer writes index INT64_MAX there), while nanmin/nanmax give NaN.
 DType reduce_result_dtype(DType input, ReduceOp op);
 
 // One value of some dtype, exactly as the device produced it.
@@ -44,6 +71,9 @@ struct ReduceOptions {
   // true: time the call with events of its own (time_ms); false (default): enqueue only the
   // pattern's work and leave time_ms 0.
   bool timed = false;
+  // var and std (and nanvar, nanstd) divide by n − ddof, as numpy: ddof ≥ n gives inf for a
+  // positive sum of squares and NaN otherwise (nanvar and nanstd: always NaN).
+  double ddof = 0;
 };
 
 struct ReduceResult {

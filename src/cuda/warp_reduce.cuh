@@ -37,6 +37,11 @@ __device__ __forceinline__ ArgPair<T> shuffle_down(ArgPair<T> v, int delta) {
   return {shuffle_down(v.value, delta), shuffle_down(v.index, delta)};
 }
 
+__device__ __forceinline__ Moments shuffle_down(Moments v, int delta) {
+  return {shuffle_down(v.n, delta), shuffle_down(v.shift, delta), shuffle_down(v.s, delta),
+          shuffle_down(v.q, delta)};
+}
+
 // Reads memory written by other blocks of this launch, bypassing the non-coherent L1.
 template <class T>
 __device__ __forceinline__ T load_coherent(const T* p) {
@@ -45,6 +50,11 @@ __device__ __forceinline__ T load_coherent(const T* p) {
 template <class T>
 __device__ __forceinline__ ArgPair<T> load_coherent(const ArgPair<T>* p) {
   return {load_coherent(&p->value), load_coherent(&p->index)};
+}
+
+__device__ __forceinline__ Moments load_coherent(const Moments* p) {
+  return {load_coherent(&p->n), load_coherent(&p->shift), load_coherent(&p->s),
+          load_coherent(&p->q)};
 }
 
 template <class Op>

@@ -337,6 +337,8 @@ class ParallelKernel final : public ReduceKernel {
  public:
   ParallelKernel(const Device& d, const ReduceShape& s)
       : cpu_(backend_cast<CpuDevice>(d)), s_(s), chunk_(chunk_elements(d.info(), s.size())) {
+    if (is_moments_op<Op>::value && !s.raw_moments)
+      moments_.resize(static_cast<std::size_t>(s.outputs()));
     if (s_.axis == Axis::cols) {
       row_chunks_ = std::clamp<std::int64_t>(s_.rows / 64, 1, cpu_.threads() * 4);
       partials_.resize(static_cast<std::size_t>(row_chunks_ * s_.cols));
@@ -350,8 +352,19 @@ class ParallelKernel final : public ReduceKernel {
 
   void run(const Buffer& in, const Buffer& values, const Buffer& indices) override {
     const T* x = static_cast<const T*>(in.handle());
-    R* out = static_cast<R*>(values.handle());
+    // Moment ops fold into Moments here, then write the statistic (or the Moments themselves
+    // for a streamed chunk).
+    const bool statistic = !moments_.empty();
+    R* out = statistic ? reinterpret_cast<R*>(moments_.data()) : static_cast<R*>(values.handle());
     auto* idx = static_cast<std::int64_t*>(indices.handle());
+    run_folds(x, out, idx);
+    if (statistic)
+      write_statistics(moments_.data(), s_.op, s_.ddof, reduce_result_dtype(s_.dtype, s_.op),
+                       s_.outputs(), values.handle());
+  }
+
+ private:
+  void run_folds(const T* x, R* out, std::int64_t* idx) {
     auto emit = [&](std::int64_t o, const Acc& a) {
       out[o] = Op::result(a);
       if constexpr (is_arg_pair<Acc>::value) idx[o] = a.index;
@@ -402,9 +415,9 @@ class ParallelKernel final : public ReduceKernel {
     }
   }
 
- private:
   CpuDevice& cpu_;
   ReduceShape s_;
+  std::vector<Moments> moments_;
   std::int64_t chunk_;
   std::int64_t row_chunks_ = 1;
   std::vector<Acc> partials_;

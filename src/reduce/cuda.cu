@@ -45,6 +45,14 @@
 
 namespace parpat::detail {
 
+// Each output's statistic from its Moments, one thread per output.
+template <class R>
+__global__ void finish_statistics(const Moments* moments, R* values, std::int64_t outputs,
+                                  double ddof, Statistic stat, bool nan_op) {
+  const std::int64_t o = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (o < outputs) values[o] = static_cast<R>(finish_moments(moments[o], stat, ddof, nan_op));
+}
+
 template <class T, class Op>
 class FastReduce final : public CudaReduce<T, Op> {
   using Base = CudaReduce<T, Op>;
@@ -54,6 +62,8 @@ class FastReduce final : public CudaReduce<T, Op> {
  public:
   FastReduce(const Device& d, const ReduceShape& s) : Base(d, s) {
     const auto& info = d.info();
+    if (is_moments_op<Op>::value && !s.raw_moments)
+      moments_ = Buffer(d, s.outputs() * sizeof(Moments));
     if (s.axis == Axis::all) {
       if (s.contiguous()) {
         plan_ = fast_plan<T, Op>(info, s.size());
@@ -82,8 +92,28 @@ class FastReduce final : public CudaReduce<T, Op> {
     const auto& s = this->s_;
     auto stream = this->cuda_.stream();
     const T* x = this->input(in);
-    auto* out = this->out(values);
+    // Moment ops fold into Moments, then a second launch writes the statistic (a streamed
+    // chunk keeps the Moments).
+    auto* out = this->out(moments_.bytes() ? moments_ : values);
     auto* idx = this->idx(indices);
+    launch(x, out, idx, stream);
+    if (moments_.bytes()) {
+      const auto outputs = s.outputs();
+      visit_dtype(reduce_result_dtype(s.dtype, s.op), [&](auto r) {
+        using R = decltype(r);
+        if constexpr (std::is_floating_point_v<R>) {
+          finish_statistics<<<static_cast<unsigned>(ceil_div(outputs, 256)), 256, 0, stream>>>(
+              static_cast<const Moments*>(moments_.handle()), static_cast<R*>(values.handle()),
+              outputs, s.ddof, *statistic_of(s.op), is_nan_reduce_op(s.op));
+          check_launch("finish_statistics");
+        }
+      });
+    }
+  }
+
+ private:
+  void launch(const T* x, typename Op::Result* out, std::int64_t* idx, cudaStream_t stream) {
+    const auto& s = this->s_;
     if (s.axis == Axis::all) {
       auto* partials = this->acc_buffer(partials_);
       auto* counter = static_cast<unsigned*>(counters_.handle());
@@ -136,7 +166,6 @@ class FastReduce final : public CudaReduce<T, Op> {
     }
   }
 
- private:
   // The grid of rows_by_block: reduce.fast.rows_blocks_per_cu blocks per SM as far as
   // occupancy allows, each taking the same number of rows; 0 launches one block per row.
   static int rows_grid(const DeviceInfo& info, std::int64_t rows) {
@@ -156,26 +185,32 @@ class FastReduce final : public CudaReduce<T, Op> {
   int width_ = 1;
   std::int64_t col_tiles_ = 1, chunks_ = 1, chunk_rows_ = 1;
   Buffer partials_, counters_;
+  Buffer moments_;  // moment ops: each output's Moments before the statistic
 };
 
 namespace {
 
-template <template <class, class> class Kernel>
+// kAllOps: every op of reduce_ops.hpp (fast); otherwise the six basic ones (classic variants).
+template <template <class, class> class Kernel, bool kAllOps = false>
 std::unique_ptr<ReduceKernel> make(const Device& d, const ReduceShape& s) {
   return visit_dtype(s.dtype, [&](auto t) -> std::unique_ptr<ReduceKernel> {
     using T = decltype(t);
     if constexpr (std::is_same_v<T, std::uint16_t>) {
       throw_invalid("reduce does not take uint16 input");
     } else {
-      return visit_reduce_op<T>(s.op, [&](auto op) -> std::unique_ptr<ReduceKernel> {
+      auto make_for = [&](auto op) -> std::unique_ptr<ReduceKernel> {
         return std::make_unique<Kernel<T, decltype(op)>>(d, s);
-      });
+      };
+      if constexpr (kAllOps)
+        return visit_reduce_op<T>(s.op, make_for);
+      else
+        return visit_basic_reduce_op<T>(s.op, make_for);
     }
   });
 }
 
 bool all_axis_only(const ReduceShape& s, const DeviceInfo&) {
-  return s.axis == Axis::all;
+  return s.axis == Axis::all && is_basic_reduce_op(s.op);
 }
 bool everything(const ReduceShape&, const DeviceInfo&) {
   return true;
@@ -183,7 +218,7 @@ bool everything(const ReduceShape&, const DeviceInfo&) {
 
 // Atomics need an accumulator of 4 or 8 bytes and an op without an index.
 bool atomic_supports(const ReduceShape& s, const DeviceInfo&) {
-  if (s.axis != Axis::all || is_arg_op(s.op)) return false;
+  if (s.axis != Axis::all || is_arg_op(s.op) || !is_basic_reduce_op(s.op)) return false;
   bool narrow = s.dtype == DType::uint8 && (s.op == ReduceOp::min || s.op == ReduceOp::max);
   return !narrow;
 }
@@ -200,15 +235,15 @@ std::vector<ReduceVariant> cuda_reduce_variants() {
   return {
       {cuda_info("tree",
                  "one element per thread, halving tree in shared memory, host loop of passes",
-                 "block=256", "axis all"),
+                 "block=256", "axis all; the six basic ops"),
        all_axis_only, make<TreeReduce>},
       {cuda_info("serial",
                  "each thread folds its own block serially (uncoalesced), host loop of passes",
-                 "block=256 items=64", "axis all"),
+                 "block=256 items=64", "axis all; the six basic ops"),
        all_axis_only, make<SerialReduce>},
       {cuda_info("gridstride",
                  "registers over a grid-stride loop, shared-memory tree, partials, second launch",
-                 "block=256 blocks/SM=8", "axis all"),
+                 "block=256 blocks/SM=8", "axis all; the six basic ops"),
        all_axis_only, make<GridStrideReduce>},
       {cuda_info("atomic", "one pass, block results combined with atomicAdd / compare-and-swap",
                  "block=256 blocks/SM=8",
@@ -217,7 +252,7 @@ std::vector<ReduceVariant> cuda_reduce_variants() {
       {cuda_info(
            "fast", "16-byte loads x8 in flight, shuffles, one launch finished by the last block",
            "block=512 blocks/SM=4; small inputs: block=256 items=2, one block up to 32 KiB", ""),
-       everything, make<FastReduce>},
+       everything, make<FastReduce, true>},
   };
 }
 
@@ -236,6 +271,10 @@ void reduce(const void* d_in, DType dtype, std::int64_t n, ReduceOp op, void* d_
   if (ordinal < 0 || ordinal >= static_cast<int>(devices.size()))
     throw_invalid("the current CUDA device is not one parpat found");
   const DeviceInfo& info = devices[ordinal];
+  if (!is_basic_reduce_op(op))
+    throw_invalid(
+        std::string("the raw CUDA reduce takes sum, prod, min, max, argmin or argmax, not ") +
+        reduce_op_name(op));
   if (n == 0 && op != ReduceOp::sum && op != ReduceOp::prod)
     throw_invalid(std::string(reduce_op_name(op)) + " of an empty array has no identity");
   visit_dtype(dtype, [&](auto t) {
@@ -243,7 +282,7 @@ void reduce(const void* d_in, DType dtype, std::int64_t n, ReduceOp op, void* d_
     if constexpr (std::is_same_v<T, std::uint16_t>) {
       throw_invalid("reduce does not take uint16 input");
     } else {
-      visit_reduce_op<T>(op, [&](auto o) {
+      visit_basic_reduce_op<T>(op, [&](auto o) {
         using Op = decltype(o);
         using Acc = typename Op::Acc;
         FastPlan plan = fast_plan<T, Op>(info, n);

@@ -5,11 +5,13 @@
 // enqueues.
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "parpat/array.hpp"
 #include "reduce/reduce_internal.hpp"
+#include "reduce/reduce_ops.hpp"
 #include "runtime/opencl/opencl_device.hpp"
 #include "runtime/tuning.hpp"
 
@@ -21,8 +23,8 @@ namespace parpat::detail {
 namespace {
 
 constexpr std::size_t kVectorBytes = 16;
-// The largest accumulator: an arg pair {value, int64 index} padded to 16 bytes.
-constexpr std::size_t kMaxAccBytes = 16;
+// The largest accumulator: the Moments of the moment ops, four doubles.
+constexpr std::size_t kMaxAccBytes = 32;
 
 bool is_sum_or_prod(ReduceOp op) {
   return op == ReduceOp::sum || op == ReduceOp::prod;
@@ -50,9 +52,15 @@ const char* cl_type(DType t) {
   return "ushort";
 }
 
+// The op the kernels run: on integer input (no NaN) a nan-op is its plain op.
+ReduceOp kernel_op(DType t, ReduceOp op) {
+  return is_float(t) ? op : plain_reduce_op(op);
+}
+
 // Bytes of the accumulator the kernels use for (dtype, op) on this device.
 std::size_t acc_bytes(DType t, ReduceOp op, const DeviceInfo& device) {
-  if (is_arg_op(op)) return kMaxAccBytes;
+  if (is_arg_op(op)) return 16;
+  if (!is_basic_reduce_op(op)) return 32;  // atomics never take these
   if (is_sum_or_prod(op)) return is_float(t) && !device.fp64 ? 4 : 8;
   return dtype_size(t);
 }
@@ -148,14 +156,58 @@ Tunables tunables(const DeviceInfo& d) {
   return t;
 }
 
+// The -D options of the ops beyond the six basic ones (fast only), after kernel_op: the nan
+// forms of float input, count_nonzero, and the moment ops, which report raw Moments for a
+// streamed chunk and otherwise the statistic with ddof built in.
+std::string extra_op_options(const ReduceShape& s, ReduceOp op, const char* elem, bool fp64) {
+  const DType t = s.dtype;
+  std::string o;
+  if (const auto stat = statistic_of(op)) {
+    o += " -DMOMENTS -DIDENTITY=IDENTITY_MOMENTS";
+    o += op == ReduceOp::mean || op == ReduceOp::nanmean ? " -DMEAN_ONLY" : "";
+    o += is_nan_reduce_op(op) ? " -DSKIP_NAN" : "";
+    if (s.raw_moments) return o + " -DRES=moments -DRESULT=RESULT_RAW";
+    char ddof[64];
+    std::snprintf(ddof, sizeof ddof, "%.17g", s.ddof);
+    return o + " -DRES=" + cl_type(reduce_result_dtype(t, op)) +
+           " -DRESULT=RESULT_STATISTIC -DSTATISTIC=" + std::to_string(static_cast<int>(*stat)) +
+           " -DDDOF=" + ddof + (is_nan_reduce_op(op) ? " -DNAN_STATISTIC" : "");
+  }
+  if (op == ReduceOp::count_nonzero)
+    return " -DACC=ulong -DRES=long -DIDENTITY=IDENTITY_SCALAR -DIDENTITY_VALUE=0"
+           " -DLOAD=LOAD_NONZERO -DCOMBINE=COMBINE_SUM -DRESULT=RESULT_BITS";
+  if (op == ReduceOp::nansum || op == ReduceOp::nanprod) {
+    const bool sum = op == ReduceOp::nansum;
+    return std::string(" -DACC=") + (fp64 ? "double" : "float") + " -DRES=" + elem +
+           " -DIDENTITY=IDENTITY_SCALAR -DRESULT=RESULT_CAST -DIDENTITY_VALUE=" +
+           (sum ? "0 -DLOAD=LOAD_NANSUM -DCOMBINE=COMBINE_SUM"
+                : "1 -DLOAD=LOAD_NANPROD -DCOMBINE=COMBINE_PROD");
+  }
+  if (op == ReduceOp::nanmin || op == ReduceOp::nanmax)
+    return std::string(" -DACC=") + elem + " -DRES=" + elem +
+           " -DIDENTITY=IDENTITY_SCALAR -DLOAD=LOAD_SCALAR -DRESULT=RESULT_CAST "
+           "-DIDENTITY_VALUE=NAN" +
+           (op == ReduceOp::nanmin ? " -DCOMBINE=COMBINE_NANMIN" : " -DCOMBINE=COMBINE_NANMAX");
+  // nanargmin, nanargmax
+  return std::string(" -DARG_OP -DNAN_ARG -DRES=") + elem +
+         " -DIDENTITY=IDENTITY_ARG -DLOAD=LOAD_NANARG -DRESULT=RESULT_ARG -DIDENTITY_VALUE=NAN" +
+         (op == ReduceOp::nanargmin ? " -DCOMBINE=COMBINE_NANARGMIN -DARG_MIN"
+                                    : " -DCOMBINE=COMBINE_NANARGMAX");
+}
+
 // The -D options of the program for (dtype, op) on `device`: the same for every variant.
-std::string build_options(DType t, ReduceOp op, const DeviceInfo& device) {
+std::string build_options(const ReduceShape& s, const DeviceInfo& device) {
+  const DType t = s.dtype;
+  const ReduceOp op = kernel_op(t, s.op);
   const char* elem = cl_type(t);
   bool fp64 = device.fp64;
   std::string o =
       std::string("-DELEM=") + elem + " -DVW=" + std::to_string(kVectorBytes / dtype_size(t));
-  if (t == DType::float64 || (is_float(t) && is_sum_or_prod(op) && fp64)) o += " -DUSE_FP64";
-  if (is_arg_op(op)) {
+  const bool wide = is_sum_or_prod(op) || op == ReduceOp::nansum || op == ReduceOp::nanprod;
+  if (t == DType::float64 || (is_float(t) && wide && fp64) || statistic_of(op)) o += " -DUSE_FP64";
+  if (!is_basic_reduce_op(op)) {
+    o += extra_op_options(s, op, elem, fp64);
+  } else if (is_arg_op(op)) {
     o += " -DARG_OP -DRES=" + std::string(elem) + " -DIDENTITY=IDENTITY_ARG -DLOAD=LOAD_ARG" +
          " -DRESULT=RESULT_ARG -DIDENTITY_VALUE=" +
          (op == ReduceOp::argmin ? highest(t) : lowest(t)) +
@@ -202,7 +254,7 @@ class OpenclReduce : public ReduceKernel {
       : device_(d),
         cl_(backend_cast<OpenclDevice>(d)),
         s_(s),
-        options_(build_options(s.dtype, s.op, d.info())),
+        options_(build_options(s, d.info())),
         tune_(tunables(d.info())),
         n_(static_cast<cl_long>(s.size())),
         cols_(static_cast<cl_long>(s.cols)),
@@ -455,12 +507,13 @@ class FastKernel final : public OpenclReduce {
   Buffer partials_, counters_;
 };
 
+// float64 input and the moment ops (float64 accumulators) need cl_khr_fp64.
 bool dtype_fits(const ReduceShape& s, const DeviceInfo& d) {
-  return s.dtype != DType::float64 || d.fp64;
+  return (s.dtype != DType::float64 && !statistic_of(s.op)) || d.fp64;
 }
 
 bool supports_axis_all(const ReduceShape& s, const DeviceInfo& d) {
-  return s.axis == Axis::all && dtype_fits(s, d);
+  return s.axis == Axis::all && is_basic_reduce_op(s.op) && dtype_fits(s, d);
 }
 
 bool supports_atomic(const ReduceShape& s, const DeviceInfo& d) {
@@ -492,7 +545,8 @@ std::vector<ReduceVariant> opencl_reduce_variants() {
       {info("tree",
             "one element per work-item, halving tree in local memory, passes over two "
             "ping-pong buffers",
-            params_of("reduce.tree", nullptr), "axis all; float64 needs cl_khr_fp64", true),
+            params_of("reduce.tree", nullptr),
+            "axis all; the six basic ops; float64 needs cl_khr_fp64", true),
        supports_axis_all,
        [](const Device& d, const ReduceShape& s) -> std::unique_ptr<ReduceKernel> {
          return std::make_unique<PassesKernel>(d, s, true);
@@ -500,7 +554,8 @@ std::vector<ReduceVariant> opencl_reduce_variants() {
       {info("serial",
             "each work-item folds its own block of items serially, no local memory, "
             "passes over two ping-pong buffers",
-            params_of("reduce.serial", "items"), "axis all; float64 needs cl_khr_fp64", true),
+            params_of("reduce.serial", "items"),
+            "axis all; the six basic ops; float64 needs cl_khr_fp64", true),
        supports_axis_all,
        [](const Device& d, const ReduceShape& s) -> std::unique_ptr<ReduceKernel> {
          return std::make_unique<PassesKernel>(d, s, false);
@@ -508,8 +563,8 @@ std::vector<ReduceVariant> opencl_reduce_variants() {
       {info("gridstride",
             "grid-stride loop in registers, local-memory tree, per-group partials, "
             "second launch of one group",
-            params_of("reduce.gridstride", "blocks_per_cu"), "axis all; float64 needs cl_khr_fp64",
-            true),
+            params_of("reduce.gridstride", "blocks_per_cu"),
+            "axis all; the six basic ops; float64 needs cl_khr_fp64", true),
        supports_axis_all,
        [](const Device& d, const ReduceShape& s) -> std::unique_ptr<ReduceKernel> {
          return std::make_unique<GridstrideKernel>(d, s);
@@ -530,7 +585,8 @@ std::vector<ReduceVariant> opencl_reduce_variants() {
             "16-byte vector loads, 8 in flight, fixed grid, last group combines the "
             "partials in order (one launch); rows: a slice per row; cols: 16-byte column "
             "strips, row chunks",
-            params_of("reduce.fast", "blocks_per_cu"), "float64 needs cl_khr_fp64", true),
+            params_of("reduce.fast", "blocks_per_cu"),
+            "float64 input and mean/var/std need cl_khr_fp64", true),
        [](const ReduceShape& s, const DeviceInfo& d) { return dtype_fits(s, d); },
        [](const Device& d, const ReduceShape& s) -> std::unique_ptr<ReduceKernel> {
          return std::make_unique<FastKernel>(d, s);

@@ -3,8 +3,11 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <optional>
 
 #include "reduce/reduce_internal.hpp"
+#include "reduce/reduce_ops.hpp"
 #include "runtime/device_impl.hpp"
 #include "runtime/names.hpp"
 #include "runtime/variant_table.hpp"
@@ -13,7 +16,10 @@
 namespace parpat {
 
 namespace {
-constexpr const char* kOpNames[] = {"sum", "prod", "min", "max", "argmin", "argmax"};
+constexpr const char* kOpNames[] = {"sum",     "prod",   "min",    "max",          "argmin",
+                                    "argmax",  "mean",   "var",    "std",          "nansum",
+                                    "nanprod", "nanmin", "nanmax", "nanargmin",    "nanargmax",
+                                    "nanmean", "nanvar", "nanstd", "count_nonzero"};
 constexpr const char* kAxisNames[] = {"all", "rows", "cols"};
 }  // namespace
 
@@ -30,13 +36,24 @@ Axis parse_axis(const std::string& name) {
   return detail::parse_word<Axis>(kAxisNames, name, "axis");
 }
 bool is_arg_op(ReduceOp op) {
-  return op == ReduceOp::argmin || op == ReduceOp::argmax;
+  return op == ReduceOp::argmin || op == ReduceOp::argmax || op == ReduceOp::nanargmin ||
+         op == ReduceOp::nanargmax;
 }
 
 DType reduce_result_dtype(DType input, ReduceOp op) {
-  if (op != ReduceOp::sum && op != ReduceOp::prod) return input;
-  if (is_float(input)) return input;
-  return is_signed_integer(input) ? DType::int64 : DType::uint64;
+  switch (op) {
+    case ReduceOp::sum:
+    case ReduceOp::prod:
+    case ReduceOp::nansum:
+    case ReduceOp::nanprod:
+      if (is_float(input)) return input;
+      return is_signed_integer(input) ? DType::int64 : DType::uint64;
+    case ReduceOp::count_nonzero:
+      return DType::int64;
+    default:
+      if (detail::statistic_of(op)) return is_float(input) ? input : DType::float64;
+      return input;
+  }
 }
 
 Scalar Scalar::from_bytes(DType dtype, const void* p) {
@@ -76,6 +93,98 @@ namespace detail {
 
 PARPAT_DEFINE_VARIANT_TABLE(reduce, ReduceVariant, "variant")
 
+std::optional<Statistic> statistic_of(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::mean:
+    case ReduceOp::nanmean:
+      return Statistic::mean;
+    case ReduceOp::var:
+    case ReduceOp::nanvar:
+      return Statistic::var;
+    case ReduceOp::std:
+    case ReduceOp::nanstd:
+      return Statistic::std;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::unique_ptr<ReduceKernel> make_reduce_kernel(const Device& device, const ReduceShape& s,
+                                                 const std::string& name) {
+  const auto& variant = find_reduce_variant(device.backend(), name);
+  if (!variant.supports(s, device.info())) {
+    throw Error(ErrorKind::unsupported,
+                "variant " + name + " on " + backend_name(device.backend()) + " does not cover " +
+                    reduce_op_name(s.op) + " of " + dtype_name(s.dtype) + " along axis " +
+                    axis_name(s.axis) + " (" + variant.info.limits + ")");
+  }
+  return variant.make(device, s);
+}
+
+bool is_basic_reduce_op(ReduceOp op) {
+  return static_cast<int>(op) <= static_cast<int>(ReduceOp::argmax);
+}
+
+ReduceOp plain_reduce_op(ReduceOp op) {
+  if (!is_nan_reduce_op(op)) return op;
+  constexpr ReduceOp kPlain[] = {ReduceOp::sum,    ReduceOp::prod,   ReduceOp::min,
+                                 ReduceOp::max,    ReduceOp::argmin, ReduceOp::argmax,
+                                 ReduceOp::mean,   ReduceOp::var,    ReduceOp::std};
+  return kPlain[static_cast<int>(op) - static_cast<int>(ReduceOp::nansum)];
+}
+
+bool is_nan_reduce_op(ReduceOp op) {
+  return op >= ReduceOp::nansum && op <= ReduceOp::nanstd;
+}
+
+std::vector<unsigned char> empty_reduce_values(DType dtype, ReduceOp op, std::int64_t outputs) {
+  const DType out = reduce_result_dtype(dtype, op);
+  double value = 0;
+  switch (op) {
+    case ReduceOp::sum:
+    case ReduceOp::nansum:
+    case ReduceOp::count_nonzero:
+      break;
+    case ReduceOp::prod:
+    case ReduceOp::nanprod:
+      value = 1;
+      break;
+    default:
+      if (!statistic_of(op))
+        throw_invalid(std::string(reduce_op_name(op)) +
+                      " of an empty array has no identity (zero-size input)");
+      value = std::numeric_limits<double>::quiet_NaN();
+  }
+  std::vector<unsigned char> values(static_cast<std::size_t>(outputs) * dtype_size(out));
+  visit_dtype(out, [&](auto t) {
+    using R = decltype(t);
+    const R v = static_cast<R>(value);
+    for (std::int64_t o = 0; o < outputs; ++o)
+      std::memcpy(values.data() + o * sizeof(R), &v, sizeof v);
+  });
+  return values;
+}
+
+void write_statistics(const Moments* moments, ReduceOp op, double ddof, DType result,
+                      std::int64_t outputs, void* values) {
+  const Statistic stat = *statistic_of(op);
+  const bool nan_op = is_nan_reduce_op(op);
+  visit_dtype(result, [&](auto t) {
+    using R = decltype(t);
+    if constexpr (std::is_floating_point_v<R>) {
+      for (std::int64_t o = 0; o < outputs; ++o)
+        static_cast<R*>(values)[o] = static_cast<R>(finish_moments(moments[o], stat, ddof, nan_op));
+    }
+  });
+}
+
+void check_nan_arg_found(ReduceOp op, const std::vector<std::int64_t>& indices) {
+  if (op != ReduceOp::nanargmin && op != ReduceOp::nanargmax) return;
+  for (std::int64_t i : indices)
+    if (i == std::numeric_limits<std::int64_t>::max())
+      throw_invalid(std::string(reduce_op_name(op)) + ": All-NaN slice encountered");
+}
+
 }  // namespace detail
 
 struct Reducer::Impl {
@@ -100,32 +209,18 @@ Reducer::Reducer(const Device& device, DType dtype, std::vector<std::int64_t> sh
   s.rows = shape.size() == 2 ? shape[0] : 1;
   s.cols = shape.back();
   s.row_stride = row_stride ? row_stride : s.cols;
+  s.ddof = options.ddof;
+  if (!std::isfinite(options.ddof) || options.ddof < 0)
+    throw_invalid("ddof must be a finite number ≥ 0");
   if (shape.size() == 1 && s.axis != Axis::all)
     throw_invalid(std::string("axis ") + axis_name(s.axis) + " needs 2-D input");
-  const auto& variant = detail::find_reduce_variant(device.backend(), options.variant);
+  detail::find_reduce_variant(device.backend(), options.variant);  // an unknown name throws
   if (s.outputs() == 0) return;  // e.g. axis rows of a 0 × n array: an empty result
   if (s.extent() == 0) {
-    if (options.op != ReduceOp::sum && options.op != ReduceOp::prod)
-      throw_invalid(std::string(reduce_op_name(options.op)) +
-                    " of an empty array has no identity (zero-size input)");
-    DType out = reduce_result_dtype(dtype, options.op);
-    impl_->identity_values.resize(static_cast<std::size_t>(s.outputs()) * dtype_size(out));
-    for (std::int64_t o = 0; o < s.outputs(); ++o) {
-      visit_dtype(out, [&](auto t) {
-        using R = decltype(t);
-        R v = options.op == ReduceOp::sum ? R(0) : R(1);
-        std::memcpy(impl_->identity_values.data() + o * sizeof(R), &v, sizeof v);
-      });
-    }
+    impl_->identity_values = detail::empty_reduce_values(dtype, options.op, s.outputs());
     return;
   }
-  if (!variant.supports(s, device.info())) {
-    throw Error(ErrorKind::unsupported,
-                "variant " + options.variant + " on " + backend_name(device.backend()) +
-                    " does not cover " + reduce_op_name(s.op) + " of " + dtype_name(dtype) +
-                    " along axis " + axis_name(s.axis) + " (" + variant.info.limits + ")");
-  }
-  impl_->kernel = variant.make(device, s);
+  impl_->kernel = detail::make_reduce_kernel(device, s, options.variant);
 }
 
 Reducer::~Reducer() = default;
@@ -186,6 +281,7 @@ ReduceResult reduce(const Array& in, const ReduceOptions& options) {
   if (is_arg_op(options.op)) {
     result.indices.resize(outputs);
     indices.download(result.indices.data(), outputs * sizeof(std::int64_t));
+    detail::check_nan_arg_found(options.op, result.indices);
   }
   return result;
 }

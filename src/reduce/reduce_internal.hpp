@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "parpat/reduce.hpp"
@@ -17,6 +18,8 @@ struct ReduceShape {
   ReduceOp op = ReduceOp::sum;
   Axis axis = Axis::all;
   std::int64_t rows = 1, cols = 0, row_stride = 0;
+  double ddof = 0;           // var and std
+  bool raw_moments = false;  // moment ops: write Moments, not the statistic (streamed chunks)
 
   std::int64_t size() const { return rows * cols; }
   std::int64_t outputs() const { return axis == Axis::all ? 1 : axis == Axis::rows ? rows : cols; }
@@ -48,6 +51,30 @@ std::vector<ReduceVariant> opencl_reduce_variants();
 
 // The variant `name` of `backend`, or Error(invalid_argument) naming the ones that exist.
 const ReduceVariant& find_reduce_variant(Backend backend, const std::string& name);
+
+struct Moments;
+enum class Statistic;
+
+// The kernel of variant `name` (empty: the backend's default) for a non-empty shape, or
+// Error(unsupported) when the variant does not cover it.
+std::unique_ptr<ReduceKernel> make_reduce_kernel(const Device& device, const ReduceShape& shape,
+                                                 const std::string& name);
+
+// mean, var or std for the moment ops (their nan forms too); nothing for the others.
+std::optional<Statistic> statistic_of(ReduceOp op);
+// sum, prod, min, max, argmin and argmax: the ops every variant implements.
+bool is_basic_reduce_op(ReduceOp op);
+bool is_nan_reduce_op(ReduceOp op);
+// The op a nan-op applies to the elements that are not NaN (nanvar: var); others unchanged.
+ReduceOp plain_reduce_op(ReduceOp op);
+// What `outputs` empty extents reduce to (result dtype), or Error(invalid_argument) for the ops
+// that have no identity.
+std::vector<unsigned char> empty_reduce_values(DType dtype, ReduceOp op, std::int64_t outputs);
+// The statistic of op (mean, var, std; their nan forms) from each output's Moments, as `result`.
+void write_statistics(const Moments* moments, ReduceOp op, double ddof, DType result,
+                      std::int64_t outputs, void* values);
+// nanargmin / nanargmax of an all-NaN extent (index INT64_MAX): numpy's error.
+void check_nan_arg_found(ReduceOp op, const std::vector<std::int64_t>& indices);
 
 // The CPU reference: float64 / 64-bit accumulation, compensated float sums, written for
 // clarity. `values` receives outputs() elements of the result dtype, `indices` (arg ops) as

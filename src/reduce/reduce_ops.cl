@@ -76,7 +76,79 @@
 #define PASTE(a, b) PASTE_(a, b)
 #define ELEMV PASTE(ELEM, VW)
 
-#ifdef ARG_OP
+#ifdef MOMENTS
+// n elements with s = sum(x - shift) and q = sum((x - shift)^2), the layout of reduce_ops.hpp's
+// Moments: elements accumulate against the first one seen; merges take Chan's update into
+// shift = mean, s = 0, q = M2. MEAN_ONLY keeps a plain sum in s (shift and q stay 0), so that
+// infinities give numpy's mean. SKIP_NAN (the nan forms) passes over NaN elements.
+typedef struct {
+  double n, shift, s, q;
+} moments;
+#define ACC moments
+
+moments make_moments(double n, double shift, double s, double q) {
+  moments m;
+  m.n = n;
+  m.shift = shift;
+  m.s = s;
+  m.q = q;
+  return m;
+}
+
+double moments_mean(moments m) {
+  return m.shift + m.s / m.n;
+}
+
+double moments_m2(moments m) {
+  return m.q - m.s * (m.s / m.n);
+}
+
+bool skipped(ELEM v) {
+#ifdef SKIP_NAN
+  return v != v;
+#else
+  return false;
+#endif
+}
+
+moments moments_combine(moments a, moments b) {
+#ifdef MEAN_ONLY
+  return make_moments(a.n + b.n, 0, a.s + b.s, 0);
+#else
+  if (a.n == 0) return b;
+  if (b.n == 0) return a;
+  double n = a.n + b.n, mean_a = moments_mean(a), delta = moments_mean(b) - mean_a;
+  return make_moments(n, mean_a + delta * (b.n / n), 0,
+                      moments_m2(a) + moments_m2(b) + delta * delta * (a.n * (b.n / n)));
+#endif
+}
+
+moments moments_append(moments a, ELEM v) {
+  if (skipped(v)) return a;
+#ifdef MEAN_ONLY
+  return make_moments(a.n + 1, 0, a.s + (double)v, 0);
+#else
+  if (a.n == 0) return make_moments(1, (double)v, 0, 0 * (double)v);  // NaN M2 for NaN or inf
+  double d = (double)v - a.shift;
+  return make_moments(a.n + 1, a.shift, a.s + d, fma(d, d, a.q));
+#endif
+}
+
+#if defined(STATISTIC)
+// mean (0), var (1) or std (2) as numpy gives it: var divides M2 by max(n - DDOF, 0); the nan
+// forms give NaN whenever n - DDOF <= 0; no element at all gives NaN.
+double finish_moments(moments m) {
+  if (STATISTIC == 0) return moments_mean(m);
+  double dof = m.n - (double)(DDOF);
+#ifdef NAN_STATISTIC
+  if (dof <= 0) return NAN;
+#endif
+  if (m.n == 0) return NAN;
+  double var = moments_m2(m) / (dof > 0 ? dof : 0.0);
+  return STATISTIC == 2 ? sqrt(var) : var;
+}
+#endif
+#elif defined(ARG_OP)
 typedef struct {
   ELEM value;
   long index;
@@ -133,6 +205,20 @@ ACC arg_append_min(ACC a, ELEM v, long i) {
 ACC arg_append_max(ACC a, ELEM v, long i) {
   return (beats_max(v, a.value) | (a.index == LONG_MAX)) ? make_arg(v, i) : a;
 }
+
+// nanargmin / nanargmax: NaN elements never count; index LONG_MAX holds nothing (an all-NaN
+// input keeps it, and the host reports numpy's error).
+ACC nan_arg(ACC a, ACC b, bool min_op) {
+  if (a.index == LONG_MAX) return b;
+  if (b.index == LONG_MAX) return a;
+  if (min_op ? a.value < b.value : a.value > b.value) return a;
+  if (min_op ? b.value < a.value : b.value > a.value) return b;
+  return a.index < b.index ? a : b;
+}
+
+bool nan_beats(ELEM v, ELEM best, bool min_op) {
+  return (v == v) & ((min_op ? v < best : v > best) | (best != best));
+}
 #else
 // A NaN anywhere wins (x != x is false for integers, so these serve every type).
 ACC min_nan(ACC a, ACC b) {
@@ -146,9 +232,31 @@ ACC max_nan(ACC a, ACC b) {
   if (b != b) return b;
   return b > a ? b : a;
 }
+
+// nanmin / nanmax: NaN is "nothing yet" (the identity), so an all-NaN input stays NaN.
+ACC min_skip_nan(ACC a, ACC b) {
+  if (a != a) return b;
+  if (b != b) return a;
+  return b < a ? b : a;
+}
+
+ACC max_skip_nan(ACC a, ACC b) {
+  if (a != a) return b;
+  if (b != b) return a;
+  return b > a ? b : a;
+}
 #endif
 
 #define IDENTITY_SCALAR ((ACC)(IDENTITY_VALUE))
+#define IDENTITY_MOMENTS make_moments(0, 0, 0, 0)
+#define LOAD_NANSUM(v, i) ((v) != (v) ? (ACC)(0) : (ACC)(v))
+#define LOAD_NANPROD(v, i) ((v) != (v) ? (ACC)(1) : (ACC)(v))
+#define LOAD_NONZERO(v, i) ((ACC)((v) != 0))
+#define LOAD_NANARG(v, i) ((v) != (v) ? IDENTITY_ARG : make_arg((v), (i)))
+#define COMBINE_NANMIN(a, b) min_skip_nan((a), (b))
+#define COMBINE_NANMAX(a, b) max_skip_nan((a), (b))
+#define COMBINE_NANARGMIN(a, b) nan_arg((a), (b), true)
+#define COMBINE_NANARGMAX(a, b) nan_arg((a), (b), false)
 #define IDENTITY_ARG make_arg((ELEM)(IDENTITY_VALUE), LONG_MAX)
 #define LOAD_SCALAR(v, i) ((ACC)(v))
 #define LOAD_ARG(v, i) make_arg((v), (i))
@@ -158,7 +266,17 @@ ACC max_nan(ACC a, ACC b) {
 #define COMBINE_MAX(a, b) max_nan((a), (b))
 #define COMBINE_ARGMIN(a, b) arg_min((a), (b))
 #define COMBINE_ARGMAX(a, b) arg_max((a), (b))
-#if defined(ARG_OP) && defined(ARG_MIN)
+#if defined(MOMENTS)
+#define COMBINE moments_combine
+#define LOAD(v, i) moments_append(IDENTITY_MOMENTS, (v))
+#define APPEND(a, v, i) moments_append((a), (v))
+#elif defined(NAN_ARG) && defined(ARG_MIN)
+#define BEATS(v, best) nan_beats((v), (best), true)
+#define APPEND(a, v, i) (BEATS((v), (a).value) ? make_arg((v), (i)) : (a))
+#elif defined(NAN_ARG)
+#define BEATS(v, best) nan_beats((v), (best), false)
+#define APPEND(a, v, i) (BEATS((v), (a).value) ? make_arg((v), (i)) : (a))
+#elif defined(ARG_OP) && defined(ARG_MIN)
 #define APPEND(a, v, i) arg_append_min((a), (v), (i))
 #define BEATS(v, best) beats_min((v), (best))
 #elif defined(ARG_OP)
@@ -176,6 +294,8 @@ ACC max_nan(ACC a, ACC b) {
 #define RESULT_CAST(a) ((RES)(a))
 #define RESULT_BITS(a) as_long(a)  // uint64 accumulator of a signed sum: same bits as int64
 #define RESULT_ARG(a) ((a).value)
+#define RESULT_RAW(a) (a)
+#define RESULT_STATISTIC(a) ((RES)finish_moments(a))
 
 void store_result(__global RES* values, __global long* indices, long o, ACC a) {
   values[o] = RESULT(a);
@@ -186,7 +306,10 @@ void store_result(__global RES* values, __global long* indices, long o, ACC a) {
 
 // A partial written by another group of this launch: volatile, so it is read from memory.
 ACC load_partial(__global ACC* partials, long k) {
-#ifdef ARG_OP
+#if defined(MOMENTS)
+  volatile __global ACC* p = partials + k;
+  return make_moments(p->n, p->shift, p->s, p->q);
+#elif defined(ARG_OP)
   volatile __global ACC* p = partials + k;
   ACC a;
   a.value = p->value;

@@ -10,6 +10,9 @@
 //   append(a, v, i)       combine(a, load(v, i)) for an element whose index i is larger than
 //                         every index already in a; arg ops then need no index comparison
 //   Result                the output element type; result(acc) converts
+// The nan-ops are their plain op with NaN elements skipped (integer inputs have none, so they
+// take the plain op). The moment ops (mean, var, std and their nan forms) keep Moments and
+// report them raw: finish_moments turns them into the statistic once every fold is done.
 #pragma once
 
 #include <cmath>
@@ -165,9 +168,160 @@ using ArgMinOp = ArgOp<T, true>;
 template <class T>
 using ArgMaxOp = ArgOp<T, false>;
 
-// Calls f(Op{}) with the operator type for `op` on element type T.
+template <class T>
+struct CountNonzeroOp {
+  using Acc = std::uint64_t;
+  using Result = std::int64_t;
+  static PARPAT_HD Acc identity() { return 0; }
+  static PARPAT_HD Acc load(T v, std::int64_t) { return v != T(0) ? 1 : 0; }
+  static PARPAT_HD Acc combine(Acc a, Acc b) { return a + b; }
+  static PARPAT_HD Acc append(Acc a, T v, std::int64_t i) { return a + load(v, i); }
+  static PARPAT_HD Result result(Acc a) { return static_cast<Result>(a); }
+};
+
+// Sum or product in float64 with NaN elements counted as the identity (float input only).
+template <class T, bool kProduct>
+struct NanSumOp {
+  using Acc = double;
+  using Result = T;
+  static PARPAT_HD Acc identity() { return kProduct ? 1.0 : 0.0; }
+  static PARPAT_HD Acc load(T v, std::int64_t) { return v != v ? identity() : double(v); }
+  static PARPAT_HD Acc combine(Acc a, Acc b) { return kProduct ? a * b : a + b; }
+  static PARPAT_HD Acc append(Acc a, T v, std::int64_t i) { return combine(a, load(v, i)); }
+  static PARPAT_HD Result result(Acc a) { return static_cast<Result>(a); }
+};
+
+// min or max skipping NaN (float input only): NaN is "nothing yet", so an all-NaN input stays
+// NaN, as numpy's nanmin returns.
+template <class T, bool kMin>
+struct NanExtremeOp {
+  using Acc = T;
+  using Result = T;
+  static PARPAT_HD Acc identity() { return std::numeric_limits<T>::quiet_NaN(); }
+  static PARPAT_HD Acc load(T v, std::int64_t) { return v; }
+  static PARPAT_HD Acc combine(Acc a, Acc b) {
+    if (a != a) return b;
+    if (b != b) return a;
+    return (kMin ? b < a : b > a) ? b : a;
+  }
+  static PARPAT_HD Acc append(Acc a, T v, std::int64_t) {
+    return ((kMin ? v < a : v > a) | (a != a)) ? v : a;
+  }
+  static PARPAT_HD Result result(Acc a) { return a; }
+};
+
+// argmin or argmax skipping NaN (float input only): the first extreme among the other elements;
+// an all-NaN input keeps the index INT64_MAX, which the caller reports as numpy's error.
+template <class T, bool kMin>
+struct NanArgOp {
+  using Acc = ArgPair<T>;
+  using Result = T;
+  static constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();
+  static PARPAT_HD Acc identity() { return {std::numeric_limits<T>::quiet_NaN(), kNone}; }
+  static PARPAT_HD Acc load(T v, std::int64_t i) { return v != v ? identity() : Acc{v, i}; }
+  static PARPAT_HD Acc combine(Acc a, Acc b) {
+    if (a.index == kNone) return b;
+    if (b.index == kNone) return a;
+    if (kMin ? a.value < b.value : a.value > b.value) return a;
+    if (kMin ? b.value < a.value : b.value > a.value) return b;
+    return a.index < b.index ? a : b;
+  }
+  // Whether element v displaces `best`, an element before it (NaN never does; anything
+  // displaces a NaN best, which holds nothing).
+  static PARPAT_HD bool beats(T v, T best) {
+    return (v == v) & ((kMin ? v < best : v > best) | (best != best));
+  }
+  static PARPAT_HD Acc append(Acc a, T v, std::int64_t i) {
+    return beats(v, a.value) ? Acc{v, i} : a;
+  }
+  static PARPAT_HD Result result(Acc a) { return a.value; }
+};
+
+// n elements in float64 with s = Σ(x − shift) and q = Σ(x − shift)²: elements accumulate
+// against the first one a fold saw (one subtraction, one add, one fused multiply-add each, and
+// the cancellation in q − s²/n stays small because the shift is a sample of the data); folds
+// merge by Chan's update into shift = mean, s = 0, q = M2.
+struct Moments {
+  double n, shift, s, q;
+};
+
+PARPAT_HD double moments_mean(const Moments& m) {
+  return m.shift + m.s / m.n;
+}
+PARPAT_HD double moments_m2(const Moments& m) {
+  return m.q - m.s * (m.s / m.n);
+}
+
+// Moments of the elements (kSkipNan: of the non-NaN elements).
+template <class T, bool kSkipNan>
+struct MomentsOp {
+  using Acc = Moments;
+  using Result = Moments;
+  static PARPAT_HD Acc identity() { return {0, 0, 0, 0}; }
+  static PARPAT_HD Acc load(T v, std::int64_t) {
+    if (kSkipNan && v != v) return identity();
+    // 0 · v: a NaN or infinite first element makes M2 NaN, as numpy's var of it is.
+    return {1, double(v), 0, 0 * double(v)};
+  }
+  static PARPAT_HD Acc combine(Acc a, Acc b) {
+    if (a.n == 0) return b;
+    if (b.n == 0) return a;
+    const double n = a.n + b.n, mean_a = moments_mean(a), delta = moments_mean(b) - mean_a;
+    return {n, mean_a + delta * (b.n / n), 0,
+            moments_m2(a) + moments_m2(b) + delta * delta * (a.n * (b.n / n))};
+  }
+  static PARPAT_HD Acc append(Acc a, T v, std::int64_t i) {
+    if (kSkipNan && v != v) return a;
+    if (a.n == 0) return load(v, i);
+    const double d = double(v) - a.shift;
+    return {a.n + 1, a.shift, a.s + d, fma(d, d, a.q)};
+  }
+  static PARPAT_HD Result result(Acc a) { return a; }
+};
+
+// The mean alone: a float64 sum and a count (shift and q stay 0), so infinities give numpy's
+// inf or NaN.
+template <class T, bool kSkipNan>
+struct MeanOp {
+  using Acc = Moments;
+  using Result = Moments;
+  static PARPAT_HD Acc identity() { return {0, 0, 0, 0}; }
+  static PARPAT_HD Acc load(T v, std::int64_t) {
+    if (kSkipNan && v != v) return identity();
+    return {1, 0, double(v), 0};
+  }
+  static PARPAT_HD Acc combine(Acc a, Acc b) { return {a.n + b.n, 0, a.s + b.s, 0}; }
+  static PARPAT_HD Acc append(Acc a, T v, std::int64_t i) {
+    if (kSkipNan && v != v) return a;
+    return {a.n + 1, 0, a.s + double(v), 0};
+  }
+  static PARPAT_HD Result result(Acc a) { return a; }
+};
+
+template <class Op>
+struct is_moments_op : std::false_type {};
+template <class T, bool kSkipNan>
+struct is_moments_op<MomentsOp<T, kSkipNan>> : std::true_type {};
+template <class T, bool kSkipNan>
+struct is_moments_op<MeanOp<T, kSkipNan>> : std::true_type {};
+
+enum class Statistic { mean, var, std };
+
+// The statistic `op` reports from its Moments, as numpy computes it: var divides M2 by
+// max(n − ddof, 0) (a positive M2 then gives inf and a zero one NaN); nanvar and nanstd give NaN
+// whenever n − ddof ≤ 0; no element at all gives NaN.
+PARPAT_HD double finish_moments(const Moments& m, Statistic stat, double ddof, bool nan_op) {
+  if (stat == Statistic::mean) return moments_mean(m);
+  const double dof = m.n - ddof;
+  if (m.n == 0 || (nan_op && dof <= 0)) return std::numeric_limits<double>::quiet_NaN();
+  const double var = moments_m2(m) / (dof > 0 ? dof : 0.0);
+  return stat == Statistic::std ? sqrt(var) : var;
+}
+
+// Calls f(Op{}) for the six basic ops (sum, prod, min, max, argmin, argmax), the ones every
+// variant implements; any other op is taken as argmax, so callers check is_basic_reduce_op.
 template <class T, class F>
-decltype(auto) visit_reduce_op(ReduceOp op, F&& f) {
+decltype(auto) visit_basic_reduce_op(ReduceOp op, F&& f) {
   switch (op) {
     case ReduceOp::sum:
       return f(SumOp<T>{});
@@ -179,10 +333,62 @@ decltype(auto) visit_reduce_op(ReduceOp op, F&& f) {
       return f(MaxOp<T>{});
     case ReduceOp::argmin:
       return f(ArgMinOp<T>{});
-    case ReduceOp::argmax:
+    default:
       break;
   }
   return f(ArgMaxOp<T>{});
+}
+
+// Calls f(Op{}) with the operator type for `op` on element type T.
+template <class T, class F>
+decltype(auto) visit_reduce_op(ReduceOp op, F&& f) {
+  constexpr bool kFloat = std::is_floating_point_v<T>;
+  switch (op) {
+    case ReduceOp::mean:
+      return f(MeanOp<T, false>{});
+    case ReduceOp::nanmean:
+      return f(MeanOp<T, kFloat>{});
+    case ReduceOp::var:
+    case ReduceOp::std:
+      return f(MomentsOp<T, false>{});
+    case ReduceOp::nanvar:
+    case ReduceOp::nanstd:
+      return f(MomentsOp<T, kFloat>{});
+    case ReduceOp::count_nonzero:
+      return f(CountNonzeroOp<T>{});
+    case ReduceOp::nansum:
+      if constexpr (kFloat)
+        return f(NanSumOp<T, false>{});
+      else
+        return f(SumOp<T>{});
+    case ReduceOp::nanprod:
+      if constexpr (kFloat)
+        return f(NanSumOp<T, true>{});
+      else
+        return f(ProdOp<T>{});
+    case ReduceOp::nanmin:
+      if constexpr (kFloat)
+        return f(NanExtremeOp<T, true>{});
+      else
+        return f(MinOp<T>{});
+    case ReduceOp::nanmax:
+      if constexpr (kFloat)
+        return f(NanExtremeOp<T, false>{});
+      else
+        return f(MaxOp<T>{});
+    case ReduceOp::nanargmin:
+      if constexpr (kFloat)
+        return f(NanArgOp<T, true>{});
+      else
+        return f(ArgMinOp<T>{});
+    case ReduceOp::nanargmax:
+      if constexpr (kFloat)
+        return f(NanArgOp<T, false>{});
+      else
+        return f(ArgMaxOp<T>{});
+    default:
+      return visit_basic_reduce_op<T>(op, std::forward<F>(f));
+  }
 }
 
 template <class Acc>

@@ -1,10 +1,12 @@
 // The reduce reference: one output at a time, elements in flattened order, accumulating in
 // float64 (compensated) or 64-bit integers. Every other variant is checked against this.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
 #include "reduce/reduce_internal.hpp"
+#include "reduce/reduce_ops.hpp"
 
 namespace parpat::detail {
 
@@ -19,6 +21,21 @@ bool is_nan(T v) {
   }
 }
 
+// Neumaier's compensated sum of doubles (infinities pass through uncompensated).
+class CompensatedSum {
+ public:
+  void add(double x) {
+    double t = sum_ + x;
+    if (std::isfinite(t))
+      compensation_ += std::fabs(sum_) >= std::fabs(x) ? (sum_ - t) + x : (x - t) + sum_;
+    sum_ = t;
+  }
+  double value() const { return std::isfinite(sum_) ? sum_ + compensation_ : sum_; }
+
+ private:
+  double sum_ = 0, compensation_ = 0;
+};
+
 // Folds the elements of one output, visited in order, with their indices within the output.
 template <class T, class R>
 class Fold {
@@ -29,14 +46,8 @@ class Fold {
     switch (op_) {
       case ReduceOp::sum:
         if constexpr (std::is_floating_point_v<T>) {
-          // Neumaier's compensated summation: the reference must be more accurate than any
-          // variant it judges.
-          double x = static_cast<double>(v);
-          double t = sum_ + x;
-          if (std::isfinite(t)) {
-            compensation_ += std::fabs(sum_) >= std::fabs(x) ? (sum_ - t) + x : (x - t) + sum_;
-          }
-          sum_ = t;
+          // Compensated: the reference must be more accurate than any variant it judges.
+          sum_.add(static_cast<double>(v));
         } else {
           wrapped_ += static_cast<std::uint64_t>(v);
         }
@@ -73,8 +84,7 @@ class Fold {
     switch (op_) {
       case ReduceOp::sum:
         if constexpr (std::is_floating_point_v<T>) {
-          double total = std::isfinite(sum_) ? sum_ + compensation_ : sum_;
-          return static_cast<R>(total);
+          return static_cast<R>(sum_.value());
         } else {
           return static_cast<R>(wrapped_);
         }
@@ -93,39 +103,96 @@ class Fold {
  private:
   ReduceOp op_;
   std::int64_t count_ = 0;
-  double sum_ = 0, compensation_ = 0, product_ = 1;
+  CompensatedSum sum_;
+  double product_ = 1;
   std::uint64_t wrapped_ = 0, wrapped_product_ = 1;
   T best_{};
   std::int64_t best_index_ = 0;
 };
 
+// mean, var or std of the elements element(0 .. extent) (those not NaN for the nan forms) in
+// two passes: a compensated mean, then the compensated sum of squared deviations from it.
+template <class T, class Element>
+void reference_moments(const ReduceShape& s, std::int64_t extent, const Element& element,
+                       void* values, std::int64_t o) {
+  const bool skip = is_nan_reduce_op(s.op);
+  CompensatedSum sum;
+  double n = 0;
+  for (std::int64_t k = 0; k < extent; ++k)
+    if (!(skip && is_nan(element(k)))) {
+      sum.add(static_cast<double>(element(k)));
+      ++n;
+    }
+  const double mean = sum.value() / n;
+  CompensatedSum squares;
+  for (std::int64_t k = 0; k < extent; ++k)
+    if (!(skip && is_nan(element(k)))) {
+      double d = static_cast<double>(element(k)) - mean;
+      squares.add(d * d);
+    }
+  if (s.raw_moments) {
+    static_cast<Moments*>(values)[o] = {n, n > 0 ? mean : 0.0, 0, squares.value()};
+    return;
+  }
+  double value = mean;
+  if (*statistic_of(s.op) != Statistic::mean) {
+    double dof = n - s.ddof;
+    if (n == 0 || (skip && dof <= 0))
+      value = std::numeric_limits<double>::quiet_NaN();
+    else
+      value = squares.value() / std::max(dof, 0.0);
+    if (*statistic_of(s.op) == Statistic::std) value = std::sqrt(value);
+  }
+  if (reduce_result_dtype(s.dtype, s.op) == DType::float32)
+    static_cast<float*>(values)[o] = static_cast<float>(value);
+  else
+    static_cast<double*>(values)[o] = value;
+}
+
+// One output of any other op: the basic op's Fold over the elements it takes.
+template <class T, class R, class Element>
+void reference_output(const ReduceShape& s, std::int64_t extent, const Element& element, R* values,
+                      std::int64_t* indices, std::int64_t o) {
+  if (s.op == ReduceOp::count_nonzero) {
+    std::int64_t count = 0;
+    for (std::int64_t k = 0; k < extent; ++k)
+      count += element(k) != T(0);
+    values[o] = static_cast<R>(count);
+    return;
+  }
+  const bool skip = is_nan_reduce_op(s.op);
+  Fold<T, R> fold(plain_reduce_op(s.op));
+  bool any = false;
+  for (std::int64_t k = 0; k < extent; ++k)
+    if (!(skip && is_nan(element(k)))) {
+      fold.add(element(k), k);
+      any = true;
+    }
+  values[o] = fold.value();
+  if (indices) indices[o] = fold.index();
+  if (!any && skip) {  // every element NaN: nanmin/nanmax give NaN, the nan arg ops no index
+    if constexpr (std::is_floating_point_v<R>)
+      if (s.op == ReduceOp::nanmin || s.op == ReduceOp::nanmax)
+        values[o] = std::numeric_limits<R>::quiet_NaN();
+    if (indices) indices[o] = std::numeric_limits<std::int64_t>::max();
+  }
+}
+
 template <class T, class R>
-void reference_typed(const T* in, const ReduceShape& s, R* values, std::int64_t* indices) {
+void reference_typed(const T* in, const ReduceShape& s, void* values, std::int64_t* indices) {
   auto at = [&](std::int64_t r, std::int64_t c) { return in[r * s.row_stride + c]; };
-  auto finish = [&](std::int64_t o, const Fold<T, R>& fold) {
-    values[o] = fold.value();
-    if (indices) indices[o] = fold.index();
-  };
-  if (s.axis == Axis::all) {
-    Fold<T, R> fold(s.op);
-    for (std::int64_t r = 0; r < s.rows; ++r)
-      for (std::int64_t c = 0; c < s.cols; ++c)
-        fold.add(at(r, c), r * s.cols + c);
-    finish(0, fold);
-  } else if (s.axis == Axis::rows) {
-    for (std::int64_t r = 0; r < s.rows; ++r) {
-      Fold<T, R> fold(s.op);
-      for (std::int64_t c = 0; c < s.cols; ++c)
-        fold.add(at(r, c), c);
-      finish(r, fold);
-    }
-  } else {
-    for (std::int64_t c = 0; c < s.cols; ++c) {
-      Fold<T, R> fold(s.op);
-      for (std::int64_t r = 0; r < s.rows; ++r)
-        fold.add(at(r, c), r);
-      finish(c, fold);
-    }
+  const std::int64_t extent = s.extent();
+  for (std::int64_t o = 0; o < s.outputs(); ++o) {
+    // Element k of output o; k is also its index within the output.
+    auto element = [&](std::int64_t k) {
+      if (s.axis == Axis::rows) return at(o, k);
+      if (s.axis == Axis::cols) return at(k, o);
+      return at(k / s.cols, k % s.cols);
+    };
+    if (statistic_of(s.op))
+      reference_moments<T>(s, extent, element, values, o);
+    else
+      reference_output<T, R>(s, extent, element, static_cast<R*>(values), indices, o);
   }
 }
 
@@ -138,10 +205,10 @@ void reduce_reference(const void* in, const ReduceShape& shape, void* values,
     using T = decltype(t);
     visit_dtype(out, [&](auto r) {
       using R = decltype(r);
-      if constexpr (std::is_floating_point_v<T> == std::is_floating_point_v<R>) {
-        reference_typed<T, R>(static_cast<const T*>(in), shape, static_cast<R*>(values),
-                              is_arg_op(shape.op) ? indices : nullptr);
-      }
+      // Integer ops on floats (count_nonzero) and float statistics of integers pair across
+      // kinds; the other mixed pairs never occur.
+      reference_typed<T, R>(static_cast<const T*>(in), shape, values,
+                            is_arg_op(shape.op) ? indices : nullptr);
     });
   });
 }

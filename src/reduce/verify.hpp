@@ -1,8 +1,9 @@
 // The reduce contract as a check, shared by the tests and `parpat bench`: integers and
 // min/max/arg values exactly (NaN matches NaN), float sums within 1e-6·log2(n) relative to the
-// float64 reference (DESIGN.md §2), float products within 1e-5 relative. For data of mixed
-// sign, pass `magnitude` = Σ|x|: the error is then measured against it, as cancellation in
-// the exact sum says nothing about the summation's accuracy.
+// float64 reference (DESIGN.md §2), float products within 1e-5 relative; mean, var and std
+// (float64 accumulators against the reference's two compensated passes) as sums. For data of
+// mixed sign, pass `magnitude` = Σ|x|: the error is then measured against it (divided by n for
+// a mean), as cancellation in the exact sum says nothing about the summation's accuracy.
 #pragma once
 
 #include <algorithm>
@@ -26,14 +27,20 @@ inline std::string reduce_mismatch(const Scalar& expected, const Scalar& got, Re
     return std::isnan(e) && std::isnan(g)
                ? ""
                : "expected " + expected.to_string() + ", got " + got.to_string();
-  if (std::isinf(e) || std::isinf(g) || (op != ReduceOp::sum && op != ReduceOp::prod))
+  const bool mean = op == ReduceOp::mean || op == ReduceOp::nanmean;
+  const bool sum_like = op == ReduceOp::sum || op == ReduceOp::nansum || mean ||
+                        op == ReduceOp::var || op == ReduceOp::std || op == ReduceOp::nanvar ||
+                        op == ReduceOp::nanstd;
+  const bool product = op == ReduceOp::prod || op == ReduceOp::nanprod;
+  if (std::isinf(e) || std::isinf(g) || (!sum_like && !product))
     return e == g ? "" : "expected " + expected.to_string() + ", got " + got.to_string();
   double tol =
-      op == ReduceOp::sum
+      sum_like
           ? 1e-6 * std::max(1.0, std::log2(static_cast<double>(std::max<std::int64_t>(extent, 2))))
           : 1e-5;
   // Float64 results of a float64 reference are held to float64's own scale.
-  if (got.dtype == DType::float64 && op == ReduceOp::sum) tol *= 1e-6;
+  if (got.dtype == DType::float64 && sum_like) tol *= 1e-6;
+  if (mean) magnitude /= static_cast<double>(std::max<std::int64_t>(extent, 1));
   double err = std::fabs(g - e);
   double scale = std::max(std::fabs(e), magnitude);
   if (err <= tol * scale || err <= 1e-30) return "";

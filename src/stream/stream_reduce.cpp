@@ -7,10 +7,13 @@
 //   cols  chunks of whole rows reduced along axis cols, folded column by column (arg indices
 //         offset by the chunk's first row); pieces of a long row are 1-row blocks
 // Float sums add the chunks' sums in float64, so the same chunking gives the same bits.
+#include <cmath>
+#include <limits>
 #include <map>
 
 #include "io/source.hpp"
 #include "parpat/error.hpp"
+#include "reduce/reduce_internal.hpp"
 #include "reduce/reduce_ops.hpp"
 #include "stream/chunk_input.hpp"
 #include "stream/stream_internal.hpp"
@@ -73,18 +76,16 @@ class StreamReducer {
     ChunkJob job = job_of(chunk);
     Array in = input.array(chunk, dtype_, job.shape);
     for (auto& st : states_) {
-      ReduceOptions o = st.options;
-      o.axis = job.axis;
-      Reducer& plan = plan_for(st, job);
-      const auto outputs = static_cast<std::size_t>(plan.outputs());
-      ensure(values_, outputs * dtype_size(st.result));
-      ensure(indices_, is_arg_op(o.op) ? outputs * sizeof(std::int64_t) : 0);
-      if (o.timed) device_.impl().timer_start(TimerMode::events_only);
-      plan.run(in, values_, indices_);
-      if (o.timed) kernel_ms += device_.impl().timer_stop_ms();
-      raw_values_.resize(outputs * dtype_size(st.result));
+      ReduceKernel& plan = plan_for(st, job);
+      const auto outputs = static_cast<std::size_t>(job_shape(st, job).outputs());
+      ensure(values_, outputs * chunk_value_bytes(st));
+      ensure(indices_, is_arg_op(st.options.op) ? outputs * sizeof(std::int64_t) : 0);
+      if (st.options.timed) device_.impl().timer_start(TimerMode::events_only);
+      plan.run(in.buffer(), values_, indices_);
+      if (st.options.timed) kernel_ms += device_.impl().timer_stop_ms();
+      raw_values_.resize(outputs * chunk_value_bytes(st));
       values_.download(raw_values_.data(), raw_values_.size());
-      raw_indices_.assign(is_arg_op(o.op) ? outputs : 0, 0);
+      raw_indices_.assign(is_arg_op(st.options.op) ? outputs : 0, 0);
       if (!raw_indices_.empty())
         indices_.download(raw_indices_.data(), outputs * sizeof(std::int64_t));
       fold(st, job, outputs);
@@ -101,13 +102,23 @@ class StreamReducer {
         visit_reduce_op<T>(st.options.op, [&](auto op) {
           using Op = decltype(op);
           const auto& acc = *static_cast<const std::vector<typename Op::Acc>*>(st.acc.get());
-          for (const auto& a : acc) {
-            typename Op::Result v = Op::result(a);
-            r.values.push_back(Scalar::from_bytes(st.result, &v));
-            if constexpr (is_arg_pair<typename Op::Acc>::value) r.indices.push_back(a.index);
+          if constexpr (is_moments_op<Op>::value) {
+            std::vector<unsigned char> raw(acc.size() * dtype_size(st.result));
+            write_statistics(acc.data(), st.options.op, st.options.ddof, st.result,
+                             static_cast<std::int64_t>(acc.size()), raw.data());
+            for (std::size_t o = 0; o < acc.size(); ++o)
+              r.values.push_back(
+                  Scalar::from_bytes(st.result, raw.data() + o * dtype_size(st.result)));
+          } else {
+            for (const auto& a : acc) {
+              typename Op::Result v = Op::result(a);
+              r.values.push_back(Scalar::from_bytes(st.result, &v));
+              if constexpr (is_arg_pair<typename Op::Acc>::value) r.indices.push_back(a.index);
+            }
           }
         });
       });
+      check_nan_arg_found(st.options.op, r.indices);
       out.push_back(std::move(r));
     }
     return out;
@@ -150,16 +161,32 @@ class StreamReducer {
     return job;
   }
 
-  Reducer& plan_for(const State& st, const ChunkJob& job) {
+  // The shape a chunk's kernel reduces: moment ops report their Moments, to be merged here.
+  ReduceShape job_shape(const State& st, const ChunkJob& job) const {
+    ReduceShape s;
+    s.dtype = dtype_;
+    s.op = st.options.op;
+    s.axis = job.axis;
+    s.rows = job.shape.size() == 2 ? job.shape[0] : 1;
+    s.cols = job.shape.back();
+    s.row_stride = s.cols;
+    s.ddof = st.options.ddof;
+    s.raw_moments = true;
+    return s;
+  }
+
+  std::size_t chunk_value_bytes(const State& st) const {
+    return statistic_of(st.options.op) ? sizeof(Moments) : dtype_size(st.result);
+  }
+
+  ReduceKernel& plan_for(const State& st, const ChunkJob& job) {
     auto key =
         std::make_pair(job.shape, static_cast<int>(st.options.op) * 3 + static_cast<int>(job.axis));
     auto it = plans_.find(key);
-    if (it == plans_.end()) {
-      ReduceOptions o = st.options;
-      o.axis = job.axis;
-      it = plans_.emplace(key, Reducer(device_, dtype_, job.shape, 0, o)).first;
-    }
-    return it->second;
+    if (it == plans_.end())
+      it = plans_.emplace(key, make_reduce_kernel(device_, job_shape(st, job), st.options.variant))
+               .first;
+    return *it->second;
   }
 
   void fold(State& st, const ChunkJob& job, std::size_t outputs) {
@@ -173,7 +200,11 @@ class StreamReducer {
         for (std::size_t k = 0; k < outputs; ++k) {
           auto& a = acc[static_cast<std::size_t>(job.output) + k];
           if constexpr (is_arg_pair<typename Op::Acc>::value) {
-            a = Op::combine(a, {values[k], raw_indices_[k] + job.index_base});
+            // A chunk whose elements are all NaN (nan arg ops) found no index.
+            const std::int64_t none = std::numeric_limits<std::int64_t>::max();
+            const std::int64_t i =
+                raw_indices_[k] == none ? none : raw_indices_[k] + job.index_base;
+            a = Op::combine(a, {values[k], i});
           } else {
             a = Op::combine(a, static_cast<typename Op::Acc>(values[k]));
           }
@@ -194,13 +225,14 @@ class StreamReducer {
   std::int64_t rows_ = 1, cols_ = 0, outputs_ = 1;
   Axis axis_ = Axis::all;
   std::vector<State> states_;
-  std::map<std::pair<std::vector<std::int64_t>, int>, Reducer> plans_;
+  std::map<std::pair<std::vector<std::int64_t>, int>, std::unique_ptr<ReduceKernel>> plans_;
   Buffer values_, indices_;
   std::vector<unsigned char> raw_values_;
   std::vector<std::int64_t> raw_indices_;
 };
 
 void check_reduce_source(const SourceImpl& s, const ReduceOptions& o) {
+  if (!std::isfinite(o.ddof) || o.ddof < 0) throw_invalid("ddof must be a finite number ≥ 0");
   if (s.shape.size() == 1 && o.axis != Axis::all)
     throw_invalid(std::string("axis ") + axis_name(o.axis) + " needs 2-D input");
   if (s.dtype == DType::uint16)

@@ -11,14 +11,20 @@
 namespace parpat::cli {
 
 void add_reduce_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("reduce", "reduce a .npy file (sum prod min max argmin argmax)");
+  auto* cmd = app.add_subcommand(
+      "reduce", "reduce a .npy file (sum prod min max argmin argmax mean var std, nan-ops, ...)");
   struct Opts {
     CommonOptions common;
     StreamFlags stream;
     std::string op, axis = "all", file;
+    double ddof = 0;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("--op", o->op, "sum, prod, min, max, argmin or argmax")->required();
+  cmd->add_option("--op", o->op,
+                  "sum, prod, min, max, argmin, argmax, mean, var, std, nansum, nanprod, nanmin, "
+                  "nanmax, nanargmin, nanargmax, nanmean, nanvar, nanstd or count_nonzero")
+      ->required();
+  cmd->add_option("--ddof", o->ddof, "var and std divide by n - ddof (default 0, as numpy)");
   cmd->add_option("--axis", o->axis, "all, rows (numpy axis=1) or cols (numpy axis=0)");
   o->common.add_to(*cmd);
   o->stream.add_to(*cmd);
@@ -30,6 +36,7 @@ void add_reduce_command(CLI::App& app) {
     options.op = parse_reduce_op(o->op);
     options.axis = parse_axis(o->axis);
     options.variant = o->common.variant;
+    options.ddof = o->ddof;
     options.timed = true;  // the answer reports time_ms
     OpenedInput input = open_input(o->common, o->file);
     Device& device = input.device;

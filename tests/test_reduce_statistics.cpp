@@ -1,0 +1,175 @@
+// mean, var, std, the nan-ops and count_nonzero: every variant that claims them against the CPU
+// reference on fresh random inputs (NaN sprinkled into floats) along every axis, and against
+// numpy's own answers on small inputs, empty and all-NaN ones, ddof and infinities.
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "parpat/array.hpp"
+#include "parpat/error.hpp"
+#include "parpat/reduce.hpp"
+#include "reduce/reduce_internal.hpp"
+#include "reduce/verify.hpp"
+#include "test_support.hpp"
+
+namespace parpat::test {
+namespace {
+
+constexpr ReduceOp kStatisticOps[] = {
+    ReduceOp::mean,         ReduceOp::var,     ReduceOp::std,    ReduceOp::nansum,
+    ReduceOp::nanprod,      ReduceOp::nanmin,  ReduceOp::nanmax, ReduceOp::nanargmin,
+    ReduceOp::nanargmax,    ReduceOp::nanmean, ReduceOp::nanvar, ReduceOp::nanstd,
+    ReduceOp::count_nonzero};
+constexpr DType kDTypes[] = {DType::uint8,  DType::int32,   DType::uint32, DType::int64,
+                             DType::uint64, DType::float32, DType::float64};
+
+std::vector<Target> targets() {
+  return variant_targets("reduce");
+}
+
+// Integers over a small range (so zeros occur for count_nonzero) or their whole range; floats
+// near 1 (products stay finite) with about one element in eight NaN.
+std::vector<unsigned char> random_input(DType t, std::int64_t n, std::mt19937_64& rng,
+                                        bool whole_range) {
+  std::vector<unsigned char> out(static_cast<std::size_t>(n) * dtype_size(t));
+  visit_dtype(t, [&](auto v) {
+    using T = decltype(v);
+    T* p = reinterpret_cast<T*>(out.data());
+    for (std::int64_t i = 0; i < n; ++i) {
+      if constexpr (std::is_floating_point_v<T>) {
+        p[i] = rng() % 8 == 0
+                   ? std::numeric_limits<T>::quiet_NaN()
+                   : static_cast<T>(1.0 + std::uniform_real_distribution<double>(-1e-3, 1e-3)(rng));
+        if (rng() % 5 == 0) p[i] = 0;
+      } else {
+        p[i] = static_cast<T>(whole_range ? rng() : rng() % 4);
+      }
+    }
+  });
+  return out;
+}
+
+class ReduceStatisticsTest : public ::testing::TestWithParam<Target> {
+ protected:
+  bool claims(const detail::ReduceShape& s) const {
+    const auto& variant =
+        detail::find_reduce_variant(GetParam().device.backend(), GetParam().variant);
+    return variant.supports(s, GetParam().device.info());
+  }
+
+  void check(DType t, ReduceOp op, Axis axis, std::int64_t rows, std::int64_t cols, double ddof,
+             const std::vector<unsigned char>& host) {
+    detail::ReduceShape s{t, op, axis, rows, cols, cols, ddof};
+    if (!claims(s)) return;
+    SCOPED_TRACE(std::string(reduce_op_name(op)) + " of " + dtype_name(t) + " " +
+                 std::to_string(rows) + "x" + std::to_string(cols) + " axis " + axis_name(axis) +
+                 " ddof " + std::to_string(ddof) + ", seed " + std::to_string(run_seed()));
+    Array in = Array::from_host(GetParam().device, t, {rows, cols}, host.data());
+    ReduceOptions o{op, axis, GetParam().variant};
+    o.ddof = ddof;
+    ReduceResult r = reduce(in, o);
+    const DType out = reduce_result_dtype(t, op);
+    ASSERT_EQ(r.dtype, out);
+    ASSERT_EQ(r.values.size(), static_cast<std::size_t>(s.outputs()));
+    std::vector<unsigned char> expected(static_cast<std::size_t>(s.outputs()) * dtype_size(out));
+    std::vector<std::int64_t> expected_index(static_cast<std::size_t>(s.outputs()));
+    detail::reduce_reference(host.data(), s, expected.data(), expected_index.data());
+    for (std::int64_t o = 0; o < s.outputs(); ++o) {
+      auto e = Scalar::from_bytes(out, expected.data() + o * dtype_size(out));
+      std::string why = detail::reduce_mismatch(e, r.values[o], op, s.extent());
+      EXPECT_TRUE(why.empty()) << "output " << o << ": " << why;
+      if (is_arg_op(op)) EXPECT_EQ(r.indices.at(o), expected_index[o]) << "output " << o;
+      if (!why.empty()) break;
+    }
+  }
+
+  // reduce of a 1-D float64 input.
+  ReduceResult run(const std::vector<double>& x, ReduceOp op, double ddof = 0) {
+    Array in = Array::from_host(GetParam().device, DType::float64,
+                                {static_cast<std::int64_t>(x.size())}, x.data());
+    ReduceOptions o{op, Axis::all, GetParam().variant};
+    o.ddof = ddof;
+    return reduce(in, o);
+  }
+};
+
+TEST_P(ReduceStatisticsTest, RandomInputsAlongEveryAxis) {
+  std::mt19937_64 rng(run_seed());
+  const std::vector<std::pair<std::int64_t, std::int64_t>> shapes = {
+      {1, 1}, {1, 37}, {1, 4099}, {1, 100003}, {3, 1000}, {257, 19}, {64, 2100}, {2000, 40}};
+  for (DType t : kDTypes)
+    for (auto [rows, cols] : shapes) {
+      auto host = random_input(t, rows * cols, rng, rows * cols % 2 == 1);
+      if (is_float(t))
+        visit_dtype(t, [&](auto v) { reinterpret_cast<decltype(v)*>(host.data())[0] = 1; });
+      for (ReduceOp op : kStatisticOps)
+        for (Axis axis : {Axis::all, Axis::rows, Axis::cols}) {
+          // An extent of NaN alone has no nanargmin: checked below, not here.
+          if (is_float(t) && is_arg_op(op) && axis != Axis::all) continue;
+          check(t, op, axis, rows, cols, 0, host);
+          if (HasFatalFailure()) return;
+        }
+      check(t, ReduceOp::var, Axis::all, rows, cols, 1, host);
+      check(t, ReduceOp::nanstd, Axis::cols, rows, cols, 2.5, host);
+    }
+}
+
+// numpy's answers (numpy 2, printed by hand from np.var, np.nanmean, ...).
+TEST_P(ReduceStatisticsTest, MatchNumpyOnSmallInputs) {
+  if (!claims({DType::float64, ReduceOp::var, Axis::all, 1, 4, 4})) GTEST_SKIP() << "not claimed";
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_DOUBLE_EQ(run({1, 2, 3, 4}, ReduceOp::mean).values[0].f, 2.5);
+  EXPECT_DOUBLE_EQ(run({1, 2, 3, 4}, ReduceOp::var).values[0].f, 1.25);
+  EXPECT_DOUBLE_EQ(run({1, 2, 3, 4}, ReduceOp::var, 1).values[0].f, 5.0 / 3);
+  EXPECT_DOUBLE_EQ(run({1, 2, 3, 4}, ReduceOp::std, 1.5).values[0].f, std::sqrt(5.0 / 2.5));
+  EXPECT_DOUBLE_EQ(run({1, nan, 3}, ReduceOp::nanmean).values[0].f, 2);
+  EXPECT_DOUBLE_EQ(run({1, nan, 3}, ReduceOp::nanvar).values[0].f, 1);
+  EXPECT_DOUBLE_EQ(run({1, nan, 3}, ReduceOp::nansum).values[0].f, 4);
+  EXPECT_DOUBLE_EQ(run({2, nan, 3}, ReduceOp::nanprod).values[0].f, 6);
+  EXPECT_DOUBLE_EQ(run({nan, 5, -2, nan}, ReduceOp::nanmin).values[0].f, -2);
+  EXPECT_EQ(run({nan, 1, 3, 3}, ReduceOp::nanargmax).indices[0], 2);
+  EXPECT_EQ(run({nan, 1, 3, 1}, ReduceOp::nanargmin).indices[0], 1);
+  EXPECT_EQ(run({0, nan, -0.0, 2}, ReduceOp::count_nonzero).values[0].i, 2);
+  EXPECT_TRUE(std::isnan(run({1, nan}, ReduceOp::mean).values[0].f));
+  EXPECT_EQ(run({1, inf}, ReduceOp::mean).values[0].f, inf);
+  EXPECT_TRUE(std::isnan(run({1, inf}, ReduceOp::var).values[0].f));
+  // ddof ≥ n: var gives inf for a positive M2 and NaN for a zero one; nanvar NaN either way.
+  EXPECT_EQ(run({1, 2}, ReduceOp::var, 2).values[0].f, inf);
+  EXPECT_TRUE(std::isnan(run({1, 1}, ReduceOp::var, 2).values[0].f));
+  EXPECT_TRUE(std::isnan(run({1, 2, nan}, ReduceOp::nanvar, 2).values[0].f));
+  // All NaN: nanmin, nanmean and nanvar give NaN; nanargmin is numpy's error.
+  EXPECT_TRUE(std::isnan(run({nan, nan}, ReduceOp::nanmin).values[0].f));
+  EXPECT_TRUE(std::isnan(run({nan, nan}, ReduceOp::nanmean).values[0].f));
+  EXPECT_TRUE(std::isnan(run({nan, nan}, ReduceOp::nanstd).values[0].f));
+  EXPECT_DOUBLE_EQ(run({nan, nan}, ReduceOp::nansum).values[0].f, 0);
+  EXPECT_THROW(run({nan, nan}, ReduceOp::nanargmin), Error);
+}
+
+TEST_P(ReduceStatisticsTest, EmptyInputFollowsNumpy) {
+  Array empty(GetParam().device, DType::float32, {0});
+  auto value = [&](ReduceOp op) {
+    return reduce(empty, {op, Axis::all, GetParam().variant}).values.at(0);
+  };
+  EXPECT_TRUE(std::isnan(value(ReduceOp::mean).f));
+  EXPECT_TRUE(std::isnan(value(ReduceOp::var).f));
+  EXPECT_TRUE(std::isnan(value(ReduceOp::nanstd).f));
+  EXPECT_EQ(value(ReduceOp::nansum).f, 0);
+  EXPECT_EQ(value(ReduceOp::nanprod).f, 1);
+  EXPECT_EQ(value(ReduceOp::count_nonzero).i, 0);
+  EXPECT_EQ(reduce_result_dtype(DType::int32, ReduceOp::mean), DType::float64);
+  for (ReduceOp op : {ReduceOp::nanmin, ReduceOp::nanargmax})
+    EXPECT_THROW(reduce(empty, {op, Axis::all, GetParam().variant}), Error);
+  ReduceOptions bad{ReduceOp::var, Axis::all, GetParam().variant};
+  bad.ddof = -1;
+  EXPECT_THROW(reduce(empty, bad), Error);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllVariants, ReduceStatisticsTest, ::testing::ValuesIn(targets()),
+                         target_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ReduceStatisticsTest);
+
+}  // namespace
+}  // namespace parpat::test
