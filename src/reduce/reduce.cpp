@@ -127,9 +127,9 @@ bool is_basic_reduce_op(ReduceOp op) {
 
 ReduceOp plain_reduce_op(ReduceOp op) {
   if (!is_nan_reduce_op(op)) return op;
-  constexpr ReduceOp kPlain[] = {ReduceOp::sum,    ReduceOp::prod,   ReduceOp::min,
-                                 ReduceOp::max,    ReduceOp::argmin, ReduceOp::argmax,
-                                 ReduceOp::mean,   ReduceOp::var,    ReduceOp::std};
+  constexpr ReduceOp kPlain[] = {ReduceOp::sum,  ReduceOp::prod,   ReduceOp::min,
+                                 ReduceOp::max,  ReduceOp::argmin, ReduceOp::argmax,
+                                 ReduceOp::mean, ReduceOp::var,    ReduceOp::std};
   return kPlain[static_cast<int>(op) - static_cast<int>(ReduceOp::nansum)];
 }
 
