@@ -121,6 +121,10 @@ std::unique_ptr<ReduceKernel> make_reduce_kernel(const Device& device, const Red
   return variant.make(device, s);
 }
 
+void check_ddof(double ddof) {
+  if (!std::isfinite(ddof) || ddof < 0) throw_invalid("ddof must be a finite number ≥ 0");
+}
+
 bool is_basic_reduce_op(ReduceOp op) {
   return static_cast<int>(op) <= static_cast<int>(ReduceOp::argmax);
 }
@@ -210,8 +214,7 @@ Reducer::Reducer(const Device& device, DType dtype, std::vector<std::int64_t> sh
   s.cols = shape.back();
   s.row_stride = row_stride ? row_stride : s.cols;
   s.ddof = options.ddof;
-  if (!std::isfinite(options.ddof) || options.ddof < 0)
-    throw_invalid("ddof must be a finite number ≥ 0");
+  detail::check_ddof(options.ddof);
   if (shape.size() == 1 && s.axis != Axis::all)
     throw_invalid(std::string("axis ") + axis_name(s.axis) + " needs 2-D input");
   detail::find_reduce_variant(device.backend(), options.variant);  // an unknown name throws

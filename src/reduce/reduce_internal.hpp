@@ -62,6 +62,8 @@ std::unique_ptr<ReduceKernel> make_reduce_kernel(const Device& device, const Red
 
 // mean, var or std for the moment ops (their nan forms too); nothing for the others.
 std::optional<Statistic> statistic_of(ReduceOp op);
+// Error(invalid_argument) unless ddof is finite and ≥ 0.
+void check_ddof(double ddof);
 // sum, prod, min, max, argmin and argmax: the ops every variant implements.
 bool is_basic_reduce_op(ReduceOp op);
 bool is_nan_reduce_op(ReduceOp op);

@@ -7,7 +7,6 @@
 //   cols  chunks of whole rows reduced along axis cols, folded column by column (arg indices
 //         offset by the chunk's first row); pieces of a long row are 1-row blocks
 // Float sums add the chunks' sums in float64, so the same chunking gives the same bits.
-#include <cmath>
 #include <limits>
 #include <map>
 
@@ -232,7 +231,7 @@ class StreamReducer {
 };
 
 void check_reduce_source(const SourceImpl& s, const ReduceOptions& o) {
-  if (!std::isfinite(o.ddof) || o.ddof < 0) throw_invalid("ddof must be a finite number ≥ 0");
+  check_ddof(o.ddof);
   if (s.shape.size() == 1 && o.axis != Axis::all)
     throw_invalid(std::string("axis ") + axis_name(o.axis) + " needs 2-D input");
   if (s.dtype == DType::uint16)
