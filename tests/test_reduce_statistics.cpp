@@ -140,6 +140,16 @@ TEST_P(ReduceStatisticsTest, MatchNumpyOnSmallInputs) {
   EXPECT_EQ(run({1, 2}, ReduceOp::var, 2).values[0].f, inf);
   EXPECT_TRUE(std::isnan(run({1, 1}, ReduceOp::var, 2).values[0].f));
   EXPECT_TRUE(std::isnan(run({1, 2, nan}, ReduceOp::nanvar, 2).values[0].f));
+  // ... also of integer input, whose nanvar is computed as var.
+  const std::int32_t ints[] = {1, 2};
+  ReduceOptions nanvar{ReduceOp::nanvar, Axis::all, GetParam().variant};
+  nanvar.ddof = 2;
+  auto int_var = [&](const ReduceOptions& o) {
+    return reduce(Array::from_host(GetParam().device, DType::int32, {2}, ints), o).values[0].f;
+  };
+  EXPECT_TRUE(std::isnan(int_var(nanvar)));
+  nanvar.op = ReduceOp::var;
+  EXPECT_EQ(int_var(nanvar), inf);
   // All NaN: nanmin, nanmean and nanvar give NaN; nanargmin is numpy's error.
   EXPECT_TRUE(std::isnan(run({nan, nan}, ReduceOp::nanmin).values[0].f));
   EXPECT_TRUE(std::isnan(run({nan, nan}, ReduceOp::nanmean).values[0].f));

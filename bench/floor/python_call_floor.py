@@ -56,7 +56,7 @@ def main():
     x = torch.rand(1024, device="cuda")
     parpat.sum(x)
     call = _api._parpat.ReduceCall(_api._open("cuda", x.get_device()), False, "float32", [1024],
-                                   0, "sum", "all", "", 1)
+                                   0, "sum", "all", "", 0.0, 1)
     out = x.new_empty(())
     ptr, out_ptr = x.data_ptr(), out.data_ptr()
     current = fw.torch_current_stream(fw.Where("torch", False, x.get_device()))

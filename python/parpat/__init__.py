@@ -14,13 +14,15 @@ the framework's current stream, results returned in the same framework without w
 import atexit as _atexit
 
 from . import _parpat
-from ._api import (argmax, argmin, bincount, clear, devices, histogram, max, min, pairwise,
-                   prod, sum)
+from ._api import (argmax, argmin, bincount, clear, count_nonzero, devices, histogram, max, mean,
+                   min, nanargmax, nanargmin, nanmax, nanmean, nanmin, nanprod, nanstd, nansum,
+                   nanvar, pairwise, prod, std, sum, var)
 
 Device = _parpat.Device
 __version__ = "0.1.0"
-__all__ = ["Device", "argmax", "argmin", "bincount", "devices", "histogram", "max", "min",
-           "pairwise", "prod", "sum"]
+__all__ = ["Device", "argmax", "argmin", "bincount", "count_nonzero", "devices", "histogram",
+           "max", "mean", "min", "nanargmax", "nanargmin", "nanmax", "nanmean", "nanmin",
+           "nanprod", "nanstd", "nansum", "nanvar", "pairwise", "prod", "std", "sum", "var"]
 
 # Plans hold device memory: free them while the device runtimes are still up.
 _atexit.register(clear)

@@ -122,7 +122,7 @@ def _axis(axis, ndim: int, op: str) -> Optional[int]:
     if axis is None:
         return None
     if isinstance(axis, tuple):
-        if op in ("argmin", "argmax"):
+        if "arg" in op:
             raise TypeError(f"parpat.{op} takes an integer axis or None, not a tuple")
         axes = sorted({_axis(a, ndim, op) for a in axis})
         if len(axes) != len(axis):
@@ -142,11 +142,12 @@ _RUNNERS: dict = {}
 _MAX_RUNNERS = 256
 
 
-def _reduce(op: str, x, axis, keepdims: bool, device, stream, copy: bool, variant: str):
+def _reduce(op: str, x, axis, keepdims: bool, device, stream, copy: bool, variant: str,
+            ddof: float = 0.0):
     sig = fw.signature(x)
     key = None
     if sig is not None:
-        key = (op, axis, keepdims, device, variant, sig)
+        key = (op, axis, keepdims, device, variant, ddof, sig)
         try:
             runner = _RUNNERS.get(key)
         except TypeError:  # an unhashable axis or device: nothing cached
@@ -154,7 +155,7 @@ def _reduce(op: str, x, axis, keepdims: bool, device, stream, copy: bool, varian
         if runner is not None:
             return runner(x, None, stream)
     prepared, d = _prepare(x, copy, op, _REDUCE_DTYPES)
-    runner = _reduce_runner(op, d, axis, keepdims, device, variant, stream)
+    runner = _reduce_runner(op, d, axis, keepdims, device, variant, ddof, stream)
     if key is not None and prepared is x:  # (a copied input has another signature)
         if len(_RUNNERS) >= _MAX_RUNNERS:
             _RUNNERS.clear()
@@ -163,7 +164,7 @@ def _reduce(op: str, x, axis, keepdims: bool, device, stream, copy: bool, varian
 
 
 def _reduce_runner(op: str, d: fw.Described, axis, keepdims: bool, device, variant: str,
-                   stream):
+                   ddof: float, stream):
     """The reduction of arrays like `d` as a function runner(x, ptr, stream) -> result (ptr:
     the data's address, or None to read it from x, a numpy, torch or CuPy array)."""
     ndim = len(d.shape)
@@ -178,15 +179,17 @@ def _reduce_runner(op: str, d: fw.Described, axis, keepdims: bool, device, varia
         which, out_shape, reduced = "all", (), math.prod(shape)
         if keepdims:
             out_shape = (1,) * ndim
-    if reduced == 0 and op in ("min", "max", "argmin", "argmax") and math.prod(out_shape) > 0:
+    if reduced == 0 and op in _NO_IDENTITY and math.prod(out_shape) > 0:
         raise ValueError(f"parpat.{op} of an empty sequence: {op} has no identity")
+    if ddof < 0:
+        raise ValueError(f"ddof must be non-negative, not {ddof}")
     dev = _device_of(d, device)
-    out_dtype = "int64" if op in ("argmin", "argmax") else _parpat.result_dtype(d.dtype, op)
+    out_dtype = "int64" if "arg" in op else _parpat.result_dtype(d.dtype, op)
     where = fw.Where(d.kind, d.host, d.cuda_device)
     if math.prod(out_shape) == 0:
         return lambda x, ptr, stream: fw.empty(where, x, out_shape, out_dtype)[0]
     run = _parpat.ReduceCall(dev, d.host, d.dtype, shape, _row_stride(d), op, which, variant,
-                             fw.stream_handle(stream, where)).run
+                             ddof, fw.stream_handle(stream, where)).run
     if where.kind == "torch" and not where.host:
         # The common case, kept short: a torch tensor on its GPU and torch's current stream.
         torch_dtype, current = fw.torch_dtype(out_dtype), fw.torch_current_stream(where)
@@ -197,7 +200,7 @@ def _reduce_runner(op: str, d: fw.Described, axis, keepdims: bool, device, varia
                 current() if stream is None else fw.stream_handle(stream, where))
             return out
 
-        return run_torch
+        return _found_checked(run_torch) if op.startswith("nanarg") else run_torch
     scalar = d.host and out_shape == ()
 
     def run_any(x, ptr, stream):
@@ -206,7 +209,18 @@ def _reduce_runner(op: str, d: fw.Described, axis, keepdims: bool, device, varia
             fw.stream_handle(stream, where))
         return out[()] if scalar else out
 
-    return run_any
+    return _found_checked(run_any) if op.startswith("nanarg") else run_any
+
+
+def _found_checked(run):
+    """nanargmin / nanargmax: numpy's error where a reduction saw only NaN."""
+    def checked(x, ptr, stream):
+        out = run(x, ptr, stream)
+        if bool((out == _NOT_FOUND).any()):
+            raise ValueError("All-NaN slice encountered")
+        return out
+
+    return checked
 
 
 def clear() -> None:
@@ -226,7 +240,7 @@ _REDUCE_DOC = """{summary}
     axis : None, int or tuple of ints, optional
         As in numpy: None reduces everything{axis_note}.
     keepdims : bool, optional
-        Keep the reduced axes as axes of length one, as numpy does.
+        Keep the reduced axes as axes of length one, as numpy does.{ddof_note}
     device : str, optional
         For host (numpy) input: 'cpu' (the default), 'cuda[:I]' or 'opencl[:I]', to which the
         data is copied. Device arrays run on their own device.
@@ -244,52 +258,79 @@ _REDUCE_DOC = """{summary}
 """
 
 
-def sum(x, axis=None, keepdims=False, *, device=None, stream=None, copy=False, variant=""):
-    return _reduce("sum", x, axis, keepdims, device, stream, copy, variant)
+_NO_IDENTITY = ("min", "max", "argmin", "argmax", "nanmin", "nanmax", "nanargmin", "nanargmax")
+_NOT_FOUND = np.iinfo(np.int64).max  # the index a nan-arg op leaves for an all-NaN reduction
 
-
-def prod(x, axis=None, keepdims=False, *, device=None, stream=None, copy=False, variant=""):
-    return _reduce("prod", x, axis, keepdims, device, stream, copy, variant)
-
-
-def min(x, axis=None, keepdims=False, *, device=None, stream=None, copy=False, variant=""):
-    return _reduce("min", x, axis, keepdims, device, stream, copy, variant)
-
-
-def max(x, axis=None, keepdims=False, *, device=None, stream=None, copy=False, variant=""):
-    return _reduce("max", x, axis, keepdims, device, stream, copy, variant)
-
-
-def argmin(x, axis=None, keepdims=False, *, device=None, stream=None, copy=False, variant=""):
-    return _reduce("argmin", x, axis, keepdims, device, stream, copy, variant)
-
-
-def argmax(x, axis=None, keepdims=False, *, device=None, stream=None, copy=False, variant=""):
-    return _reduce("argmax", x, axis, keepdims, device, stream, copy, variant)
-
-
-_SUMMARIES = {
+# name: (summary, returns, takes ddof)
+_REDUCTIONS = {
     "sum": ("Sum of array elements, as numpy.sum: integer sums widen to int64 (signed) or "
             "uint64 (unsigned) and wrap; float sums keep the input's type.",
             "The sum: a numpy scalar for host input and axis=None, else an array in the input's "
-            "framework on its device (0-d for axis=None)."),
+            "framework on its device (0-d for axis=None).", False),
     "prod": ("Product of array elements, as numpy.prod (integer products widen to 64 bits and "
-             "wrap).", "The product, shaped and placed as for parpat.sum."),
+             "wrap).", "The product, shaped and placed as for parpat.sum.", False),
     "min": ("Minimum of array elements, as numpy.min: a NaN anywhere makes the minimum NaN; an "
-            "empty reduction raises ValueError.", "The minimum, in the input's dtype."),
+            "empty reduction raises ValueError.", "The minimum, in the input's dtype.", False),
     "max": ("Maximum of array elements, as numpy.max: a NaN anywhere makes the maximum NaN; an "
-            "empty reduction raises ValueError.", "The maximum, in the input's dtype."),
+            "empty reduction raises ValueError.", "The maximum, in the input's dtype.", False),
     "argmin": ("Index of the first minimum, as numpy.argmin (the first NaN if there is one; for "
-               "axis=None the index into the flattened array).", "int64 indices."),
+               "axis=None the index into the flattened array).", "int64 indices.", False),
     "argmax": ("Index of the first maximum, as numpy.argmax (the first NaN if there is one; for "
-               "axis=None the index into the flattened array).", "int64 indices."),
+               "axis=None the index into the flattened array).", "int64 indices.", False),
+    "mean": ("Arithmetic mean, as numpy.mean, accumulated in float64 in one pass; an empty "
+             "reduction gives NaN.",
+             "float64 for integer input, else the input's float type.", False),
+    "var": ("Variance, as numpy.var: the squared deviations from the mean divided by "
+            "N - ddof, in one pass with a numerically stable merge of float64 partials (Chan's "
+            "update); N - ddof <= 0 gives inf (NaN when every element is equal).",
+            "float64 for integer input, else the input's float type.", True),
+    "std": ("Standard deviation, as numpy.std: the square root of parpat.var.",
+            "float64 for integer input, else the input's float type.", True),
+    "nansum": ("Sum treating NaN as zero, as numpy.nansum.", "As for parpat.sum.", False),
+    "nanprod": ("Product treating NaN as one, as numpy.nanprod.", "As for parpat.prod.", False),
+    "nanmin": ("Minimum ignoring NaN, as numpy.nanmin: an all-NaN reduction gives NaN.",
+               "The minimum, in the input's dtype.", False),
+    "nanmax": ("Maximum ignoring NaN, as numpy.nanmax: an all-NaN reduction gives NaN.",
+               "The maximum, in the input's dtype.", False),
+    "nanargmin": ("Index of the first minimum ignoring NaN, as numpy.nanargmin: an all-NaN "
+                  "reduction raises ValueError (this waits for the device).", "int64 indices.",
+                  False),
+    "nanargmax": ("Index of the first maximum ignoring NaN, as numpy.nanargmax: an all-NaN "
+                  "reduction raises ValueError (this waits for the device).", "int64 indices.",
+                  False),
+    "nanmean": ("Mean of the non-NaN elements, as numpy.nanmean (NaN when there are none).",
+                "As for parpat.mean.", False),
+    "nanvar": ("Variance of the non-NaN elements, as numpy.nanvar: NaN when N - ddof <= 0.",
+               "As for parpat.var.", True),
+    "nanstd": ("Standard deviation of the non-NaN elements, as numpy.nanstd.",
+               "As for parpat.var.", True),
+    "count_nonzero": ("Number of non-zero elements, as numpy.count_nonzero (NaN counts).",
+                      "int64 counts.", False),
 }
-for _name, (_summary, _returns) in _SUMMARIES.items():
-    globals()[_name].__doc__ = _REDUCE_DOC.format(
-        summary=_summary, returns=_returns,
-        axis_note=(", an integer axis reduces that axis (for argmin and argmax no tuple)"
-                   if _name.startswith("arg") else
-                   ", an integer or a tuple those axes"))
+
+
+def _reduction(op: str, summary: str, returns: str, takes_ddof: bool):
+    """parpat.<op>: numpy's signature (ddof keyword-only) and the package's own keywords."""
+    if takes_ddof:
+        def f(x, axis=None, keepdims=False, *, ddof=0, device=None, stream=None, copy=False,
+              variant=""):
+            return _reduce(op, x, axis, keepdims, device, stream, copy, variant, float(ddof))
+    else:
+        def f(x, axis=None, keepdims=False, *, device=None, stream=None, copy=False,
+              variant=""):
+            return _reduce(op, x, axis, keepdims, device, stream, copy, variant)
+    f.__name__ = f.__qualname__ = op
+    f.__doc__ = _REDUCE_DOC.format(
+        summary=summary, returns=returns,
+        axis_note=(", an integer axis reduces that axis (for the arg ops no tuple)"
+                   if "arg" in op else ", an integer or a tuple those axes"),
+        ddof_note=("\n    ddof : float, optional\n        Delta degrees of freedom: divide by "
+                   "N - ddof (default 0)." if takes_ddof else ""))
+    return f
+
+
+for _name, _spec in _REDUCTIONS.items():
+    globals()[_name] = _reduction(_name, *_spec)
 
 
 # Histograms ----------------------------------------------------------------------------------

@@ -177,9 +177,10 @@ NB_MODULE(_parpat, m) {
 
   nb::class_<ReduceCall>(m, "ReduceCall")
       .def(nb::init<Device, bool, const std::string&, std::vector<std::int64_t>, std::int64_t,
-                    const std::string&, const std::string&, const std::string&, std::uintptr_t>(),
+                    const std::string&, const std::string&, const std::string&, double,
+                    std::uintptr_t>(),
            "device"_a, "host"_a, "dtype"_a, "shape"_a, "row_stride"_a, "op"_a, "axis"_a,
-           "variant"_a, "first_stream"_a)
+           "variant"_a, "ddof"_a, "first_stream"_a)
       .def(
           "run",
           [](ReduceCall& call, std::uintptr_t in, std::uintptr_t out, std::uintptr_t stream) {

@@ -25,7 +25,7 @@ class ReduceCall {
 
   ReduceCall(Device device, bool host, const std::string& dtype, std::vector<std::int64_t> shape,
              std::int64_t row_stride, const std::string& op, const std::string& axis,
-             const std::string& variant, std::uintptr_t first_stream)
+             const std::string& variant, double ddof, std::uintptr_t first_stream)
       : device_(std::move(device)),
         host_(host),
         dtype_(parse_dtype(dtype)),
@@ -34,6 +34,7 @@ class ReduceCall {
     options_.op = parse_reduce_op(op);
     options_.axis = parse_axis(axis);
     options_.variant = variant;
+    options_.ddof = ddof;
     // The first call's plan now, so that a bad dtype, shape or variant is refused before any
     // launch.
     plan_for(run_stream(device_, host_, first_stream));

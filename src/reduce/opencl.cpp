@@ -158,7 +158,8 @@ Tunables tunables(const DeviceInfo& d) {
 
 // The -D options of the ops beyond the six basic ones (fast only), after kernel_op: the nan
 // forms of float input, count_nonzero, and the moment ops, which report raw Moments for a
-// streamed chunk and otherwise the statistic with ddof built in.
+// streamed chunk and otherwise the statistic with ddof built in (and numpy's NaN for
+// n − ddof ≤ 0 when s.op is a nan form, even of integer input, whose kernel op is the plain one).
 std::string extra_op_options(const ReduceShape& s, ReduceOp op, const char* elem, bool fp64) {
   const DType t = s.dtype;
   std::string o;
@@ -171,7 +172,7 @@ std::string extra_op_options(const ReduceShape& s, ReduceOp op, const char* elem
     std::snprintf(ddof, sizeof ddof, "%.17g", s.ddof);
     return o + " -DRES=" + cl_type(reduce_result_dtype(t, op)) +
            " -DRESULT=RESULT_STATISTIC -DSTATISTIC=" + std::to_string(static_cast<int>(*stat)) +
-           " -DDDOF=" + ddof + (is_nan_reduce_op(op) ? " -DNAN_STATISTIC" : "");
+           " -DDDOF=" + ddof + (is_nan_reduce_op(s.op) ? " -DNAN_STATISTIC" : "");
   }
   if (op == ReduceOp::count_nonzero)
     return " -DACC=ulong -DRES=long -DIDENTITY=IDENTITY_SCALAR -DIDENTITY_VALUE=0"

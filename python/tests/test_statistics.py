@@ -1,0 +1,105 @@
+"""parpat's mean, var, std, nan-ops and count_nonzero against numpy on every target."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import parpat
+from conftest import host
+
+STATISTICS = ["mean", "var", "std", "nanmean", "nanvar", "nanstd"]
+NAN_OPS = ["nansum", "nanprod", "nanmin", "nanmax", "nanargmin", "nanargmax"]
+
+
+def numpy_answer(op, x, **kw):
+    """numpy's answer, the statistics, sums and products computed in float64 and rounded to
+    numpy's result type (numpy's own float32 ones are less accurate than parpat's float64
+    accumulation)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if op in STATISTICS or (op in ("nansum", "nanprod") and x.dtype.kind == "f"):
+            want = getattr(np, op)(x.astype(np.float64), **kw)
+            return np.asarray(want).astype(x.dtype if x.dtype.kind == "f" else np.float64)
+        return np.asarray(getattr(np, op)(x, **kw))
+
+
+def check(ours, want, op):
+    ours = np.asarray(host(ours))
+    assert ours.shape == want.shape, (ours.shape, want.shape)
+    assert ours.dtype == want.dtype, (ours.dtype, want.dtype)
+    if want.dtype.kind != "f":
+        np.testing.assert_array_equal(ours, want)
+        return
+    np.testing.assert_array_equal(np.isnan(ours), np.isnan(want))
+    # Both sides round: float32 results from float64 agree to an ulp or two; float64 ones to
+    # the accuracy of numpy's own (pairwise, two-pass) float64 arithmetic.
+    rtol = 4 * np.finfo(np.float32).eps if want.dtype == np.float32 else 1e-11
+    np.testing.assert_allclose(ours[~np.isnan(ours)], want[~np.isnan(want)], rtol=rtol)
+
+
+def sprinkled(rng, shape, dtype):
+    x = (rng.standard_normal(shape) * 3 + 10).astype(dtype)
+    x[rng.random(shape) < 0.05] = np.nan
+    return x
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_nan_ops_and_statistics_along_every_axis(target, rng, dtype):
+    x = sprinkled(rng, (41, 67), dtype)
+    x[:, 5] = np.nan  # a column of NaN only (nanmin gives NaN there)
+    for op in STATISTICS + NAN_OPS + ["count_nonzero"]:
+        for axis in (None, 0, 1):
+            if op.startswith("nanarg") and axis == 0:
+                with pytest.raises(ValueError, match="All-NaN"):
+                    getattr(parpat, op)(target.put(x), axis=0, **target.kw())
+                continue
+            if op == "nanprod":
+                x_op = np.where(np.isnan(x), x, 1 + (x - 10) / 300).astype(dtype)
+            else:
+                x_op = x
+            got = getattr(parpat, op)(target.put(x_op), axis=axis, **target.kw())
+            check(got, numpy_answer(op, x_op, axis=axis), op)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int32", "int64", "float32"])
+def test_statistics_of_1d_data_with_ddof_and_keepdims(target, rng, dtype):
+    if dtype == "float32":
+        x = (rng.standard_normal(5000) + 1000).astype(dtype)  # a large mean: stability matters
+    else:
+        x = rng.integers(0, 200, 5000).astype(dtype)
+    for op in ("mean", "var", "std", "count_nonzero"):
+        got = getattr(parpat, op)(target.put(x), keepdims=True, **target.kw())
+        check(got, numpy_answer(op, x, keepdims=True), op)
+    for ddof in (1, 2.5, 4999, 5000, 6000):
+        for op in ("var", "std", "nanvar"):
+            got = getattr(parpat, op)(target.put(x), ddof=ddof, **target.kw())
+            check(got, numpy_answer(op, x, ddof=ddof), op)
+
+
+def test_edge_inputs_follow_numpy(target):
+    empty = np.zeros(0, dtype=np.float32)
+    for op in ("mean", "var", "nanmean", "nanstd", "nansum", "nanprod", "count_nonzero"):
+        check(getattr(parpat, op)(target.put(empty), **target.kw()), numpy_answer(op, empty), op)
+    for op in ("nanmin", "nanmax", "nanargmin", "nanargmax"):
+        with pytest.raises(ValueError):
+            getattr(parpat, op)(target.put(empty), **target.kw())
+    nans = np.full(7, np.nan, dtype=np.float64)
+    for op in ("nanmin", "nanmax", "nanmean", "nanvar", "nansum"):
+        check(getattr(parpat, op)(target.put(nans), **target.kw()), numpy_answer(op, nans), op)
+    for op in ("nanargmin", "nanargmax"):
+        with pytest.raises(ValueError, match="All-NaN"):
+            getattr(parpat, op)(target.put(nans), **target.kw())
+    infs = np.array([1.0, np.inf, 2.0], dtype=np.float64)
+    for op in ("mean", "var", "nanmean"):
+        check(getattr(parpat, op)(target.put(infs), **target.kw()), numpy_answer(op, infs), op)
+    ints = np.array([0, 3, 0, -2], dtype=np.int32)
+    check(parpat.count_nonzero(target.put(ints), **target.kw()),
+          numpy_answer("count_nonzero", ints), "count_nonzero")
+    check(parpat.nanargmax(target.put(ints), **target.kw()), numpy_answer("nanargmax", ints),
+          "nanargmax")
+
+
+def test_negative_ddof_is_refused():
+    with pytest.raises(ValueError, match="ddof"):
+        parpat.var(np.arange(10, dtype=np.float32), ddof=-1)
