@@ -21,6 +21,7 @@ struct BenchOptions {
   std::vector<std::string> variants;  // empty: every variant of the backend
   std::vector<std::string> dtypes;    // empty: the pattern's default dtypes
   std::vector<std::string> axes;      // reduce: "all", "rows", "cols"; empty: the default cases
+  std::vector<std::string> ops;       // reduce: op names; empty: the default ops
   std::vector<std::int64_t> bins;     // histogram bin counts; empty: the default sweep
   int reps = 20;
   // How a case is timed: "launch" (each run alone between device events), "graph" (runs

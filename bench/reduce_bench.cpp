@@ -52,9 +52,18 @@ std::vector<Case> reduce_cases(const Device& device, const BenchOptions& o) {
     for (const auto& name : o.dtypes)
       dtypes.push_back(parse_dtype(name));
   }
-  std::vector<ReduceOp> ops = o.quick ? std::vector<ReduceOp>{ReduceOp::sum, ReduceOp::max}
-                                      : std::vector<ReduceOp>{ReduceOp::sum, ReduceOp::min,
-                                                              ReduceOp::max, ReduceOp::argmax};
+  // The full sweep adds the statistics (var must keep up with sum: one pass, float64 moments)
+  // and a nan-op to the basic ops.
+  std::vector<ReduceOp> ops =
+      o.quick ? std::vector<ReduceOp>{ReduceOp::sum, ReduceOp::max}
+              : std::vector<ReduceOp>{ReduceOp::sum,  ReduceOp::min, ReduceOp::max,
+                                      ReduceOp::argmax, ReduceOp::mean, ReduceOp::var,
+                                      ReduceOp::nanvar, ReduceOp::count_nonzero};
+  if (!o.ops.empty()) {
+    ops.clear();
+    for (const auto& name : o.ops)
+      ops.push_back(parse_reduce_op(name));
+  }
   // --axis picks the cases; by default the 1-D sizes, and the matrix with the full sweep.
   auto wanted = [&](const std::string& axis) {
     if (o.axes.empty()) return axis == "all" || (!o.quick && o.sizes.empty());

@@ -296,12 +296,13 @@ TEST(Cli, BenchVerifiesEveryRowAndNamesItsTiming) {
     CliResult r = run_cli(std::string("bench reduce --backend ") + backend_name(d.backend()) +
                           " --device " + std::to_string(d.info().index) +
                           " --variant fast --variant parallel --dtype float32 --sizes 1000 "
-                          "--graph-below-us 1e9 --json " +
+                          "--op sum --op var --op nanstd --graph-below-us 1e9 --json " +
                           out);
     ASSERT_EQ(r.status, 0) << r.err;
     std::ifstream in(out);
     json rows = json::parse(in)["rows"];
-    ASSERT_EQ(rows.size(), 4u);  // the sweep's ops: sum min max argmax
+    ASSERT_EQ(rows.size(), 3u);  // the ops asked for
+    EXPECT_EQ(rows[1]["op"], "var");
     for (const auto& row : rows) {
       EXPECT_TRUE(row["verified"].get<bool>()) << row.dump();
       EXPECT_GT(row["time_ms"].get<double>(), 0) << row.dump();

@@ -1,9 +1,11 @@
 // CPU reduce variants. `serial` is the reference itself. `parallel` cuts the input into chunks
 // whose size depends on the input's size alone (chunk_elements) and that the thread pool takes in
 // order, and combines the chunk results in chunk order, so the result is deterministic. A chunk
-// folds in vector lanes (simd.hpp: AVX2 where the processor has it) for sum, min, max, argmin and
-// argmax of the 4- and 8-byte types, and in eight scalar accumulators otherwise (uint8, prod).
+// folds in vector lanes (simd.hpp: AVX2 where the processor has it) for sum, min, max, argmin,
+// argmax, mean, var and std (and their nan forms) of the 4- and 8-byte types, and in eight scalar
+// accumulators otherwise (uint8, prod, the other nan-ops).
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -120,6 +122,69 @@ PARPAT_CPU_INLINE auto sum_wide_lanes(const T* p, std::int64_t begin, std::int64
   return lane_total(lane);
 }
 
+// Which moment operator Op is: var/std (MomentsOp) or mean (MeanOp), and whether it skips NaN.
+template <class Op>
+struct MomentLanes {
+  static constexpr bool kHas = false;
+};
+template <class T, bool kSkip>
+struct MomentLanes<MomentsOp<T, kSkip>> {
+  static constexpr bool kHas = true, kSkipNan = kSkip, kMeanOnly = false;
+};
+template <class T, bool kSkip>
+struct MomentLanes<MeanOp<T, kSkip>> {
+  static constexpr bool kHas = true, kSkipNan = kSkip, kMeanOnly = true;
+};
+
+// The Moments of a run in float64 lanes: every lane accumulates d = x − shift and d² against
+// one shift for the whole run (its first element, the first non-NaN one for the nan forms; 0
+// for the mean), so the lanes add up without Chan's merge and the run gives one Moments for
+// Op::combine. NaN elements of the nan forms count as nothing. A non-finite shift leaves the
+// whole run to the scalar fold (stop = begin), which propagates NaN and inf as the operator does.
+template <class Op, int kBytes, class T>
+PARPAT_CPU_INLINE Moments moment_lanes(const T* p, std::int64_t begin, std::int64_t end,
+                                       std::int64_t& stop) {
+  using D = simd::Vec<double, kBytes>;
+  using Count = simd::Vec<std::int64_t, kBytes>;
+  constexpr bool kSkipNan = MomentLanes<Op>::kSkipNan, kMeanOnly = MomentLanes<Op>::kMeanOnly;
+  constexpr int kWidth = kBytes / 8, kVectors = 4, kStep = kVectors * kWidth;
+  std::int64_t i = begin;
+  if constexpr (kSkipNan)
+    while (i < end && is_nan_value(p[i]))
+      ++i;
+  stop = begin;
+  if (i == end) {
+    stop = end;
+    return Op::identity();
+  }
+  const double shift = kMeanOnly ? 0.0 : double(p[i]);
+  if (!std::isfinite(shift)) return Op::identity();
+  D shift_lanes, s[kVectors] = {}, q[kVectors] = {};
+  simd::splat(shift_lanes, shift);
+  Count nans = {};
+  const std::int64_t first = i;
+  for (; i + kStep <= end; i += kStep)
+    for (int k = 0; k < kVectors; ++k) {
+      simd::Vec<T, kWidth * sizeof(T)> raw;
+      simd::load(raw, p + i + k * kWidth);
+      D d = __builtin_convertvector(raw, D) - shift_lanes;
+      if constexpr (kSkipNan) {
+        const Count nan = d != d;
+        d = nan ? D{} : d;
+        nans -= nan;
+      }
+      s[k] += d;
+      if constexpr (!kMeanOnly) q[k] += d * d;
+    }
+  stop = i;
+  std::int64_t skipped = 0;
+  for (int j = 0; j < kWidth; ++j)
+    skipped += nans[j];
+  const double n = static_cast<double>(i - first - skipped);
+  if (n == 0) return Op::identity();
+  return {n, shift, lane_total(s), kMeanOnly ? 0.0 : lane_total(q)};
+}
+
 // best = v where v is strictly better (lane by lane for vectors); NaN is never better.
 template <bool kMin, class V>
 PARPAT_CPU_INLINE void keep_better(V& best, const V& v) {
@@ -211,13 +276,13 @@ PARPAT_CPU_INLINE typename Op::Acc arg_lanes(const T* p, std::int64_t begin, std
   return Op::load(p[index_of_best], base + index_of_best);
 }
 
-// Whether Op on T has a lane form above: sum, min, max, argmin and argmax on the 4- and 8-byte
-// element types.
+// Whether Op on T has a lane form above: sum, min, max, argmin, argmax and the moment ops on the
+// 4- and 8-byte element types.
 template <class Op, class T>
 constexpr bool kHasLanes = (sizeof(T) == 4 || sizeof(T) == 8) &&
                            (std::is_same_v<Op, SumOp<T>> || std::is_same_v<Op, MinOp<T>> ||
                             std::is_same_v<Op, MaxOp<T>> || std::is_same_v<Op, ArgMinOp<T>> ||
-                            std::is_same_v<Op, ArgMaxOp<T>>);
+                            std::is_same_v<Op, ArgMaxOp<T>> || MomentLanes<Op>::kHas);
 
 // Folds [begin, end) in lanes, then the tail in order; a range with a NaN is folded again in
 // order (min/max/arg ops). Needs at least one step of extreme_lanes (fold() passes 256 values
@@ -235,6 +300,8 @@ PARPAT_CPU_INLINE typename Op::Acc fold_lanes(const T* p, std::int64_t begin, st
     } else {
       acc = sum_wide_lanes<kBytes>(p, begin, end, stop);
     }
+  } else if constexpr (MomentLanes<Op>::kHas) {
+    acc = moment_lanes<Op, kBytes>(p, begin, end, stop);
   } else if constexpr (std::is_same_v<Op, MinOp<T>> || std::is_same_v<Op, MaxOp<T>>) {
     acc = extreme_lanes<std::is_same_v<Op, MinOp<T>>, kBytes>(p, begin, end, stop, nan);
   } else {

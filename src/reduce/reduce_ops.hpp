@@ -238,7 +238,7 @@ struct NanArgOp {
 };
 
 // n elements in float64 with s = Σ(x − shift) and q = Σ(x − shift)²: elements accumulate
-// against the first one a fold saw (one subtraction, one add, one fused multiply-add each, and
+// against the first one a fold saw (one subtraction, one add, one multiply-add each, and
 // the cancellation in q − s²/n stays small because the shift is a sample of the data); folds
 // merge by Chan's update into shift = mean, s = 0, q = M2.
 struct Moments {
@@ -274,7 +274,7 @@ struct MomentsOp {
     if (kSkipNan && v != v) return a;
     if (a.n == 0) return load(v, i);
     const double d = double(v) - a.shift;
-    return {a.n + 1, a.shift, a.s + d, fma(d, d, a.q)};
+    return {a.n + 1, a.shift, a.s + d, d * d + a.q};  // an FMA where the compiler may fuse
   }
   static PARPAT_HD Result result(Acc a) { return a; }
 };

@@ -107,6 +107,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--axis", o->bench.axes,
                   "reduce: only these axes (all: the 1-D sizes; rows, cols: the square matrix)")
       ->check(CLI::IsMember({"all", "rows", "cols"}));
+  cmd->add_option("--op", o->bench.ops, "reduce: only these ops");
   cmd->add_option("--bins", o->bench.bins, "histogram bin counts to time");
   cmd->add_option("--reps", o->bench.reps, "timed runs per case (median; at least 20)");
   cmd->add_option("--timing", o->bench.timing,
