@@ -171,6 +171,14 @@ def gpu_cases(table, reps):
             [("torch.sum", lambda: torch.sum(x))]
             + ([("cupy.sum", lambda: cupy.sum(xc))] if cupy is not None else [])
             + [("parpat.sum", lambda: parpat.sum(x))])
+    compare("var float32 2^28",
+            [("torch.var", lambda: torch.var(x, correction=0))]
+            + ([("cupy.var", lambda: cupy.var(xc))] if cupy is not None else [])
+            + [("parpat.var", lambda: parpat.var(x))])
+    compare("nanmean float32 2^28",
+            [("torch.nanmean", lambda: torch.nanmean(x))]
+            + ([("cupy.nanmean", lambda: cupy.nanmean(xc))] if cupy is not None else [])
+            + [("parpat.nanmean", lambda: parpat.nanmean(x))])
     del x, xc
 
     b = torch.randint(0, 256, (1 << 30,), dtype=torch.uint8, device="cuda")
@@ -186,6 +194,11 @@ def host_cases(table, reps):
     case = "numpy float32 2^26 on the CPU backend: sum"
     row = table.add(case, "numpy.sum", wall_ms=wall_ms(lambda: np.sum(x), reps))
     table.add(case, "parpat.sum", wall_ms=wall_ms(lambda: parpat.sum(x), reps), baseline=row)
+    for op in ("var", "nanmean"):
+        case = f"numpy float32 2^26 on the CPU backend: {op}"
+        row = table.add(case, f"numpy.{op}", wall_ms=wall_ms(lambda: getattr(np, op)(x), reps))
+        table.add(case, f"parpat.{op}", wall_ms=wall_ms(lambda: getattr(parpat, op)(x), reps),
+                  baseline=row)
     case = "numpy float32 2^26 on the CPU backend: histogram, 1024 bins"
     row = table.add(case, "numpy.histogram",
                     wall_ms=wall_ms(lambda: np.histogram(x, bins=1024, range=(0, 1)),
