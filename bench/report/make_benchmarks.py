@@ -395,6 +395,8 @@ def machine_section(m, plots_dir, out_path):
                  f"{gpu.get('version', '')}. Peaks measured in the same call: read "
                  f"{gpu.get('read_gbps', 0):.0f} GB/s, FP32 FMA {gpu.get('fma_gflops', 0) / 1e3:.1f} "
                  f"TFLOPS, empty launch {gpu.get('launch_us', 0):.2f} µs.")
+    if m.meta.get("commands"):
+        lines.append("Runs: " + "; ".join(m.meta["commands"]) + ".")
     lines.append("")
     for pattern in PATTERNS:
         rows = m.bench.get((pattern, "cuda"))
