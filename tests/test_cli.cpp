@@ -64,8 +64,9 @@ double number(const json& j) {
 
 TEST(Cli, ReduceJsonContractMatchesNumpy) {
   const char* ops[] = {"sum", "prod", "min", "max", "argmin", "argmax"};
-  const DType types[] = {DType::uint8,  DType::int32,   DType::uint32, DType::int64,
-                         DType::uint64, DType::float32, DType::float64};
+  const DType types[] = {DType::boolean, DType::int8,  DType::uint8,  DType::int16,
+                         DType::uint16,  DType::int32, DType::uint32, DType::int64,
+                         DType::uint64,  DType::float32, DType::float64};
   std::uint64_t seed = run_seed();
   int k = 0;
   for (DType t : types) {
@@ -99,7 +100,10 @@ TEST(Cli, ReduceJsonContractMatchesNumpy) {
       } else if (is_float(t)) {
         double e = std::stod(expected), g = number(j["result"]);
         EXPECT_NEAR(g, e, 1e-5 * std::max(1.0, std::fabs(e))) << r.out;
-      } else if (t == DType::uint64 || t == DType::uint8 || t == DType::uint32) {
+      } else if (j["result"].is_boolean()) {  // min and max of bool
+        EXPECT_EQ(t, DType::boolean);
+        EXPECT_EQ(j["result"].get<bool>() ? 1 : 0, std::stoll(expected));
+      } else if (!is_signed_integer(t) && t != DType::boolean) {
         // numpy's unsigned sums and products wrap modulo 2^64 as parpat's do.
         EXPECT_EQ(j["result"].get<std::uint64_t>(), std::stoull(expected));
       } else {

@@ -7,10 +7,23 @@
 
 namespace parpat {
 
-enum class DType { uint8, uint16, int32, uint32, int64, uint64, float32, float64 };
+// numpy's numeric types; `boolean` is numpy's bool (one byte, 0 or 1).
+enum class DType {
+  boolean,
+  int8,
+  uint8,
+  int16,
+  uint16,
+  int32,
+  uint32,
+  int64,
+  uint64,
+  float32,
+  float64
+};
 
 std::size_t dtype_size(DType t);
-const char* dtype_name(DType t);             // "uint8", "float32", ...
+const char* dtype_name(DType t);             // "bool", "uint8", "float32", ...
 DType parse_dtype(const std::string& name);  // throws Error(invalid_argument) when unknown
 bool is_float(DType t);
 bool is_signed_integer(DType t);
@@ -18,6 +31,18 @@ bool is_signed_integer(DType t);
 // Maps a C++ element type to its DType at compile time.
 template <class T>
 struct dtype_of;
+template <>
+struct dtype_of<bool> {
+  static constexpr DType value = DType::boolean;
+};
+template <>
+struct dtype_of<std::int8_t> {
+  static constexpr DType value = DType::int8;
+};
+template <>
+struct dtype_of<std::int16_t> {
+  static constexpr DType value = DType::int16;
+};
 template <>
 struct dtype_of<std::uint8_t> {
   static constexpr DType value = DType::uint8;
@@ -55,8 +80,14 @@ struct dtype_of<double> {
 template <class F>
 decltype(auto) visit_dtype(DType t, F&& f) {
   switch (t) {
+    case DType::boolean:
+      return f(bool{});
+    case DType::int8:
+      return f(std::int8_t{});
     case DType::uint8:
       return f(std::uint8_t{});
+    case DType::int16:
+      return f(std::int16_t{});
     case DType::uint16:
       return f(std::uint16_t{});
     case DType::int32:

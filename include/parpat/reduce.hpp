@@ -56,12 +56,12 @@ DType reduce_result_dtype(DType input, ReduceOp op);
 struct Scalar {
   DType dtype = DType::float64;
   std::int64_t i = 0;   // valid for signed integer dtypes
-  std::uint64_t u = 0;  // valid for unsigned integer dtypes
+  std::uint64_t u = 0;  // valid for unsigned integer dtypes and bool (0 or 1)
   double f = 0;         // valid for float dtypes (float32 values are exact in a double)
 
   static Scalar from_bytes(DType dtype, const void* p);
   double as_double() const;
-  std::string to_string() const;  // shortest text that reads back as the same value
+  std::string to_string() const;  // shortest text that reads back as the same value (bool: True)
 };
 
 struct ReduceOptions {

@@ -14,7 +14,8 @@ import numpy as np
 from . import _frameworks as fw
 from . import _parpat
 
-_REDUCE_DTYPES = ("uint8", "int32", "uint32", "int64", "uint64", "float32", "float64")
+_REDUCE_DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+                  "float32", "float64")
 _HISTOGRAM_DTYPES = ("uint8", "uint16", "int32", "float32", "float64")
 _BINCOUNT_DTYPES = ("uint8", "uint16", "int32")
 _devices = {}
@@ -235,7 +236,8 @@ _REDUCE_DOC = """{summary}
     ----------
     x : array_like
         A 1-D or 2-D numpy, CuPy, torch or JAX array (or anything exposing DLPack or the CUDA
-        array interface) of uint8, int32, uint32, int64, uint64, float32 or float64.
+        array interface) of bool, int8, uint8, int16, uint16, int32, uint32, int64, uint64,
+        float32 or float64.
         Device arrays are read in place on their own GPU; rows may be strided.
     axis : None, int or tuple of ints, optional
         As in numpy: None reduces everything{axis_note}.

@@ -40,17 +40,20 @@ DType parse_descr(const std::string& text, const std::string& name) {
   auto end = text.find(text[0], 1);
   if (end == std::string::npos) bad(name, "descr string is not closed");
   std::string d = text.substr(1, end - 1);
-  if (d.size() >= 2 && d[0] == '>' && d != ">u1" && d != ">i1")
+  if (d.size() >= 2 && d[0] == '>' && d != ">u1" && d != ">i1" && d != ">b1")
     throw_invalid(name + ": big-endian data ('" + d + "') is not supported");
   static const std::pair<const char*, DType> known[] = {
-      {"|u1", DType::uint8},  {"<u1", DType::uint8},  {">u1", DType::uint8},
-      {"<u2", DType::uint16}, {"<i4", DType::int32},  {"<u4", DType::uint32},
+      {"|b1", DType::boolean}, {"<b1", DType::boolean}, {">b1", DType::boolean},
+      {"|i1", DType::int8},    {"<i1", DType::int8},    {">i1", DType::int8},
+      {"|u1", DType::uint8},   {"<u1", DType::uint8},   {">u1", DType::uint8},
+      {"<i2", DType::int16},   {"<u2", DType::uint16},  {"<i4", DType::int32},  {"<u4", DType::uint32},
       {"<i8", DType::int64},  {"<u8", DType::uint64}, {"<f4", DType::float32},
       {"<f8", DType::float64}};
   for (auto& [k, t] : known)
     if (d == k) return t;
   throw_invalid(name + ": unsupported dtype '" + d +
-                "' (supported: uint8 uint16 int32 uint32 int64 uint64 float32 float64)");
+                "' (supported: bool int8 uint8 int16 uint16 int32 uint32 int64 uint64 float32 "
+                "float64)");
 }
 
 // A Python tuple of non-negative integers, as numpy writes it: "()", "(16,)", "(2, 3)" (a
@@ -218,7 +221,8 @@ HostArray read_input(const std::string& path) {
 
 void write_npy(const std::string& path, DType dtype, const std::vector<std::int64_t>& shape,
                const void* data) {
-  static const char* descr[] = {"|u1", "<u2", "<i4", "<u4", "<i8", "<u8", "<f4", "<f8"};
+  static const char* descr[] = {"|b1", "|i1", "|u1", "<i2", "<u2", "<i4",
+                                "<u4", "<i8", "<u8", "<f4", "<f8"};
   std::ostringstream h;
   h << "{'descr': '" << descr[static_cast<int>(dtype)] << "', 'fortran_order': False, 'shape': (";
   std::int64_t n = 1;

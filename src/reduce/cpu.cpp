@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -408,13 +409,17 @@ class ParallelKernel final : public ReduceKernel {
       moments_.resize(static_cast<std::size_t>(s.outputs()));
     if (s_.axis == Axis::cols) {
       row_chunks_ = std::clamp<std::int64_t>(s_.rows / 64, 1, cpu_.threads() * 4);
-      partials_.resize(static_cast<std::size_t>(row_chunks_ * s_.cols));
+      resize_partials(row_chunks_ * s_.cols);
       if constexpr (std::is_same_v<Op, SumOp<float>>)
         scratch_.resize(static_cast<std::size_t>(row_chunks_ * s_.cols));
     } else if (s_.axis == Axis::all) {
-      partials_.resize(
-          static_cast<std::size_t>(s_.contiguous() ? (s_.size() + chunk_ - 1) / chunk_ : s_.rows));
+      resize_partials(s_.contiguous() ? (s_.size() + chunk_ - 1) / chunk_ : s_.rows);
     }
+  }
+
+  void resize_partials(std::int64_t count) {
+    partials_ = std::make_unique<Acc[]>(static_cast<std::size_t>(count));
+    partial_count_ = count;
   }
 
   void run(const Buffer& in, const Buffer& values, const Buffer& indices) override {
@@ -437,7 +442,7 @@ class ParallelKernel final : public ReduceKernel {
       if constexpr (is_arg_pair<Acc>::value) idx[o] = a.index;
     };
     if (s_.axis == Axis::all) {
-      auto tasks = static_cast<std::int64_t>(partials_.size());
+      const std::int64_t tasks = partial_count_;
       if (s_.contiguous()) {
         cpu_.parallel_for(tasks, [&](std::int64_t t) {
           std::int64_t b = t * chunk_, e = std::min(s_.size(), b + chunk_);
@@ -449,8 +454,8 @@ class ParallelKernel final : public ReduceKernel {
         });
       }
       Acc acc = Op::identity();
-      for (const auto& p : partials_)
-        acc = Op::combine(acc, p);
+      for (std::int64_t t = 0; t < tasks; ++t)
+        acc = Op::combine(acc, partials_[t]);
       emit(0, acc);
     } else if (s_.axis == Axis::rows) {
       // Tasks of whole rows, about one chunk each, so short rows do not pay a hand-out each.
@@ -463,7 +468,7 @@ class ParallelKernel final : public ReduceKernel {
     } else {
       std::int64_t per = (s_.rows + row_chunks_ - 1) / row_chunks_;
       cpu_.parallel_for(row_chunks_, [&](std::int64_t k) {
-        Acc* acc = partials_.data() + k * s_.cols;
+        Acc* acc = partials_.get() + k * s_.cols;
         float* scratch = scratch_.empty() ? nullptr : scratch_.data() + k * s_.cols;
         std::fill(acc, acc + s_.cols, Op::identity());
         std::int64_t first = std::min(s_.rows, k * per), last = std::min(s_.rows, (k + 1) * per);
@@ -487,7 +492,9 @@ class ParallelKernel final : public ReduceKernel {
   std::vector<Moments> moments_;
   std::int64_t chunk_;
   std::int64_t row_chunks_ = 1;
-  std::vector<Acc> partials_;
+  // An array, not a vector: the accumulator of bool min and max is a bool.
+  std::unique_ptr<Acc[]> partials_;
+  std::int64_t partial_count_ = 0;
   std::vector<float> scratch_;  // float32 sum over cols: 16-row float partials per row chunk
 };
 

@@ -195,17 +195,13 @@ template <template <class, class> class Kernel, bool kAllOps = false>
 std::unique_ptr<ReduceKernel> make(const Device& d, const ReduceShape& s) {
   return visit_dtype(s.dtype, [&](auto t) -> std::unique_ptr<ReduceKernel> {
     using T = decltype(t);
-    if constexpr (std::is_same_v<T, std::uint16_t>) {
-      throw_invalid("reduce does not take uint16 input");
-    } else {
-      auto make_for = [&](auto op) -> std::unique_ptr<ReduceKernel> {
-        return std::make_unique<Kernel<T, decltype(op)>>(d, s);
-      };
-      if constexpr (kAllOps)
-        return visit_reduce_op<T>(s.op, make_for);
-      else
-        return visit_basic_reduce_op<T>(s.op, make_for);
-    }
+    auto make_for = [&](auto op) -> std::unique_ptr<ReduceKernel> {
+      return std::make_unique<Kernel<T, decltype(op)>>(d, s);
+    };
+    if constexpr (kAllOps)
+      return visit_reduce_op<T>(s.op, make_for);
+    else
+      return visit_basic_reduce_op<T>(s.op, make_for);
   });
 }
 
@@ -219,7 +215,7 @@ bool everything(const ReduceShape&, const DeviceInfo&) {
 // Atomics need an accumulator of 4 or 8 bytes and an op without an index.
 bool atomic_supports(const ReduceShape& s, const DeviceInfo&) {
   if (s.axis != Axis::all || is_arg_op(s.op) || !is_basic_reduce_op(s.op)) return false;
-  bool narrow = s.dtype == DType::uint8 && (s.op == ReduceOp::min || s.op == ReduceOp::max);
+  bool narrow = dtype_size(s.dtype) < 4 && (s.op == ReduceOp::min || s.op == ReduceOp::max);
   return !narrow;
 }
 
@@ -247,7 +243,8 @@ std::vector<ReduceVariant> cuda_reduce_variants() {
        all_axis_only, make<GridStrideReduce>},
       {cuda_info("atomic", "one pass, block results combined with atomicAdd / compare-and-swap",
                  "block=256 blocks/SM=8",
-                 "axis all; sum, prod, min, max (not uint8 min/max, no arg ops)", false),
+                 "axis all; sum, prod, min, max (no min/max of 1- or 2-byte types, no arg ops)",
+                 false),
        atomic_supports, make<AtomicReduce>},
       {cuda_info(
            "fast", "16-byte loads x8 in flight, shuffles, one launch finished by the last block",
@@ -279,39 +276,35 @@ void reduce(const void* d_in, DType dtype, std::int64_t n, ReduceOp op, void* d_
     throw_invalid(std::string(reduce_op_name(op)) + " of an empty array has no identity");
   visit_dtype(dtype, [&](auto t) {
     using T = decltype(t);
-    if constexpr (std::is_same_v<T, std::uint16_t>) {
-      throw_invalid("reduce does not take uint16 input");
-    } else {
-      visit_basic_reduce_op<T>(op, [&](auto o) {
-        using Op = decltype(o);
-        using Acc = typename Op::Acc;
-        FastPlan plan = fast_plan<T, Op>(info, n);
-        plan_for_device<T, Op>(plan, info, n, ordinal);
-        // The ticket counter first, at the same place for every call, so that a workspace
-        // serves calls of any size in turn: the last block of each call leaves it zeroed. The
-        // partials follow; each call writes its own before it reads them.
-        constexpr std::size_t partials_at = 256;
-        std::size_t need = partials_at + plan.grid * sizeof(Acc);
-        if (!d_workspace) {
-          workspace_bytes = need;
-          return;
-        }
-        if (workspace_bytes < need) throw_invalid("reduce workspace is too small");
-        if (n == 0) {
-          typename Op::Result v = Op::result(Op::identity());
-          PARPAT_CUDA(cudaMemcpyAsync(d_value, &v, sizeof v, cudaMemcpyHostToDevice, stream));
-          PARPAT_CUDA(cudaStreamSynchronize(stream));
-          return;
-        }
-        auto* base = static_cast<unsigned char*>(d_workspace);
-        auto addr = reinterpret_cast<std::uintptr_t>(d_in);
-        std::int64_t head = std::min<std::int64_t>(n, ((16 - addr % 16) % 16) / sizeof(T));
-        launch_fast_all<T, Op>(plan, stream, static_cast<const T*>(d_in), n, head,
-                               reinterpret_cast<Acc*>(base + partials_at),
-                               reinterpret_cast<unsigned*>(base),
-                               static_cast<typename Op::Result*>(d_value), d_index);
-      });
-    }
+    visit_basic_reduce_op<T>(op, [&](auto o) {
+      using Op = decltype(o);
+      using Acc = typename Op::Acc;
+      FastPlan plan = fast_plan<T, Op>(info, n);
+      plan_for_device<T, Op>(plan, info, n, ordinal);
+      // The ticket counter first, at the same place for every call, so that a workspace
+      // serves calls of any size in turn: the last block of each call leaves it zeroed. The
+      // partials follow; each call writes its own before it reads them.
+      constexpr std::size_t partials_at = 256;
+      std::size_t need = partials_at + plan.grid * sizeof(Acc);
+      if (!d_workspace) {
+        workspace_bytes = need;
+        return;
+      }
+      if (workspace_bytes < need) throw_invalid("reduce workspace is too small");
+      if (n == 0) {
+        typename Op::Result v = Op::result(Op::identity());
+        PARPAT_CUDA(cudaMemcpyAsync(d_value, &v, sizeof v, cudaMemcpyHostToDevice, stream));
+        PARPAT_CUDA(cudaStreamSynchronize(stream));
+        return;
+      }
+      auto* base = static_cast<unsigned char*>(d_workspace);
+      auto addr = reinterpret_cast<std::uintptr_t>(d_in);
+      std::int64_t head = std::min<std::int64_t>(n, ((16 - addr % 16) % 16) / sizeof(T));
+      launch_fast_all<T, Op>(plan, stream, static_cast<const T*>(d_in), n, head,
+                             reinterpret_cast<Acc*>(base + partials_at),
+                             reinterpret_cast<unsigned*>(base),
+                             static_cast<typename Op::Result*>(d_value), d_index);
+    });
   });
 }
 

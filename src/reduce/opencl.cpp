@@ -32,8 +32,15 @@ bool is_sum_or_prod(ReduceOp op) {
 
 const char* cl_type(DType t) {
   switch (t) {
+    case DType::boolean:  // numpy's bool is one byte, 0 or 1
     case DType::uint8:
       return "uchar";
+    case DType::int8:
+      return "char";
+    case DType::int16:
+      return "short";
+    case DType::uint16:
+      return "ushort";
     case DType::int32:
       return "int";
     case DType::uint32:
@@ -45,11 +52,9 @@ const char* cl_type(DType t) {
     case DType::float32:
       return "float";
     case DType::float64:
-      return "double";
-    case DType::uint16:
       break;
   }
-  return "ushort";
+  return "double";
 }
 
 // The op the kernels run: on integer input (no NaN) a nan-op is its plain op.
@@ -67,8 +72,16 @@ std::size_t acc_bytes(DType t, ReduceOp op, const DeviceInfo& device) {
 
 const char* highest(DType t) {
   switch (t) {
+    case DType::boolean:
+      return "1";
+    case DType::int8:
+      return "CHAR_MAX";
     case DType::uint8:
       return "UCHAR_MAX";
+    case DType::int16:
+      return "SHRT_MAX";
+    case DType::uint16:
+      return "USHRT_MAX";
     case DType::int32:
       return "INT_MAX";
     case DType::uint32:
@@ -84,6 +97,10 @@ const char* highest(DType t) {
 
 const char* lowest(DType t) {
   switch (t) {
+    case DType::int8:
+      return "CHAR_MIN";
+    case DType::int16:
+      return "SHRT_MIN";
     case DType::int32:
       return "INT_MIN";
     case DType::int64:
@@ -221,7 +238,8 @@ std::string build_options(const ReduceShape& s, const DeviceInfo& device) {
          (op == ReduceOp::sum ? " -DIDENTITY_VALUE=0 -DCOMBINE=COMBINE_SUM"
                               : " -DIDENTITY_VALUE=1 -DCOMBINE=COMBINE_PROD") +
          (res == "long" ? " -DRESULT=RESULT_BITS" : " -DRESULT=RESULT_CAST");
-    if (t == DType::uint8 && op == ReduceOp::sum) o += " -DVECTOR_PRESUM";
+    if (dtype_size(t) <= 2 && op == ReduceOp::sum)
+      o += is_signed_integer(t) ? " -DPRESUM=int" : " -DPRESUM=uint";
   } else {
     o += std::string(" -DACC=") + elem + " -DRES=" + elem +
          " -DIDENTITY=IDENTITY_SCALAR -DLOAD=LOAD_SCALAR -DRESULT=RESULT_CAST -DIDENTITY_VALUE=" +

@@ -47,7 +47,8 @@ DType reduce_result_dtype(DType input, ReduceOp op) {
     case ReduceOp::nansum:
     case ReduceOp::nanprod:
       if (is_float(input)) return input;
-      return is_signed_integer(input) ? DType::int64 : DType::uint64;
+      // numpy: bool sums count in the default integer
+      return is_signed_integer(input) || input == DType::boolean ? DType::int64 : DType::uint64;
     case ReduceOp::count_nonzero:
       return DType::int64;
     default:
@@ -80,6 +81,7 @@ double Scalar::as_double() const {
 }
 
 std::string Scalar::to_string() const {
+  if (dtype == DType::boolean) return u ? "True" : "False";  // as numpy prints it
   if (!is_float(dtype)) return is_signed_integer(dtype) ? std::to_string(i) : std::to_string(u);
   if (std::isnan(f)) return "nan";
   if (std::isinf(f)) return f > 0 ? "inf" : "-inf";
@@ -203,9 +205,6 @@ Reducer::Reducer(const Device& device, DType dtype, std::vector<std::int64_t> sh
     : impl_(new Impl{device, {}, nullptr, {}}) {
   if (shape.empty() || shape.size() > 2)
     throw_invalid("reduce takes 1-D or 2-D input, got " + std::to_string(shape.size()) + "-D");
-  if (dtype == DType::uint16)
-    throw_invalid(
-        "reduce takes uint8, int32, uint32, int64, uint64, float32 or float64, not uint16");
   auto& s = impl_->shape;
   s.dtype = dtype;
   s.op = options.op;

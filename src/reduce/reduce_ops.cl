@@ -338,20 +338,21 @@ ACC group_reduce(__local ACC* scratch, ACC acc, uint lid, uint size) {
   return total;
 }
 
-// Appends the lanes of one vector (flattened indices index, index + 1, ...) in order. A uint8
-// sum adds the 16 lanes in 32 bits first (at most 16 · 255) and widens once. An arg op finds the
+// Appends the lanes of one vector (flattened indices index, index + 1, ...) in order. A sum of
+// 1- or 2-byte integers adds the lanes in 32 bits first (PRESUM: int or uint; at most 16 · 255
+// or 8 · 65535) and widens once. An arg op finds the
 // vector's best lane first, comparing values only (a strictly better value or the first NaN
 // replaces it, so the first of equals stays), and appends that one lane: one 64-bit index select
 // per vector instead of one per lane, the same pair as appending the lanes in order.
 ACC fold_vector(ACC acc, ELEMV v, long index) {
   ELEM lanes[VW];
   PASTE(vstore, VW)(v, 0, lanes);
-#if defined(VECTOR_PRESUM)
-  uint sum = 0;
+#if defined(PRESUM)
+  PRESUM sum = 0;
 #pragma unroll
   for (int j = 0; j < VW; ++j)
     sum += lanes[j];
-  return acc + sum;
+  return acc + (ACC)(long)sum;
 #elif defined(ARG_OP)
   ELEM best = lanes[0];
   int lane = 0;

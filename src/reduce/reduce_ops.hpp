@@ -63,13 +63,15 @@ struct ArgPair {
   std::int64_t index;
 };
 
-// Sum and product widen: 64-bit wrapping integers, float64 for floats.
+// Sum and product widen: 64-bit wrapping integers (int64 for signed input and bool, as numpy),
+// float64 for floats.
 template <class T>
 using WideAcc = std::conditional_t<std::is_floating_point_v<T>, double, std::uint64_t>;
 template <class T>
-using WideResult =
-    std::conditional_t<std::is_floating_point_v<T>, T,
-                       std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
+using WideResult = std::conditional_t<
+    std::is_floating_point_v<T>, T,
+    std::conditional_t<std::is_signed_v<T> || std::is_same_v<T, bool>, std::int64_t,
+                       std::uint64_t>>;
 
 template <class T>
 struct SumOp {

@@ -197,7 +197,7 @@ class StreamReducer {
         auto& acc = *static_cast<std::vector<typename Op::Acc>*>(st.acc.get());
         const auto* values = reinterpret_cast<const R*>(raw_values_.data());
         for (std::size_t k = 0; k < outputs; ++k) {
-          auto& a = acc[static_cast<std::size_t>(job.output) + k];
+          auto&& a = acc[static_cast<std::size_t>(job.output) + k];
           if constexpr (is_arg_pair<typename Op::Acc>::value) {
             // A chunk whose elements are all NaN (nan arg ops) found no index.
             const std::int64_t none = std::numeric_limits<std::int64_t>::max();
@@ -234,9 +234,6 @@ void check_reduce_source(const SourceImpl& s, const ReduceOptions& o) {
   check_ddof(o.ddof);
   if (s.shape.size() == 1 && o.axis != Axis::all)
     throw_invalid(std::string("axis ") + axis_name(o.axis) + " needs 2-D input");
-  if (s.dtype == DType::uint16)
-    throw_invalid(
-        "reduce takes uint8, int32, uint32, int64, uint64, float32 or float64, not uint16");
 }
 
 }  // namespace

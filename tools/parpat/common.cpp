@@ -28,6 +28,7 @@ Device CommonOptions::open_device() const {
 }
 
 nlohmann::json to_json(const Scalar& s) {
+  if (s.dtype == DType::boolean) return s.u != 0;
   if (is_float(s.dtype)) {
     if (std::isnan(s.f)) return "nan";
     if (std::isinf(s.f)) return s.f > 0 ? "inf" : "-inf";

@@ -25,21 +25,36 @@ __device__ __forceinline__ void write_result(const typename Op::Acc& acc,
   if constexpr (is_arg_pair<typename Op::Acc>::value) indices[o] = acc.index;
 }
 
-// Folds a 16-byte vector whose first element has flat index `base`. Byte sums take the
-// dot-product unit: four bytes per instruction instead of one add each. Arg ops find the
+// Folds a 16-byte vector whose first element has flat index `base`. Byte sums (bool, int8,
+// uint8) take the dot-product unit: four bytes per instruction instead of one add each; 2-byte
+// sums add their eight lanes in 32 bits and widen once. Arg ops find the
 // vector's best lane comparing values only (the first of equals stays) and append that lane:
 // one 64-bit index select per vector instead of one per lane, the same pair as lane by lane.
 template <class Op, class T>
 __device__ __forceinline__ typename Op::Acc fold16(typename Op::Acc acc, const Vec16<T>& x,
                                                    std::int64_t base) {
-  if constexpr (std::is_same_v<Op, SumOp<std::uint8_t>>) {
+  if constexpr (std::is_same_v<Op, SumOp<T>> && std::is_integral_v<T> && sizeof(T) == 1) {
     unsigned words[4];
     memcpy(words, x.v, 16);
-    unsigned s = 0;
+    if constexpr (std::is_signed_v<T>) {
+      int s = 0;
 #pragma unroll
-    for (int k = 0; k < 4; ++k)
-      s = __dp4a(words[k], 0x01010101u, s);
-    return acc + s;
+      for (int k = 0; k < 4; ++k)
+        s = __dp4a(static_cast<int>(words[k]), 0x01010101, s);
+      return acc + static_cast<typename Op::Acc>(static_cast<long long>(s));
+    } else {
+      unsigned s = 0;
+#pragma unroll
+      for (int k = 0; k < 4; ++k)
+        s = __dp4a(words[k], 0x01010101u, s);
+      return acc + s;
+    }
+  } else if constexpr (std::is_same_v<Op, SumOp<T>> && std::is_integral_v<T> && sizeof(T) == 2) {
+    int s = 0;  // at most 8 · 65535
+#pragma unroll
+    for (int k = 0; k < Vec16<T>::kCount; ++k)
+      s += x.v[k];
+    return acc + static_cast<typename Op::Acc>(static_cast<long long>(s));
   } else if constexpr (is_arg_pair<typename Op::Acc>::value) {
     T best = x.v[0];
     int lane = 0;

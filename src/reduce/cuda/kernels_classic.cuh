@@ -150,11 +150,7 @@ __global__ void atomic_pass(const T* in, std::int64_t n, std::int64_t cols, std:
     v = Op::combine(v, Op::load(flat_at(in, i, cols, stride), i));
   v = block_reduce<Op>(v);
   if (threadIdx.x == 0) {
-    if constexpr (std::is_same_v<Op, SumOp<std::uint8_t>> ||
-                  std::is_same_v<Op, SumOp<std::int32_t>> ||
-                  std::is_same_v<Op, SumOp<std::uint32_t>> ||
-                  std::is_same_v<Op, SumOp<std::int64_t>> ||
-                  std::is_same_v<Op, SumOp<std::uint64_t>>) {
+    if constexpr (std::is_same_v<Op, SumOp<T>> && std::is_integral_v<T>) {
       atomicAdd(reinterpret_cast<unsigned long long*>(slot), static_cast<unsigned long long>(v));
     } else if constexpr (std::is_same_v<Op, SumOp<float>> || std::is_same_v<Op, SumOp<double>>) {
       atomicAdd(slot, v);
