@@ -23,10 +23,10 @@ namespace {
 
 // The sum's type as parpat reports it: int64 for signed integers and bool, uint64 for unsigned.
 template <class T>
-using WideSum = std::conditional_t<
-    std::is_floating_point_v<T>, T,
-    std::conditional_t<std::is_signed_v<T> || std::is_same_v<T, bool>, std::int64_t,
-                       std::uint64_t>>;
+using WideSum =
+    std::conditional_t<std::is_floating_point_v<T>, T,
+                       std::conditional_t<std::is_signed_v<T> || std::is_same_v<T, bool>,
+                                          std::int64_t, std::uint64_t>>;
 
 // Sizes CUB's temporary storage with a first call, then times `call(temp, bytes, input)`;
 // the timed calls only launch kernels on the device's stream, so they can be captured.

@@ -64,8 +64,8 @@ double number(const json& j) {
 
 TEST(Cli, ReduceJsonContractMatchesNumpy) {
   const char* ops[] = {"sum", "prod", "min", "max", "argmin", "argmax"};
-  const DType types[] = {DType::boolean, DType::int8,  DType::uint8,  DType::int16,
-                         DType::uint16,  DType::int32, DType::uint32, DType::int64,
+  const DType types[] = {DType::boolean, DType::int8,    DType::uint8,  DType::int16,
+                         DType::uint16,  DType::int32,   DType::uint32, DType::int64,
                          DType::uint64,  DType::float32, DType::float64};
   std::uint64_t seed = run_seed();
   int k = 0;

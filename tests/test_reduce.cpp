@@ -29,8 +29,8 @@ std::vector<Target> targets() {
   return variant_targets("reduce");
 }
 
-constexpr DType kDTypes[] = {DType::boolean, DType::int8,   DType::uint8,   DType::int16,
-                             DType::uint16,  DType::int32,  DType::uint32,  DType::int64,
+constexpr DType kDTypes[] = {DType::boolean, DType::int8,    DType::uint8,  DType::int16,
+                             DType::uint16,  DType::int32,   DType::uint32, DType::int64,
                              DType::uint64,  DType::float32, DType::float64};
 constexpr ReduceOp kOps[] = {ReduceOp::sum, ReduceOp::prod,   ReduceOp::min,
                              ReduceOp::max, ReduceOp::argmin, ReduceOp::argmax};

@@ -22,8 +22,8 @@ constexpr ReduceOp kStatisticOps[] = {
     ReduceOp::nanprod,      ReduceOp::nanmin,  ReduceOp::nanmax, ReduceOp::nanargmin,
     ReduceOp::nanargmax,    ReduceOp::nanmean, ReduceOp::nanvar, ReduceOp::nanstd,
     ReduceOp::count_nonzero};
-constexpr DType kDTypes[] = {DType::boolean, DType::int8,   DType::uint8,   DType::int16,
-                             DType::uint16,  DType::int32,  DType::uint32,  DType::int64,
+constexpr DType kDTypes[] = {DType::boolean, DType::int8,    DType::uint8,  DType::int16,
+                             DType::uint16,  DType::int32,   DType::uint32, DType::int64,
                              DType::uint64,  DType::float32, DType::float64};
 
 std::vector<Target> targets() {

@@ -46,9 +46,9 @@ DType parse_descr(const std::string& text, const std::string& name) {
       {"|b1", DType::boolean}, {"<b1", DType::boolean}, {">b1", DType::boolean},
       {"|i1", DType::int8},    {"<i1", DType::int8},    {">i1", DType::int8},
       {"|u1", DType::uint8},   {"<u1", DType::uint8},   {">u1", DType::uint8},
-      {"<i2", DType::int16},   {"<u2", DType::uint16},  {"<i4", DType::int32},  {"<u4", DType::uint32},
-      {"<i8", DType::int64},  {"<u8", DType::uint64}, {"<f4", DType::float32},
-      {"<f8", DType::float64}};
+      {"<i2", DType::int16},   {"<u2", DType::uint16},  {"<i4", DType::int32},
+      {"<u4", DType::uint32},  {"<i8", DType::int64},   {"<u8", DType::uint64},
+      {"<f4", DType::float32}, {"<f8", DType::float64}};
   for (auto& [k, t] : known)
     if (d == k) return t;
   throw_invalid(name + ": unsupported dtype '" + d +

@@ -68,10 +68,10 @@ struct ArgPair {
 template <class T>
 using WideAcc = std::conditional_t<std::is_floating_point_v<T>, double, std::uint64_t>;
 template <class T>
-using WideResult = std::conditional_t<
-    std::is_floating_point_v<T>, T,
-    std::conditional_t<std::is_signed_v<T> || std::is_same_v<T, bool>, std::int64_t,
-                       std::uint64_t>>;
+using WideResult =
+    std::conditional_t<std::is_floating_point_v<T>, T,
+                       std::conditional_t<std::is_signed_v<T> || std::is_same_v<T, bool>,
+                                          std::int64_t, std::uint64_t>>;
 
 template <class T>
 struct SumOp {
