@@ -22,9 +22,9 @@ struct HostArray {
   }
 };
 
-// Reads a .npy file (format versions 1–3, little-endian, C order, 1-D or 2-D, dtypes uint8
-// uint16 int32 uint32 int64 uint64 float32 float64). Throws Error(io) when the file is missing
-// or unreadable and Error(invalid_argument) with one clear sentence for anything malformed:
+// Reads a .npy file (format versions 1–3, little-endian, C order, 1-D or 2-D, dtypes bool int8
+// uint8 int16 uint16 int32 uint32 int64 uint64 float32 float64). Throws Error(io) when the file is
+// missing or unreadable and Error(invalid_argument) with one clear sentence for anything malformed:
 // bad magic, a header that does not parse, a size that does not match the data, an
 // unsupported dtype or byte order, Fortran order, or more than two dimensions.
 HostArray read_npy(const std::string& path);
