@@ -32,6 +32,11 @@
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #endif
 
+// Whether x (of any element or accumulator type) is NaN: no integer converts to a float NaN and a
+// float NaN stays one. (x != x would serve too, but compilers flag it as a self-comparison for
+// integer types.)
+#define IS_NAN(x) isnan((float)(x))
+
 #ifndef ELEM
 #define ELEM float
 #define VW 4
@@ -105,7 +110,7 @@ double moments_m2(moments m) {
 
 bool skipped(ELEM v) {
 #ifdef SKIP_NAN
-  return v != v;
+  return IS_NAN(v);
 #else
   return false;
 #endif
@@ -164,7 +169,7 @@ ACC make_arg(ELEM v, long i) {
 
 // The first NaN wins; otherwise the extreme value, the smaller index on ties.
 ACC arg_min(ACC a, ACC b) {
-  bool a_nan = a.value != a.value, b_nan = b.value != b.value;
+  bool a_nan = IS_NAN(a.value), b_nan = IS_NAN(b.value);
   if (a_nan || b_nan) {
     if (a_nan && b_nan) return a.index < b.index ? a : b;
     return a_nan ? a : b;
@@ -175,7 +180,7 @@ ACC arg_min(ACC a, ACC b) {
 }
 
 ACC arg_max(ACC a, ACC b) {
-  bool a_nan = a.value != a.value, b_nan = b.value != b.value;
+  bool a_nan = IS_NAN(a.value), b_nan = IS_NAN(b.value);
   if (a_nan || b_nan) {
     if (a_nan && b_nan) return a.index < b.index ? a : b;
     return a_nan ? a : b;
@@ -188,11 +193,11 @@ ACC arg_max(ACC a, ACC b) {
 // Whether element v displaces `best`, an element before it: a strictly better value, or the
 // first NaN.
 bool beats_min(ELEM v, ELEM best) {
-  return (v < best) | ((v != v) & (best == best));
+  return (v < best) | (IS_NAN(v) & !IS_NAN(best));
 }
 
 bool beats_max(ELEM v, ELEM best) {
-  return (v > best) | ((v != v) & (best == best));
+  return (v > best) | (IS_NAN(v) & !IS_NAN(best));
 }
 
 // Appends element v at index i, larger than every index already in `a` (each work-item visits
@@ -217,32 +222,32 @@ ACC nan_arg(ACC a, ACC b, bool min_op) {
 }
 
 bool nan_beats(ELEM v, ELEM best, bool min_op) {
-  return (v == v) & ((min_op ? v < best : v > best) | (best != best));
+  return (!IS_NAN(v)) & ((min_op ? v < best : v > best) | IS_NAN(best));
 }
 #else
-// A NaN anywhere wins (x != x is false for integers, so these serve every type).
+// A NaN anywhere wins.
 ACC min_nan(ACC a, ACC b) {
-  if (a != a) return a;
-  if (b != b) return b;
+  if (IS_NAN(a)) return a;
+  if (IS_NAN(b)) return b;
   return b < a ? b : a;
 }
 
 ACC max_nan(ACC a, ACC b) {
-  if (a != a) return a;
-  if (b != b) return b;
+  if (IS_NAN(a)) return a;
+  if (IS_NAN(b)) return b;
   return b > a ? b : a;
 }
 
 // nanmin / nanmax: NaN is "nothing yet" (the identity), so an all-NaN input stays NaN.
 ACC min_skip_nan(ACC a, ACC b) {
-  if (a != a) return b;
-  if (b != b) return a;
+  if (IS_NAN(a)) return b;
+  if (IS_NAN(b)) return a;
   return b < a ? b : a;
 }
 
 ACC max_skip_nan(ACC a, ACC b) {
-  if (a != a) return b;
-  if (b != b) return a;
+  if (IS_NAN(a)) return b;
+  if (IS_NAN(b)) return a;
   return b > a ? b : a;
 }
 #endif
