@@ -123,20 +123,6 @@ PARPAT_CPU_INLINE auto sum_wide_lanes(const T* p, std::int64_t begin, std::int64
   return lane_total(lane);
 }
 
-// Which moment operator Op is: var/std (MomentsOp) or mean (MeanOp), and whether it skips NaN.
-template <class Op>
-struct MomentLanes {
-  static constexpr bool kHas = false;
-};
-template <class T, bool kSkip>
-struct MomentLanes<MomentsOp<T, kSkip>> {
-  static constexpr bool kHas = true, kSkipNan = kSkip, kMeanOnly = false;
-};
-template <class T, bool kSkip>
-struct MomentLanes<MeanOp<T, kSkip>> {
-  static constexpr bool kHas = true, kSkipNan = kSkip, kMeanOnly = true;
-};
-
 // The Moments of a run in float64 lanes: every lane accumulates d = x − shift and d² against
 // one shift for the whole run (its first element, the first non-NaN one for the nan forms; 0
 // for the mean), so the lanes add up without Chan's merge and the run gives one Moments for
@@ -147,7 +133,7 @@ PARPAT_CPU_INLINE Moments moment_lanes(const T* p, std::int64_t begin, std::int6
                                        std::int64_t& stop) {
   using D = simd::Vec<double, kBytes>;
   using Count = simd::Vec<std::int64_t, kBytes>;
-  constexpr bool kSkipNan = MomentLanes<Op>::kSkipNan, kMeanOnly = MomentLanes<Op>::kMeanOnly;
+  constexpr bool kSkipNan = Op::kSkipsNan, kMeanOnly = Op::kMeanOnly;
   constexpr int kWidth = kBytes / 8, kVectors = 4, kStep = kVectors * kWidth;
   std::int64_t i = begin;
   if constexpr (kSkipNan)
@@ -283,7 +269,7 @@ template <class Op, class T>
 constexpr bool kHasLanes = (sizeof(T) == 4 || sizeof(T) == 8) &&
                            (std::is_same_v<Op, SumOp<T>> || std::is_same_v<Op, MinOp<T>> ||
                             std::is_same_v<Op, MaxOp<T>> || std::is_same_v<Op, ArgMinOp<T>> ||
-                            std::is_same_v<Op, ArgMaxOp<T>> || MomentLanes<Op>::kHas);
+                            std::is_same_v<Op, ArgMaxOp<T>> || is_moments_op<Op>::value);
 
 // Folds [begin, end) in lanes, then the tail in order; a range with a NaN is folded again in
 // order (min/max/arg ops). Needs at least one step of extreme_lanes (fold() passes 256 values
@@ -301,7 +287,7 @@ PARPAT_CPU_INLINE typename Op::Acc fold_lanes(const T* p, std::int64_t begin, st
     } else {
       acc = sum_wide_lanes<kBytes>(p, begin, end, stop);
     }
-  } else if constexpr (MomentLanes<Op>::kHas) {
+  } else if constexpr (is_moments_op<Op>::value) {
     acc = moment_lanes<Op, kBytes>(p, begin, end, stop);
   } else if constexpr (std::is_same_v<Op, MinOp<T>> || std::is_same_v<Op, MaxOp<T>>) {
     acc = extreme_lanes<std::is_same_v<Op, MinOp<T>>, kBytes>(p, begin, end, stop, nan);

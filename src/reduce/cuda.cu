@@ -97,17 +97,15 @@ class FastReduce final : public CudaReduce<T, Op> {
     auto* out = this->out(moments_.bytes() ? moments_ : values);
     auto* idx = this->idx(indices);
     launch(x, out, idx, stream);
-    if (moments_.bytes()) {
-      const auto outputs = s.outputs();
-      visit_dtype(reduce_result_dtype(s.dtype, s.op), [&](auto r) {
-        using R = decltype(r);
-        if constexpr (std::is_floating_point_v<R>) {
-          finish_statistics<<<static_cast<unsigned>(ceil_div(outputs, 256)), 256, 0, stream>>>(
-              static_cast<const Moments*>(moments_.handle()), static_cast<R*>(values.handle()),
-              outputs, s.ddof, *statistic_of(s.op), is_nan_reduce_op(s.op));
-          check_launch("finish_statistics");
-        }
-      });
+    if constexpr (is_moments_op<Op>::value) {
+      if (moments_.bytes()) {
+        using R = StatisticResult<T>;
+        const auto outputs = s.outputs();
+        finish_statistics<<<static_cast<unsigned>(ceil_div(outputs, 256)), 256, 0, stream>>>(
+            static_cast<const Moments*>(moments_.handle()), static_cast<R*>(values.handle()),
+            outputs, s.ddof, *statistic_of(s.op), is_nan_reduce_op(s.op));
+        check_launch("finish_statistics");
+      }
     }
   }
 

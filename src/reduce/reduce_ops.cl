@@ -254,10 +254,10 @@ ACC max_skip_nan(ACC a, ACC b) {
 
 #define IDENTITY_SCALAR ((ACC)(IDENTITY_VALUE))
 #define IDENTITY_MOMENTS make_moments(0, 0, 0, 0)
-#define LOAD_NANSUM(v, i) ((v) != (v) ? (ACC)(0) : (ACC)(v))
-#define LOAD_NANPROD(v, i) ((v) != (v) ? (ACC)(1) : (ACC)(v))
+#define LOAD_NANSUM(v, i) (IS_NAN(v) ? (ACC)(0) : (ACC)(v))
+#define LOAD_NANPROD(v, i) (IS_NAN(v) ? (ACC)(1) : (ACC)(v))
 #define LOAD_NONZERO(v, i) ((ACC)((v) != 0))
-#define LOAD_NANARG(v, i) ((v) != (v) ? IDENTITY_ARG : make_arg((v), (i)))
+#define LOAD_NANARG(v, i) (IS_NAN(v) ? IDENTITY_ARG : make_arg((v), (i)))
 #define COMBINE_NANMIN(a, b) min_skip_nan((a), (b))
 #define COMBINE_NANMAX(a, b) max_skip_nan((a), (b))
 #define COMBINE_NANARGMIN(a, b) nan_arg((a), (b), true)
@@ -275,11 +275,12 @@ ACC max_skip_nan(ACC a, ACC b) {
 #define COMBINE moments_combine
 #define LOAD(v, i) moments_append(IDENTITY_MOMENTS, (v))
 #define APPEND(a, v, i) moments_append((a), (v))
-#elif defined(NAN_ARG) && defined(ARG_MIN)
-#define BEATS(v, best) nan_beats((v), (best), true)
-#define APPEND(a, v, i) (BEATS((v), (a).value) ? make_arg((v), (i)) : (a))
 #elif defined(NAN_ARG)
+#if defined(ARG_MIN)
+#define BEATS(v, best) nan_beats((v), (best), true)
+#else
 #define BEATS(v, best) nan_beats((v), (best), false)
+#endif
 #define APPEND(a, v, i) (BEATS((v), (a).value) ? make_arg((v), (i)) : (a))
 #elif defined(ARG_OP) && defined(ARG_MIN)
 #define APPEND(a, v, i) arg_append_min((a), (v), (i))

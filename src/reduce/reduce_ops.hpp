@@ -259,6 +259,7 @@ template <class T, bool kSkipNan>
 struct MomentsOp {
   using Acc = Moments;
   using Result = Moments;
+  static constexpr bool kSkipsNan = kSkipNan, kMeanOnly = false;
   static PARPAT_HD Acc identity() { return {0, 0, 0, 0}; }
   static PARPAT_HD Acc load(T v, std::int64_t) {
     if (kSkipNan && v != v) return identity();
@@ -287,6 +288,7 @@ template <class T, bool kSkipNan>
 struct MeanOp {
   using Acc = Moments;
   using Result = Moments;
+  static constexpr bool kSkipsNan = kSkipNan, kMeanOnly = true;
   static PARPAT_HD Acc identity() { return {0, 0, 0, 0}; }
   static PARPAT_HD Acc load(T v, std::int64_t) {
     if (kSkipNan && v != v) return identity();
@@ -299,6 +301,10 @@ struct MeanOp {
   }
   static PARPAT_HD Result result(Acc a) { return a; }
 };
+
+// The type mean, var and std report for element type T: the float itself, float64 for integers.
+template <class T>
+using StatisticResult = std::conditional_t<std::is_floating_point_v<T>, T, double>;
 
 template <class Op>
 struct is_moments_op : std::false_type {};
