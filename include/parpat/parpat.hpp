@@ -3,7 +3,9 @@
 
 #include "parpat/array.hpp"
 #include "parpat/barrier.hpp"
+#include "parpat/communicator.hpp"
 #include "parpat/device.hpp"
+#include "parpat/distributed.hpp"
 #include "parpat/dtype.hpp"
 #include "parpat/error.hpp"
 #include "parpat/histogram.hpp"

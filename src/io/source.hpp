@@ -68,3 +68,12 @@ bool starts_with_npy_magic(const void* bytes, std::size_t size);
 void check_npy_data_size(const NpyHeader& header, std::uint64_t available, const std::string& name);
 
 }  // namespace parpat::detail
+
+namespace parpat::detail {
+
+// Elements [first, first + Π shape) of `whole` (which must allow random access and outlive it)
+// as a source of shape `shape`: one rank's share of a distributed input.
+std::shared_ptr<SourceImpl> open_share_source(SourceImpl& whole, std::int64_t first,
+                                              std::vector<std::int64_t> shape);
+
+}  // namespace parpat::detail

@@ -14,27 +14,31 @@
 
 namespace parpat {
 
-namespace {
+namespace detail {
 
-// Counts every element of `source` into the slots of `resolved` bins (bins, then underflow,
-// overflow and NaN).
-std::vector<std::uint64_t> count_stream(detail::SourceImpl& source, const Device& device,
-                                        const HistogramBins& resolved,
-                                        const HistogramOptions& options,
-                                        const StreamOptions& stream, StreamStats& stats, int pass,
-                                        int passes) {
-  detail::PipelineOptions p = detail::pipeline_options(device, source, stream);
+std::size_t histogram_slots(const HistogramBins& resolved) {
+  return static_cast<std::size_t>((resolved.kind == HistogramBins::Kind::edges
+                                       ? static_cast<std::int64_t>(resolved.edges.size()) - 1
+                                       : resolved.count) +
+                                  3);
+}
+
+Buffer count_stream(SourceImpl& source, const Device& device, const HistogramBins& resolved,
+                    const HistogramOptions& options, const StreamOptions& stream,
+                    StreamStats& stats, int pass, int passes) {
+  PipelineOptions p = pipeline_options(device, source, stream);
   const std::size_t item = dtype_size(source.dtype);
   const auto most = static_cast<std::int64_t>(p.chunk_bytes / item);
   std::map<std::int64_t, Histogrammer> plans;  // by chunk length
-  const auto slots =
-      static_cast<std::size_t>((resolved.kind == HistogramBins::Kind::edges
-                                    ? static_cast<std::int64_t>(resolved.edges.size()) - 1
-                                    : resolved.count) +
-                               3);
+  const std::size_t slots = histogram_slots(resolved);
   Buffer counts(device, slots * sizeof(std::uint64_t));
+  if (source.elements() == 0) {
+    std::vector<std::uint64_t> zeros(slots, 0);
+    counts.upload(zeros.data(), zeros.size() * sizeof(std::uint64_t));
+    return counts;
+  }
   bool accumulate = false;
-  detail::ChunkInput input(device, p.chunk_bytes);
+  ChunkInput input(device, p.chunk_bytes);
   auto plan_for = [&](std::int64_t elements) -> Histogrammer& {
     auto it = plans.find(elements);
     if (it == plans.end())
@@ -42,39 +46,42 @@ std::vector<std::uint64_t> count_stream(detail::SourceImpl& source, const Device
                .first;
     return it->second;
   };
-  auto pipeline_owner = detail::make_pipeline_meanwhile(source, device, p, [&] {
+  auto pipeline_owner = make_pipeline_meanwhile(source, device, p, [&] {
     plan_for(source.elements() < 0 ? most : std::min<std::int64_t>(most, source.elements()));
   });
-  detail::ChunkPipeline& pipeline = *pipeline_owner;
+  ChunkPipeline& pipeline = *pipeline_owner;
   std::uint64_t done = 0;
   const std::uint64_t total = source.elements() < 0 ? 0 : source.data_bytes();
   pipeline.run([most](std::uint64_t) { return most; },
-               [&](const detail::HostChunk& chunk) {
+               [&](const HostChunk& chunk) {
                  Array in = input.array(chunk, source.dtype, {chunk.elements});
                  Histogrammer& plan = plan_for(chunk.elements);
-                 if (options.timed) device.impl().timer_start(detail::TimerMode::events_only);
+                 if (options.timed) device.impl().timer_start(TimerMode::events_only);
                  plan.run(in, counts, accumulate);
                  if (options.timed) stats.kernel_ms += device.impl().timer_stop_ms();
                  accumulate = true;
                  done += static_cast<std::uint64_t>(chunk.elements) * item;
                  if (stream.progress) stream.progress({done, total, pass, passes});
                });
-  std::vector<std::uint64_t> all(slots, 0);
-  if (accumulate) counts.download(all.data(), all.size() * sizeof(std::uint64_t));
+  if (!accumulate) {
+    std::vector<std::uint64_t> zeros(slots, 0);
+    counts.upload(zeros.data(), zeros.size() * sizeof(std::uint64_t));
+  }
   stats.bytes += done;
   stats.chunks += pipeline.chunks();
   stats.read_ms += pipeline.read_ms();
   stats.transfer_ms += input.transfer_ms();
-  return all;
+  return counts;
 }
 
 // [min, max] of the source's elements, streamed (the first of two passes).
-std::pair<double, double> stream_range(detail::SourceImpl& source, const Device& device,
+std::pair<double, double> stream_range(SourceImpl& source, const Device& device,
                                        const StreamOptions& stream, StreamStats& stats) {
   if (source.dtype == DType::uint16) {
     HistogramBins every = HistogramBins::even(65536, -0.5, 65535.5);
-    auto counts = count_stream(source, device, every, {}, stream, stats, 1, 2);
-    counts.resize(65536);
+    std::vector<std::uint64_t> counts(65536);
+    count_stream(source, device, every, {}, stream, stats, 1, 2)
+        .download(counts.data(), counts.size() * sizeof(std::uint64_t));
     auto first = std::find_if(counts.begin(), counts.end(), [](auto c) { return c != 0; });
     auto last = std::find_if(counts.rbegin(), counts.rend(), [](auto c) { return c != 0; });
     return {static_cast<double>(first - counts.begin()),
@@ -83,21 +90,38 @@ std::pair<double, double> stream_range(detail::SourceImpl& source, const Device&
   ReduceOptions min, max;
   min.op = ReduceOp::min;
   max.op = ReduceOp::max;
-  auto r = detail::reduce_stream(source, device, {min, max}, stream, stats, 1, 2);
+  auto r = reduce_stream(source, device, {min, max}, stream, stats, 1, 2);
   return {r[0].values.at(0).as_double(), r[1].values.at(0).as_double()};
 }
 
-}  // namespace
+void check_histogram_source(const SourceImpl& source) {
+  if (!histogram_dtype_supported(source.dtype))
+    throw_invalid(
+        std::string("histogram takes uint8, uint16, int32, float32 or float64 input, got ") +
+        dtype_name(source.dtype));
+}
+
+HistogramResult histogram_of_slots(const HistogramBins& resolved,
+                                   std::vector<std::uint64_t> slots) {
+  HistogramResult r;
+  r.bins = resolved;
+  const std::size_t bins_n = slots.size() - 3;
+  r.underflow = slots[bins_n];
+  r.overflow = slots[bins_n + 1];
+  r.nan = slots[bins_n + 2];
+  slots.resize(bins_n);
+  r.counts = std::move(slots);
+  return r;
+}
+
+}  // namespace detail
 
 HistogramResult histogram(Source& source, const Device& device, const HistogramBins& bins,
                           const HistogramOptions& options, const StreamOptions& stream,
                           StreamStats* stats) {
   auto start = std::chrono::steady_clock::now();
   detail::SourceImpl& s = source.impl();
-  if (!detail::histogram_dtype_supported(s.dtype))
-    throw_invalid(
-        std::string("histogram takes uint8, uint16, int32, float32 or float64 input, got ") +
-        dtype_name(s.dtype));
+  detail::check_histogram_source(s);
   const std::int64_t n = s.elements();
   if (n == 0) return histogram(Array(device, s.dtype, s.shape), bins, options);
   StreamStats local;
@@ -108,23 +132,17 @@ HistogramResult histogram(Source& source, const Device& device, const HistogramB
                     " can be read only once, and these bins need its range first: "
                     "give --range LO HI or --edges");
     local.passes = 2;
-    resolved = detail::resolve_bins_with(s.dtype, n, bins,
-                                         [&] { return stream_range(s, device, stream, local); });
+    resolved = detail::resolve_bins_with(
+        s.dtype, n, bins, [&] { return detail::stream_range(s, device, stream, local); });
   } else {
     resolved = detail::resolve_bins_with(s.dtype, n < 0 ? 1 : n, bins, [] {
       return std::pair<double, double>(0, 0);  // not called: these bins need no data
     });
   }
-  HistogramResult r;
-  r.bins = resolved;
-  std::vector<std::uint64_t> all =
-      count_stream(s, device, resolved, options, stream, local, local.passes, local.passes);
-  const std::size_t bins_n = all.size() - 3;
-  r.underflow = all[bins_n];
-  r.overflow = all[bins_n + 1];
-  r.nan = all[bins_n + 2];
-  all.resize(bins_n);
-  r.counts = std::move(all);
+  std::vector<std::uint64_t> all(detail::histogram_slots(resolved));
+  detail::count_stream(s, device, resolved, options, stream, local, local.passes, local.passes)
+      .download(all.data(), all.size() * sizeof(std::uint64_t));
+  HistogramResult r = detail::histogram_of_slots(resolved, std::move(all));
   local.wall_ms = detail::ms_since(start);
   r.time_ms = local.kernel_ms;
   if (stats) *stats = local;

@@ -7,9 +7,14 @@
 //   cols  chunks of whole rows reduced along axis cols, folded column by column (arg indices
 //         offset by the chunk's first row); pieces of a long row are 1-row blocks
 // Float sums add the chunks' sums in float64, so the same chunking gives the same bits.
+// A rank of a distributed reduce streams its share (chunk positions offset by the share's first
+// element, so rows, columns and arg indices are those of the whole input), then the ranks
+// exchange their accumulators and fold them in rank order with the same algebra.
+#include <cstring>
 #include <limits>
 #include <map>
 
+#include "distributed/agreement.hpp"
 #include "io/source.hpp"
 #include "parpat/error.hpp"
 #include "reduce/reduce_internal.hpp"
@@ -33,9 +38,14 @@ struct ChunkJob {
 
 class StreamReducer {
  public:
+  // `shape` is the whole input's; the chunks start `base` elements into it.
   StreamReducer(const Device& device, DType dtype, std::vector<std::int64_t> shape,
-                std::vector<ReduceOptions> ops)
-      : device_(device), dtype_(dtype), shape_(std::move(shape)), ops_(std::move(ops)) {
+                std::vector<ReduceOptions> ops, std::int64_t base = 0)
+      : device_(device),
+        dtype_(dtype),
+        shape_(std::move(shape)),
+        ops_(std::move(ops)),
+        base_(static_cast<std::uint64_t>(base)) {
     rows_ = shape_.size() == 2 ? shape_[0] : 1;
     cols_ = shape_.back();
     axis_ = ops_.front().axis;
@@ -58,6 +68,7 @@ class StreamReducer {
   // Elements of the chunk that starts at `first`, for chunks of at most `most` elements.
   std::int64_t cut(std::uint64_t first, std::int64_t most) const {
     if (axis_ == Axis::all || shape_.size() == 1) return most;
+    first += base_;
     if (cols_ <= most) return most / cols_ * cols_;
     std::int64_t col = static_cast<std::int64_t>(first % static_cast<std::uint64_t>(cols_));
     return std::min(most, cols_ - col);
@@ -88,6 +99,37 @@ class StreamReducer {
       if (!raw_indices_.empty())
         indices_.download(raw_indices_.data(), outputs * sizeof(std::int64_t));
       fold(st, job, outputs);
+    }
+  }
+
+  // Every rank's accumulators, folded in rank order into this rank's (all ranks end equal).
+  void combine_ranks(Communicator& comm) {
+    for (auto& st : states_) {
+      visit_dtype(dtype_, [&](auto t) {
+        using T = decltype(t);
+        visit_reduce_op<T>(st.options.op, [&](auto op) {
+          using Op = decltype(op);
+          using Acc = typename Op::Acc;
+          auto& acc = *static_cast<std::vector<Acc>*>(st.acc.get());
+          const std::size_t bytes = acc.size() * sizeof(Acc);
+          std::vector<unsigned char> mine(bytes);
+          for (std::size_t o = 0; o < acc.size(); ++o) {
+            const Acc a = acc[o];
+            std::memcpy(mine.data() + o * sizeof(Acc), &a, sizeof(Acc));
+          }
+          std::vector<unsigned char> all = comm.all_gather(mine.data(), bytes);
+          for (std::size_t o = 0; o < acc.size(); ++o) {
+            Acc folded = Op::identity();
+            for (int r = 0; r < comm.size(); ++r) {
+              Acc a = Op::identity();
+              std::memcpy(&a, all.data() + static_cast<std::size_t>(r) * bytes + o * sizeof(Acc),
+                          sizeof(Acc));
+              folded = Op::combine(folded, a);
+            }
+            acc[o] = folded;
+          }
+        });
+      });
     }
   }
 
@@ -132,12 +174,12 @@ class StreamReducer {
 
   ChunkJob job_of(const HostChunk& c) const {
     ChunkJob job;
+    const auto first = static_cast<std::int64_t>(c.first + base_);
     if (axis_ == Axis::all || shape_.size() == 1) {
       job.shape = {c.elements};
-      job.index_base = static_cast<std::int64_t>(c.first);
+      job.index_base = first;
       return job;
     }
-    const auto first = static_cast<std::int64_t>(c.first);
     const std::int64_t row = first / cols_, col = first % cols_;
     if (col == 0 && c.elements % cols_ == 0) {  // whole rows
       job.shape = {c.elements / cols_, cols_};
@@ -221,6 +263,7 @@ class StreamReducer {
   DType dtype_;
   std::vector<std::int64_t> shape_;
   std::vector<ReduceOptions> ops_;
+  std::uint64_t base_ = 0;
   std::int64_t rows_ = 1, cols_ = 0, outputs_ = 1;
   Axis axis_ = Axis::all;
   std::vector<State> states_;
@@ -230,34 +273,17 @@ class StreamReducer {
   std::vector<std::int64_t> raw_indices_;
 };
 
-void check_reduce_source(const SourceImpl& s, const ReduceOptions& o) {
+void check_reduce_source(const std::vector<std::int64_t>& shape, const ReduceOptions& o) {
   check_ddof(o.ddof);
-  if (s.shape.size() == 1 && o.axis != Axis::all)
+  if (shape.size() == 1 && o.axis != Axis::all)
     throw_invalid(std::string("axis ") + axis_name(o.axis) + " needs 2-D input");
 }
 
-}  // namespace
-
-std::vector<ReduceResult> reduce_stream(SourceImpl& source, const Device& device,
-                                        const std::vector<ReduceOptions>& ops,
-                                        const StreamOptions& stream, StreamStats& stats, int pass,
-                                        int passes) {
-  for (const auto& o : ops)
-    check_reduce_source(source, o);
+// Streams every element of `source` through `reducer`; returns the bytes read.
+std::uint64_t read_share(SourceImpl& source, const Device& device, StreamReducer& reducer,
+                         const StreamOptions& stream, StreamStats& stats, int pass, int passes) {
   const std::int64_t n = source.elements();
-  if (n == 0) {
-    // Nothing to read: the in-memory call answers (identities, or the empty-input error).
-    std::vector<ReduceResult> out;
-    Array empty(device, source.dtype, source.shape);
-    for (const auto& o : ops)
-      out.push_back(reduce(empty, o));
-    return out;
-  }
-  if (n < 0 && ops.front().axis != Axis::all)
-    throw_invalid(source.name + " has no shape, so only axis all applies");
   PipelineOptions p = pipeline_options(device, source, stream);
-  StreamReducer reducer(device, source.dtype, n < 0 ? std::vector<std::int64_t>{1} : source.shape,
-                        ops);
   const std::int64_t most = static_cast<std::int64_t>(p.chunk_bytes / dtype_size(source.dtype));
   ChunkInput input(device, p.chunk_bytes);
   const std::int64_t first_chunk = reducer.cut(0, most);
@@ -273,7 +299,50 @@ std::vector<ReduceResult> reduce_stream(SourceImpl& source, const Device& device
                  if (stream.progress)
                    stream.progress({done, n < 0 ? 0 : source.data_bytes(), pass, passes});
                });
-  if (done == 0) {
+  stats.bytes += done;
+  stats.chunks += pipeline.chunks();
+  stats.read_ms += pipeline.read_ms();
+  stats.transfer_ms += input.transfer_ms();
+  return done;
+}
+
+}  // namespace
+
+std::vector<ReduceResult> reduce_stream(SourceImpl& source, const Device& device,
+                                        const std::vector<ReduceOptions>& ops,
+                                        const StreamOptions& stream, StreamStats& stats, int pass,
+                                        int passes, const RankShare* share) {
+  const std::vector<std::int64_t>& whole_shape = share ? share->whole_shape : source.shape;
+  for (const auto& o : ops)
+    check_reduce_source(whole_shape, o);
+  std::int64_t whole = 1;
+  for (auto d : whole_shape)
+    whole *= d;
+  if (whole == 0) {
+    // Nothing to read: the in-memory call answers (identities, or the empty-input error).
+    std::vector<ReduceResult> out;
+    Array empty(device, source.dtype, whole_shape);
+    for (const auto& o : ops)
+      out.push_back(reduce(empty, o));
+    return out;
+  }
+  const std::int64_t n = source.elements();
+  if (n < 0 && ops.front().axis != Axis::all)
+    throw_invalid(source.name + " has no shape, so only axis all applies");
+  StreamReducer reducer(device, source.dtype, n < 0 ? std::vector<std::int64_t>{1} : whole_shape,
+                        ops, share ? share->first : 0);
+  std::exception_ptr failed;
+  std::uint64_t done = 0;
+  try {
+    if (n != 0) done = read_share(source, device, reducer, stream, stats, pass, passes);
+  } catch (...) {
+    if (!share) throw;
+    failed = std::current_exception();
+  }
+  if (share) {
+    agree(*share->comm, failed);
+    reducer.combine_ranks(*share->comm);
+  } else if (done == 0) {
     // Input of unknown length that turned out empty: what an empty array answers (identities,
     // or the empty-input error).
     std::vector<ReduceResult> out;
@@ -282,10 +351,6 @@ std::vector<ReduceResult> reduce_stream(SourceImpl& source, const Device& device
       out.push_back(reduce(empty, o));
     return out;
   }
-  stats.bytes += done;
-  stats.chunks += pipeline.chunks();
-  stats.read_ms += pipeline.read_ms();
-  stats.transfer_ms += input.transfer_ms();
   return reducer.results();
 }
 

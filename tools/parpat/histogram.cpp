@@ -8,9 +8,11 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "parpat/distributed.hpp"
 #include "parpat/error.hpp"
 #include "parpat/histogram.hpp"
 #include "parpat/io.hpp"
+#include "ranks.hpp"
 
 namespace parpat::cli {
 
@@ -64,6 +66,7 @@ void add_histogram_command(CLI::App& app) {
   struct Opts {
     CommonOptions common;
     StreamFlags stream;
+    RankFlags ranks;
     std::int64_t bins = 10;
     std::pair<double, double> range;
     std::string edges, file, plot;
@@ -81,6 +84,7 @@ void add_histogram_command(CLI::App& app) {
   edges->excludes(bins);
   o->common.add_to(*cmd);
   o->stream.add_to(*cmd);
+  o->ranks.add_to(*cmd);
   cmd->add_flag("--csv", o->csv, "print left,right,count lines");
   cmd->add_option("--plot", o->plot, "write an SVG bar chart to this file");
   cmd->add_option("file", o->file,
@@ -88,14 +92,8 @@ void add_histogram_command(CLI::App& app) {
       ->required();
   cmd->callback([o, bins, range, edges] {
     if (o->common.json && o->csv) throw_invalid("--json and --csv exclude each other");
-    OpenedInput input = open_input(o->common, o->file);
-    Device& device = input.device;
-    const bool raw = input.source.raw();
-    const DType dtype = input.source.dtype();
     HistogramBins spec = HistogramBins::even(o->bins);
-    if (o->per_value || (raw && !*bins && !*range && !*edges)) {
-      spec = HistogramBins::per_value();
-    } else if (*edges) {
+    if (*edges) {
       HostArray e = read_npy(o->edges);
       if (e.dtype != DType::float64 || e.shape.size() != 1)
         throw_invalid("--edges needs a 1-D float64 .npy file, got " +
@@ -109,8 +107,30 @@ void add_histogram_command(CLI::App& app) {
     HistogramOptions options;
     options.variant = o->common.variant;
     options.timed = true;  // the answer reports time_ms
-    StreamStats stats;
-    HistogramResult r = histogram(input.source, device, spec, options, o->stream.options(), &stats);
+    struct Answer {
+      HistogramResult r;
+      HistogramBins spec;
+      StreamStats stats;
+      OpenedInput input;
+      RankSummary ranks;
+    };
+    auto answer = run_on_ranks<Answer>(o->common, o->ranks, o->file, [&](RankInput& in) {
+      OpenedInput& input = *in.opened;
+      HistogramBins rank_spec = spec;
+      if (o->per_value || (input.source.raw() && !*bins && !*range && !*edges))
+        rank_spec = HistogramBins::per_value();
+      StreamOptions stream = in.reports() ? o->stream.options() : StreamOptions{};
+      StreamStats stats;
+      HistogramResult r =
+          in.comm
+              ? histogram(input.source, input.device, *in.comm, rank_spec, options, stream, &stats)
+              : histogram(input.source, input.device, rank_spec, options, stream, &stats);
+      return Answer{std::move(r), rank_spec, stats, input, RankSummary(in)};
+    });
+    if (!answer) return;
+    auto& [r, spec_used, stats, input, ranks] = *answer;
+    Device& device = input.device;
+    const DType dtype = input.source.dtype();
     std::uint64_t n = 0;
     for (auto c : r.counts)
       n += c;
@@ -134,7 +154,7 @@ void add_histogram_command(CLI::App& app) {
       } else {
         j["range"] = {number_json(r.bins.lo), number_json(r.bins.hi)};
       }
-      if (spec.kind == HistogramBins::Kind::per_value) j["per_value"] = true;
+      if (spec_used.kind == HistogramBins::Kind::per_value) j["per_value"] = true;
       j["counts"] = r.counts;
       j["underflow"] = r.underflow;
       j["overflow"] = r.overflow;
@@ -143,6 +163,7 @@ void add_histogram_command(CLI::App& app) {
       j["device"] = device.info().name;
       j["variant"] = variant;
       j["time_ms"] = r.time_ms;
+      ranks.add_to(j);
       add_stream_json(j, stats, input.startup_ms);
       std::cout << j.dump() << "\n";
       return;
@@ -154,11 +175,12 @@ void add_histogram_command(CLI::App& app) {
       return;
     }
     std::cout << fmt::format(
-        "histogram of {} {} values of {} on {} [{}], {:.4f} ms on the device, {:.1f} ms in all{}\n",
-        n, dtype_name(dtype), o->file, device.label(), variant, r.time_ms, process_ms(),
-        stats.passes > 1 ? " (a first pass found the range)" : "");
+        "histogram of {} {} values of {} on {} [{}]{}, {:.4f} ms on the device, {:.1f} ms in "
+        "all{}\n",
+        n, dtype_name(dtype), o->file, device.label(), variant, ranks.text(), r.time_ms,
+        process_ms(), stats.passes > 1 ? " (a first pass found the range)" : "");
     std::uint64_t peak = r.counts.empty() ? 0 : *std::max_element(r.counts.begin(), r.counts.end());
-    const bool per = spec.kind == HistogramBins::Kind::per_value;
+    const bool per = spec_used.kind == HistogramBins::Kind::per_value;
     for (std::size_t i = 0; i < r.counts.size(); ++i) {
       std::string label = per ? fmt::format("{}", i)
                               : fmt::format("[{}, {}{}", edge_values[i], edge_values[i + 1],

@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "parpat/error.hpp"
+#include "ranks.hpp"
 #include "runtime/tuning.hpp"
 
 namespace {
@@ -50,15 +51,21 @@ int main(int argc, char** argv) {
     std::cerr << "parpat: error: " << e.what() << "\n";
     return 2;
   } catch (const parpat::Error& e) {
-    std::string msg = e.what();
-    for (auto& c : msg)
-      if (c == '\n') c = ' ';
-    std::cerr << "parpat: error: " << msg << "\n";
+    // An error every rank agreed on is printed once, by rank 0.
+    if (e.call() != "collective" || !parpat::cli::secondary_rank()) {
+      std::string msg = e.what();
+      for (auto& c : msg)
+        if (c == '\n') c = ' ';
+      std::cerr << "parpat: error: " << msg << "\n";
+    }
+    parpat::cli::finish_ranks(2, e.call() == "timeout");
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "parpat: error: " << e.what() << "\n";
+    parpat::cli::finish_ranks(2, true);
     return 2;
   }
+  parpat::cli::finish_ranks(0, false);
   // The answer is out: leave without tearing down device contexts and page-locked staging
   // (about 0.1 s for a CUDA context), which the operating system reclaims anyway.
   std::cout.flush();

@@ -1,0 +1,43 @@
+// parpat/distributed.hpp — reduce and histogram over the ranks of a Communicator. Every rank
+// opens the same input, reads only its own share of it (through the streaming engine), computes
+// partial results on its own device, and one collective combines them; every rank returns the
+// whole answer.
+//
+// The shares: rank r of P takes elements [r·n/P, (r+1)·n/P) of a flat input, or whole rows
+// [r·R/P, (r+1)·R/P) of a 2-D input reduced along rows or cols. A rank with an empty share takes
+// part with identities.
+//
+// Results: integer results and histograms are exact and do not depend on P. Float partials are
+// combined in rank order with the operator's own algebra (float64 sums, merged moments), so the
+// same P gives the same bits, and any P stays within the accuracy contract. Arg ops return
+// indices into the whole input, the first one winning as in numpy.
+//
+// Faults: a call that fails on one rank (a short file, a device error) throws the same Error on
+// every rank, the lowest failing rank's, instead of leaving the others in a collective; ranks
+// whose calls differ (op, axis, bins, dtype or shape of the input) all throw before any
+// partial result is exchanged.
+#pragma once
+
+#include <functional>
+
+#include "parpat/communicator.hpp"
+#include "parpat/stream.hpp"
+
+namespace parpat {
+
+ReduceResult reduce(Source& source, const Device& device, Communicator& comm,
+                    const ReduceOptions& options = {}, const StreamOptions& stream = {},
+                    StreamStats* stats = nullptr);
+
+// Bins without a range take a min/max pass over every rank's share and one all-reduce first.
+HistogramResult histogram(Source& source, const Device& device, Communicator& comm,
+                          const HistogramBins& bins = {}, const HistogramOptions& options = {},
+                          const StreamOptions& stream = {}, StreamStats* stats = nullptr);
+
+// Runs `step` on this rank, then agrees with the others: when `step` threw on any rank, every
+// rank throws the lowest failing rank's Error (its kind and message). For what a caller does
+// before a distributed call, such as opening the input, so that a missing file on one rank
+// stops them all.
+void on_every_rank(Communicator& comm, const std::function<void()>& step);
+
+}  // namespace parpat

@@ -1,0 +1,148 @@
+// Reduce and histogram over the ranks of a communicator. Each call runs as local steps (open the
+// share, stream it) separated by agreements (distributed/agreement.hpp), so that a failure or
+// mismatch on one rank stops every rank before the next collective:
+//   reduce     agree on the call → stream the share → agree → all-gather the accumulators and
+//              fold them in rank order (reduce_stream with a RankShare)
+//   histogram  agree on the call → [min/max of the share → agree → all-gather, when the bins
+//              need the range] → count the share → agree → all-reduce the counts
+#include <cmath>
+#include <sstream>
+
+#include "distributed/agreement.hpp"
+#include "histogram/histogram_internal.hpp"
+#include "parpat/distributed.hpp"
+#include "parpat/error.hpp"
+#include "stream/chunk_input.hpp"
+#include "stream/stream_internal.hpp"
+
+namespace parpat {
+
+namespace {
+
+// This rank's share of `whole`: elements [r·n/P, (r+1)·n/P), or whole rows [r·R/P, (r+1)·R/P)
+// of a 2-D input with `by_rows`. One rank reads the whole source itself (standard input too).
+std::shared_ptr<detail::SourceImpl> open_rank_share(detail::SourceImpl& whole, bool by_rows,
+                                                    Communicator& comm, detail::RankShare& share) {
+  share.whole_shape = whole.shape;
+  share.first = 0;
+  share.comm = &comm;
+  if (comm.size() == 1) return {std::shared_ptr<detail::SourceImpl>(), &whole};
+  if (whole.elements() < 0 || !whole.random_access())
+    throw_invalid(whole.name + " can only be read in order, so " + std::to_string(comm.size()) +
+                  " ranks cannot each read a share of it (give a file)");
+  const std::int64_t r = comm.rank(), p = comm.size();
+  if (by_rows && whole.shape.size() == 2) {
+    const std::int64_t rows = whole.shape[0], cols = whole.shape[1];
+    const std::int64_t first = rows * r / p, last = rows * (r + 1) / p;
+    share.first = first * cols;
+    return detail::open_share_source(whole, share.first, {last - first, cols});
+  }
+  const std::int64_t n = whole.elements();
+  const std::int64_t first = n * r / p, last = n * (r + 1) / p;
+  share.first = first;
+  return detail::open_share_source(whole, first, {last - first});
+}
+
+std::string shape_text(const detail::SourceImpl& s) {
+  std::ostringstream out;
+  out << dtype_name(s.dtype);
+  for (auto d : s.shape)
+    out << ' ' << d;
+  return out.str();
+}
+
+// [min, max] over every rank's share (NaN when any rank saw one).
+std::pair<double, double> ranks_range(detail::SourceImpl& mine, const Device& device,
+                                      Communicator& comm, const StreamOptions& stream,
+                                      StreamStats& stats) {
+  struct Range {
+    double lo = 0, hi = 0;
+    std::uint64_t has = 0;
+  } range;
+  detail::step_then_agree(comm, [&] {
+    if (mine.elements() == 0) return;
+    auto [lo, hi] = detail::stream_range(mine, device, stream, stats);
+    range = {lo, hi, 1};
+  });
+  std::vector<Range> all(static_cast<std::size_t>(comm.size()));
+  comm.all_gather(&range, sizeof range, all.data());
+  std::pair<double, double> out{INFINITY, -INFINITY};
+  for (const Range& r : all) {
+    if (!r.has) continue;
+    out.first = std::isnan(out.first) || std::isnan(r.lo) ? NAN : std::min(out.first, r.lo);
+    out.second = std::isnan(out.second) || std::isnan(r.hi) ? NAN : std::max(out.second, r.hi);
+  }
+  return out;
+}
+
+}  // namespace
+
+ReduceResult reduce(Source& source, const Device& device, Communicator& comm,
+                    const ReduceOptions& options, const StreamOptions& stream, StreamStats* stats) {
+  auto start = std::chrono::steady_clock::now();
+  detail::SourceImpl& whole = source.impl();
+  detail::RankShare share;
+  std::shared_ptr<detail::SourceImpl> mine;
+  std::ostringstream call;
+  call << "reduce " << static_cast<int>(options.op) << ' ' << static_cast<int>(options.axis) << ' '
+       << options.ddof << ' ' << options.variant << ' ' << shape_text(whole);
+  detail::step_then_agree(
+      comm, [&] { mine = open_rank_share(whole, options.axis != Axis::all, comm, share); },
+      detail::signature_of(call.str()));
+  StreamStats local;
+  ReduceResult r =
+      detail::reduce_stream(*mine, device, {options}, stream, local, 1, 1, &share).front();
+  local.wall_ms = detail::ms_since(start);
+  r.time_ms = local.kernel_ms;
+  if (stats) *stats = local;
+  return r;
+}
+
+HistogramResult histogram(Source& source, const Device& device, Communicator& comm,
+                          const HistogramBins& bins, const HistogramOptions& options,
+                          const StreamOptions& stream, StreamStats* stats) {
+  auto start = std::chrono::steady_clock::now();
+  detail::SourceImpl& whole = source.impl();
+  detail::RankShare share;
+  std::shared_ptr<detail::SourceImpl> mine;
+  std::ostringstream call;
+  call.precision(17);
+  call << "histogram " << static_cast<int>(bins.kind) << ' ' << bins.count << ' ' << bins.has_range
+       << ' ' << bins.lo << ' ' << bins.hi << ' ' << options.variant << ' ' << shape_text(whole);
+  for (double e : bins.edges)
+    call << ' ' << e;
+  detail::step_then_agree(
+      comm,
+      [&] {
+        detail::check_histogram_source(whole);
+        mine = open_rank_share(whole, false, comm, share);
+      },
+      detail::signature_of(call.str()));
+  const std::int64_t n = whole.elements();
+  if (n == 0) return histogram(Array(device, whole.dtype, whole.shape), bins, options);
+  StreamStats local;
+  HistogramBins resolved;
+  if (detail::bins_need_data(whole.dtype, bins)) {
+    local.passes = 2;
+    const auto range = ranks_range(*mine, device, comm, stream, local);
+    resolved = detail::resolve_bins_with(whole.dtype, n, bins, [&] { return range; });
+  } else {
+    resolved = detail::resolve_bins_with(whole.dtype, n, bins, [] {
+      return std::pair<double, double>(0, 0);  // not called: these bins need no data
+    });
+  }
+  std::vector<std::uint64_t> slots(detail::histogram_slots(resolved));
+  detail::step_then_agree(comm, [&] {
+    detail::count_stream(*mine, device, resolved, options, stream, local, local.passes,
+                         local.passes)
+        .download(slots.data(), slots.size() * sizeof(std::uint64_t));
+  });
+  comm.all_reduce_sum(slots.data(), slots.size());
+  HistogramResult r = detail::histogram_of_slots(resolved, std::move(slots));
+  local.wall_ms = detail::ms_since(start);
+  r.time_ms = local.kernel_ms;
+  if (stats) *stats = local;
+  return r;
+}
+
+}  // namespace parpat

@@ -1,0 +1,120 @@
+// Communicators over the threads of one process: each collective is a rendezvous under one
+// mutex. The last rank to arrive builds the answer and opens the next round; the others wait on
+// a condition variable for the round to change, no longer than the time limit. Answers alternate
+// between two buffers: a rank that starts round g + 1 before a slow rank has read round g's answer
+// writes the other one, and round g + 2 cannot start before every rank has arrived in g + 1.
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+
+#include "parpat/communicator.hpp"
+#include "parpat/error.hpp"
+
+namespace parpat {
+
+namespace {
+
+class ThreadGroup {
+ public:
+  ThreadGroup(int size, double timeout_seconds)
+      : size_(size), timeout_(timeout_seconds), arrived_(static_cast<std::size_t>(size), false) {}
+
+  // Rank `rank`'s part of one collective: `contribute` adds this rank's data to the round's
+  // answer (under the lock), `take` reads the finished answer (under the lock).
+  template <class Contribute, class Take>
+  void rendezvous(int rank, Contribute&& contribute, Take&& take) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const std::uint64_t round = round_;
+    std::vector<unsigned char>& answer = answers_[round & 1];
+    if (count_ == 0) answer.clear();
+    contribute(answer);
+    arrived_[static_cast<std::size_t>(rank)] = true;
+    if (++count_ == size_) {
+      count_ = 0;
+      arrived_.assign(arrived_.size(), false);
+      ++round_;
+      done_.notify_all();
+    } else {
+      const auto limit = std::chrono::duration<double>(timeout_);
+      if (!done_.wait_for(lock, limit, [&] { return round_ != round; })) {
+        std::string missing;
+        for (std::size_t r = 0; r < arrived_.size(); ++r)
+          if (!arrived_[r]) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+        throw Error(ErrorKind::backend,
+                    "rank " + std::to_string(rank) + " waited " + std::to_string(timeout_) +
+                        " s at a collective for rank(s) " + missing + ", which stopped",
+                    "threads", "timeout");
+      }
+    }
+    take(answer);
+  }
+
+  int size() const { return size_; }
+
+ private:
+  const int size_;
+  const double timeout_;
+  std::mutex mutex_;
+  std::condition_variable done_;
+  int count_ = 0;
+  std::uint64_t round_ = 0;
+  std::vector<bool> arrived_;
+  std::vector<unsigned char> answers_[2];
+};
+
+class ThreadCommunicator final : public Communicator {
+ public:
+  ThreadCommunicator(std::shared_ptr<ThreadGroup> group, int rank)
+      : group_(std::move(group)), rank_(rank) {}
+
+  int rank() const override { return rank_; }
+  int size() const override { return group_->size(); }
+  std::string engine() const override { return "threads"; }
+
+  void all_gather(const void* data, std::size_t bytes, void* out) override {
+    const std::size_t whole = bytes * static_cast<std::size_t>(size());
+    group_->rendezvous(
+        rank_,
+        [&](std::vector<unsigned char>& answer) {
+          answer.resize(whole);
+          if (bytes)
+            std::memcpy(answer.data() + bytes * static_cast<std::size_t>(rank_), data, bytes);
+        },
+        [&](const std::vector<unsigned char>& answer) {
+          if (whole) std::memcpy(out, answer.data(), whole);
+        });
+  }
+
+  void all_reduce_sum(std::uint64_t* values, std::size_t count) override {
+    const std::size_t bytes = count * sizeof(std::uint64_t);
+    group_->rendezvous(
+        rank_,
+        [&](std::vector<unsigned char>& answer) {
+          if (answer.size() < bytes) answer.assign(bytes, 0);
+          auto* sum = reinterpret_cast<std::uint64_t*>(answer.data());
+          for (std::size_t i = 0; i < count; ++i)
+            sum[i] += values[i];
+        },
+        [&](const std::vector<unsigned char>& answer) {
+          if (bytes) std::memcpy(values, answer.data(), bytes);
+        });
+  }
+
+ private:
+  std::shared_ptr<ThreadGroup> group_;
+  int rank_;
+};
+
+}  // namespace
+
+std::vector<std::shared_ptr<Communicator>> thread_communicators(int size, double timeout_seconds) {
+  if (size < 1) throw_invalid("a thread communicator needs at least one rank");
+  auto group = std::make_shared<ThreadGroup>(size, timeout_seconds);
+  std::vector<std::shared_ptr<Communicator>> out;
+  for (int r = 0; r < size; ++r)
+    out.push_back(std::make_shared<ThreadCommunicator>(group, r));
+  return out;
+}
+
+}  // namespace parpat
