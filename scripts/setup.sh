@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev
           ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd python3 python3-numpy python3-venv
-          libzip-dev)
+          libzip-dev libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -101,10 +101,14 @@ std::string cli_path() {
 }
 
 CliResult run_cli(const std::string& args) {
+  return run_command(cli_path() + " " + args);
+}
+
+CliResult run_command(const std::string& command) {
   static int counter = 0;
   std::string out = temp_path("cli" + std::to_string(counter) + ".out");
   std::string err = temp_path("cli" + std::to_string(counter++) + ".err");
-  std::string cmd = cli_path() + " " + args + " >" + out + " 2>" + err;
+  std::string cmd = command + " >" + out + " 2>" + err;
   int raw = std::system(cmd.c_str());
   CliResult r;
   r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);

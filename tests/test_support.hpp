@@ -39,6 +39,9 @@ struct CliResult {
 };
 // Runs the parpat binary with `args` (shell-quoted by the caller where needed).
 CliResult run_cli(const std::string& args);
+// Runs a shell command line (`cli_path()` names the parpat binary in it).
+CliResult run_command(const std::string& command);
+std::string cli_path();
 // A fresh path in a per-process temporary directory.
 std::string temp_path(const std::string& name);
 bool python_numpy_available();

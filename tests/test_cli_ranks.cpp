@@ -1,0 +1,153 @@
+// The distributed command line: `mpirun -n 2 parpat ...` (when mpirun and the MPI engine are
+// built; the cases skip by name otherwise) and `parpat ... --devices`, against the same command
+// on one rank: integer sums, arg indices and histograms identical, float sums within the
+// contract; rank 0 alone prints; a failure on one rank (a missing file, another op) is one line
+// and exit status 2 on every rank.
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <random>
+
+#include "parpat/io.hpp"
+#include "test_support.hpp"
+
+namespace parpat::test {
+namespace {
+
+bool mpi_available() {
+  static const bool ok = [] {
+    std::string plugin = cli_path();
+    plugin = plugin.substr(0, plugin.rfind('/')) + "/libparpat_mpi.so";
+    return std::system("mpirun --version >/dev/null 2>&1") == 0 &&
+           access(plugin.c_str(), R_OK) == 0;
+  }();
+  return ok;
+}
+
+// mpirun with `ranks` processes of `args` (root and more ranks than cores allowed, as in CI).
+std::string mpirun(int ranks, const std::string& args) {
+  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+         "OMPI_MCA_rmaps_base_oversubscribe=1 "
+         "PARPAT_COLLECTIVE_TIMEOUT_S=60 mpirun -n " +
+         std::to_string(ranks) + " " + cli_path() + " " + args;
+}
+
+// parpat's error lines in `err` (mpirun adds a paragraph of its own about the exit status).
+int errors_in(const std::string& err) {
+  int n = 0;
+  for (std::size_t at = err.find("parpat: error: "); at != std::string::npos;
+       at = err.find("parpat: error: ", at + 1))
+    ++n;
+  return n;
+}
+
+class CliRanks : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    std::mt19937_64 rng(run_seed());
+    std::normal_distribution<double> normal(0, 1);
+    std::vector<float> f(300007);
+    for (auto& x : f)
+      x = static_cast<float>(normal(rng));
+    std::vector<std::int32_t> i(1001 * 37);
+    for (auto& x : i)
+      x = static_cast<std::int32_t>(rng() % 2001) - 1000;
+    floats_ = temp_path("ranks_f32.npy");
+    ints_ = temp_path("ranks_i32.npy");
+    write_npy(floats_, DType::float32, {static_cast<std::int64_t>(f.size())}, f.data());
+    write_npy(ints_, DType::int32, {1001, 37}, i.data());
+  }
+
+  static nlohmann::json json_of(const CliResult& r) {
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    try {
+      return nlohmann::json::parse(r.out);  // one object: rank 0 alone printed
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what() << " in: " << r.out;
+    }
+    return {};
+  }
+
+  // The same command alone and over ranks (`run` makes the command line of `args`).
+  void expect_same_answers(const std::function<std::string(const std::string&)>& run,
+                           const std::string& backend, int ranks, const std::string& engine) {
+    for (const std::string& args :
+         {"reduce --op sum --axis cols " + ints_, "reduce --op argmax " + floats_,
+          "reduce --op min --axis rows " + ints_, "histogram --bins 50 " + floats_,
+          "histogram --bins 7 --range -2 2 " + floats_}) {
+      SCOPED_TRACE(args + " on " + backend);
+      const std::string full = args + " --backend " + backend + " --json";
+      nlohmann::json alone = json_of(run_cli(full));
+      nlohmann::json spread = json_of(run_command(run(full)));
+      if (HasFailure()) return;
+      EXPECT_EQ(spread["ranks"], ranks);
+      EXPECT_EQ(spread["engine"], engine);
+      for (const char* key : {"result", "index", "counts", "underflow", "overflow", "range"})
+        EXPECT_EQ(spread.contains(key) ? spread[key] : nullptr,
+                  alone.contains(key) ? alone[key] : nullptr)
+            << key;
+    }
+    // A float sum: within the contract (the ranks' partials add in float64).
+    nlohmann::json a =
+        json_of(run_cli("reduce --op sum --json --backend " + backend + " " + floats_));
+    nlohmann::json b =
+        json_of(run_command(run("reduce --op sum --json --backend " + backend + " " + floats_)));
+    EXPECT_NEAR(a["result"].get<double>(), b["result"].get<double>(), 1e-6 * 300007 * 0.8);
+  }
+
+  static std::string floats_, ints_;
+};
+std::string CliRanks::floats_, CliRanks::ints_;
+
+TEST_F(CliRanks, MpirunGivesTheAnswerOfOneRank) {
+  if (!mpi_available()) GTEST_SKIP() << "mpirun or libparpat_mpi.so missing";
+  for (const char* backend : {"cpu", "opencl"})
+    for (int ranks : {2, 3})
+      expect_same_answers([ranks](const std::string& a) { return mpirun(ranks, a); }, backend,
+                          ranks, "mpi");
+}
+
+TEST_F(CliRanks, DevicesGiveTheAnswerOfOneRank) {
+  expect_same_answers(
+      [](const std::string& a) { return cli_path() + " " + a + " --devices cpu,cpu,cpu"; }, "cpu",
+      3, "threads");
+  expect_same_answers(
+      [](const std::string& a) { return cli_path() + " " + a + " --devices opencl:0,cpu"; }, "cpu",
+      2, "threads");
+}
+
+TEST_F(CliRanks, AFailureOnOneRankIsOneLineAndStatus2OnEveryRank) {
+  if (!mpi_available()) GTEST_SKIP() << "mpirun or libparpat_mpi.so missing";
+  const std::string missing = temp_path("no_such_file.npy");
+  // Two programs in one job (MPMD): rank 1 names a missing file, or another op.
+  CliResult r = run_command(mpirun(1, "reduce --op sum --backend cpu " + floats_) + " : -n 1 " +
+                            cli_path() + " reduce --op sum --backend cpu " + missing);
+  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("parpat: error: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(missing), std::string::npos) << r.err;
+  EXPECT_EQ(errors_in(r.err), 1) << r.err;
+  r = run_command(mpirun(1, "reduce --op sum --backend cpu " + floats_) + " : -n 1 " + cli_path() +
+                  " reduce --op max --backend cpu " + floats_);
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("rank 1 was given another call than rank 0"), std::string::npos) << r.err;
+  EXPECT_EQ(errors_in(r.err), 1) << r.err;
+}
+
+TEST_F(CliRanks, BadDevicesAreOneLineAndStatus2) {
+  for (const char* devices : {"cpu:7", "gpu:0", "cpu:x", ",", "cuda:0,cpu:3"}) {
+    CliResult r = run_cli(std::string("reduce --op sum --devices ") + devices + " " + floats_);
+    EXPECT_EQ(r.status, 2) << devices;
+    EXPECT_EQ(r.out, "") << devices;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << devices << ": " << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace parpat::test

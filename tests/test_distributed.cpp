@@ -1,0 +1,379 @@
+// Distributed reduce and histogram (parpat/distributed.hpp) over thread communicators on every
+// device: every rank count from 1 to 4 gives the in-memory answer (integers and histograms
+// exactly, floats within the accuracy contract), every rank gets the same bits, shares may be
+// empty, chunks fall inside shares; a failure or a mismatched call on one rank stops every rank
+// with the same error, and a rank that never arrives costs the others no more than the time
+// limit.
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <thread>
+
+#include "parpat/distributed.hpp"
+#include "parpat/error.hpp"
+#include "parpat/io.hpp"
+#include "reduce/verify.hpp"
+#include "test_support.hpp"
+
+namespace parpat::test {
+namespace {
+
+// Runs `body(comm)` on `size` threads, one rank each, and returns each rank's exception.
+std::vector<std::exception_ptr> on_ranks(int size, const std::function<void(Communicator&)>& body,
+                                         double timeout = 120) {
+  auto comms = thread_communicators(size, timeout);
+  std::vector<std::exception_ptr> failed(static_cast<std::size_t>(size));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < size; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        body(*comms[static_cast<std::size_t>(r)]);
+      } catch (...) {
+        failed[static_cast<std::size_t>(r)] = std::current_exception();
+      }
+    });
+  for (auto& t : threads)
+    t.join();
+  return failed;
+}
+
+// The message of `e`'s Error and its kind; fails the test for anything else.
+std::pair<std::string, ErrorKind> error_of(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const Error& err) {
+    return {err.what(), err.kind()};
+  } catch (...) {
+    ADD_FAILURE() << "not a parpat::Error";
+  }
+  return {};
+}
+
+void expect_every_rank_failed_alike(const std::vector<std::exception_ptr>& failed,
+                                    const std::string& part) {
+  ASSERT_TRUE(failed[0]) << "rank 0 did not fail";
+  const auto first = error_of(failed[0]);
+  EXPECT_NE(first.first.find(part), std::string::npos) << first.first;
+  for (std::size_t r = 1; r < failed.size(); ++r) {
+    ASSERT_TRUE(failed[r]) << "rank " << r << " did not fail";
+    EXPECT_EQ(error_of(failed[r]), first) << "rank " << r;
+  }
+}
+
+std::vector<unsigned char> random_values(DType t, std::int64_t n, std::mt19937_64& rng) {
+  std::vector<unsigned char> out(static_cast<std::size_t>(n) * dtype_size(t));
+  visit_dtype(t, [&](auto v) {
+    using T = decltype(v);
+    T* p = reinterpret_cast<T*>(out.data());
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    for (std::int64_t i = 0; i < n; ++i) {
+      if constexpr (std::is_same_v<T, bool>) {
+        p[i] = rng() % 3 == 0;
+      } else if constexpr (std::is_floating_point_v<T>) {
+        p[i] = static_cast<T>(i % 97 == 5 ? NAN : u(rng));
+      } else {
+        p[i] = static_cast<T>(rng());
+      }
+    }
+  });
+  return out;
+}
+
+bool same_bits(const ReduceResult& a, const ReduceResult& b) {
+  if (a.dtype != b.dtype || a.values.size() != b.values.size() || a.indices != b.indices)
+    return false;
+  for (std::size_t k = 0; k < a.values.size(); ++k)
+    if (std::memcmp(&a.values[k].f, &b.values[k].f, sizeof(double)) ||
+        a.values[k].i != b.values[k].i || a.values[k].u != b.values[k].u)
+      return false;
+  return true;
+}
+
+class DistributedTest : public ::testing::TestWithParam<Device> {
+ protected:
+  const Device& device() const { return GetParam(); }
+
+  // Every rank's reduce of `host` over `size` ranks; expects them equal to each other and rank
+  // 0's to be the in-memory answer `want`. Returns rank 0's.
+  ReduceResult check_reduce(int size, DType t, const std::vector<std::int64_t>& shape,
+                            const std::vector<unsigned char>& host, const ReduceOptions& o,
+                            const ReduceResult& want, std::size_t chunk) {
+    SCOPED_TRACE(std::to_string(size) + " ranks, " + reduce_op_name(o.op) + " of " + dtype_name(t) +
+                 " axis " + axis_name(o.axis) + ", " + std::to_string(shape.size()) + "-D of " +
+                 std::to_string(shape.back()) + " columns, chunk " + std::to_string(chunk) +
+                 ", seed " + std::to_string(run_seed()));
+    std::vector<ReduceResult> got(static_cast<std::size_t>(size));
+    StreamOptions so;
+    so.chunk_bytes = chunk;
+    auto failed = on_ranks(size, [&](Communicator& comm) {
+      Source s = Source::from_host(t, shape, host.data());
+      got[static_cast<std::size_t>(comm.rank())] = reduce(s, device(), comm, o, so);
+    });
+    for (auto& f : failed)
+      if (f) ADD_FAILURE() << error_of(f).first;
+    if (::testing::Test::HasFailure()) return {};
+    for (int r = 1; r < size; ++r)
+      EXPECT_TRUE(same_bits(got[0], got[static_cast<std::size_t>(r)])) << "rank " << r;
+    const std::int64_t rows = shape.size() == 2 ? shape[0] : 1, cols = shape.back();
+    const std::int64_t extent = o.axis == Axis::all    ? rows * cols
+                                : o.axis == Axis::rows ? cols
+                                                       : rows;
+    EXPECT_EQ(got[0].dtype, want.dtype);
+    EXPECT_EQ(got[0].indices, want.indices);
+    for (std::size_t k = 0; k < want.values.size() && k < got[0].values.size(); ++k) {
+      const std::string why =
+          detail::reduce_mismatch(want.values[k], got[0].values[k], o.op, extent,
+                                  static_cast<double>(extent));  // |x| ≤ 1
+      EXPECT_TRUE(why.empty()) << "output " << k << ": " << why;
+    }
+    return got[0];
+  }
+
+  void check_histogram(int size, DType t, const std::vector<unsigned char>& host,
+                       const HistogramBins& bins, const std::string& what) {
+    const auto n = static_cast<std::int64_t>(host.size() / dtype_size(t));
+    SCOPED_TRACE(what + ", " + std::to_string(size) + " ranks, " + dtype_name(t));
+    HistogramResult want = histogram(Array::from_host(device(), t, {n}, host.data()), bins);
+    std::vector<HistogramResult> got(static_cast<std::size_t>(size));
+    StreamOptions so;
+    so.chunk_bytes = 4096;
+    auto failed = on_ranks(size, [&](Communicator& comm) {
+      Source s = Source::from_host(t, {n}, host.data());
+      got[static_cast<std::size_t>(comm.rank())] = histogram(s, device(), comm, bins, {}, so);
+    });
+    for (auto& f : failed)
+      if (f) ADD_FAILURE() << error_of(f).first;
+    for (const auto& g : got) {
+      EXPECT_EQ(g.counts, want.counts);
+      EXPECT_EQ(g.underflow, want.underflow);
+      EXPECT_EQ(g.overflow, want.overflow);
+      EXPECT_EQ(g.nan, want.nan);
+      EXPECT_EQ(g.bins.lo, want.bins.lo);
+      EXPECT_EQ(g.bins.hi, want.bins.hi);
+      EXPECT_EQ(g.bins.count, want.bins.count);
+    }
+  }
+};
+
+std::string device_test_name(const ::testing::TestParamInfo<Device>& info) {
+  return device_name(info.param);
+}
+
+TEST_P(DistributedTest, ReduceOverRanksMatchesInMemory) {
+  std::mt19937_64 rng(run_seed());
+  // Rows of 333 and 5000 elements; 2 rows over 3 ranks leave one rank without a row.
+  const std::vector<std::vector<std::int64_t>> shapes = {{1}, {1025}, {9, 333}, {2, 5000}};
+  const DType types[] = {DType::boolean, DType::int8,    DType::uint16, DType::int32,
+                         DType::uint64,  DType::float32, DType::float64};
+  const ReduceOp ops[] = {ReduceOp::sum,          ReduceOp::prod,   ReduceOp::min,
+                          ReduceOp::max,          ReduceOp::argmin, ReduceOp::argmax,
+                          ReduceOp::var,          ReduceOp::nanmax, ReduceOp::nanargmin,
+                          ReduceOp::count_nonzero};
+  for (DType t : types)
+    for (const auto& shape : shapes) {
+      std::int64_t n = 1;
+      for (auto d : shape)
+        n *= d;
+      auto host = random_values(t, n, rng);
+      Array in = Array::from_host(device(), t, shape, host.data());
+      for (ReduceOp op : ops) {
+        for (Axis axis : {Axis::all, Axis::rows, Axis::cols}) {
+          if (shape.size() == 1 && axis != Axis::all) continue;
+          ReduceOptions o;
+          o.op = op;
+          o.axis = axis;
+          ReduceResult want;
+          try {
+            want = reduce(in, o);
+          } catch (const Error&) {
+            continue;  // all-NaN slices of nanargmin: covered by the stream's tests
+          }
+          for (int size : {1, 2, 3})
+            check_reduce(size, t, shape, host, o, want, 0);
+          if (HasFailure()) return;
+        }
+      }
+    }
+}
+
+TEST_P(DistributedTest, ChunksInsideSharesAndTheSameBitsForTheSameRanks) {
+  std::mt19937_64 rng(run_seed() + 1);
+  const std::int64_t n = 20011;
+  for (DType t : {DType::float32, DType::float64}) {
+    auto host = random_values(t, n, rng);
+    std::vector<unsigned char> finite(host.size());  // the NaN replaced: sums must be numbers
+    visit_dtype(t, [&](auto v) {
+      using T = decltype(v);
+      const T* p = reinterpret_cast<const T*>(host.data());
+      T* q = reinterpret_cast<T*>(finite.data());
+      for (std::int64_t i = 0; i < n; ++i)
+        q[i] = std::isnan(static_cast<double>(p[i])) ? T(0.25) : p[i];
+    });
+    Array in = Array::from_host(device(), t, {n}, finite.data());
+    for (ReduceOp op : {ReduceOp::sum, ReduceOp::var, ReduceOp::argmax}) {
+      ReduceOptions o;
+      o.op = op;
+      const ReduceResult want = reduce(in, o);
+      for (int size : {2, 4}) {
+        ReduceResult a = check_reduce(size, t, {n}, finite, o, want, 1000);
+        ReduceResult b = check_reduce(size, t, {n}, finite, o, want, 1000);
+        EXPECT_TRUE(same_bits(a, b)) << size << " ranks twice: " << a.values.at(0).to_string()
+                                     << " then " << b.values.at(0).to_string();
+      }
+    }
+  }
+}
+
+TEST_P(DistributedTest, HistogramOverRanksMatchesInMemory) {
+  std::mt19937_64 rng(run_seed() + 2);
+  const std::int64_t n = 10007;
+  for (DType t : {DType::uint8, DType::uint16, DType::int32, DType::float32, DType::float64}) {
+    std::vector<unsigned char> host(static_cast<std::size_t>(n) * dtype_size(t));
+    visit_dtype(t, [&](auto v) {
+      using T = decltype(v);
+      T* p = reinterpret_cast<T*>(host.data());
+      std::normal_distribution<double> normal(100, 30);
+      for (std::int64_t i = 0; i < n; ++i)
+        p[i] = static_cast<T>(std::clamp(std::round(normal(rng)), 0.0, 250.0));
+      if constexpr (std::is_floating_point_v<T>) p[n / 2] = T(NAN);
+    });
+    for (int size : {1, 2, 3, 4}) {
+      check_histogram(size, t, host, HistogramBins::even(64, 20, 180), "even with a range");
+      check_histogram(size, t, host, HistogramBins::explicit_edges({0, 50, 99.5, 100.5, 300}),
+                      "explicit edges");
+      if (!is_float(t)) {
+        check_histogram(size, t, host, HistogramBins::even(37), "even without a range");
+        check_histogram(size, t, host, HistogramBins::per_value(), "per value");
+      }
+      if (HasFailure()) return;
+    }
+  }
+}
+
+// A rank whose share cannot be read (the file shrank after every rank opened it) stops every
+// rank with its error. (The CPU backend reads mapped pages, where a vanished page is SIGBUS: the
+// CLI turns that into one line, a test cannot.)
+TEST_P(DistributedTest, AReadErrorOnOneRankStopsEveryRank) {
+  if (device().backend() == Backend::cpu) GTEST_SKIP() << "reads mapped pages";
+  const std::string path = temp_path("shrinks_" + device_name(device()) + ".npy");
+  std::vector<float> v(100000, 1.0f);
+  write_npy(path, DType::float32, {static_cast<std::int64_t>(v.size())}, v.data());
+  auto comms = thread_communicators(2, 60);
+  std::vector<Source> sources = {Source::open(path), Source::open(path)};
+  ASSERT_EQ(::truncate(path.c_str(), 128 + 40000), 0);
+  std::vector<std::exception_ptr> failed(2);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        reduce(sources[static_cast<std::size_t>(r)], device(), *comms[static_cast<std::size_t>(r)],
+               {ReduceOp::sum});
+      } catch (...) {
+        failed[static_cast<std::size_t>(r)] = std::current_exception();
+      }
+    });
+  for (auto& t : threads)
+    t.join();
+  expect_every_rank_failed_alike(failed, path);
+  EXPECT_EQ(error_of(failed[0]).second, ErrorKind::io);
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, DistributedTest, ::testing::ValuesIn(devices()),
+                         device_test_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(DistributedTest);
+
+Device cpu() {
+  return Device::open(Backend::cpu);
+}
+
+TEST(DistributedFaults, AStepThatFailsOnOneRankFailsOnEveryRank) {
+  auto failed = on_ranks(3, [](Communicator& comm) {
+    on_every_rank(comm, [&] {
+      if (comm.rank() == 2) throw Error(ErrorKind::io, "rank two cannot open its file");
+    });
+  });
+  expect_every_rank_failed_alike(failed, "rank two cannot open its file");
+  EXPECT_EQ(error_of(failed[1]).second, ErrorKind::io);
+}
+
+TEST(DistributedFaults, RanksGivenDifferentCallsAllRefuseBeforeExchangingResults) {
+  std::vector<float> v(1000, 0.5f);
+  auto failed = on_ranks(2, [&](Communicator& comm) {
+    Source s = Source::from_host(DType::float32, {comm.rank() == 0 ? 1000 : 999}, v.data());
+    reduce(s, cpu(), comm, {ReduceOp::sum});
+  });
+  expect_every_rank_failed_alike(failed, "rank 1 was given another call than rank 0");
+  EXPECT_EQ(error_of(failed[0]).second, ErrorKind::invalid_argument);
+  failed = on_ranks(2, [&](Communicator& comm) {
+    Source s = Source::from_host(DType::float32, {1000}, v.data());
+    histogram(s, cpu(), comm, HistogramBins::even(comm.rank() == 0 ? 10 : 11, 0, 1));
+  });
+  expect_every_rank_failed_alike(failed, "rank 1 was given another call than rank 0");
+  failed = on_ranks(2, [&](Communicator& comm) {
+    Source s = Source::from_host(DType::float32, {10, 100}, v.data());
+    ReduceOptions o;
+    o.op = ReduceOp::sum;
+    o.axis = comm.rank() == 0 ? Axis::rows : Axis::cols;
+    reduce(s, cpu(), comm, o);
+  });
+  expect_every_rank_failed_alike(failed, "rank 1 was given another call than rank 0");
+}
+
+TEST(DistributedFaults, BadInputIsTheSameErrorOnEveryRank) {
+  std::vector<float> v(1000, 0.5f);
+  v[7] = NAN;
+  // No range and a NaN in the data: numpy's "autodetected range ... is not finite".
+  auto failed = on_ranks(2, [&](Communicator& comm) {
+    Source s = Source::from_host(DType::float32, {1000}, v.data());
+    histogram(s, cpu(), comm, HistogramBins::even(10));
+  });
+  expect_every_rank_failed_alike(failed, "finite");
+  std::vector<std::int8_t> bytes(100, 1);
+  failed = on_ranks(2, [&](Communicator& comm) {
+    Source s = Source::from_host(DType::int8, {100}, bytes.data());
+    histogram(s, cpu(), comm, HistogramBins::even(10, 0, 1));
+  });
+  expect_every_rank_failed_alike(failed, "histogram takes");
+}
+
+TEST(DistributedFaults, ARankThatNeverArrivesCostsTheOthersOnlyTheTimeLimit) {
+  std::vector<float> v(1000, 0.5f);
+  const auto start = std::chrono::steady_clock::now();
+  auto failed = on_ranks(
+      2,
+      [&](Communicator& comm) {
+        if (comm.rank() == 1) return;  // stops before the call
+        Source s = Source::from_host(DType::float32, {1000}, v.data());
+        reduce(s, cpu(), comm, {ReduceOp::sum});
+      },
+      0.5);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(failed[0]);
+  EXPECT_FALSE(failed[1]);
+  try {
+    std::rethrow_exception(failed[0]);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.call(), "timeout");
+    EXPECT_NE(std::string(e.what()).find("rank(s) 1"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(s, 30.0);
+}
+
+TEST(DistributedFaults, EmptyInputGivesTheInMemoryAnswerOnEveryRank) {
+  auto failed = on_ranks(3, [&](Communicator& comm) {
+    Source s = Source::from_host(DType::int32, {0}, nullptr);
+    ReduceResult r = reduce(s, cpu(), comm, {ReduceOp::sum});
+    EXPECT_EQ(r.values.at(0).i, 0);
+    HistogramResult h = histogram(s, cpu(), comm, HistogramBins::even(4));
+    EXPECT_EQ(h.counts, std::vector<std::uint64_t>(4, 0));
+    reduce(s, cpu(), comm, {ReduceOp::max});  // numpy: zero-size array
+  });
+  expect_every_rank_failed_alike(failed, "zero-size");
+}
+
+}  // namespace
+}  // namespace parpat::test
