@@ -154,6 +154,38 @@ for stage in "${stages[@]}"; do
       cat "$OUT/python-bench.log"
       run python-floor 120 "$py" bench/floor/python_call_floor.py --json "$OUT/python-floor.json"
       cat "$OUT/python-floor.log" ;;
+    ranks)
+      # The distributed commands on this host against one rank, on a page-cached 1 GiB float32
+      # file: --devices over every GPU (the one GPU twice when there is one, which measures the
+      # ranks' overhead, not scaling), and CPU ranks under mpirun when the machine has MPI.
+      { command -v mpirun && mpirun --version; ldconfig -p | grep -E "libmpi|libnccl"; nvidia-smi -L; } \
+        >"$OUT/ranks-probe.log" 2>&1
+      cat "$OUT/ranks-probe.log"
+      py=${PYTHON:-/opt/torch/.venv/bin/python3}
+      [ -x "$py" ] || py=python3
+      data=/tmp/ranks-f32.npy
+      "$py" -c "import numpy as np; np.save('$data', np.random.default_rng(1).standard_normal(2**28, dtype=np.float32))"
+      gpus=$(nvidia-smi -L | wc -l)
+      all=$(seq -s, -f 'cuda:%g' 0 $((gpus - 1)))
+      [ "$gpus" -eq 1 ] && all=cuda:0,cuda:0
+      mpi=()
+      command -v mpirun >/dev/null && mpi=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe --bind-to none)
+      k=0
+      for args in "reduce --op sum" "reduce --op argmax" "histogram --bins 1024 --range -4 4" "histogram --bins 65536 --range -4 4"; do
+        k=$((k + 1))
+        cat "$data" >/dev/null
+        run "ranks-$k-cuda" 300 "$BIN/parpat" $args --backend cuda --json "$data"
+        run "ranks-$k-cuda-devices" 300 "$BIN/parpat" $args --devices "$all" --json "$data"
+        run "ranks-$k-cpu" 300 "$BIN/parpat" $args --backend cpu --json "$data"
+        run "ranks-$k-cpu-devices" 300 "$BIN/parpat" $args --devices cpu,cpu --json "$data"
+        if [ ${#mpi[@]} -gt 0 ]; then
+          for n in 1 2 4; do
+            run "ranks-$k-cpu-mpi$n" 300 "${mpi[@]}" -n $n "$BIN/parpat" $args --backend cpu --json "$data"
+          done
+          run "ranks-$k-cuda-mpi2" 300 "${mpi[@]}" -n 2 "$BIN/parpat" $args --backend cuda --json "$data"
+        fi
+      done
+      for f in "$OUT"/ranks-*.log; do echo "$(basename "$f"): $(head -c 600 "$f")"; done ;;
     quick)
       run quick 300 "$BIN/parpat" bench --quick --json "$OUT/quick.json"
       cat "$OUT/quick.log" ;;
