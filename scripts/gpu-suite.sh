@@ -185,7 +185,8 @@ for stage in "${stages[@]}"; do
           run "ranks-$k-cuda-mpi2" 300 "${mpi[@]}" -n 2 "$BIN/parpat" $args --backend cuda --json "$data"
         fi
       done
-      for f in "$OUT"/ranks-*.log; do echo "$(basename "$f"): $(head -c 600 "$f")"; done ;;
+      python3 bench/report/collect_ranks.py "$OUT" "$OUT/ranks.json"
+      for f in "$OUT"/ranks-*.log; do echo "$(basename "$f"): $(head -c 300 "$f")"; done ;;
     quick)
       run quick 300 "$BIN/parpat" bench --quick --json "$OUT/quick.json"
       cat "$OUT/quick.log" ;;

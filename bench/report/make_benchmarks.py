@@ -105,6 +105,8 @@ class Machine:
             self.barrier[backend] = load(path)
         python_path = os.path.join(folder, "bench-python.json")
         self.python = load(python_path) if os.path.exists(python_path) else None
+        ranks_path = os.path.join(folder, "ranks.json")
+        self.ranks = load(ranks_path)["runs"] if os.path.exists(ranks_path) else []
         floor_path = os.path.join(folder, "python-floor.json")
         self.python_floor = load(floor_path) if os.path.exists(floor_path) else None
         # bench-io.json, bench-io-opencl.json, bench-io-16g.json, ...: one section each
@@ -303,6 +305,40 @@ def io_section(doc, m):
                          rows)
 
 
+RANK_MODES = [("cuda", "CUDA, 1 rank"), ("cuda-devices", "CUDA `--devices`, 2 ranks"),
+              ("cuda-mpi2", "CUDA `mpirun -n 2`"), ("cpu", "CPU, 1 rank"),
+              ("cpu-devices", "CPU `--devices cpu,cpu`"), ("cpu-mpi2", "CPU `mpirun -n 2`"),
+              ("cpu-mpi4", "CPU `mpirun -n 4`")]
+
+
+def ranks_section(runs, gpus):
+    """The ranks stage: each command alone and over ranks, whole processes (ms), same answers."""
+    commands = list(dict.fromkeys(r["command"] for r in runs))
+    by = {(r["command"], r["mode"]): r for r in runs}
+    modes = [(k, label) for k, label in RANK_MODES if any((c, k) in by for c in commands)]
+    rows = []
+    for c in commands:
+        cells = [f"`{c}`"]
+        for k, _ in modes:
+            r = by.get((c, k))
+            cells.append(f"{r['wall_ms']:.0f} / {r['time_ms']:.2f}" if r else "—")
+        same = len({r["answer"] for r in runs if r["command"] == c}) == 1
+        cells.append("yes" if same else "**no**")
+        rows.append(cells)
+    lines = ["### Ranks: one command over several ranks (`scripts/gpu-suite.sh ranks`)", "",
+             "A page-cached 1 GiB float32 .npy (2^28 normal values), each way of running a "
+             "command in its own process: wall ms of the whole process / ms of the device work "
+             "of rank 0's share. The last column says whether every way gave the same answer "
+             "(sums, indices and every count)."]
+    if gpus < 2:
+        lines.append("This machine has one GPU: its two CUDA ranks share it, so these rows "
+                     "measure what the ranks cost (an MPI job's start-up is about 0.25 s), not "
+                     "scaling.")
+    lines.append("")
+    lines += table(["command"] + [label for _, label in modes] + ["same answer"], rows)
+    return lines
+
+
 def python_section(doc, floor=None):
     """`python -m parpat.bench`: parpat beside numpy, CuPy and torch in one process."""
     versions = ", ".join(f"{k} {v}" for k, v in doc.get("versions", {}).items())
@@ -438,6 +474,9 @@ def machine_section(m, plots_dir, out_path):
         lines += io_section(doc, m) + [""]
     if m.python:
         lines += python_section(m.python, m.python_floor) + [""]
+    if m.ranks:
+        gpus = sum(1 for d in m.info if d["backend"] == "cuda")
+        lines += ranks_section(m.ranks, gpus) + [""]
     if m.previous:
         regress = []
         for (pattern, backend), rows in sorted(m.bench.items()):
