@@ -121,16 +121,10 @@ HistogramResult histogram(Source& source, const Device& device, Communicator& co
   const std::int64_t n = whole.elements();
   if (n == 0) return histogram(Array(device, whole.dtype, whole.shape), bins, options);
   StreamStats local;
-  HistogramBins resolved;
-  if (detail::bins_need_data(whole.dtype, bins)) {
-    local.passes = 2;
-    const auto range = ranks_range(*mine, device, comm, stream, local);
-    resolved = detail::resolve_bins_with(whole.dtype, n, bins, [&] { return range; });
-  } else {
-    resolved = detail::resolve_bins_with(whole.dtype, n, bins, [] {
-      return std::pair<double, double>(0, 0);  // not called: these bins need no data
-    });
-  }
+  // The range is asked for (on every rank alike) only when the bins need it.
+  if (detail::bins_need_data(whole.dtype, bins)) local.passes = 2;
+  const HistogramBins resolved = detail::resolve_bins_with(
+      whole.dtype, n, bins, [&] { return ranks_range(*mine, device, comm, stream, local); });
   std::vector<std::uint64_t> slots(detail::histogram_slots(resolved));
   detail::step_then_agree(comm, [&] {
     detail::count_stream(*mine, device, resolved, options, stream, local, local.passes,

@@ -186,6 +186,26 @@ bool bins_need_data(DType dtype, const HistogramBins& bins) {
   return bins.kind == Kind::even && !bins.has_range;
 }
 
+std::size_t histogram_slots(const HistogramBins& resolved) {
+  return static_cast<std::size_t>((resolved.kind == HistogramBins::Kind::edges
+                                       ? static_cast<std::int64_t>(resolved.edges.size()) - 1
+                                       : resolved.count) +
+                                  3);
+}
+
+HistogramResult histogram_of_slots(const HistogramBins& resolved,
+                                   std::vector<std::uint64_t> slots) {
+  HistogramResult r;
+  r.bins = resolved;
+  const std::size_t bins_n = slots.size() - 3;
+  r.underflow = slots[bins_n];
+  r.overflow = slots[bins_n + 1];
+  r.nan = slots[bins_n + 2];
+  slots.resize(bins_n);
+  r.counts = std::move(slots);
+  return r;
+}
+
 }  // namespace detail
 
 HistogramBins resolve_bins(const Array& in, const HistogramBins& bins) {
@@ -269,25 +289,21 @@ void Histogrammer::run(const Array& in, const Buffer& counts, bool accumulate, S
 HistogramResult histogram(const Array& in, const HistogramBins& bins,
                           const HistogramOptions& options) {
   Device device = in.device();
-  HistogramResult result;
-  result.bins = resolve_bins(in, bins);
-  Histogrammer plan(device, in.dtype(), in.size(), result.bins, options);
+  const HistogramBins resolved = resolve_bins(in, bins);
+  Histogrammer plan(device, in.dtype(), in.size(), resolved, options);
   Buffer counts(device, static_cast<std::size_t>(plan.slots()) * sizeof(std::uint64_t));
+  double time_ms = 0;
   if (options.timed) {
     device.impl().timer_start(detail::TimerMode::events_only);
     plan.run(in, counts);
-    result.time_ms = device.impl().timer_stop_ms();
+    time_ms = device.impl().timer_stop_ms();
   } else {
     plan.run(in, counts);
   }
   std::vector<std::uint64_t> all(static_cast<std::size_t>(plan.slots()));
   counts.download(all.data(), all.size() * sizeof(std::uint64_t));
-  auto bins_n = static_cast<std::size_t>(plan.bins());
-  result.underflow = all[bins_n];
-  result.overflow = all[bins_n + 1];
-  result.nan = all[bins_n + 2];
-  all.resize(bins_n);
-  result.counts = std::move(all);
+  HistogramResult result = detail::histogram_of_slots(resolved, std::move(all));
+  result.time_ms = time_ms;
   return result;
 }
 

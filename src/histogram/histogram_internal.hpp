@@ -197,4 +197,9 @@ HistogramBins resolve_bins_with(DType dtype, std::int64_t n, const HistogramBins
                                 const std::function<std::pair<double, double>()>& data_range);
 bool bins_need_data(DType dtype, const HistogramBins& bins);
 
+// The number of count slots of resolved bins: bins + 3.
+std::size_t histogram_slots(const HistogramBins& resolved);
+// The result of counts in slots (bins, underflow, overflow, NaN) of `resolved` bins.
+HistogramResult histogram_of_slots(const HistogramBins& resolved, std::vector<std::uint64_t> slots);
+
 }  // namespace parpat::detail

@@ -16,13 +16,6 @@ namespace parpat {
 
 namespace detail {
 
-std::size_t histogram_slots(const HistogramBins& resolved) {
-  return static_cast<std::size_t>((resolved.kind == HistogramBins::Kind::edges
-                                       ? static_cast<std::int64_t>(resolved.edges.size()) - 1
-                                       : resolved.count) +
-                                  3);
-}
-
 Buffer count_stream(SourceImpl& source, const Device& device, const HistogramBins& resolved,
                     const HistogramOptions& options, const StreamOptions& stream,
                     StreamStats& stats, int pass, int passes) {
@@ -101,19 +94,6 @@ void check_histogram_source(const SourceImpl& source) {
         dtype_name(source.dtype));
 }
 
-HistogramResult histogram_of_slots(const HistogramBins& resolved,
-                                   std::vector<std::uint64_t> slots) {
-  HistogramResult r;
-  r.bins = resolved;
-  const std::size_t bins_n = slots.size() - 3;
-  r.underflow = slots[bins_n];
-  r.overflow = slots[bins_n + 1];
-  r.nan = slots[bins_n + 2];
-  slots.resize(bins_n);
-  r.counts = std::move(slots);
-  return r;
-}
-
 }  // namespace detail
 
 HistogramResult histogram(Source& source, const Device& device, const HistogramBins& bins,
@@ -125,20 +105,15 @@ HistogramResult histogram(Source& source, const Device& device, const HistogramB
   const std::int64_t n = s.elements();
   if (n == 0) return histogram(Array(device, s.dtype, s.shape), bins, options);
   StreamStats local;
-  HistogramBins resolved;
   if (detail::bins_need_data(s.dtype, bins)) {
     if (!s.rereadable())
       throw_invalid(s.name +
                     " can be read only once, and these bins need its range first: "
                     "give --range LO HI or --edges");
     local.passes = 2;
-    resolved = detail::resolve_bins_with(
-        s.dtype, n, bins, [&] { return detail::stream_range(s, device, stream, local); });
-  } else {
-    resolved = detail::resolve_bins_with(s.dtype, n < 0 ? 1 : n, bins, [] {
-      return std::pair<double, double>(0, 0);  // not called: these bins need no data
-    });
   }
+  const HistogramBins resolved = detail::resolve_bins_with(
+      s.dtype, n < 0 ? 1 : n, bins, [&] { return detail::stream_range(s, device, stream, local); });
   std::vector<std::uint64_t> all(detail::histogram_slots(resolved));
   detail::count_stream(s, device, resolved, options, stream, local, local.passes, local.passes)
       .download(all.data(), all.size() * sizeof(std::uint64_t));

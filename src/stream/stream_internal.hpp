@@ -36,9 +36,5 @@ Buffer count_stream(SourceImpl& source, const Device& device, const HistogramBin
                     StreamStats& stats, int pass, int passes);
 // Throws Error(invalid_argument) for a dtype the histogram does not take.
 void check_histogram_source(const SourceImpl& source);
-// The number of count slots of resolved bins: bins + 3.
-std::size_t histogram_slots(const HistogramBins& resolved);
-// The result of `slots` (count_stream's layout) of `resolved` bins.
-HistogramResult histogram_of_slots(const HistogramBins& resolved, std::vector<std::uint64_t> slots);
 
 }  // namespace parpat::detail

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -45,6 +46,8 @@ struct OpenedInput {
 OpenedInput open_input(const CommonOptions& common, const std::string& file);
 // Milliseconds since the process started (as near as static initialisation gets).
 double process_ms();
+// Milliseconds since `start`.
+double ms_since(std::chrono::steady_clock::time_point start);
 // wall_ms, startup_ms, read_GBps, transfer_GBps, chunks and passes.
 void add_stream_json(nlohmann::json& j, const StreamStats& stats, double startup_ms);
 

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <thread>
@@ -134,16 +135,16 @@ std::shared_ptr<PluginCommunicator>& world() {
 // An MPI rank's device: --backend/--device as asked, except that without --device the ranks of
 // one host take its GPUs in turn, and CPU ranks share the host's cores.
 Device rank_device(const CommonOptions& common, const PluginCommunicator& comm) {
-  Backend backend = Backend::cpu;
-  if (!common.backend.empty()) {
+  const std::vector<DeviceInfo> present = list_devices();
+  auto count_of = [&present](Backend b) {
+    return static_cast<int>(std::count_if(present.begin(), present.end(),
+                                          [b](const DeviceInfo& d) { return d.backend == b; }));
+  };
+  Backend backend = Backend::cuda;
+  if (!common.backend.empty())
     backend = parse_backend(common.backend);
-  } else {
-    bool cuda = false;
-    for (const auto& d : list_devices())
-      cuda = cuda || d.backend == Backend::cuda;
-    if (!cuda) return common.open_device();
-    backend = Backend::cuda;
-  }
+  else if (count_of(Backend::cuda) == 0)
+    return common.open_device();
   if (backend == Backend::cpu) {
     // Each rank's pool takes its share of the cores unless PARPAT_TUNING says otherwise (its
     // items come later, so they win).
@@ -156,9 +157,7 @@ Device rank_device(const CommonOptions& common, const PluginCommunicator& comm) 
   }
   if (common.device >= 0 || backend == Backend::cpu)
     return Device::open(backend, std::max(common.device, 0));
-  int count = 0;
-  for (const auto& d : list_devices())
-    count += d.backend == backend;
+  const int count = count_of(backend);
   return Device::open(backend, count > 0 ? comm.local_rank() % count : 0);
 }
 
@@ -229,8 +228,7 @@ void for_each_rank(const CommonOptions& common, const RankFlags& flags, const st
     detail::set_verbose(common.verbose);
     const auto start = std::chrono::steady_clock::now();
     std::vector<Device> devices = devices_of(flags.devices);
-    const double startup =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    const double startup = ms_since(start);
     auto comms = thread_communicators(static_cast<int>(devices.size()), collective_timeout());
     std::vector<std::exception_ptr> failed(devices.size());
     std::vector<std::thread> threads;
@@ -264,8 +262,7 @@ void for_each_rank(const CommonOptions& common, const RankFlags& flags, const st
   on_every_rank(*comm, [&] {
     const auto start = std::chrono::steady_clock::now();
     Device device = rank_device(common, *world());
-    const double startup =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    const double startup = ms_since(start);
     in.opened = OpenedInput{Source::open(file), device, startup};
   });
   step(in);

@@ -14,15 +14,15 @@ namespace {
 
 const std::chrono::steady_clock::time_point process_start = std::chrono::steady_clock::now();
 
-double ms_between(std::chrono::steady_clock::time_point a,
-                  std::chrono::steady_clock::time_point b) {
-  return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
 }  // namespace
 
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
 double process_ms() {
-  return ms_between(process_start, std::chrono::steady_clock::now());
+  return ms_since(process_start);
 }
 
 void StreamFlags::add_to(CLI::App& app) {
@@ -37,7 +37,7 @@ OpenedInput open_input(const CommonOptions& common, const std::string& file) {
   auto begin = std::chrono::steady_clock::now();
   auto device = std::async(std::launch::async, [&common, begin] {
     Device d = common.open_device();
-    return std::make_pair(d, ms_between(begin, std::chrono::steady_clock::now()));
+    return std::make_pair(d, ms_since(begin));
   });
   std::optional<Source> source;
   try {
@@ -57,7 +57,7 @@ StreamOptions StreamFlags::options() const {
   auto start = std::chrono::steady_clock::now();
   auto shown = std::make_shared<bool>(false);
   o.progress = [start, shown](const StreamProgress& p) {
-    double s = ms_between(start, std::chrono::steady_clock::now()) / 1e3;
+    double s = ms_since(start) / 1e3;
     const bool last = p.bytes_total && p.bytes_done >= p.bytes_total && p.pass == p.passes;
     if (s < 1.0 && !*shown) return;
     *shown = true;
