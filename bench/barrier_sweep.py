@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Sweeps the CUDA grid-barrier tuning knobs (src/runtime/tuning.cpp, `barrier.*`) in one run:
+"""Sweeps the CUDA grid-barrier tuning knobs (src/barrier/tuning.hpp, `barrier.*`) in one run:
 for each setting, `parpat barrier` with PARPAT_TUNING set measures `flip`, `hierarchical` and
 cooperative groups' `cg` in the same process (latency at 1-16 blocks per SM x blocks of 128 and
 256, the 2048-item stencil at groups of 1024, 64 and 32) and this prints every time as a ratio
@@ -15,7 +15,7 @@ import os
 import subprocess
 import sys
 
-# (name, PARPAT_TUNING); the empty setting is the tuning table's defaults.
+# (name, PARPAT_TUNING); the empty setting is the policies' defaults.
 SETTINGS = [
     ("defaults", ""),
     ("atoms everywhere", "barrier.flip.red_arrivals_max=0"),

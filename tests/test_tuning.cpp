@@ -1,14 +1,20 @@
-// The tuning table (src/runtime/tuning.cpp): the narrowest matching entry wins (device over
+// Tuning policies (src/runtime/tuning.hpp): the narrowest matching table value wins (device over
 // architecture over every device of the backend), PARPAT_TUNING overrides are checked and
-// re-read when the variable changes, and every entry of the table is a value its key takes.
+// re-read when the variable changes, and every default and table value is one its field takes.
 #include <gtest/gtest.h>
 
-#include <stdexcept>
+#include <fstream>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "barrier/tuning.hpp"
+#include "histogram/tuning.hpp"
 #include "parpat/error.hpp"
+#include "reduce/tuning.hpp"
 #include "runtime/tuning.hpp"
 #include "test_support.hpp"
 
@@ -24,42 +30,106 @@ DeviceInfo cuda_device(const std::string& name, const std::string& architecture)
   return d;
 }
 
-TEST(Tuning, TheNarrowestEntryWins) {
+TEST(Tuning, TheNarrowestTableValueWins) {
   const DeviceInfo h200 = cuda_device("NVIDIA H200", "sm_90");
   const DeviceInfo other_hopper = cuda_device("NVIDIA GH200-like", "sm_90");
   const DeviceInfo ampere = cuda_device("NVIDIA A100", "sm_80");
-  // reduce.fast.block: H100 and H200 entries (512) over the backend's (256).
-  EXPECT_EQ(detail::tuning(h200, "reduce.fast.block", -1), 512);
-  EXPECT_EQ(detail::tuning(ampere, "reduce.fast.block", -1), 256);
-  // reduce.fast.cluster_bytes: an sm_90 entry over the backend's 0 (no cluster elsewhere).
-  EXPECT_EQ(detail::tuning(other_hopper, "reduce.fast.cluster_bytes", -1), 1 << 20);
-  EXPECT_EQ(detail::tuning(ampere, "reduce.fast.cluster_bytes", -1), 0);
-  // A device entry wins over the backend's, whatever their order in the table.
-  EXPECT_EQ(detail::tuning(h200, "barrier.flip.one_level_max", -1), 600);
-  EXPECT_EQ(detail::tuning(ampere, "barrier.flip.one_level_max", -1), 1100);
+  // reduce.fast.blocks_per_cu: an H200 value (4) over the default (8).
+  EXPECT_EQ(detail::tuned<detail::ReduceFastPolicy>(h200).blocks_per_cu, 4);
+  EXPECT_EQ(detail::tuned<detail::ReduceFastPolicy>(ampere).blocks_per_cu, 8);
+  // reduce.fast.cluster_bytes: an sm_90 value over the default 0 (no cluster elsewhere).
+  EXPECT_EQ(detail::tuned<detail::ReduceFastPolicy>(other_hopper).cluster_bytes, 1 << 20);
+  EXPECT_EQ(detail::tuned<detail::ReduceFastPolicy>(ampere).cluster_bytes, 0);
+  // A device value wins over the default; values of another backend do not apply.
+  EXPECT_EQ(detail::tuned<detail::BarrierFlipPolicy>(h200).one_level_max, 600);
+  EXPECT_EQ(detail::tuned<detail::BarrierFlipPolicy>(ampere).one_level_max, 1100);
+  DeviceInfo opencl_h200 = h200;
+  opencl_h200.backend = Backend::opencl;
+  EXPECT_EQ(detail::tuned<detail::ReduceFastPolicy>(opencl_h200).arg_blocks_per_cu, 1);
+  EXPECT_EQ(detail::tuned<detail::ReduceFastPolicy>(h200).arg_blocks_per_cu, 0);
+  EXPECT_EQ(detail::tuned<detail::ReduceFastPolicy>(opencl_h200).single_block_bytes, 32768);
+  EXPECT_EQ(detail::tuned<detail::ReduceFastPolicy>(h200).single_block_bytes, 65536);
 }
 
-TEST(Tuning, AnUndeclaredKeyIsAProgrammingError) {
-  EXPECT_THROW(detail::tuning(cuda_device("x", ""), "reduce.fast.no_such_knob", 1),
-               std::logic_error);
-}
-
-// PARPAT_TUNING overrides the tuning table key by key, and where it names a key twice the later
-// value counts (the layout tests below extend a shared setting that way).
+// PARPAT_TUNING overrides the table field by field, and where it names a key twice the later
+// value counts (the layout tests extend a shared setting that way).
 TEST(Tuning, TheEnvironmentOverridesTheTableAndTheLaterValueWins) {
   DeviceInfo info;
   info.backend = Backend::opencl;
   info.name = "some device";
   ScopedTuning tuning(
       "histogram.opencl.hot_entries=64,histogram.fast.block=96,histogram.opencl.hot_entries=2");
-  EXPECT_EQ(detail::tuning(info, "histogram.opencl.hot_entries", 256), 2);
-  EXPECT_EQ(detail::tuning(info, "histogram.fast.block", 0), 96);
-  EXPECT_EQ(detail::tuning(info, "histogram.fast.max_passes", 0), 4);
-  EXPECT_THROW(detail::tuning(info, "no.such.key", 7), std::logic_error);
+  EXPECT_EQ(detail::tuned<detail::HistogramOpenclPolicy>(info).hot_entries, 2);
+  EXPECT_EQ(detail::tuned<detail::HistogramFastPolicy>(info).block, 96);
+  EXPECT_EQ(detail::tuned<detail::HistogramFastPolicy>(info).max_passes, 4);
+  EXPECT_EQ(detail::tuned<detail::HistogramFastPolicy>(info).striped_kib, 96);
 }
 
-TEST(Tuning, EveryTableEntryIsAValueItsKeyTakes) {
-  EXPECT_NO_THROW(detail::check_tuning_table());
+// Every default and table value is one its field takes, no table value sets an undeclared
+// field, and every key is declared once.
+TEST(Tuning, EveryDefaultAndTableValueIsAValueItsFieldTakes) {
+  const detail::TuningCatalog& catalog = detail::tuning_catalog();
+  EXPECT_TRUE(catalog.errors.empty()) << catalog.errors.front();
+  EXPECT_GT(catalog.keys.size(), 80u);
+  std::set<std::string> keys;
+  for (const auto& k : catalog.keys)
+    EXPECT_TRUE(keys.insert(k.key).second) << k.key << " declared twice";
+  EXPECT_EQ(keys.count("reduce.fast.block"), 1u);
+  EXPECT_EQ(keys.count("stream.chunk_kib"), 1u);
+  EXPECT_EQ(keys.count("cpu.pool.threads"), 1u);
+  EXPECT_EQ(keys.count("barrier.hierarchical.cluster"), 1u);
+}
+
+// The measurements behind the tables (bench/tuning/measurements.json) name keys that exist.
+TEST(Tuning, EveryMeasurementNamesADeclaredKey) {
+  std::ifstream file(std::string(PARPAT_SOURCE_DIR) + "/bench/tuning/measurements.json");
+  ASSERT_TRUE(file) << "bench/tuning/measurements.json";
+  const nlohmann::json records = nlohmann::json::parse(file).at("records");
+  std::set<std::string> declared;
+  for (const auto& k : detail::tuning_catalog().keys)
+    declared.insert(k.key);
+  std::size_t named = 0;
+  for (const auto& record : records)
+    for (const auto& key : record.at("keys")) {
+      EXPECT_EQ(declared.count(key.get<std::string>()), 1u) << record.at("id") << " names " << key;
+      ++named;
+    }
+  EXPECT_GT(named, 40u);
+}
+
+// The catalog finds a default or a table value outside its field's limits, and a table value for
+// a member no field declares.
+struct BrokenPolicy {
+  static constexpr const char* kName = "test.broken";
+  int block = 100;  // not a power of two
+  int items = 4;
+  int undeclared = 0;
+  static const std::vector<detail::Field<BrokenPolicy>>& fields() {
+    static const std::vector<detail::Field<BrokenPolicy>> f = {
+        {"block", &BrokenPolicy::block, detail::power_of_two(32, 1024)},
+        {"items", &BrokenPolicy::items, detail::one_of({2, 4, 8})},
+    };
+    return f;
+  }
+  static const std::vector<detail::TableValue<BrokenPolicy>>& table() {
+    static const std::vector<detail::TableValue<BrokenPolicy>> t = {
+        {Backend::cuda, detail::Scope::device, "H200", &BrokenPolicy::items, 3},
+        {Backend::cuda, detail::Scope::any, "", &BrokenPolicy::undeclared, 1},
+    };
+    return t;
+  }
+};
+
+TEST(Tuning, TheCatalogFindsValuesOutsideTheirLimits) {
+  detail::TuningCatalog catalog;
+  catalog.add<BrokenPolicy>();
+  ASSERT_EQ(catalog.errors.size(), 3u);
+  EXPECT_NE(catalog.errors[0].find("test.broken.block: the default 100"), std::string::npos);
+  EXPECT_NE(catalog.errors[1].find("test.broken.items: the table's 3 for 'H200' is not 2, 4 or 8"),
+            std::string::npos)
+      << catalog.errors[1];
+  EXPECT_NE(catalog.errors[2].find("undeclared field"), std::string::npos);
+  EXPECT_EQ(catalog.keys.size(), 2u);
 }
 
 // A malformed item, an unknown key or a value its key does not take is refused, by name and with
@@ -91,7 +161,7 @@ TEST(Tuning, ABadOverrideIsRefusedWithTheValuesTheKeyTakes) {
         if (call == 0)
           detail::check_tuning_overrides();
         else
-          detail::tuning(info, "histogram.fast.max_passes", 0);
+          detail::tuned<detail::HistogramFastPolicy>(info);
         ADD_FAILURE() << "accepted";
       } catch (const Error& e) {
         EXPECT_EQ(e.kind(), ErrorKind::invalid_argument);
@@ -101,8 +171,8 @@ TEST(Tuning, ABadOverrideIsRefusedWithTheValuesTheKeyTakes) {
     }
   }
   ScopedTuning tuning(",reduce.fast.block=512,,histogram.opencl.field_bits=5,");
-  EXPECT_EQ(detail::tuning(info, "reduce.fast.block", 0), 512);
-  EXPECT_EQ(detail::tuning(info, "histogram.opencl.field_bits", 0), 5);
+  EXPECT_EQ(detail::tuned<detail::ReduceFastPolicy>(info).block, 512);
+  EXPECT_EQ(detail::tuned<detail::HistogramOpenclPolicy>(info).field_bits, 5);
 }
 
 }  // namespace

@@ -37,7 +37,7 @@
 //
 // The alternatives whose cost only a GPU can tell (atomic or reduction arrivals, relaxed or
 // acquire polls, who polls, the cluster size, where the sub-word level starts) are kernel
-// arguments read from the tuning table (Knobs below), so that PARPAT_TUNING sweeps them
+// arguments read from the tuning policy (Knobs below), so that PARPAT_TUNING sweeps them
 // without a rebuild.
 #include <cooperative_groups.h>
 

@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "histogram/histogram_internal.hpp"
+#include "histogram/tuning.hpp"
 #include "runtime/cpu/cpu_device.hpp"
 #include "runtime/cpu/simd.hpp"
-#include "runtime/tuning.hpp"
 
 namespace parpat::detail {
 
@@ -128,12 +128,10 @@ class ParallelKernel final : public HistogramKernel {
     // histogram.parallel.section_values values: very large inputs take more sections than
     // threads.
     sections_ = std::max<std::int64_t>(1, std::min<std::int64_t>(cpu_.threads(), p.n / 4096 + 1));
-    const std::int64_t section_values = std::clamp(
-        tuning(d.info(), "histogram.parallel.section_values", std::numeric_limits<int>::max()), 1,
-        std::numeric_limits<int>::max());
+    const HistogramParallelPolicy policy = tuned<HistogramParallelPolicy>(d.info());
+    const std::int64_t section_values = policy.section_values;
     sections_ = std::max(sections_, (p.n + section_values - 1) / section_values);
-    auto budget = static_cast<std::int64_t>(tuning(d.info(), "histogram.parallel.private_mib", 256))
-                  << 20;
+    auto budget = static_cast<std::int64_t>(policy.private_mib) << 20;
     // Few slots: copies per thread used in turn (four up to 300 slots, two up to 4096, so
     // they stay in L1), so consecutive equal values do not wait on each other's increments.
     ways_ = counted_ <= 300 ? 4 : (counted_ <= 4096 ? 2 : 1);

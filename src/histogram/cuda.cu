@@ -32,7 +32,6 @@
 #include "parpat/cuda/histogram.cuh"
 #include "parpat/error.hpp"
 #include "runtime/cuda/cuda_device.hpp"
-#include "runtime/tuning.hpp"
 
 namespace parpat::detail {
 
@@ -64,7 +63,7 @@ class CudaHistogram final : public HistogramKernel {
     } else if (std::is_same_v<T, float> && strategy == Strategy::fast) {
       float_rule_ = FloatEvenRule(p);
     }
-    block_ = tuning(d.info(), "histogram.block", 256);
+    block_ = tuned<HistogramClassicPolicy>(d.info()).block;
     if (strategy == Strategy::privatized || strategy == Strategy::aggregated)
       shared_ = std::size_t(p.slots()) * sizeof(unsigned);
     with_rule([&](auto rule) { configure(rule); });
@@ -112,7 +111,8 @@ class CudaHistogram final : public HistogramKernel {
   void configure(Rule) {
     const int sms = cuda_.props().multiProcessorCount;
     if constexpr (kFastOnly<Rule>) {
-      fast_ = fast_config<T, Rule>(device_.info(), sms, unsigned(p_.slots()), p_.n);
+      fast_ = fast_config<T, Rule>(device_.info(), tuned<HistogramFastPolicy>(device_.info()), sms,
+                                   unsigned(p_.slots()), p_.n);
     } else {
       configure_classic<Rule>(sms);
     }
@@ -135,7 +135,8 @@ class CudaHistogram final : public HistogramKernel {
         k = reinterpret_cast<const void*>(&privatized_kernel<T, Rule, true>);
         break;
       case Strategy::fast:
-        fast_ = fast_config<T, Rule>(device_.info(), sms, unsigned(p_.slots()), p_.n);
+        fast_ = fast_config<T, Rule>(device_.info(), tuned<HistogramFastPolicy>(device_.info()),
+                                     sms, unsigned(p_.slots()), p_.n);
         return;
     }
     if (shared_ > (48u << 10))
@@ -298,6 +299,7 @@ void histogram_even(const void* d_in, DType dtype, std::int64_t n, std::int64_t 
   DeviceInfo info;
   info.backend = Backend::cuda;
   info.local_memory = std::uint64_t(shared_optin);
+  const HistogramFastPolicy policy = tuned<HistogramFastPolicy>(info);
   const EvenRuleDevice even = even_rule_device(p);
   visit_dtype(dtype, [&](auto t) {
     using T = decltype(t);
@@ -308,23 +310,23 @@ void histogram_even(const void* d_in, DType dtype, std::int64_t n, std::int64_t 
       fill_table_kernel<<<(values + 255) / 256, 256, 0, stream>>>(table, values, even);
       check_launch("histogram fill_table_kernel");
       if constexpr (sizeof(T) == 1) {
-        auto c = fast_config<T, PerValueRule>(info, sms, slots, n);
+        auto c = fast_config<T, PerValueRule>(info, policy, sms, slots, n);
         launch_fast(c, x, n, PerValueRule{table}, slots, d_counts, stream);
       } else {
-        auto c = fast_config<T, TableRule>(info, sms, slots, n);
+        auto c = fast_config<T, TableRule>(info, policy, sms, slots, n);
         launch_fast(c, x, n, TableRule{table}, slots, d_counts, stream);
       }
     } else if constexpr (std::is_same_v<T, float>) {
       FloatEvenRule rule(p);
       if (rule.usable) {
-        auto c = fast_config<T, FloatRuleDevice>(info, sms, slots, n);
+        auto c = fast_config<T, FloatRuleDevice>(info, policy, sms, slots, n);
         launch_fast(c, x, n, FloatRuleDevice{rule, even}, slots, d_counts, stream);
       } else {
-        auto c = fast_config<T, EvenRuleDevice>(info, sms, slots, n);
+        auto c = fast_config<T, EvenRuleDevice>(info, policy, sms, slots, n);
         launch_fast(c, x, n, even, slots, d_counts, stream);
       }
     } else if constexpr (std::is_same_v<T, std::int32_t> || std::is_same_v<T, double>) {
-      auto c = fast_config<T, EvenRuleDevice>(info, sms, slots, n);
+      auto c = fast_config<T, EvenRuleDevice>(info, policy, sms, slots, n);
       launch_fast(c, x, n, even, slots, d_counts, stream);
     }
   });

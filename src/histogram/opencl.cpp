@@ -22,8 +22,8 @@
 #include <type_traits>
 
 #include "histogram/histogram_internal.hpp"
+#include "histogram/tuning.hpp"
 #include "runtime/opencl/opencl_device.hpp"
-#include "runtime/tuning.hpp"
 
 extern const char* const parpat_cl_histogram_rules;
 extern const char* const parpat_cl_histogram;
@@ -129,17 +129,17 @@ void pick_fields(FastLayout& f, std::uint64_t counted, std::uint64_t room, int o
   }
 }
 
-FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info) {
+FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info,
+                       const HistogramFastPolicy& fast, const HistogramOpenclPolicy& opencl) {
   FastLayout f;
-  const std::uint64_t budget = std::min<std::uint64_t>(
-      std::uint64_t(std::max(tuning(info, "histogram.fast.striped_kib", 96), 1)) << 10,
-      local_budget(info));
+  const std::uint64_t budget =
+      std::min<std::uint64_t>(std::uint64_t(fast.striped_kib) << 10, local_budget(info));
   const std::uint64_t merge_bytes = 256 * 4;
   f.count_values = p.dtype == DType::uint8 && budget >= 256 * 4 + merge_bytes;
   const std::uint64_t room = f.count_values ? budget - merge_bytes : budget;
   const std::uint64_t counted = f.count_values ? 256 : static_cast<std::uint64_t>(p.slots());
   std::uint32_t max_columns = 1;
-  while (max_columns < 32 && int(max_columns * 2) <= tuning(info, "histogram.fast.max_columns", 32))
+  while (max_columns < 32 && int(max_columns * 2) <= fast.max_columns)
     max_columns *= 2;
   if (counted * 4 <= room) {
     f.range = static_cast<std::uint32_t>(counted);
@@ -153,16 +153,15 @@ FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info) {
     // Packed ranges by default where groups run side by side (GPUs); a CPU driver runs them one
     // after another, so ranges re-read the input and global counting is faster there (PoCL,
     // float32 at 65536 bins: 3 packed ranges 47.7 ms, global 9.5 ms per 2^21 values).
-    if (tuning(info, "histogram.opencl.packed", info.independent_groups ? 1 : 0) != 0)
-      pick_fields(f, counted, room, tuning(info, "histogram.opencl.field_bits", 0),
-                  static_cast<std::uint32_t>(
-                      std::max(tuning(info, "histogram.opencl.hot_entries", 256), 0)));
+    if (opencl.packed == 1 || (opencl.packed == -1 && info.independent_groups))
+      pick_fields(f, counted, room, opencl.field_bits,
+                  static_cast<std::uint32_t>(opencl.hot_entries));
     f.range = static_cast<std::uint32_t>((counted + f.passes - 1) / f.passes);
-    f.global = f.passes > static_cast<std::uint32_t>(tuning(info, "histogram.fast.max_passes", 4));
+    f.global = f.passes > static_cast<std::uint32_t>(fast.max_passes);
     if (f.global) f.field_bits = f.hot_entries = 0;
   }
   // Register runs for skewed data (a test per vector decides), always in global counting.
-  f.runs = f.global || int(f.columns) < tuning(info, "histogram.fast.runs_below_columns", 0);
+  f.runs = f.global || int(f.columns) < fast.runs_below_columns;
   f.local_bytes =
       f.global ? 0
       : f.field_bits
@@ -178,14 +177,17 @@ class OpenclHistogram final : public HistogramKernel {
       : device_(d), cl_(backend_cast<OpenclDevice>(d)), p_(p), strategy_(strategy), rule_(p) {
     const auto& info = d.info();
     const bool fast = strategy == Strategy::fast;
+    const HistogramFastPolicy fast_policy = tuned<HistogramFastPolicy>(info);
+    const HistogramOpenclPolicy opencl_policy = tuned<HistogramOpenclPolicy>(info);
+    const HistogramClassicPolicy classic_policy = tuned<HistogramClassicPolicy>(info);
     if (fast) {
-      layout_ = fast_layout(p, info);
+      layout_ = fast_layout(p, info, fast_policy, opencl_policy);
       if (p.dtype == DType::float32 && p.even) float_rule_ = FloatEvenRule(p);
     }
     rule_id_ = table_rule(p) ? 0 : float_rule_.usable ? 3 : p.even ? 1 : 2;
     // The float rule settles values near an edge against the float64 edges (a few float64
     // operations, no table load) where the device has them.
-    float_edges_ = rule_id_ == 3 && info.fp64 && tuning(info, "histogram.opencl.float_edges", 1);
+    float_edges_ = rule_id_ == 3 && info.fp64 && opencl_policy.float_edges;
     if (layout_.count_values) {
       upload(merge_table(p));
     } else if (rule_id_ == 0) {
@@ -200,8 +202,7 @@ class OpenclHistogram final : public HistogramKernel {
                           " -DRULE=" + std::to_string(rule_id_) +
                           " -DINT64_ATOMICS=" + (info.int64_atomics ? "1" : "0") +
                           " -DFLOAT_EDGES=" + (float_edges_ ? "1" : "0");
-    local_size_ = static_cast<std::size_t>(
-        tuning(info, fast ? "histogram.fast.block" : "histogram.block", fast ? 1024 : 256));
+    local_size_ = static_cast<std::size_t>(fast ? fast_policy.block : classic_policy.block);
     local_size_ =
         std::clamp<std::size_t>(local_size_, 1, static_cast<std::size_t>(info.max_group_size));
     const std::uint32_t slots = static_cast<std::uint32_t>(p.slots());
@@ -229,10 +230,9 @@ class OpenclHistogram final : public HistogramKernel {
                    " -DWHOLE=" + (layout_.passes == 1 ? "1" : "0") +
                    " -DFIELD_BITS=" + std::to_string(layout_.field_bits) +
                    " -DHOT_ENTRIES=" + std::to_string(layout_.hot_entries) +
-                   " -DCOUNT_VALUES=" + (layout_.count_values ? "1" : "0") + " -DUNROLL=" +
-                   std::to_string(std::clamp(tuning(info, "histogram.fast.vectors", 8), 1, 8));
-        if (info.vendor.find("NVIDIA") != std::string::npos &&
-            tuning(info, "histogram.opencl.ptx", 0))
+                   " -DCOUNT_VALUES=" + (layout_.count_values ? "1" : "0") +
+                   " -DUNROLL=" + std::to_string(fast_policy.vectors);
+        if (info.vendor.find("NVIDIA") != std::string::npos && opencl_policy.ptx)
           options += " -DNVIDIA_PTX=1";
         per_group = 16 / static_cast<std::int64_t>(dtype_size(p.dtype));
         break;
@@ -250,10 +250,9 @@ class OpenclHistogram final : public HistogramKernel {
     // Global counting ends with one add per work-item's run, all on one slot for all-equal
     // data, so it takes the resident grid only (H200, float32 at 2^20 bins, µs: all-equal 440
     // with 8 groups per compute unit, 290 with 2; uniform 2694 → 2666).
-    const std::int64_t per_cu = !fast ? tuning(info, "histogram.groups_per_cu", 8)
-                                : layout_.global
-                                    ? tuning(info, "histogram.opencl.global_groups_per_cu", 2)
-                                    : tuning(info, "histogram.fast.groups_per_cu", 8);
+    const std::int64_t per_cu = !fast            ? classic_policy.groups_per_cu
+                                : layout_.global ? opencl_policy.global_groups_per_cu
+                                                 : fast_policy.groups_per_cu;
     const auto local = static_cast<std::int64_t>(local_size_);
     const std::int64_t passes = fast && !layout_.global ? layout_.passes : 1;
     std::int64_t chunks =

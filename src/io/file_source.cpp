@@ -61,6 +61,7 @@ class RegularFile final : public SourceImpl {
       check_npy_data_size(h, file_bytes_ - h.header_bytes, name);
       dtype = h.dtype;
       shape = h.shape;
+      big_endian = h.big_endian;
       data_offset_ = h.header_bytes;
     } else {
       raw = true;
@@ -150,6 +151,7 @@ class PipeStream final : public SourceImpl {
           name);
       dtype = h.dtype;
       shape = h.shape;
+      big_endian = h.big_endian;
       left_ = h.data_bytes;
     } else {
       raw = true;

@@ -35,25 +35,26 @@ std::string value_of(const std::string& header, const std::string& key, const st
   bad(name, "header has no '" + key + "'");
 }
 
-DType parse_descr(const std::string& text, const std::string& name) {
+// numpy's descr: a byte order ('<' little, '>' big, '|' not applicable, '=' native) and a type
+// code. Big-endian data is byte-swapped on the way in (SourceImpl::big_endian).
+DType parse_descr(const std::string& text, const std::string& name, bool& big_endian) {
   if (text.empty() || (text[0] != '\'' && text[0] != '"')) bad(name, "descr is not a string");
   auto end = text.find(text[0], 1);
   if (end == std::string::npos) bad(name, "descr string is not closed");
-  std::string d = text.substr(1, end - 1);
-  if (d.size() >= 2 && d[0] == '>' && d != ">u1" && d != ">i1" && d != ">b1")
-    throw_invalid(name + ": big-endian data ('" + d + "') is not supported");
+  const std::string d = text.substr(1, end - 1);
   static const std::pair<const char*, DType> known[] = {
-      {"|b1", DType::boolean}, {"<b1", DType::boolean}, {">b1", DType::boolean},
-      {"|i1", DType::int8},    {"<i1", DType::int8},    {">i1", DType::int8},
-      {"|u1", DType::uint8},   {"<u1", DType::uint8},   {">u1", DType::uint8},
-      {"<i2", DType::int16},   {"<u2", DType::uint16},  {"<i4", DType::int32},
-      {"<u4", DType::uint32},  {"<i8", DType::int64},   {"<u8", DType::uint64},
-      {"<f4", DType::float32}, {"<f8", DType::float64}};
-  for (auto& [k, t] : known)
-    if (d == k) return t;
+      {"b1", DType::boolean}, {"i1", DType::int8},    {"u1", DType::uint8},  {"i2", DType::int16},
+      {"u2", DType::uint16},  {"i4", DType::int32},   {"u4", DType::uint32}, {"i8", DType::int64},
+      {"u8", DType::uint64},  {"f4", DType::float32}, {"f8", DType::float64}};
+  if (d.size() == 3 && (d[0] == '<' || d[0] == '>' || d[0] == '|' || d[0] == '='))
+    for (auto& [code, t] : known)
+      if (d.compare(1, 2, code) == 0 && (d[0] != '|' || dtype_size(t) == 1)) {
+        big_endian = d[0] == '>' && dtype_size(t) > 1;
+        return t;
+      }
   throw_invalid(name + ": unsupported dtype '" + d +
                 "' (supported: bool int8 uint8 int16 uint16 int32 uint32 int64 uint64 float32 "
-                "float64)");
+                "float64, either byte order)");
 }
 
 // A Python tuple of non-negative integers, as numpy writes it: "()", "(16,)", "(2, 3)" (a
@@ -123,7 +124,7 @@ NpyHeader read_npy_header(const std::function<void(void*, std::size_t)>& read_ex
 
   NpyHeader h;
   h.header_bytes = prefix_len + header_len;
-  h.dtype = parse_descr(value_of(header, "descr", name), name);
+  h.dtype = parse_descr(value_of(header, "descr", name), name, h.big_endian);
   std::string fortran = value_of(header, "fortran_order", name);
   if (fortran.rfind("True", 0) == 0)
     throw_invalid(name + ": Fortran-order arrays are not supported (save with C order)");
@@ -170,6 +171,7 @@ HostArray parse_npy(const unsigned char* bytes, std::size_t size, const std::str
   a.dtype = h.dtype;
   a.shape = h.shape;
   a.data.assign(bytes + h.header_bytes, bytes + h.header_bytes + h.data_bytes);
+  if (h.big_endian) detail::swap_bytes(a.data.data(), a.data.size(), dtype_size(h.dtype));
   return a;
 }
 

@@ -110,6 +110,7 @@ class NpzMember final : public SourceImpl {
       check_npy_data_size(h, member_bytes_ - h.header_bytes, name);
       dtype = h.dtype;
       shape = h.shape;
+      big_endian = h.big_endian;
       header_bytes_ = h.header_bytes;
     } catch (...) {
       close_all();

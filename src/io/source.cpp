@@ -1,6 +1,8 @@
 // Source: the public handle over the sources of src/io/, and the choice of source by name.
 #include "io/source.hpp"
 
+#include <utility>
+
 #include "parpat/error.hpp"
 #include "parpat/stream.hpp"
 
@@ -49,10 +51,13 @@ bool split_npz(const std::string& spec, std::string& archive, std::string& membe
 Source::Source(std::shared_ptr<detail::SourceImpl> impl) : impl_(std::move(impl)) {}
 
 Source Source::open(const std::string& spec) {
-  if (spec == "-") return Source(detail::open_stdin_source());
   std::string archive, member;
-  if (split_npz(spec, archive, member)) return Source(detail::open_npz_source(archive, member));
-  return Source(detail::open_file_source(spec));
+  std::shared_ptr<detail::SourceImpl> impl = spec == "-" ? detail::open_stdin_source()
+                                             : split_npz(spec, archive, member)
+                                                 ? detail::open_npz_source(archive, member)
+                                                 : detail::open_file_source(spec);
+  if (impl->big_endian) impl = detail::open_byteswapped_source(std::move(impl));
+  return Source(std::move(impl));
 }
 
 Source Source::from_host(DType dtype, std::vector<std::int64_t> shape, const void* data) {

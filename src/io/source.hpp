@@ -21,6 +21,9 @@ class SourceImpl {
   std::vector<std::int64_t> shape;  // {-1} for raw bytes of unknown length
   std::string name;
   bool raw = false;
+  // The data bytes are big-endian (an .npy file saved with '>'); Source::open reads such a
+  // source through open_byteswapped_source, which hands the bytes on in this machine's order.
+  bool big_endian = false;
 
   std::int64_t elements() const;  // −1 while unknown
   // Data bytes, when elements() is known.
@@ -45,6 +48,13 @@ class SourceImpl {
   virtual const void* map(std::uint64_t offset, std::size_t bytes, std::shared_ptr<void>& keep);
 };
 
+// `inner`'s bytes with every item's bytes reversed: a big-endian source read on a little-endian
+// machine. Reads must start and end on whole items (the pipeline's always do); it lends no
+// mapped bytes.
+std::shared_ptr<SourceImpl> open_byteswapped_source(std::shared_ptr<SourceImpl> inner);
+// Reverses the bytes of each `item`-byte element of `data` in place.
+void swap_bytes(void* data, std::size_t bytes, std::size_t item);
+
 // A path: a regular file (random access, mapped windows) or a pipe or device read in order.
 // `as_raw` reads an .npy file as its bytes.
 std::shared_ptr<SourceImpl> open_file_source(const std::string& path, bool as_raw = false);
@@ -60,6 +70,7 @@ struct NpyHeader {
   std::vector<std::int64_t> shape;
   std::size_t header_bytes = 0;  // magic, version, length and dict: where the data starts
   std::uint64_t data_bytes = 0;  // what the shape promises
+  bool big_endian = false;       // the descr's byte order is '>' (items wider than one byte)
 };
 NpyHeader read_npy_header(const std::function<void(void*, std::size_t)>& read_exact,
                           const std::string& name);

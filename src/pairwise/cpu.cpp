@@ -8,9 +8,9 @@
 #include <cstring>
 
 #include "pairwise/pairwise_internal.hpp"
+#include "pairwise/tuning.hpp"
 #include "runtime/cpu/cpu_device.hpp"
 #include "runtime/cpu/simd.hpp"
-#include "runtime/tuning.hpp"
 
 namespace parpat::detail {
 
@@ -140,8 +140,8 @@ class ParallelKernel final : public PairwiseKernelImpl {
       : cpu_(backend_cast<CpuDevice>(d)),
         p_(p),
         f_(f),
-        block_(tuning(d.info(), "pairwise.parallel.block", 256)),
-        tile_(tuning(d.info(), "pairwise.parallel.tile", 4096)) {
+        block_(tuned<PairwiseParallelPolicy>(d.info()).block),
+        tile_(tuned<PairwiseParallelPolicy>(d.info()).tile) {
     if (p_.scaled_sum()) sum_reducer_ = make_sum_reducer(d, p_.y);
     if (sum_reducer_) sum_ = Buffer(d, sizeof(float));
   }

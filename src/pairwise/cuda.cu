@@ -19,10 +19,10 @@
 
 #include "pairwise/pairwise_internal.hpp"
 #include "pairwise/pairwise_kernels.cuh"
+#include "pairwise/tuning.hpp"
 #include "parpat/error.hpp"
 #include "runtime/backends.hpp"
 #include "runtime/cuda/cuda_device.hpp"
-#include "runtime/tuning.hpp"
 
 extern const char* const parpat_cl_pairwise_kernels;
 
@@ -217,22 +217,17 @@ class CudaPairwise final : public PairwiseKernelImpl {
   CudaPairwise(const Device& d, const PairwiseProblem& p, Shape shape)
       : device_(d), cuda_(backend_cast<CudaDevice>(d)), p_(p), shape_(shape) {
     cuda_.activate();
-    tpb_ = p.threads_per_block
-               ? p.threads_per_block
-               : tuning(d.info(),
-                        shape != Shape::fast                   ? "pairwise.simple.block"
-                        : p.kernel == PairwiseKernel::gaussian ? "pairwise.fast.gaussian_block"
-                                                               : "pairwise.fast.block",
-                        256);
+    const PairwiseFastPolicy fast = tuned<PairwiseFastPolicy>(d.info());
+    tpb_ = p.threads_per_block                    ? p.threads_per_block
+           : shape != Shape::fast                 ? tuned<PairwiseSimplePolicy>(d.info()).block
+           : p.kernel == PairwiseKernel::gaussian ? fast.gaussian_block
+                                                  : fast.block;
     items_ = shape_info(shape).items;
     if (shape == Shape::fast && p_.kernel != PairwiseKernel::expression) {
-      items_ = tuning(d.info(),
-                      p_.kernel == PairwiseKernel::gaussian ? "pairwise.fast.gaussian_items"
-                                                            : "pairwise.fast.product_items",
-                      kFastItems);
-      items_ = checked_fast_items(items_);
+      items_ = checked_fast_items(p_.kernel == PairwiseKernel::gaussian ? fast.gaussian_items
+                                                                        : fast.product_items);
     }
-    if (p_.scaled_sum() && p_.y <= tuning(d.info(), "pairwise.shortcut.group_sum_max_y", 0)) {
+    if (p_.scaled_sum() && p_.y <= tuned<PairwiseShortcutPolicy>(d.info()).group_sum_max_y) {
       const long long wanted = (p_.x + kGroupSumThreads * 4ll - 1) / (kGroupSumThreads * 4ll);
       group_sum_blocks_ = static_cast<unsigned>(
           std::clamp<long long>(wanted, 1, 2ll * std::max(1, d.info().compute_units)));
@@ -254,13 +249,11 @@ class CudaPairwise final : public PairwiseKernelImpl {
     const int tuned_tpb = tpb_;
     int max_tpb = fit_kernel(tuned_tpb);
     if (shape_ == Shape::fast) {
-      const int threads_per_cu = tuning(d.info(), "pairwise.fast.split_threads_per_cu", 1024);
+      const int threads_per_cu = fast.split_threads_per_cu;
       slices_ = y_slices(p_.x, p_.y, tpb_, items_, d.info().compute_units, threads_per_cu);
       // B split into slices: X is small, so fewer x per thread (more threads, fewer slices)
       // where a split width is tuned.
-      const int split_items = p_.kernel == PairwiseKernel::expression
-                                  ? 0
-                                  : tuning(d.info(), "pairwise.fast.split_items", 0);
+      const int split_items = p_.kernel == PairwiseKernel::expression ? 0 : fast.split_items;
       if (slices_.count > 1 && split_items != 0 && split_items != items_) {
         items_ = checked_fast_items(split_items);
         max_tpb = fit_kernel(tuned_tpb);
@@ -268,7 +261,7 @@ class CudaPairwise final : public PairwiseKernelImpl {
       }
       if (slices_.count > 1) {
         partial_ = Buffer(d, std::size_t(slices_.count) * std::size_t(p_.x) * sizeof(float));
-        if (tuning(d.info(), "pairwise.fast.combine_in_kernel", 0)) {
+        if (fast.combine_in_kernel) {
           const long long per_block = static_cast<long long>(tpb_) * items_;
           std::vector<unsigned> zeros(static_cast<std::size_t>((p_.x + per_block - 1) / per_block));
           tickets_ = Buffer(d, zeros.size() * sizeof(unsigned));

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "pairwise/pairwise_internal.hpp"
+#include "pairwise/tuning.hpp"
 #include "parpat/error.hpp"
 #include "runtime/opencl/opencl_device.hpp"
-#include "runtime/tuning.hpp"
 
 extern const char* const parpat_cl_pairwise;
 
@@ -32,12 +32,11 @@ class OpenclPairwise final : public PairwiseKernelImpl {
  public:
   OpenclPairwise(const Device& d, const PairwiseProblem& p, ShapeInfo shape)
       : device_(d), cl_(backend_cast<OpenclDevice>(d)), p_(p), shape_(shape) {
-    tpb_ = p.threads_per_block
-               ? p.threads_per_block
-               : tuning(d.info(),
-                        std::string(shape.kernel) == "pairwise_fast" ? "pairwise.fast.block"
-                                                                     : "pairwise.simple.block",
-                        256);
+    const PairwiseFastPolicy fast_policy = tuned<PairwiseFastPolicy>(d.info());
+    tpb_ = p.threads_per_block ? p.threads_per_block
+           : std::string(shape.kernel) == "pairwise_fast"
+               ? fast_policy.block
+               : tuned<PairwiseSimplePolicy>(d.info()).block;
     tpb_ = p.threads_per_block ? tpb_ : std::min(tpb_, d.info().max_group_size);
     if (tpb_ > d.info().max_group_size)
       throw_invalid("threads per block " + std::to_string(tpb_) + " exceeds the " +
@@ -52,15 +51,13 @@ class OpenclPairwise final : public PairwiseKernelImpl {
     options_ = "-DPAIRWISE_KERNEL=" + std::to_string(kind) +
                " -DSUM_THREADS=" + std::to_string(sum_threads_);
     if (std::string(shape_.kernel) == "pairwise_fast" && kind != 2) {
-      shape_.items = tuning(
-          d.info(), kind == 1 ? "pairwise.fast.gaussian_items" : "pairwise.fast.product_items",
-          kFastItems);
-      checked_fast_items(shape_.items);
+      shape_.items =
+          checked_fast_items(kind == 1 ? fast_policy.gaussian_items : fast_policy.product_items);
     }
     // NVIDIA's compiler takes inline PTX: the gaussian's exp2 as one ex2.approx.ftz, as CUDA
     // emits it, where native_exp2 may add range fix-ups.
     if (kind == 1 && d.info().vendor.find("NVIDIA") != std::string::npos &&
-        tuning(d.info(), "pairwise.opencl.ptx_exp2", 0))
+        tuned<PairwiseOpenclPolicy>(d.info()).ptx_exp2)
       options_ += " -DPTX_EXP2=1";
     // Gaussian terms below 2^-126 are noise next to the sum; flushing them lets native_exp2 be
     // one special-function instruction on NVIDIA, without denormal fix-ups.
@@ -71,7 +68,7 @@ class OpenclPairwise final : public PairwiseKernelImpl {
     if (p_.kernel == PairwiseKernel::expression)
       source_ = "#define PAIRWISE_EXPRESSION(a, b) (" + p_.expression + ")\n" + source_;
     if (p_.kernel == PairwiseKernel::gaussian) s_ = gaussian_scale(p_.h);
-    if (p_.scaled_sum() && p_.y <= tuning(d.info(), "pairwise.shortcut.group_sum_max_y", 0)) {
+    if (p_.scaled_sum() && p_.y <= tuned<PairwiseShortcutPolicy>(d.info()).group_sum_max_y) {
       group_sum_ = cl_.kernel("pairwise.cl", source_, options_, "pairwise_scale_by_group_sum");
       const long long wanted = (p_.x + sum_threads_ * 4ll - 1) / (sum_threads_ * 4ll);
       group_sum_groups_ = static_cast<int>(
@@ -88,11 +85,11 @@ class OpenclPairwise final : public PairwiseKernelImpl {
     const int tuned_tpb = tpb_;
     std::size_t limit = fit_kernel(tuned_tpb);
     if (fast()) {
-      const int threads_per_cu = tuning(d.info(), "pairwise.fast.split_threads_per_cu", 1024);
+      const int threads_per_cu = fast_policy.split_threads_per_cu;
       slices_ = y_slices(p_.x, p_.y, tpb_, shape_.items, d.info().compute_units, threads_per_cu);
       // B split into slices: X is small, so fewer x per work-item (more work-items, fewer
       // slices) where a split width is tuned.
-      const int split_items = kind == 2 ? 0 : tuning(d.info(), "pairwise.fast.split_items", 0);
+      const int split_items = kind == 2 ? 0 : fast_policy.split_items;
       if (slices_.count > 1 && split_items != 0 && split_items != shape_.items) {
         shape_.items = checked_fast_items(split_items);
         options_ = base_options_ + " -DFAST_ITEMS=" + std::to_string(shape_.items);
@@ -101,7 +98,7 @@ class OpenclPairwise final : public PairwiseKernelImpl {
       }
       if (slices_.count > 1) {
         partial_ = Buffer(d, std::size_t(slices_.count) * std::size_t(p_.x) * sizeof(float));
-        combine_ = tuning(d.info(), "pairwise.fast.combine_in_kernel", 1) != 0;
+        combine_ = fast_policy.combine_in_kernel != 0;
         if (combine_) {
           const long long per_group = static_cast<long long>(tpb_) * shape_.items;
           std::vector<cl_uint> zeros(static_cast<std::size_t>((p_.x + per_group - 1) / per_group));

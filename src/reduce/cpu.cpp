@@ -13,9 +13,9 @@
 
 #include "reduce/reduce_internal.hpp"
 #include "reduce/reduce_ops.hpp"
+#include "reduce/tuning.hpp"
 #include "runtime/cpu/cpu_device.hpp"
 #include "runtime/cpu/simd.hpp"
-#include "runtime/tuning.hpp"
 
 namespace parpat::detail {
 
@@ -373,10 +373,10 @@ void fold_columns_baseline(const T* x, std::int64_t row_stride, std::int64_t fir
 // Mid-sized inputs then run on several cores (a hand-out costs well under a microsecond while
 // the pool's threads poll), while large ones keep chunks long enough for the lanes to stream.
 std::int64_t chunk_elements(const DeviceInfo& info, std::int64_t n) {
-  const std::int64_t most = std::max(1, tuning(info, "reduce.parallel.chunk", 1 << 16));
-  const std::int64_t least =
-      std::clamp<std::int64_t>(tuning(info, "reduce.parallel.min_chunk", 4096), 1, most);
-  const std::int64_t tasks = std::max(1, tuning(info, "reduce.parallel.tasks", 16));
+  const ReduceParallelPolicy policy = tuned<ReduceParallelPolicy>(info);
+  const std::int64_t most = policy.chunk;
+  const std::int64_t least = std::min<std::int64_t>(policy.min_chunk, most);
+  const std::int64_t tasks = policy.tasks;
   std::int64_t chunk = 1;
   while (chunk * tasks < n && chunk < most)
     chunk *= 2;

@@ -41,7 +41,6 @@
 #include "reduce/reduce_ops.hpp"
 #include "runtime/backends.hpp"
 #include "runtime/cuda/cuda_device.hpp"
-#include "runtime/tuning.hpp"
 
 namespace parpat::detail {
 
@@ -62,18 +61,19 @@ class FastReduce final : public CudaReduce<T, Op> {
  public:
   FastReduce(const Device& d, const ReduceShape& s) : Base(d, s) {
     const auto& info = d.info();
+    const ReduceFastPolicy policy = tuned<ReduceFastPolicy>(info);
     if (is_moments_op<Op>::value && !s.raw_moments)
       moments_ = Buffer(d, s.outputs() * sizeof(Moments));
     if (s.axis == Axis::all) {
       if (s.contiguous()) {
-        plan_ = fast_plan<T, Op>(info, s.size());
-        plan_for_device<T, Op>(plan_, info, s.size(), this->cuda_.ordinal());
+        plan_ = fast_plan<T, Op>(policy, info, s.size());
+        plan_for_device<T, Op>(plan_, policy, s.size(), this->cuda_.ordinal());
       } else
         plan_.grid = static_cast<int>(std::clamp<std::int64_t>(s.rows, 1, info.compute_units * 4));
       partials_ = Buffer(d, plan_.grid * sizeof(Acc));
       counters_ = this->zeroed(sizeof(unsigned));
     } else if (s.axis == Axis::rows) {
-      rows_grid_ = rows_grid(info, s.rows);
+      rows_grid_ = rows_grid(info, policy.rows_blocks_per_cu, s.rows);
     } else if (s.axis == Axis::cols) {
       bool vec = (s.row_stride * sizeof(T)) % 16 == 0;
       width_ = vec ? V : 1;
@@ -164,10 +164,9 @@ class FastReduce final : public CudaReduce<T, Op> {
     }
   }
 
-  // The grid of rows_by_block: reduce.fast.rows_blocks_per_cu blocks per SM as far as
-  // occupancy allows, each taking the same number of rows; 0 launches one block per row.
-  static int rows_grid(const DeviceInfo& info, std::int64_t rows) {
-    int per_cu = tuning(info, "reduce.fast.rows_blocks_per_cu", 0);
+  // The grid of rows_by_block: `per_cu` blocks per SM (ReduceFastPolicy::rows_blocks_per_cu) as
+  // far as occupancy allows, each taking the same number of rows; 0 launches one block per row.
+  static int rows_grid(const DeviceInfo& info, int per_cu, std::int64_t rows) {
     if (per_cu <= 0) return static_cast<int>(std::min<std::int64_t>(rows, 1 << 30));
     int resident = 0;
     PARPAT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
@@ -223,30 +222,39 @@ VariantInfo cuda_info(const char* name, const char* idea, std::string params, co
                       deterministic);
 }
 
+template <class Policy>
+std::string params_of(std::initializer_list<const char*> names) {
+  return backend_params<Policy>(Backend::cuda, names);
+}
+
 }  // namespace
 
 std::vector<ReduceVariant> cuda_reduce_variants() {
   return {
       {cuda_info("tree",
                  "one element per thread, halving tree in shared memory, host loop of passes",
-                 "block=256", "axis all; the six basic ops"),
+                 params_of<ReduceTreePolicy>({"block"}), "axis all; the six basic ops"),
        all_axis_only, make<TreeReduce>},
       {cuda_info("serial",
                  "each thread folds its own block serially (uncoalesced), host loop of passes",
-                 "block=256 items=64", "axis all; the six basic ops"),
+                 params_of<ReduceSerialPolicy>({"block", "items"}), "axis all; the six basic ops"),
        all_axis_only, make<SerialReduce>},
       {cuda_info("gridstride",
                  "registers over a grid-stride loop, shared-memory tree, partials, second launch",
-                 "block=256 blocks/SM=8", "axis all; the six basic ops"),
+                 params_of<ReduceGridStridePolicy>({"block", "blocks_per_cu"}),
+                 "axis all; the six basic ops"),
        all_axis_only, make<GridStrideReduce>},
       {cuda_info("atomic", "one pass, block results combined with atomicAdd / compare-and-swap",
-                 "block=256 blocks/SM=8",
+                 params_of<ReduceAtomicPolicy>({"block", "blocks_per_cu"}),
                  "axis all; sum, prod, min, max (no min/max of 1- or 2-byte types, no arg ops)",
                  false),
        atomic_supports, make<AtomicReduce>},
-      {cuda_info(
-           "fast", "16-byte loads x8 in flight, shuffles, one launch finished by the last block",
-           "block=512 blocks/SM=4; small inputs: block=256 items=2, one block up to 32 KiB", ""),
+      {cuda_info("fast",
+                 "16-byte loads x8 in flight, shuffles, one launch finished by the last block",
+                 "block=" + std::to_string(kFastBlock) + " " +
+                     params_of<ReduceFastPolicy>({"blocks_per_cu", "single_block_bytes",
+                                                  "small_block", "small_items", "cluster_bytes"}),
+                 ""),
        everything, make<FastReduce, true>},
   };
 }
@@ -277,8 +285,9 @@ void reduce(const void* d_in, DType dtype, std::int64_t n, ReduceOp op, void* d_
     visit_basic_reduce_op<T>(op, [&](auto o) {
       using Op = decltype(o);
       using Acc = typename Op::Acc;
-      FastPlan plan = fast_plan<T, Op>(info, n);
-      plan_for_device<T, Op>(plan, info, n, ordinal);
+      const ReduceFastPolicy policy = tuned<ReduceFastPolicy>(info);
+      FastPlan plan = fast_plan<T, Op>(policy, info, n);
+      plan_for_device<T, Op>(plan, policy, n, ordinal);
       // The ticket counter first, at the same place for every call, so that a workspace
       // serves calls of any size in turn: the last block of each call leaves it zeroed. The
       // partials follow; each call writes its own before it reads them.

@@ -1,6 +1,6 @@
 // OpenCL reduce variants (kernels in reduce.cl). One program per (dtype, op) and device holds
 // every variant's kernels: the element and accumulator types and the operator's macros come in
-// as -D options, block sizes from the tuning table. Each kernel object builds its program and
+// as -D options, block sizes from the tuning policies. Each kernel object builds its program and
 // allocates its partials and counters once, in its constructor; run() only sets arguments and
 // enqueues.
 #include <algorithm>
@@ -14,7 +14,6 @@
 #include "reduce/reduce_internal.hpp"
 #include "reduce/reduce_ops.hpp"
 #include "runtime/opencl/opencl_device.hpp"
-#include "runtime/tuning.hpp"
 
 extern const char* const parpat_cl_reduce_ops;
 extern const char* const parpat_cl_reduce;
@@ -316,16 +315,9 @@ VariantInfo info(const char* name, const char* idea, std::string params, const c
                       deterministic);
 }
 
-std::string params_of(const char* prefix, const char* second_key) {
-  // Generic values: the tuning table can differ per device, `parpat list` shows the defaults.
-  DeviceInfo any;
-  any.backend = Backend::opencl;
-  any.max_group_size = 1024;
-  std::string p = "block=" + std::to_string(block_size(any, std::string(prefix) + ".block"));
-  if (second_key)
-    p += std::string(" ") + second_key + "=" +
-         std::to_string(tuning(any, std::string(prefix) + "." + second_key, 0));
-  return p;
+template <class Policy>
+std::string params_of(std::initializer_list<const char*> names) {
+  return backend_params<Policy>(Backend::opencl, names);
 }
 
 }  // namespace
@@ -335,7 +327,7 @@ std::vector<ReduceVariant> opencl_reduce_variants() {
       {info("tree",
             "one element per work-item, halving tree in local memory, passes over two "
             "ping-pong buffers",
-            params_of("reduce.tree", nullptr),
+            params_of<ReduceTreePolicy>({"block"}),
             "axis all; the six basic ops; float64 needs cl_khr_fp64", true),
        supports_axis_all,
        [](const Device& d, const ReduceShape& s) -> std::unique_ptr<ReduceKernel> {
@@ -344,7 +336,7 @@ std::vector<ReduceVariant> opencl_reduce_variants() {
       {info("serial",
             "each work-item folds its own block of items serially, no local memory, "
             "passes over two ping-pong buffers",
-            params_of("reduce.serial", "items"),
+            params_of<ReduceSerialPolicy>({"block", "items"}),
             "axis all; the six basic ops; float64 needs cl_khr_fp64", true),
        supports_axis_all,
        [](const Device& d, const ReduceShape& s) -> std::unique_ptr<ReduceKernel> {
@@ -353,7 +345,7 @@ std::vector<ReduceVariant> opencl_reduce_variants() {
       {info("gridstride",
             "grid-stride loop in registers, local-memory tree, per-group partials, "
             "second launch of one group",
-            params_of("reduce.gridstride", "blocks_per_cu"),
+            params_of<ReduceGridStridePolicy>({"block", "blocks_per_cu"}),
             "axis all; the six basic ops; float64 needs cl_khr_fp64", true),
        supports_axis_all,
        [](const Device& d, const ReduceShape& s) -> std::unique_ptr<ReduceKernel> {
@@ -362,7 +354,7 @@ std::vector<ReduceVariant> opencl_reduce_variants() {
       {info("atomic",
             "grid-stride loop, local-memory tree, group results merged into one "
             "accumulator by compare-and-swap",
-            params_of("reduce.atomic", "blocks_per_cu"),
+            params_of<ReduceAtomicPolicy>({"block", "blocks_per_cu"}),
             "axis all; ops sum prod min max (no argmin/argmax, no uint8 min/max); 64-bit "
             "accumulators (integer and float sum/prod, 64-bit min/max) need "
             "cl_khr_int64_base_atomics; float sum/prod order depends on timing",
@@ -375,7 +367,7 @@ std::vector<ReduceVariant> opencl_reduce_variants() {
             "16-byte vector loads, 8 in flight, fixed grid, last group combines the "
             "partials in order (one launch); rows: a slice per row; cols: 16-byte column "
             "strips, row chunks",
-            params_of("reduce.fast", "blocks_per_cu"),
+            params_of<ReduceFastPolicy>({"block", "blocks_per_cu"}),
             "float64 input and mean/var/std need cl_khr_fp64", true),
        [](const ReduceShape& s, const DeviceInfo& d) { return dtype_fits(s, d); },
        [](const Device& d, const ReduceShape& s) -> std::unique_ptr<ReduceKernel> {

@@ -2,22 +2,22 @@
 
 #include <algorithm>
 
-#include "runtime/tuning.hpp"
-
 namespace parpat::detail {
+
+void stream_tuning_policies(TuningCatalog& catalog) {
+  catalog.add<StreamPolicy>();
+}
 
 PipelineOptions pipeline_options(const Device& device, const SourceImpl& source,
                                  const StreamOptions& options) {
   const DeviceInfo& info = device.info();
-  std::size_t chunk = options.chunk_bytes
-                          ? options.chunk_bytes
-                          : static_cast<std::size_t>(tuning(info, "stream.chunk_kib", 65536)) << 10;
+  const StreamPolicy policy = tuned<StreamPolicy>(info);
+  std::size_t chunk =
+      options.chunk_bytes ? options.chunk_bytes : static_cast<std::size_t>(policy.chunk_kib) << 10;
   if (info.backend != Backend::cpu && info.global_memory > 0)
     chunk = std::min<std::size_t>(chunk, static_cast<std::size_t>(info.global_memory / 4));
-  std::size_t staging = options.staging_bytes
-                            ? options.staging_bytes
-                            : static_cast<std::size_t>(tuning(info, "stream.staging_mib", 512))
-                                  << 20;
+  std::size_t staging = options.staging_bytes ? options.staging_bytes
+                                              : static_cast<std::size_t>(policy.staging_mib) << 20;
   const std::size_t item = dtype_size(source.dtype);
   PipelineOptions p;
   // Four chunks in flight where the budget allows (being read, waiting, in use), never fewer
@@ -26,8 +26,7 @@ PipelineOptions pipeline_options(const Device& device, const SourceImpl& source,
       static_cast<int>(std::clamp<std::size_t>(staging / std::max<std::size_t>(chunk, 1), 2, 4));
   chunk = std::min(chunk, staging / static_cast<std::size_t>(p.slots));
   p.chunk_bytes = std::max(chunk / item * item, item);
-  p.read_threads =
-      options.read_threads ? options.read_threads : tuning(info, "stream.read_threads", 8);
+  p.read_threads = options.read_threads ? options.read_threads : policy.read_threads;
   return p;
 }
 

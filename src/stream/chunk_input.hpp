@@ -8,9 +8,37 @@
 #include <vector>
 
 #include "parpat/stream.hpp"
+#include "runtime/tuning.hpp"
 #include "stream/pipeline.hpp"
 
 namespace parpat::detail {
+
+// Streams: chunks of 16 MiB on GPUs (the device memory a stream's input takes; page-locking
+// costs about 0.5 ms per MiB at start-up, and 16 MiB copies already run at the bus's speed) and
+// 64 MiB windows on the CPU; four chunks in flight within 512 MiB of host staging; files read by
+// 8 threads on a GPU. Measured: bench/tuning/measurements.json, stream-chunks.
+struct StreamPolicy {
+  static constexpr const char* kName = "stream";
+  int chunk_kib = 16384;
+  int staging_mib = 512;
+  int read_threads = 8;
+
+  static const std::vector<Field<StreamPolicy>>& fields() {
+    static const std::vector<Field<StreamPolicy>> f = {
+        {"chunk_kib", &StreamPolicy::chunk_kib, range(1, 1 << 22)},
+        {"staging_mib", &StreamPolicy::staging_mib, range(1, 1 << 16)},
+        {"read_threads", &StreamPolicy::read_threads, range(1, 64)},
+    };
+    return f;
+  }
+  static const std::vector<TableValue<StreamPolicy>>& table() {
+    static const std::vector<TableValue<StreamPolicy>> t = {
+        {Backend::cpu, Scope::any, "", &StreamPolicy::chunk_kib, 65536},
+        {Backend::cpu, Scope::any, "", &StreamPolicy::read_threads, 2},
+    };
+    return t;
+  }
+};
 
 // The pipeline's settings: the options given, else the device's tuning keys. A chunk takes at
 // most a quarter of the device's memory, and the slots of staging fit the staging budget.

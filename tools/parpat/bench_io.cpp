@@ -26,7 +26,7 @@
 
 #include "commands.hpp"
 #include "parpat/error.hpp"
-#include "runtime/tuning.hpp"
+#include "stream/chunk_input.hpp"
 
 extern char** environ;
 
@@ -370,7 +370,7 @@ void run_bench_io(const CommonOptions& common, std::int64_t mib, std::string dir
   // The capped run: at least 8 chunks and half the backend's default chunk, so it always streams
   // the file through more, smaller chunks than the default run (device memory below the file's).
   const int chunk_kib = static_cast<int>(std::min<std::int64_t>(
-      mib * 1024 / 8, detail::tuning(device.info(), "stream.chunk_kib", 16384) / 2));
+      mib * 1024 / 8, detail::tuned<detail::StreamPolicy>(device.info()).chunk_kib / 2));
   std::cerr << fmt::format("parpat bench io on {}: writing {} and 1 KiB float32 .npy in {}\n",
                            device.label(), size_label(bytes), dir);
   NpyFile large(dir, bytes, 1), tiny(dir, 1024, 2);

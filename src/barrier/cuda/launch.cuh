@@ -6,8 +6,8 @@
 #include <algorithm>
 #include "barrier/barrier_internal.hpp"
 #include "barrier/cuda/words.cuh"
+#include "barrier/tuning.hpp"
 #include "runtime/cuda/cuda_device.hpp"
-#include "runtime/tuning.hpp"
 
 namespace parpat::detail {
 // Private to barrier/cuda.cu, the one file that includes it.
@@ -16,9 +16,9 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Host side.
 
-// The tuned largest cluster size (a power of two, 1..16: the tuning limits refuse others).
+// The tuned largest cluster size (a power of two, 1..16: the policy's limits refuse others).
 int largest_cluster(const DeviceInfo& info) {
-  return tuning(info, "barrier.hierarchical.cluster", 8);
+  return tuned<BarrierHierarchicalPolicy>(info).cluster;
 }
 
 // The cluster size for `groups` blocks: the largest power of two up to the tuned maximum that

@@ -1,7 +1,7 @@
 // The memory operations of the CUDA grid barriers (release and relaxed stores, acq_rel fences and
 // atomics, relaxed reductions, in PTX on global addresses) and their workspace: the arrival word or
 // counter, the error word, the flags, the flip table and its release lines, laid out by the knobs
-// the host read from the tuning table.
+// the host read from the tuning policy.
 #pragma once
 
 #include <cooperative_groups.h>

@@ -1,13 +1,13 @@
 // The launch plan of CUDA histogram `fast` (block size, columns, packed counters, passes over
-// slot ranges, grid from occupancy) and its launch, from the tuning table and the slot count.
+// slot ranges, grid from occupancy) and its launch, from the tuning policy and the slot count.
 #pragma once
 
 #include <algorithm>
 
 #include "histogram/cuda/kernels_classic.cuh"
 #include "histogram/cuda/kernels_fast.cuh"
+#include "histogram/tuning.hpp"
 #include "runtime/cuda/cuda_device.hpp"
-#include "runtime/tuning.hpp"
 
 namespace parpat::detail {
 // Private to histogram/cuda.cu, the one file that includes it.
@@ -48,9 +48,10 @@ auto fast_shared_for(const FastConfig& c) {
 }
 
 template <class T, class Rule>
-FastConfig fast_config(const DeviceInfo& info, int sms, unsigned slots, long long n) {
+FastConfig fast_config(const DeviceInfo& info, const HistogramFastPolicy& policy, int sms,
+                       unsigned slots, long long n) {
   FastConfig c;
-  c.block = tuning(info, "histogram.fast.block", 1024);
+  c.block = policy.block;
   c.counted = kCountsPerValue<Rule> ? 256u : slots;
   const std::size_t budget = std::min<std::size_t>(info.local_memory, 200u << 10);
   auto passes_for = [&](std::size_t bytes_per_row) {
@@ -58,20 +59,18 @@ FastConfig fast_config(const DeviceInfo& info, int sms, unsigned slots, long lon
     return unsigned((c.counted + rows - 1) / rows);
   };
   c.passes = passes_for(sizeof(unsigned));
-  c.packed = c.passes > 1 && tuning(info, "histogram.fast.packed", 1);
+  c.packed = c.passes > 1 && policy.packed;
   if (c.packed) c.passes = passes_for(sizeof(unsigned) / 2);
   c.range = (c.counted + c.passes - 1) / c.passes;
-  const std::size_t striped = std::min<std::size_t>(
-      budget, std::size_t(tuning(info, "histogram.fast.striped_kib", 64)) << 10);
+  const std::size_t striped = std::min<std::size_t>(budget, std::size_t(policy.striped_kib) << 10);
   c.columns = 1;
   while (!c.packed && c.columns < 32 &&
          std::size_t(c.range + 1) * c.columns * 2 * sizeof(unsigned) <= striped)
     c.columns *= 2;
   // uint8 counted per value always fits (256 counters), and only the shared flush maps values to
   // slots: it never counts globally.
-  c.global =
-      !kCountsPerValue<Rule> && c.passes > unsigned(tuning(info, "histogram.fast.max_passes", 4));
-  c.vote = c.packed || int(c.columns) < tuning(info, "histogram.fast.vote_below_columns", 16);
+  c.global = !kCountsPerValue<Rule> && c.passes > unsigned(policy.max_passes);
+  c.vote = c.packed || int(c.columns) < policy.vote_below_columns;
   c.shared = c.global   ? 0
              : c.packed ? std::size_t(c.range + 2) / 2 * sizeof(unsigned)
                         : std::size_t(c.range + 1) * c.columns * sizeof(unsigned);

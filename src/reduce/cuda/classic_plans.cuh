@@ -1,5 +1,5 @@
 // The host side of the classic CUDA reduce variants: each plan sizes its grid and ping-pong or
-// partial buffers once (from the tuning table), and run() only enqueues its launches.
+// partial buffers once (from the tuning policies), and run() only enqueues its launches.
 #pragma once
 
 #include <algorithm>
@@ -8,8 +8,8 @@
 
 #include "reduce/cuda/kernels_classic.cuh"
 #include "reduce/reduce_internal.hpp"
+#include "reduce/tuning.hpp"
 #include "runtime/cuda/cuda_device.hpp"
-#include "runtime/tuning.hpp"
 
 namespace parpat::detail {
 
@@ -52,7 +52,7 @@ class TreeReduce final : public CudaReduce<T, Op> {
 
  public:
   TreeReduce(const Device& d, const ReduceShape& s) : Base(d, s) {
-    block_ = tuning(d.info(), "reduce.tree.block", 256);
+    block_ = tuned<ReduceTreePolicy>(d.info()).block;
     std::int64_t first = ceil_div(s.size(), block_);
     a_ = Buffer(d, std::max<std::int64_t>(first, 1) * sizeof(Acc));
     b_ = Buffer(d, std::max<std::int64_t>(ceil_div(first, block_), 1) * sizeof(Acc));
@@ -90,8 +90,9 @@ class SerialReduce final : public CudaReduce<T, Op> {
 
  public:
   SerialReduce(const Device& d, const ReduceShape& s) : Base(d, s) {
-    block_ = tuning(d.info(), "reduce.serial.block", 256);
-    items_ = tuning(d.info(), "reduce.serial.items", 64);
+    const ReduceSerialPolicy policy = tuned<ReduceSerialPolicy>(d.info());
+    block_ = policy.block;
+    items_ = policy.items;
     std::int64_t first = ceil_div(s.size(), items_);
     a_ = Buffer(d, std::max<std::int64_t>(first, 1) * sizeof(Acc));
     b_ = Buffer(d, std::max<std::int64_t>(ceil_div(first, items_), 1) * sizeof(Acc));
@@ -129,10 +130,10 @@ class GridStrideReduce final : public CudaReduce<T, Op> {
 
  public:
   GridStrideReduce(const Device& d, const ReduceShape& s) : Base(d, s) {
-    block_ = tuning(d.info(), "reduce.gridstride.block", 256);
+    const ReduceGridStridePolicy policy = tuned<ReduceGridStridePolicy>(d.info());
+    block_ = policy.block;
     grid_ = static_cast<int>(std::clamp<std::int64_t>(
-        ceil_div(s.size(), block_), 1,
-        d.info().compute_units * tuning(d.info(), "reduce.gridstride.blocks_per_cu", 8)));
+        ceil_div(s.size(), block_), 1, d.info().compute_units * policy.blocks_per_cu));
     partials_ = Buffer(d, grid_ * sizeof(Acc));
   }
   void run(const Buffer& in, const Buffer& values, const Buffer& indices) override {
@@ -159,10 +160,10 @@ class AtomicReduce final : public CudaReduce<T, Op> {
 
  public:
   AtomicReduce(const Device& d, const ReduceShape& s) : Base(d, s) {
-    block_ = tuning(d.info(), "reduce.atomic.block", 256);
+    const ReduceAtomicPolicy policy = tuned<ReduceAtomicPolicy>(d.info());
+    block_ = policy.block;
     grid_ = static_cast<int>(std::clamp<std::int64_t>(
-        ceil_div(s.size(), block_), 1,
-        d.info().compute_units * tuning(d.info(), "reduce.atomic.blocks_per_cu", 8)));
+        ceil_div(s.size(), block_), 1, d.info().compute_units * policy.blocks_per_cu));
     slot_ = Buffer(d, sizeof(Acc));
   }
   void run(const Buffer& in, const Buffer& values, const Buffer&) override {

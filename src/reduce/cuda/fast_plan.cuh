@@ -10,8 +10,8 @@
 
 #include "reduce/cuda/classic_plans.cuh"
 #include "reduce/cuda/kernels_fast.cuh"
+#include "reduce/tuning.hpp"
 #include "runtime/cuda/cuda_device.hpp"
-#include "runtime/tuning.hpp"
 
 namespace parpat::detail {
 
@@ -38,11 +38,9 @@ struct FastPlan {
 //     occupancy allows, kFastUnroll loads in flight per thread, never more blocks than there is
 //     work for.
 template <class T, class Op>
-FastPlan fast_plan(const DeviceInfo& info, std::int64_t n) {
+FastPlan fast_plan(const ReduceFastPolicy& policy, const DeviceInfo& info, std::int64_t n) {
   const std::int64_t vectors = ceil_div(n, Vec16<T>::kCount);
-  auto items_of = [&](const char* key) -> std::int64_t {
-    return std::clamp(tuning(info, key, 2), 1, kFastUnroll);
-  };
+  auto items_of = [](int items) -> std::int64_t { return std::min(items, kFastUnroll); };
   auto warps_of = [](std::int64_t threads) {
     return static_cast<int>(
         std::clamp<std::int64_t>(ceil_div(threads, kWarp) * kWarp, kWarp, kFastBlock));
@@ -52,18 +50,16 @@ FastPlan fast_plan(const DeviceInfo& info, std::int64_t n) {
     PARPAT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, block, 0));
     return std::max(resident, 1);
   };
-  if (n * static_cast<std::int64_t>(sizeof(T)) <=
-      tuning(info, "reduce.fast.single_block_bytes", 32768))
-    return {1, warps_of(ceil_div(vectors, items_of("reduce.fast.single_block_items"))), true};
+  if (n * static_cast<std::int64_t>(sizeof(T)) <= policy.single_block_bytes)
+    return {1, warps_of(ceil_div(vectors, items_of(policy.single_block_items))), true};
   const std::int64_t cus = std::max(info.compute_units, 1);
   const std::int64_t fill =
-      cus * std::min(resident_blocks(fast_all<T, Op, false>, kFastBlock),
-                     std::max(1, tuning(info, "reduce.fast.blocks_per_cu", 4)));
+      cus * std::min(resident_blocks(fast_all<T, Op, false>, kFastBlock), policy.blocks_per_cu);
   const std::int64_t large = ceil_div(vectors, kFastBlock * kFastUnroll);
   if (large >= fill) return {static_cast<int>(fill), kFastBlock, false};
-  const int block = warps_of(tuning(info, "reduce.fast.small_block", 256));
+  const int block = warps_of(policy.small_block);
   const std::int64_t wave = cus * resident_blocks(fast_all<T, Op, true>, block);
-  const std::int64_t blocks = ceil_div(vectors, block * items_of("reduce.fast.small_items"));
+  const std::int64_t blocks = ceil_div(vectors, block * items_of(policy.small_items));
   return {static_cast<int>(std::clamp<std::int64_t>(blocks, 1, wave)), block, true};
 }
 
@@ -113,17 +109,16 @@ int placeable_cluster(int ordinal, int largest) {
 // cluster of up to reduce.fast.cluster_size blocks of kFastBlock threads (finish_in_cluster),
 // when the device can place such a cluster.
 template <class T, class Op>
-void plan_for_device(FastPlan& plan, const DeviceInfo& info, std::int64_t n, int ordinal) {
+void plan_for_device(FastPlan& plan, const ReduceFastPolicy& policy, std::int64_t n, int ordinal) {
   int major = 0;
   PARPAT_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ordinal));
   if (major < 9) return;
-  plan.overlap_launch = tuning(info, "reduce.fast.overlap_launch", 1) != 0;
-  plan.prefetch = plan.overlap_launch && tuning(info, "reduce.fast.prefetch", 1) != 0;
+  plan.overlap_launch = policy.overlap_launch != 0;
+  plan.prefetch = plan.overlap_launch && policy.prefetch != 0;
   if (!plan.small || plan.grid == 1 ||
-      n * static_cast<std::int64_t>(sizeof(T)) > tuning(info, "reduce.fast.cluster_bytes", 1 << 20))
+      n * static_cast<std::int64_t>(sizeof(T)) > policy.cluster_bytes)
     return;
-  int size = placeable_cluster<T, Op>(
-      ordinal, std::min(tuning(info, "reduce.fast.cluster_size", kMaxCluster), kMaxCluster));
+  int size = placeable_cluster<T, Op>(ordinal, std::min(policy.cluster_size, kMaxCluster));
   if (size >= 2) {
     plan.grid = size;
     plan.block = kFastBlock;

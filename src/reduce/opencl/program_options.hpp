@@ -11,7 +11,7 @@
 
 #include "parpat/dtype.hpp"
 #include "reduce/reduce_internal.hpp"
-#include "runtime/tuning.hpp"
+#include "reduce/tuning.hpp"
 
 namespace parpat::detail::opencl_reduce {
 
@@ -114,10 +114,9 @@ inline bool atomic_fits(DType t, ReduceOp op, const DeviceInfo& device) {
   return bytes == 4 || (bytes == 8 && device.int64_atomics);
 }
 
-// Largest power of two ≤ the tuned size and the device's group limit.
-inline std::size_t block_size(const DeviceInfo& device, const std::string& key) {
-  auto limit = static_cast<std::size_t>(
-      std::min(tuning(device, key, 256), std::max(device.max_group_size, 1)));
+// Largest power of two ≤ the tuned `block` and the device's group limit.
+inline std::size_t block_size(const DeviceInfo& device, int block) {
+  auto limit = static_cast<std::size_t>(std::min(block, std::max(device.max_group_size, 1)));
   std::size_t b = 1;
   while (b * 2 <= limit)
     b *= 2;
@@ -133,25 +132,29 @@ struct Tunables {
 
 inline Tunables tunables(const DeviceInfo& d) {
   Tunables t;
-  std::size_t cus = static_cast<std::size_t>(std::max(d.compute_units, 1));
-  t.tree_block = block_size(d, "reduce.tree.block");
-  t.serial_block = block_size(d, "reduce.serial.block");
-  t.serial_items = static_cast<std::size_t>(std::max(tuning(d, "reduce.serial.items", 64), 2));
-  t.gridstride_block = block_size(d, "reduce.gridstride.block");
-  t.gridstride_groups = cus * std::max(tuning(d, "reduce.gridstride.blocks_per_cu", 8), 1);
-  t.atomic_block = block_size(d, "reduce.atomic.block");
-  t.atomic_groups = cus * std::max(tuning(d, "reduce.atomic.blocks_per_cu", 8), 1);
-  t.fast_block = block_size(d, "reduce.fast.block");
-  int fast_per_cu = std::max(tuning(d, "reduce.fast.blocks_per_cu", 8), 1);
-  t.fast_groups = cus * fast_per_cu;
-  t.fast_arg_groups = cus * std::max(tuning(d, "reduce.fast.arg_blocks_per_cu", fast_per_cu), 1);
-  t.fast_rows_block = block_size(d, "reduce.fast.rows_block");
-  t.fast_rows_groups = cus * std::max(tuning(d, "reduce.fast.rows_blocks_per_cu", 8), 1);
-  t.fast_rows_grid = cus * std::max(tuning(d, "reduce.fast.rows_grid_per_cu", 128), 1);
-  t.fast_cols_block = block_size(d, "reduce.fast.cols_block");
-  t.fast_cols_groups = cus * std::max(tuning(d, "reduce.fast.cols_blocks_per_cu", 8), 1);
-  t.fast_small_items = std::clamp(tuning(d, "reduce.fast.small_items", 2), 1, 8);
-  t.fast_single_block_bytes = tuning(d, "reduce.fast.single_block_bytes", 32768);
+  const auto cus = static_cast<std::size_t>(std::max(d.compute_units, 1));
+  const auto per_cu = [&](int groups) { return cus * static_cast<std::size_t>(groups); };
+  const ReduceSerialPolicy serial = tuned<ReduceSerialPolicy>(d);
+  const ReduceGridStridePolicy gridstride = tuned<ReduceGridStridePolicy>(d);
+  const ReduceAtomicPolicy atomic = tuned<ReduceAtomicPolicy>(d);
+  const ReduceFastPolicy fast = tuned<ReduceFastPolicy>(d);
+  t.tree_block = block_size(d, tuned<ReduceTreePolicy>(d).block);
+  t.serial_block = block_size(d, serial.block);
+  t.serial_items = static_cast<std::size_t>(serial.items);
+  t.gridstride_block = block_size(d, gridstride.block);
+  t.gridstride_groups = per_cu(gridstride.blocks_per_cu);
+  t.atomic_block = block_size(d, atomic.block);
+  t.atomic_groups = per_cu(atomic.blocks_per_cu);
+  t.fast_block = block_size(d, fast.block);
+  t.fast_groups = per_cu(fast.blocks_per_cu);
+  t.fast_arg_groups = per_cu(fast.arg_blocks_per_cu ? fast.arg_blocks_per_cu : fast.blocks_per_cu);
+  t.fast_rows_block = block_size(d, fast.rows_block);
+  t.fast_rows_groups = per_cu(std::max(fast.rows_blocks_per_cu, 1));
+  t.fast_rows_grid = per_cu(fast.rows_grid_per_cu);
+  t.fast_cols_block = block_size(d, fast.cols_block);
+  t.fast_cols_groups = per_cu(fast.cols_blocks_per_cu);
+  t.fast_small_items = fast.small_items;
+  t.fast_single_block_bytes = fast.single_block_bytes;
   return t;
 }
 

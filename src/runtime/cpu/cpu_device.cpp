@@ -90,10 +90,9 @@ DeviceInfo cpu_info() {
 }  // namespace
 
 CpuDevice::CpuDevice()
-    : info_(cpu_info()),
-      spin_(std::chrono::microseconds(std::max(0, tuning(info_, "cpu.pool.spin_us", 100)))) {
-  const int tuned = tuning(info_, "cpu.pool.threads", 0);
-  const int threads = tuned > 0 ? tuned : info_.compute_units;
+    : info_(cpu_info()), spin_(std::chrono::microseconds(tuned<CpuPoolPolicy>(info_).spin_us)) {
+  const int tuned_threads = tuned<CpuPoolPolicy>(info_).threads;
+  const int threads = tuned_threads > 0 ? tuned_threads : info_.compute_units;
   // A thread that cannot start (a limit on processes or memory) must not leave the started
   // ones waiting on members that are about to be destroyed.
   try {

@@ -12,8 +12,29 @@
 #include <vector>
 
 #include "runtime/device_impl.hpp"
+#include "runtime/tuning.hpp"
 
 namespace parpat::detail {
+
+// The thread pool: one thread per hardware thread (or `threads`), idle threads poll `spin_us`
+// before they sleep. Measured: bench/tuning/measurements.json, cpu-pool.
+struct CpuPoolPolicy {
+  static constexpr const char* kName = "cpu.pool";
+  int threads = 0;  // 0: one per hardware thread
+  int spin_us = 100;
+
+  static const std::vector<Field<CpuPoolPolicy>>& fields() {
+    static const std::vector<Field<CpuPoolPolicy>> f = {
+        {"threads", &CpuPoolPolicy::threads, range(0, 1024)},
+        {"spin_us", &CpuPoolPolicy::spin_us, range(0, 10000000)},
+    };
+    return f;
+  }
+  static const std::vector<TableValue<CpuPoolPolicy>>& table() {
+    static const std::vector<TableValue<CpuPoolPolicy>> t;
+    return t;
+  }
+};
 
 class CpuDevice final : public DeviceImpl {
  public:

@@ -1,0 +1,80 @@
+// The histogram policies' fields and per-device tables (src/histogram/tuning.hpp).
+#include "histogram/tuning.hpp"
+
+namespace parpat::detail {
+
+const std::vector<Field<HistogramClassicPolicy>>& HistogramClassicPolicy::fields() {
+  using P = HistogramClassicPolicy;
+  static const std::vector<Field<P>> f = {
+      {"block", &P::block, multiple_of_32(32, 1024)},
+      {"groups_per_cu", &P::groups_per_cu, range(1, 256)},
+  };
+  return f;
+}
+const std::vector<TableValue<HistogramClassicPolicy>>& HistogramClassicPolicy::table() {
+  return no_device_values<HistogramClassicPolicy>();
+}
+
+const std::vector<Field<HistogramFastPolicy>>& HistogramFastPolicy::fields() {
+  using P = HistogramFastPolicy;
+  static const std::vector<Field<P>> f = {
+      {"block", &P::block, multiple_of_32(32, 1024)},
+      {"groups_per_cu", &P::groups_per_cu, range(1, 256)},
+      {"vectors", &P::vectors, range(1, 8)},
+      {"striped_kib", &P::striped_kib, range(1, 1024)},
+      {"max_columns", &P::max_columns, range(1, 32)},
+      {"max_passes", &P::max_passes, range(0, kLarge)},
+      {"packed", &P::packed, range(0, 1)},
+      {"runs_below_columns", &P::runs_below_columns, range(0, 64)},
+      {"vote_below_columns", &P::vote_below_columns, range(0, 64)},
+  };
+  return f;
+}
+// The warp vote: measured histogram-cuda-vote. OpenCL fast (groups of 1024, 8 per compute
+// unit, 8 vectors in flight, runs only when counting globally): histogram-opencl-fast.
+const std::vector<TableValue<HistogramFastPolicy>>& HistogramFastPolicy::table() {
+  using P = HistogramFastPolicy;
+  static const std::vector<TableValue<P>> t = {
+      {Backend::opencl, Scope::any, "", &P::striped_kib, 96},
+  };
+  return t;
+}
+
+const std::vector<Field<HistogramOpenclPolicy>>& HistogramOpenclPolicy::fields() {
+  using P = HistogramOpenclPolicy;
+  static const std::vector<Field<P>> f = {
+      {"global_groups_per_cu", &P::global_groups_per_cu, range(1, 256)},
+      {"float_edges", &P::float_edges, range(0, 1)},
+      {"packed", &P::packed, range(-1, 1)},
+      {"field_bits", &P::field_bits, one_of({0, 4, 5, 8, 16})},
+      {"hot_entries", &P::hot_entries, range(0, 4096)},
+      {"ptx", &P::ptx, range(0, 1)},
+  };
+  return f;
+}
+// Global counting on the resident grid, float64 edges, packed fields: measured
+// histogram-opencl-global-packed.
+const std::vector<TableValue<HistogramOpenclPolicy>>& HistogramOpenclPolicy::table() {
+  return no_device_values<HistogramOpenclPolicy>();
+}
+
+const std::vector<Field<HistogramParallelPolicy>>& HistogramParallelPolicy::fields() {
+  using P = HistogramParallelPolicy;
+  static const std::vector<Field<P>> f = {
+      {"private_mib", &P::private_mib, range(1, 1 << 20)},
+      {"section_values", &P::section_values, range(1, INT_MAX)},
+  };
+  return f;
+}
+const std::vector<TableValue<HistogramParallelPolicy>>& HistogramParallelPolicy::table() {
+  return no_device_values<HistogramParallelPolicy>();
+}
+
+void histogram_tuning_policies(TuningCatalog& catalog) {
+  catalog.add<HistogramClassicPolicy>();
+  catalog.add<HistogramFastPolicy>();
+  catalog.add<HistogramOpenclPolicy>();
+  catalog.add<HistogramParallelPolicy>();
+}
+
+}  // namespace parpat::detail

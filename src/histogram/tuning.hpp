@@ -1,0 +1,73 @@
+// The histogram variants' tuning policies (runtime/tuning.hpp says how a policy is resolved): the
+// defaults are the member initialisers, the tables the values that differ per device. Why each
+// value: bench/tuning/measurements.json.
+#pragma once
+
+#include <climits>
+#include <vector>
+
+#include "runtime/tuning.hpp"
+
+namespace parpat::detail {
+
+// The classic GPU variants: blocks of `block`, `groups_per_cu` groups per compute unit (OpenCL).
+struct HistogramClassicPolicy {
+  static constexpr const char* kName = "histogram";
+  int block = 256;
+  int groups_per_cu = 8;
+  static const std::vector<Field<HistogramClassicPolicy>>& fields();
+  static const std::vector<TableValue<HistogramClassicPolicy>>& table();
+};
+
+// `fast` on CUDA and OpenCL: blocks of `block` (fewer threads where a kernel's registers allow
+// fewer), `groups_per_cu` per compute unit and `vectors` in flight (OpenCL), a lane-striped
+// shared histogram of up to `striped_kib` in at most `max_columns` columns, 16-bit packed
+// counters (CUDA `packed`) when 32-bit ones would need more than one pass, at most `max_passes`
+// passes over slot ranges before it counts in global memory; register runs below
+// `runs_below_columns` columns (OpenCL), the per-vector warp vote for skewed data below
+// `vote_below_columns` (CUDA).
+struct HistogramFastPolicy {
+  static constexpr const char* kName = "histogram.fast";
+  int block = 1024;
+  int groups_per_cu = 8;
+  int vectors = 8;
+  int striped_kib = 64;
+  int max_columns = 32;
+  int max_passes = 4;
+  int packed = 1;
+  int runs_below_columns = 0;
+  int vote_below_columns = 16;
+  static const std::vector<Field<HistogramFastPolicy>>& fields();
+  static const std::vector<TableValue<HistogramFastPolicy>>& table();
+};
+
+// OpenCL `fast` only: global counting on `global_groups_per_cu` groups per compute unit; float32
+// values near an edge settled against float64 edges (`float_edges`); packed counters in
+// `field_bits`-bit fields (0: the width that needs the fewest passes) with a table of
+// `hot_entries` hot rows, where `packed` says (1 on, 0 off, -1 where groups run side by side: a
+// CPU driver runs them one after another, so ranges re-read the input and global counting is
+// faster there); NVIDIA's inline PTX (`ptx`: local atomics on 32-bit shared addresses, the
+// float32 floor without the conversion unit).
+struct HistogramOpenclPolicy {
+  static constexpr const char* kName = "histogram.opencl";
+  int global_groups_per_cu = 2;
+  int float_edges = 1;
+  int packed = -1;
+  int field_bits = 0;
+  int hot_entries = 256;
+  int ptx = 1;
+  static const std::vector<Field<HistogramOpenclPolicy>>& fields();
+  static const std::vector<TableValue<HistogramOpenclPolicy>>& table();
+};
+
+// The CPU's `parallel`: private histograms within `private_mib`, sections of at most
+// `section_values` values.
+struct HistogramParallelPolicy {
+  static constexpr const char* kName = "histogram.parallel";
+  int private_mib = 256;
+  int section_values = INT_MAX;
+  static const std::vector<Field<HistogramParallelPolicy>>& fields();
+  static const std::vector<TableValue<HistogramParallelPolicy>>& table();
+};
+
+}  // namespace parpat::detail
