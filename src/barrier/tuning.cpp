@@ -55,10 +55,6 @@ const std::vector<Field<BarrierHierarchicalPolicy>>& BarrierHierarchicalPolicy::
   };
   return f;
 }
-const std::vector<TableValue<BarrierHierarchicalPolicy>>& BarrierHierarchicalPolicy::table() {
-  return no_device_values<BarrierHierarchicalPolicy>();
-}
-
 void barrier_tuning_policies(TuningCatalog& catalog) {
   catalog.add<BarrierFlipPolicy>();
   catalog.add<BarrierHierarchicalPolicy>();

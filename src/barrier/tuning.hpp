@@ -54,12 +54,11 @@ struct BarrierFlipPolicy {
 // `hierarchical`: the largest cluster (a power of two up to 16; above 8 is non-portable), and
 // `release`: 0 = one poller per cluster and a second cluster barrier, 1 = every block polls the
 // flip word, no second cluster barrier.
-struct BarrierHierarchicalPolicy {
+struct BarrierHierarchicalPolicy : SameOnEveryDevice<BarrierHierarchicalPolicy> {
   static constexpr const char* kName = "barrier.hierarchical";
   int cluster = 8;
   int release = 0;
   static const std::vector<Field<BarrierHierarchicalPolicy>>& fields();
-  static const std::vector<TableValue<BarrierHierarchicalPolicy>>& table();
 };
 
 }  // namespace parpat::detail

@@ -111,11 +111,16 @@ class CudaHistogram final : public HistogramKernel {
   void configure(Rule) {
     const int sms = cuda_.props().multiProcessorCount;
     if constexpr (kFastOnly<Rule>) {
-      fast_ = fast_config<T, Rule>(device_.info(), tuned<HistogramFastPolicy>(device_.info()), sms,
-                                   unsigned(p_.slots()), p_.n);
+      configure_fast<Rule>(sms);
     } else {
       configure_classic<Rule>(sms);
     }
+  }
+
+  template <class Rule>
+  void configure_fast(int sms) {
+    fast_ = fast_config<T, Rule>(device_.info(), tuned<HistogramFastPolicy>(device_.info()), sms,
+                                 unsigned(p_.slots()), p_.n);
   }
 
   template <class Rule>
@@ -135,8 +140,7 @@ class CudaHistogram final : public HistogramKernel {
         k = reinterpret_cast<const void*>(&privatized_kernel<T, Rule, true>);
         break;
       case Strategy::fast:
-        fast_ = fast_config<T, Rule>(device_.info(), tuned<HistogramFastPolicy>(device_.info()),
-                                     sms, unsigned(p_.slots()), p_.n);
+        configure_fast<Rule>(sms);
         return;
     }
     if (shared_ > (48u << 10))

@@ -11,10 +11,6 @@ const std::vector<Field<HistogramClassicPolicy>>& HistogramClassicPolicy::fields
   };
   return f;
 }
-const std::vector<TableValue<HistogramClassicPolicy>>& HistogramClassicPolicy::table() {
-  return no_device_values<HistogramClassicPolicy>();
-}
-
 const std::vector<Field<HistogramFastPolicy>>& HistogramFastPolicy::fields() {
   using P = HistogramFastPolicy;
   static const std::vector<Field<P>> f = {
@@ -52,12 +48,6 @@ const std::vector<Field<HistogramOpenclPolicy>>& HistogramOpenclPolicy::fields()
   };
   return f;
 }
-// Global counting on the resident grid, float64 edges, packed fields: measured
-// histogram-opencl-global-packed.
-const std::vector<TableValue<HistogramOpenclPolicy>>& HistogramOpenclPolicy::table() {
-  return no_device_values<HistogramOpenclPolicy>();
-}
-
 const std::vector<Field<HistogramParallelPolicy>>& HistogramParallelPolicy::fields() {
   using P = HistogramParallelPolicy;
   static const std::vector<Field<P>> f = {
@@ -66,10 +56,6 @@ const std::vector<Field<HistogramParallelPolicy>>& HistogramParallelPolicy::fiel
   };
   return f;
 }
-const std::vector<TableValue<HistogramParallelPolicy>>& HistogramParallelPolicy::table() {
-  return no_device_values<HistogramParallelPolicy>();
-}
-
 void histogram_tuning_policies(TuningCatalog& catalog) {
   catalog.add<HistogramClassicPolicy>();
   catalog.add<HistogramFastPolicy>();

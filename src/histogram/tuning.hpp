@@ -11,12 +11,11 @@
 namespace parpat::detail {
 
 // The classic GPU variants: blocks of `block`, `groups_per_cu` groups per compute unit (OpenCL).
-struct HistogramClassicPolicy {
+struct HistogramClassicPolicy : SameOnEveryDevice<HistogramClassicPolicy> {
   static constexpr const char* kName = "histogram";
   int block = 256;
   int groups_per_cu = 8;
   static const std::vector<Field<HistogramClassicPolicy>>& fields();
-  static const std::vector<TableValue<HistogramClassicPolicy>>& table();
 };
 
 // `fast` on CUDA and OpenCL: blocks of `block` (fewer threads where a kernel's registers allow
@@ -47,8 +46,9 @@ struct HistogramFastPolicy {
 // `hot_entries` hot rows, where `packed` says (1 on, 0 off, -1 where groups run side by side: a
 // CPU driver runs them one after another, so ranges re-read the input and global counting is
 // faster there); NVIDIA's inline PTX (`ptx`: local atomics on 32-bit shared addresses, the
-// float32 floor without the conversion unit).
-struct HistogramOpenclPolicy {
+// float32 floor without the conversion unit). Global counting on the resident grid, float64
+// edges, packed fields: measured, bench/tuning/measurements.json, histogram-opencl-global-packed.
+struct HistogramOpenclPolicy : SameOnEveryDevice<HistogramOpenclPolicy> {
   static constexpr const char* kName = "histogram.opencl";
   int global_groups_per_cu = 2;
   int float_edges = 1;
@@ -57,17 +57,15 @@ struct HistogramOpenclPolicy {
   int hot_entries = 256;
   int ptx = 1;
   static const std::vector<Field<HistogramOpenclPolicy>>& fields();
-  static const std::vector<TableValue<HistogramOpenclPolicy>>& table();
 };
 
 // The CPU's `parallel`: private histograms within `private_mib`, sections of at most
 // `section_values` values.
-struct HistogramParallelPolicy {
+struct HistogramParallelPolicy : SameOnEveryDevice<HistogramParallelPolicy> {
   static constexpr const char* kName = "histogram.parallel";
   int private_mib = 256;
   int section_values = INT_MAX;
   static const std::vector<Field<HistogramParallelPolicy>>& fields();
-  static const std::vector<TableValue<HistogramParallelPolicy>>& table();
 };
 
 }  // namespace parpat::detail

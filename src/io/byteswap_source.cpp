@@ -27,10 +27,7 @@ class ByteswappedSource final : public SourceImpl {
 
   bool random_access() const override { return inner_->random_access(); }
   bool rereadable() const override { return inner_->rereadable(); }
-  bool rewind() override {
-    position_ = 0;
-    return inner_->rewind();
-  }
+  bool rewind() override { return inner_->rewind(); }
 
   void read_at(std::uint64_t offset, void* dst, std::size_t bytes) override {
     check_whole_items(offset, bytes);
@@ -38,10 +35,10 @@ class ByteswappedSource final : public SourceImpl {
     swap_bytes(dst, bytes, dtype_size(dtype));
   }
 
+  // Every read takes whole items, so each starts on an item (a short read ends the input).
   std::size_t read_next(void* dst, std::size_t bytes) override {
-    check_whole_items(position_, bytes);
+    check_whole_items(0, bytes);
     const std::size_t got = inner_->read_next(dst, bytes);
-    position_ += got;
     swap_bytes(dst, got, dtype_size(dtype));
     return got;
   }
@@ -55,7 +52,6 @@ class ByteswappedSource final : public SourceImpl {
   }
 
   std::shared_ptr<SourceImpl> inner_;
-  std::uint64_t position_ = 0;  // of read_next, in data bytes
 };
 
 }  // namespace

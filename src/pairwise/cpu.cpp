@@ -140,8 +140,7 @@ class ParallelKernel final : public PairwiseKernelImpl {
       : cpu_(backend_cast<CpuDevice>(d)),
         p_(p),
         f_(f),
-        block_(tuned<PairwiseParallelPolicy>(d.info()).block),
-        tile_(tuned<PairwiseParallelPolicy>(d.info()).tile) {
+        policy_(tuned<PairwiseParallelPolicy>(d.info())) {
     if (p_.scaled_sum()) sum_reducer_ = make_sum_reducer(d, p_.y);
     if (sum_reducer_) sum_ = Buffer(d, sizeof(float));
   }
@@ -150,24 +149,24 @@ class ParallelKernel final : public PairwiseKernelImpl {
     const auto* av = static_cast<const float*>(a.buffer().handle());
     const auto* bv = static_cast<const float*>(b.buffer().handle());
     auto* cv = static_cast<float*>(c.buffer().handle());
-    std::int64_t blocks = (p_.x + block_ - 1) / block_;
+    std::int64_t blocks = (p_.x + policy_.block - 1) / policy_.block;
     if (p_.scaled_sum()) {
       sum_reducer_->run(b, sum_, Buffer());
       float s = *static_cast<const float*>(sum_.handle());
       cpu_.parallel_for(blocks, [&](std::int64_t k) {
-        std::int64_t end = std::min(p_.x, (k + 1) * block_);
-        for (std::int64_t i = k * block_; i < end; ++i)
+        std::int64_t end = std::min(p_.x, (k + 1) * policy_.block);
+        for (std::int64_t i = k * policy_.block; i < end; ++i)
           cv[i] = av[i] * s;
       });
       return;
     }
     const bool avx2 = simd::cpu_has_avx2();
     cpu_.parallel_for(blocks, [&](std::int64_t k) {
-      std::int64_t begin = k * block_, end = std::min(p_.x, begin + block_);
+      std::int64_t begin = k * policy_.block, end = std::min(p_.x, begin + policy_.block);
       if (avx2) {
-        pairwise_lanes_avx2(f_, av, bv, cv, begin, end, p_.y, tile_);
+        pairwise_lanes_avx2(f_, av, bv, cv, begin, end, p_.y, policy_.tile);
       } else {
-        pairwise_lanes_baseline(f_, av, bv, cv, begin, end, p_.y, tile_);
+        pairwise_lanes_baseline(f_, av, bv, cv, begin, end, p_.y, policy_.tile);
       }
     });
   }
@@ -176,7 +175,7 @@ class ParallelKernel final : public PairwiseKernelImpl {
   CpuDevice& cpu_;
   PairwiseProblem p_;
   F f_;
-  std::int64_t block_, tile_;
+  PairwiseParallelPolicy policy_;
   std::unique_ptr<Reducer> sum_reducer_;
   Buffer sum_;
 };

@@ -31,28 +31,16 @@ const std::vector<Field<PairwiseSimplePolicy>>& PairwiseSimplePolicy::fields() {
       {"block", &PairwiseSimplePolicy::block, range(1, 1024)}};
   return f;
 }
-const std::vector<TableValue<PairwiseSimplePolicy>>& PairwiseSimplePolicy::table() {
-  return no_device_values<PairwiseSimplePolicy>();
-}
-
 const std::vector<Field<PairwiseShortcutPolicy>>& PairwiseShortcutPolicy::fields() {
   static const std::vector<Field<PairwiseShortcutPolicy>> f = {
       {"group_sum_max_y", &PairwiseShortcutPolicy::group_sum_max_y, range(0, kLarge)}};
   return f;
 }
-const std::vector<TableValue<PairwiseShortcutPolicy>>& PairwiseShortcutPolicy::table() {
-  return no_device_values<PairwiseShortcutPolicy>();
-}
-
 const std::vector<Field<PairwiseOpenclPolicy>>& PairwiseOpenclPolicy::fields() {
   static const std::vector<Field<PairwiseOpenclPolicy>> f = {
       {"ptx_exp2", &PairwiseOpenclPolicy::ptx_exp2, range(0, 1)}};
   return f;
 }
-const std::vector<TableValue<PairwiseOpenclPolicy>>& PairwiseOpenclPolicy::table() {
-  return no_device_values<PairwiseOpenclPolicy>();
-}
-
 const std::vector<Field<PairwiseParallelPolicy>>& PairwiseParallelPolicy::fields() {
   using P = PairwiseParallelPolicy;
   static const std::vector<Field<P>> f = {
@@ -61,10 +49,6 @@ const std::vector<Field<PairwiseParallelPolicy>>& PairwiseParallelPolicy::fields
   };
   return f;
 }
-const std::vector<TableValue<PairwiseParallelPolicy>>& PairwiseParallelPolicy::table() {
-  return no_device_values<PairwiseParallelPolicy>();
-}
-
 void pairwise_tuning_policies(TuningCatalog& catalog) {
   catalog.add<PairwiseFastPolicy>();
   catalog.add<PairwiseSimplePolicy>();

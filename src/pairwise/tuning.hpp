@@ -29,37 +29,33 @@ struct PairwiseFastPolicy {
 };
 
 // The classic GPU variants.
-struct PairwiseSimplePolicy {
+struct PairwiseSimplePolicy : SameOnEveryDevice<PairwiseSimplePolicy> {
   static constexpr const char* kName = "pairwise.simple";
   int block = 256;
   static const std::vector<Field<PairwiseSimplePolicy>>& fields();
-  static const std::vector<TableValue<PairwiseSimplePolicy>>& table();
 };
 
 // The product shortcut A[x]·ΣB in one launch for B of at most `group_sum_max_y` values.
 // Measured: pairwise-shortcut.
-struct PairwiseShortcutPolicy {
+struct PairwiseShortcutPolicy : SameOnEveryDevice<PairwiseShortcutPolicy> {
   static constexpr const char* kName = "pairwise.shortcut";
   int group_sum_max_y = 16384;
   static const std::vector<Field<PairwiseShortcutPolicy>>& fields();
-  static const std::vector<TableValue<PairwiseShortcutPolicy>>& table();
 };
 
 // NVIDIA's OpenCL takes the gaussian's exp2 as PTX (native_exp2 was 1.11× slower).
-struct PairwiseOpenclPolicy {
+struct PairwiseOpenclPolicy : SameOnEveryDevice<PairwiseOpenclPolicy> {
   static constexpr const char* kName = "pairwise.opencl";
   int ptx_exp2 = 1;
   static const std::vector<Field<PairwiseOpenclPolicy>>& fields();
-  static const std::vector<TableValue<PairwiseOpenclPolicy>>& table();
 };
 
 // The CPU's `parallel`: blocks of `block` x, B in tiles of `tile`.
-struct PairwiseParallelPolicy {
+struct PairwiseParallelPolicy : SameOnEveryDevice<PairwiseParallelPolicy> {
   static constexpr const char* kName = "pairwise.parallel";
   int block = 256;
   int tile = 4096;
   static const std::vector<Field<PairwiseParallelPolicy>>& fields();
-  static const std::vector<TableValue<PairwiseParallelPolicy>>& table();
 };
 
 }  // namespace parpat::detail

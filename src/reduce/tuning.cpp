@@ -60,10 +60,6 @@ const std::vector<Field<ReduceTreePolicy>>& ReduceTreePolicy::fields() {
       {"block", &ReduceTreePolicy::block, power_of_two(32, 1024)}};
   return f;
 }
-const std::vector<TableValue<ReduceTreePolicy>>& ReduceTreePolicy::table() {
-  return no_device_values<ReduceTreePolicy>();
-}
-
 const std::vector<Field<ReduceSerialPolicy>>& ReduceSerialPolicy::fields() {
   static const std::vector<Field<ReduceSerialPolicy>> f = {
       {"block", &ReduceSerialPolicy::block, power_of_two(32, 1024)},
@@ -71,10 +67,6 @@ const std::vector<Field<ReduceSerialPolicy>>& ReduceSerialPolicy::fields() {
   };
   return f;
 }
-const std::vector<TableValue<ReduceSerialPolicy>>& ReduceSerialPolicy::table() {
-  return no_device_values<ReduceSerialPolicy>();
-}
-
 const std::vector<Field<ReduceGridStridePolicy>>& ReduceGridStridePolicy::fields() {
   static const std::vector<Field<ReduceGridStridePolicy>> f = {
       {"block", &ReduceGridStridePolicy::block, power_of_two(32, 1024)},
@@ -82,10 +74,6 @@ const std::vector<Field<ReduceGridStridePolicy>>& ReduceGridStridePolicy::fields
   };
   return f;
 }
-const std::vector<TableValue<ReduceGridStridePolicy>>& ReduceGridStridePolicy::table() {
-  return no_device_values<ReduceGridStridePolicy>();
-}
-
 const std::vector<Field<ReduceAtomicPolicy>>& ReduceAtomicPolicy::fields() {
   static const std::vector<Field<ReduceAtomicPolicy>> f = {
       {"block", &ReduceAtomicPolicy::block, power_of_two(32, 1024)},
@@ -93,10 +81,6 @@ const std::vector<Field<ReduceAtomicPolicy>>& ReduceAtomicPolicy::fields() {
   };
   return f;
 }
-const std::vector<TableValue<ReduceAtomicPolicy>>& ReduceAtomicPolicy::table() {
-  return no_device_values<ReduceAtomicPolicy>();
-}
-
 const std::vector<Field<ReduceParallelPolicy>>& ReduceParallelPolicy::fields() {
   static const std::vector<Field<ReduceParallelPolicy>> f = {
       {"chunk", &ReduceParallelPolicy::chunk, range(1, kLarge)},
@@ -105,10 +89,6 @@ const std::vector<Field<ReduceParallelPolicy>>& ReduceParallelPolicy::fields() {
   };
   return f;
 }
-const std::vector<TableValue<ReduceParallelPolicy>>& ReduceParallelPolicy::table() {
-  return no_device_values<ReduceParallelPolicy>();
-}
-
 void reduce_tuning_policies(TuningCatalog& catalog) {
   catalog.add<ReduceFastPolicy>();
   catalog.add<ReduceTreePolicy>();

@@ -48,46 +48,41 @@ struct ReduceFastPolicy {
 // The classic variants: `tree` (a tree in shared memory per block, relaunched), `serial` (`items`
 // values per thread first), `gridstride` and `atomic` (a grid of `blocks_per_cu` per compute
 // unit).
-struct ReduceTreePolicy {
+struct ReduceTreePolicy : SameOnEveryDevice<ReduceTreePolicy> {
   static constexpr const char* kName = "reduce.tree";
   int block = 256;
   static const std::vector<Field<ReduceTreePolicy>>& fields();
-  static const std::vector<TableValue<ReduceTreePolicy>>& table();
 };
 
-struct ReduceSerialPolicy {
+struct ReduceSerialPolicy : SameOnEveryDevice<ReduceSerialPolicy> {
   static constexpr const char* kName = "reduce.serial";
   int block = 256;
   int items = 64;
   static const std::vector<Field<ReduceSerialPolicy>>& fields();
-  static const std::vector<TableValue<ReduceSerialPolicy>>& table();
 };
 
-struct ReduceGridStridePolicy {
+struct ReduceGridStridePolicy : SameOnEveryDevice<ReduceGridStridePolicy> {
   static constexpr const char* kName = "reduce.gridstride";
   int block = 256;
   int blocks_per_cu = 8;
   static const std::vector<Field<ReduceGridStridePolicy>>& fields();
-  static const std::vector<TableValue<ReduceGridStridePolicy>>& table();
 };
 
-struct ReduceAtomicPolicy {
+struct ReduceAtomicPolicy : SameOnEveryDevice<ReduceAtomicPolicy> {
   static constexpr const char* kName = "reduce.atomic";
   int block = 256;
   int blocks_per_cu = 8;
   static const std::vector<Field<ReduceAtomicPolicy>>& fields();
-  static const std::vector<TableValue<ReduceAtomicPolicy>>& table();
 };
 
 // The CPU's `parallel`: chunks of `min_chunk` to `chunk` elements, at least `tasks` of them
 // where the input allows. Measured: bench/tuning/measurements.json, reduce-cpu-chunks.
-struct ReduceParallelPolicy {
+struct ReduceParallelPolicy : SameOnEveryDevice<ReduceParallelPolicy> {
   static constexpr const char* kName = "reduce.parallel";
   int chunk = 1 << 16;
   int min_chunk = 4096;
   int tasks = 16;
   static const std::vector<Field<ReduceParallelPolicy>>& fields();
-  static const std::vector<TableValue<ReduceParallelPolicy>>& table();
 };
 
 }  // namespace parpat::detail

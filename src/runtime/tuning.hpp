@@ -11,6 +11,7 @@
 //   static constexpr const char* kName;                      // "reduce.fast"
 //   static const std::vector<Field<Policy>>& fields();        // every field, with its limits
 //   static const std::vector<TableValue<Policy>>& table();    // values that differ per device
+//                                                            // (SameOnEveryDevice: none)
 // Why each table value is what it is: bench/tuning/measurements.json (date, device, command).
 #pragma once
 
@@ -77,12 +78,14 @@ struct TableValue {
   int value;
 };
 
-// The table of a policy whose defaults hold on every device.
+// The base of a policy whose defaults hold on every device: its table is empty.
 template <class Policy>
-const std::vector<TableValue<Policy>>& no_device_values() {
-  static const std::vector<TableValue<Policy>> none;
-  return none;
-}
+struct SameOnEveryDevice {
+  static const std::vector<TableValue<Policy>>& table() {
+    static const std::vector<TableValue<Policy>> none;
+    return none;
+  }
+};
 
 bool scope_matches(Scope scope, const char* match, const DeviceInfo& device);
 

@@ -89,10 +89,10 @@ DeviceInfo cpu_info() {
 
 }  // namespace
 
-CpuDevice::CpuDevice()
-    : info_(cpu_info()), spin_(std::chrono::microseconds(tuned<CpuPoolPolicy>(info_).spin_us)) {
-  const int tuned_threads = tuned<CpuPoolPolicy>(info_).threads;
-  const int threads = tuned_threads > 0 ? tuned_threads : info_.compute_units;
+CpuDevice::CpuDevice() : info_(cpu_info()) {
+  const CpuPoolPolicy policy = tuned<CpuPoolPolicy>(info_);
+  spin_ = std::chrono::microseconds(policy.spin_us);
+  const int threads = policy.threads > 0 ? policy.threads : info_.compute_units;
   // A thread that cannot start (a limit on processes or memory) must not leave the started
   // ones waiting on members that are about to be destroyed.
   try {

@@ -18,7 +18,7 @@ namespace parpat::detail {
 
 // The thread pool: one thread per hardware thread (or `threads`), idle threads poll `spin_us`
 // before they sleep. Measured: bench/tuning/measurements.json, cpu-pool.
-struct CpuPoolPolicy {
+struct CpuPoolPolicy : SameOnEveryDevice<CpuPoolPolicy> {
   static constexpr const char* kName = "cpu.pool";
   int threads = 0;  // 0: one per hardware thread
   int spin_us = 100;
@@ -29,10 +29,6 @@ struct CpuPoolPolicy {
         {"spin_us", &CpuPoolPolicy::spin_us, range(0, 10000000)},
     };
     return f;
-  }
-  static const std::vector<TableValue<CpuPoolPolicy>>& table() {
-    static const std::vector<TableValue<CpuPoolPolicy>> t;
-    return t;
   }
 };
 
