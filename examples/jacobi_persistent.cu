@@ -3,7 +3,7 @@
 // each iteration replaces every interior point by the mean of its four neighbours, reading one
 // buffer and writing the other. The multi-kernel version launches one kernel per iteration;
 // the persistent version launches once, loops over the iterations inside the kernel and
-// separates them with GridBarrier::sync(), through launch_with_grid_barrier(), which sizes the
+// separates them with GridSync::sync(), through launch_with_grid_barrier(), which sizes the
 // grid to what can be resident at once. Both do the same float operations per point, so their
 // results must agree bit for bit. Finally the example asks for one block more than the largest
 // safe grid and shows that the launch is refused instead of hanging.
@@ -36,6 +36,7 @@ __global__ void jacobi_step(const float* in, float* out, int nx, int ny) {
 
 __global__ void jacobi_persistent(parpat::cuda::GridBarrier barrier, float* a, float* b, int nx,
                                   int ny, int iterations) {
+  parpat::cuda::GridSync grid(barrier);
   long long interior = static_cast<long long>(nx - 2) * (ny - 2);
   for (int it = 0; it < iterations; ++it) {
     const float* in = it % 2 == 0 ? a : b;
@@ -45,7 +46,7 @@ __global__ void jacobi_persistent(parpat::cuda::GridBarrier barrier, float* a, f
       int x = 1 + static_cast<int>(k % (nx - 2)), y = 1 + static_cast<int>(k / (nx - 2));
       out[y * nx + x] = relax(in, nx, x, y);
     }
-    if (!barrier.sync()) return;  // a wait ran past its bound: the host sees failed()
+    if (!grid.sync()) return;  // a wait ran past its bound: the host sees failed()
   }
 }
 
@@ -109,7 +110,7 @@ int main(int argc, char** argv) {
     int largest = parpat::cuda::max_grid_barrier_blocks(jacobi_persistent, kBlock);
     check(cudaEventRecord(start, stream), "cudaEventRecord");
     parpat::cuda::launch_with_grid_barrier(jacobi_persistent, dim3(largest), dim3(kBlock), 0,
-                                           stream, memory.barrier(), buffers[2], buffers[3], nx, ny,
+                                           stream, memory, buffers[2], buffers[3], nx, ny,
                                            iterations);
     check(cudaEventRecord(stop, stream), "cudaEventRecord");
     check(cudaEventSynchronize(stop), "persistent Jacobi");
@@ -128,8 +129,8 @@ int main(int argc, char** argv) {
     bool refused = false;
     try {
       parpat::cuda::launch_with_grid_barrier(jacobi_persistent, dim3(largest + 1), dim3(kBlock), 0,
-                                             stream, memory.barrier(), buffers[2], buffers[3], nx,
-                                             ny, iterations);
+                                             stream, memory, buffers[2], buffers[3], nx, ny,
+                                             iterations);
     } catch (const parpat::Error& e) {
       refused = true;
       std::printf("a grid of %d blocks is refused: %s\n", largest + 1, e.what());

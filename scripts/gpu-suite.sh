@@ -4,8 +4,8 @@
 # (default: info tests sanitize bench); logs and JSON are packed into $OUT/gpu-suite.tgz, laid
 # out as bench/report/make_benchmarks.py reads a machine's folder of bench/results/.
 #   BIN   folder with parpat and the test binaries (default .carry/bin; BIN.tar.xz is unpacked)
-#   BIN_PREVIOUS  a previous build's folder (or .tar.xz): the bench stage runs it too, in the same
-#         call, into previous/ (the regression check); GIT_COMMIT / GIT_COMMIT_PREVIOUS name the builds
+#   BIN_PREVIOUS  a previous build's folder (or .tar.xz): the bench and barrier stages run it too,
+#         in the same call, into previous/ (the regression check); GIT_COMMIT / GIT_COMMIT_PREVIOUS name the builds
 #   BENCH_ARGS    arguments of every bench run (default --variant fast; quick covers every variant)
 #   DEBS  folder with the OpenCL loader .deb files (default .carry/debs)
 #   LIBS  folder of shared libraries the machine may lack, put on LD_LIBRARY_PATH (default
@@ -113,6 +113,11 @@ for stage in "${stages[@]}"; do
     barrier)
       run barrier-cuda 300 "$BIN/parpat" barrier --backend cuda --stress --json
       cp "$OUT/barrier-cuda.log" "$OUT/barrier-cuda.json"
+      if [ -n "${BIN_PREVIOUS:-}" ]; then
+        mkdir -p "$OUT/previous"
+        run previous-barrier-cuda 300 "$BIN_PREVIOUS/parpat" barrier --backend cuda --stress --json
+        cp "$OUT/previous-barrier-cuda.log" "$OUT/previous/barrier-cuda.json"
+      fi
       [ -n "$ocl" ] && run barrier-opencl 300 "$BIN/parpat" barrier --backend opencl --device "$ocl" --stress --no-sweep --json
       [ -x "$BIN/jacobi_persistent" ] && run jacobi 120 "$BIN/jacobi_persistent" ;;
     sweep)

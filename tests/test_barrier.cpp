@@ -215,8 +215,7 @@ TEST(BarrierTuning, EveryCudaKnobSettingIsCorrect) {
   const std::vector<std::pair<std::string, std::string>> settings = {
       {"flip", "barrier.flip.red_arrivals_max=0"},
       {"flip", "barrier.flip.red_arrivals_max=1000000"},
-      {"flip", "barrier.flip.poll=0"},
-      {"flip", "barrier.flip.wait=1,barrier.flip.warp_arrivals_block_max=0"},
+      {"flip", "barrier.flip.warp_arrivals_block_max=0"},
       {"flip", "barrier.flip.warp_arrivals_block_max=1024,barrier.flip.red_arrivals_max=0"},
       {"flip", "barrier.flip.one_level_max=1"},
       {"flip",
@@ -232,7 +231,8 @@ TEST(BarrierTuning, EveryCudaKnobSettingIsCorrect) {
        "block_max=1024"},
       {"flip", "barrier.flip.release_lines_from=0,barrier.flip.one_level_max=1"},
       {"flip",
-       "barrier.flip.release_lines_from=0,barrier.flip.release_lines=3,barrier.flip.wait=1"},
+       "barrier.flip.release_lines_from=0,barrier.flip.release_lines=3,barrier.flip.warp_"
+       "arrivals_block_max=0"},
       {"flip", "barrier.flip.release_lines_from=1000000"},
       {"flip", "barrier.flip.poll_delay_from=0,barrier.flip.poll_delay_cycles=300"},
       {"flip",
@@ -249,15 +249,15 @@ TEST(BarrierTuning, EveryCudaKnobSettingIsCorrect) {
        "block_max=1024,barrier.flip.table_rows_from=0,barrier.flip.arrivals_per_row=5,"
        "barrier.flip.table_columns=3"},
       {"flip",
-       "barrier.flip.table_from=0,barrier.flip.table_max=1000000,barrier.flip.wait=1,barrier."
-       "flip.table_rows_from=0,barrier.flip.arrivals_per_row=3,barrier.flip.table_columns=5,"
+       "barrier.flip.table_from=0,barrier.flip.table_max=1000000,barrier.flip.warp_arrivals_"
+       "block_max=0,barrier.flip.table_rows_from=0,barrier.flip.arrivals_per_row=3,barrier.flip."
+       "table_columns=5,"
        "barrier.flip.table_stride_lines=7"},
       {"flip",
        "barrier.flip.table_from=0,barrier.flip.table_max=1000000,barrier.flip.table_rows_from="
        "1000000,barrier.flip.table_columns=1,barrier.flip.table_columns_max=1"},
-      {"hierarchical", "barrier.hierarchical.release=1"},
-      {"hierarchical", "barrier.hierarchical.release=1,barrier.flip.red_arrivals_max=0"},
-      {"hierarchical", "barrier.flip.red_arrivals_max=0,barrier.flip.poll=0"},
+      {"hierarchical", "barrier.flip.red_arrivals_max=0"},
+      {"hierarchical", "barrier.flip.red_arrivals_max=1000000"},
       {"hierarchical", "barrier.hierarchical.cluster=2"},
       {"hierarchical", "barrier.hierarchical.cluster=16"},
       {"hierarchical", "barrier.flip.poll_delay_from=0"},

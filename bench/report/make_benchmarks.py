@@ -99,10 +99,8 @@ class Machine:
         self.bench = self._benches(folder)
         self.previous = self._benches(os.path.join(folder, "previous"))
         self.quick = self._rows(os.path.join(folder, "quick.json"))
-        self.barrier = {}
-        for path in sorted(glob.glob(os.path.join(folder, "barrier-*.json"))):
-            backend = os.path.basename(path)[len("barrier-"):-len(".json")]
-            self.barrier[backend] = load(path)
+        self.barrier = self._barriers(folder)
+        self.previous_barrier = self._barriers(os.path.join(folder, "previous"))
         python_path = os.path.join(folder, "bench-python.json")
         self.python = load(python_path) if os.path.exists(python_path) else None
         ranks_path = os.path.join(folder, "ranks.json")
@@ -123,6 +121,13 @@ class Machine:
         for path in sorted(glob.glob(os.path.join(folder, "bench-*-*.json"))):
             _, pattern, backend = os.path.basename(path)[:-len(".json")].split("-", 2)
             found[(pattern, backend)] = load(path)["rows"]
+        return found
+
+    @staticmethod
+    def _barriers(folder):
+        found = {}
+        for path in sorted(glob.glob(os.path.join(folder, "barrier-*.json"))):
+            found[os.path.basename(path)[len("barrier-"):-len(".json")]] = load(path)
         return found
 
     def gpu(self):
@@ -214,6 +219,24 @@ def ratio_summary(a_rows, b_rows, label, long_ms=0.1):
     long = [x for x, (p, q) in zip(ratios, pairs) if q["time_ms"] >= long_ms]
     return [label, len(pairs), f"{geomean(ratios):.3f}",
             f"{geomean(long):.3f} ({len(long)})" if long else "—", describe(best), describe(worst)]
+
+
+def barrier_ratio_summary(new, old, label):
+    """Geometric mean and extremes of µs per barrier of this build / the previous one, over the
+    latency points (method, groups, group size) both measured without a failure."""
+    key = lambda r: (r["method"], r["groups"], r["group_size"])
+    ok = lambda doc: {key(r): r for r in doc.get("latency", [])
+                      if not r["barrier_failed"] and r["us_per_barrier"] > 0}
+    a, b = ok(new), ok(old)
+    pairs = [(a[k], b[k]) for k in a if k in b]
+    if not pairs:
+        return None
+    ratios = [x["us_per_barrier"] / y["us_per_barrier"] for x, y in pairs]
+    describe = lambda i: (f"{pairs[i][0]['method']} {pairs[i][0]['groups']}×"
+                          f"{pairs[i][0]['group_size']} {ratios[i]:.3f}")
+    worst = max(range(len(pairs)), key=lambda i: ratios[i])
+    best = min(range(len(pairs)), key=lambda i: ratios[i])
+    return [label, len(pairs), f"{geomean(ratios):.3f}", "—", describe(best), describe(worst)]
 
 
 def barrier_tables(doc):
@@ -477,13 +500,18 @@ def machine_section(m, plots_dir, out_path):
     if m.ranks:
         gpus = sum(1 for d in m.info if d["backend"] == "cuda")
         lines += ranks_section(m.ranks, gpus) + [""]
-    if m.previous:
+    if m.previous or m.previous_barrier:
         regress = []
         for (pattern, backend), rows in sorted(m.bench.items()):
             old = m.previous.get((pattern, backend))
             if old:
                 s = ratio_summary([r for r in rows if r["variant"] == "fast"],
                                   [r for r in old if r["variant"] == "fast"], f"{pattern} {backend}")
+                if s:
+                    regress.append(s)
+        for backend, doc in sorted(m.barrier.items()):
+            if backend in m.previous_barrier:
+                s = barrier_ratio_summary(doc, m.previous_barrier[backend], f"barrier {backend}")
                 if s:
                     regress.append(s)
         if regress:

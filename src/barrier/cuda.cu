@@ -20,25 +20,17 @@
 //   flags hold the barrier number (monotonic, never cleared) and are written with release
 //   stores and read with acquire loads.
 //
-// `flip` is the bit-31 flip of the public header, as lean as cooperative groups' grid.sync:
-// one arrival per block (or, for blocks of one warp, one per warp and no __syncthreads at all),
-// relaxed polls with one acquire fence after the flip, the clock read only every thousand
-// polls; from about a hundred to 2200 arrivals every arrival adds, after one release fence, to a
-// row of a table of words in lines of their own and the waiters poll a column of it, so that no
-// L2 line takes all the atomics or all the polls; above 2200 (a warp's arrivals in blocks of one
-// warp, for instance) a delay of 900 cycles before the first poll, so that the arrivals queue on
-// the word's line without the polls, a short sleep between polls, a first level of sub-words so
-// that no L2 line serialises more than about √n atomics, and waiters that poll copies of the
-// generation in lines of their own (see FlipBarrier). `hierarchical` first meets in the
-// thread-block cluster's hardware barrier, then one block per cluster arrives at the flip word and
-// polls it, and a second cluster barrier releases the cluster; a grid of one cluster (up to 8
-// blocks by default) needs nothing but the cluster barrier. `cg` is cooperative groups'
-// grid.sync and `relaunch` a kernel boundary per phase.
-//
-// The alternatives whose cost only a GPU can tell (atomic or reduction arrivals, relaxed or
-// acquire polls, who polls, the cluster size, where the sub-word level starts) are kernel
-// arguments read from the tuning policy (Knobs below), so that PARPAT_TUNING sweeps them
-// without a rebuild.
+// `flip` is the barrier of the public header parpat/cuda/grid_barrier.cuh (GridSync), which
+// users' kernels get: one arrival per block (or, for blocks of one warp, one per warp and no
+// __syncthreads at all), relaxed polls with one acquire fence after the flip, the clock read only
+// every thousand polls; from about a hundred to 2200 arrivals a table of words in lines of their
+// own, above it sub-words, poll delays, sleeps and release lines. Its layout per grid comes from
+// the tuning policy (plan_grid_barrier below, flip_layout in barrier/cuda/plan.cuh), so that
+// PARPAT_TUNING sweeps it without a rebuild. `hierarchical` first meets in the thread-block
+// cluster's hardware barrier, then one block per cluster arrives at the flip word and polls it,
+// and a second cluster barrier releases the cluster; a grid of one cluster (up to 8 blocks by
+// default) needs nothing but the cluster barrier. `cg` is cooperative groups' grid.sync and
+// `relaunch` a kernel boundary per phase.
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -47,9 +39,10 @@
 
 #include "barrier/barrier_internal.hpp"
 #include "barrier/cuda/check_kernels.cuh"
-#include "barrier/cuda/knobs.cuh"
+#include "barrier/cuda/plan.cuh"
 #include "parpat/array.hpp"
 #include "parpat/cuda/grid_barrier.cuh"
+#include "runtime/backends.hpp"
 #include "runtime/cuda/cuda_device.hpp"
 #include "runtime/tuning.hpp"
 
@@ -65,14 +58,11 @@ int spin_max_groups(const Device& device, int group_size) {
     throw Error(ErrorKind::unsupported,
                 device.label() + " has no thread-block clusters (they need sm_90 or later)");
   bool clustered = M == Method::hierarchical;
-  int groups = kUnlimitedGroups;
-  for_each_policy<M>([&](auto tag) {
-    using P = typename decltype(tag)::type;
-    groups = std::min(groups, occupancy_groups(cuda, stencil_kernel<P>, group_size, clustered));
-    groups = std::min(groups, occupancy_groups(cuda, stress_kernel<P>, group_size, clustered));
-    groups = std::min(groups, occupancy_groups(cuda, latency_kernel<P>, group_size, clustered));
-  });
-  return groups;
+  using B = typename MethodBarrier<M>::type;
+  using H = typename MethodBarrier<M>::Handle;
+  int groups = occupancy_groups(cuda, stencil_kernel<B, H>, group_size, clustered);
+  groups = std::min(groups, occupancy_groups(cuda, stress_kernel<B, H>, group_size, clustered));
+  return std::min(groups, occupancy_groups(cuda, latency_kernel<B, H>, group_size, clustered));
 }
 
 template <Method M>
@@ -85,14 +75,13 @@ void spin_stencil(const Device& device, int groups, int group_size, std::int64_t
   Buffer a(device, n * sizeof(unsigned int));
   a.upload(host.data(), a.bytes());
   ws.clear(cuda);
-  with_policy<M>(device.info(), group_size, [&](auto tag) {
-    using P = typename decltype(tag)::type;
-    cuda.timer_start();
-    launch_resident(cuda, M == Method::hierarchical, groups, group_size, stencil_kernel<P>,
-                    ws.words(), static_cast<unsigned int*>(a.handle()), n,
-                    static_cast<long long>(steps));
-    result.time_ms = cuda.timer_stop_ms();
-  });
+  using B = typename MethodBarrier<M>::type;
+  using H = typename MethodBarrier<M>::Handle;
+  cuda.timer_start();
+  launch_resident(cuda, M == Method::hierarchical, groups, group_size, stencil_kernel<B, H>,
+                  barrier_handle<M>(ws), static_cast<unsigned int*>(a.handle()), n,
+                  static_cast<long long>(steps));
+  result.time_ms = cuda.timer_stop_ms();
   result.barrier_failed = ws.failed();
   a.download(host.data(), a.bytes());
   result.value = host[0];
@@ -108,15 +97,13 @@ void spin_stress(const Device& device, int groups, int group_size, std::int64_t 
   PARPAT_CUDA(cudaMemsetAsync(slots.handle(), 0, slots.bytes(), cuda.stream()));
   PARPAT_CUDA(cudaMemsetAsync(early.handle(), 0, early.bytes(), cuda.stream()));
   ws.clear(cuda);
-  with_policy<M>(device.info(), group_size, [&](auto tag) {
-    using P = typename decltype(tag)::type;
-    cuda.timer_start();
-    launch_resident(cuda, M == Method::hierarchical, groups, group_size, stress_kernel<P>,
-                    ws.words(), static_cast<unsigned int*>(slots.handle()),
-                    static_cast<unsigned long long*>(early.handle()),
-                    static_cast<long long>(rounds));
-    result.time_ms = cuda.timer_stop_ms();
-  });
+  using B = typename MethodBarrier<M>::type;
+  using H = typename MethodBarrier<M>::Handle;
+  cuda.timer_start();
+  launch_resident(cuda, M == Method::hierarchical, groups, group_size, stress_kernel<B, H>,
+                  barrier_handle<M>(ws), static_cast<unsigned int*>(slots.handle()),
+                  static_cast<unsigned long long*>(early.handle()), static_cast<long long>(rounds));
+  result.time_ms = cuda.timer_stop_ms();
   result.barrier_failed = ws.failed();
   unsigned long long count = 0;
   early.download(&count, sizeof count);
@@ -129,17 +116,16 @@ double spin_barriers_ms(const Device& device, int groups, int group_size, int ba
   auto& cuda = backend_cast<CudaDevice>(device);
   Workspace ws(device, groups, group_size, M == Method::hierarchical);
   std::vector<double> times;
-  with_policy<M>(device.info(), group_size, [&](auto tag) {
-    using P = typename decltype(tag)::type;
-    for (int rep = 0; rep < reps + 2; ++rep) {
-      ws.clear(cuda);
-      cuda.timer_start();
-      launch_resident(cuda, M == Method::hierarchical, groups, group_size, latency_kernel<P>,
-                      ws.words(), barriers);
-      double ms = cuda.timer_stop_ms();
-      if (rep >= 2) times.push_back(ms);
-    }
-  });
+  using B = typename MethodBarrier<M>::type;
+  using H = typename MethodBarrier<M>::Handle;
+  for (int rep = 0; rep < reps + 2; ++rep) {
+    ws.clear(cuda);
+    cuda.timer_start();
+    launch_resident(cuda, M == Method::hierarchical, groups, group_size, latency_kernel<B, H>,
+                    barrier_handle<M>(ws), barriers);
+    double ms = cuda.timer_stop_ms();
+    if (rep >= 2) times.push_back(ms);
+  }
   failed = ws.failed();
   return median_ms(times);
 }
@@ -230,10 +216,10 @@ std::vector<BarrierVariant> cuda_barrier_variants() {
                "cooperative launch")),
       spin_variant<Method::flip>(
           info("flip",
-               "generation flip, one arrival per block (per warp for blocks <= 32), relaxed polls; "
-               "from 100 to 2200 arrivals the arrivals and polls spread over a table of words, "
-               "above it runs of ~sqrt(n) meet in sub-words first and the waiters poll copies of "
-               "the generation",
+               "the public grid barrier (parpat/cuda/grid_barrier.cuh): generation flip, one "
+               "arrival per block (per warp for blocks <= 32), relaxed polls; from 100 to 2200 "
+               "arrivals the arrivals and polls spread over a table of words, above it runs of "
+               "~sqrt(n) meet in sub-words first and the waiters poll copies of the generation",
                "cooperative launch", true)),
       spin_variant<Method::hierarchical>(
           info("hierarchical",
@@ -248,3 +234,22 @@ std::vector<BarrierVariant> cuda_barrier_variants() {
 }
 
 }  // namespace parpat::detail
+
+namespace parpat::cuda {
+
+GridBarrierLayout plan_grid_barrier(int device, int blocks, int block_threads) {
+  static const std::vector<DeviceInfo> devices = parpat::detail::discover_cuda();
+  if (device < 0 || device >= static_cast<int>(devices.size()))
+    throw Error(ErrorKind::invalid_argument,
+                "no CUDA device " + std::to_string(device) + " for a grid barrier", "cuda",
+                "plan_grid_barrier");
+  if (blocks < 1 || block_threads < 1)
+    throw Error(ErrorKind::invalid_argument,
+                "a grid barrier needs at least one block of at least one thread", "cuda",
+                "plan_grid_barrier");
+  return parpat::detail::flip_layout(
+      parpat::detail::tuned<parpat::detail::BarrierFlipPolicy>(devices[device]), blocks,
+      block_threads);
+}
+
+}  // namespace parpat::cuda

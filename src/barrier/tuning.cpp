@@ -10,8 +10,6 @@ const std::vector<Field<BarrierFlipPolicy>>& BarrierFlipPolicy::fields() {
       {"one_level_max", &P::one_level_max, range(0, kLarge)},
       {"subword_blocks", &P::subword_blocks, range(0, kLarge)},
       {"red_arrivals_max", &P::red_arrivals_max, range(0, kLarge)},
-      {"poll", &P::poll, range(0, 1)},
-      {"wait", &P::wait, range(0, 1)},
       {"poll_check_every", &P::poll_check_every, range(4, 1 << 20)},
       {"poll_sleep_ns", &P::poll_sleep_ns, range(0, 1000000)},
       {"poll_sleep_from", &P::poll_sleep_from, range(0, kLarge)},
@@ -51,7 +49,6 @@ const std::vector<Field<BarrierHierarchicalPolicy>>& BarrierHierarchicalPolicy::
   using P = BarrierHierarchicalPolicy;
   static const std::vector<Field<P>> f = {
       {"cluster", &P::cluster, power_of_two(1, 16)},
-      {"release", &P::release, range(0, 1)},
   };
   return f;
 }

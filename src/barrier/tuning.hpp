@@ -19,17 +19,16 @@ namespace parpat::detail {
 //   cache lines apart, polls delayed `table_poll_delay` cycles;
 // - release on `release_lines` lines from `release_lines_from` arrivals; polls delayed
 //   `poll_delay_cycles` from `poll_delay_from` arrivals, sleeping `poll_sleep_ns` between
-//   polls from `poll_sleep_from`; the bound checked every `poll_check_every` polls;
-// - `poll` (1: relaxed polls and one acquire fence, 0: acquire polls) and `wait` (1: block
-//   arrivals with a warp waiting) are the research modes the benchmarks compare.
+//   polls from `poll_sleep_from`; the bound checked every `poll_check_every` polls.
+// The layout it gives a grid is parpat::cuda::GridBarrierLayout
+// (parpat/cuda/grid_barrier_words.cuh), made by flip_layout (barrier/cuda/plan.cuh) for the
+// library's `flip` and users' kernels alike.
 struct BarrierFlipPolicy {
   static constexpr const char* kName = "barrier.flip";
   int warp_arrivals_block_max = 32;
   int one_level_max = 1100;
   int subword_blocks = 0;
   int red_arrivals_max = 160;
-  int poll = 1;
-  int wait = 0;
   int poll_check_every = 1024;
   int poll_sleep_ns = 32;
   int poll_sleep_from = 1000;
@@ -51,13 +50,10 @@ struct BarrierFlipPolicy {
   static const std::vector<TableValue<BarrierFlipPolicy>>& table();
 };
 
-// `hierarchical`: the largest cluster (a power of two up to 16; above 8 is non-portable), and
-// `release`: 0 = one poller per cluster and a second cluster barrier, 1 = every block polls the
-// flip word, no second cluster barrier.
+// `hierarchical`: the largest cluster (a power of two up to 16; above 8 is non-portable).
 struct BarrierHierarchicalPolicy : SameOnEveryDevice<BarrierHierarchicalPolicy> {
   static constexpr const char* kName = "barrier.hierarchical";
   int cluster = 8;
-  int release = 0;
   static const std::vector<Field<BarrierHierarchicalPolicy>>& fields();
 };
 

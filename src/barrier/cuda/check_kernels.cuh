@@ -1,5 +1,6 @@
 // The kernels every CUDA barrier method runs: the classic stencil, the stress test that counts
-// early releases, and the latency loop, each templated on the method's policy.
+// early releases, and the latency loop, each templated on the method's device-side barrier and
+// the handle it is made from (the classic workspace, or the public barrier's GridBarrier).
 #pragma once
 
 #include "barrier/cuda/words.cuh"
@@ -11,10 +12,10 @@ namespace {
 // The stencil and stress kernels are held to 32 registers (__launch_bounds__(1024, 2)), so that
 // 16 blocks of 128 threads fit on an SM of 64K registers as the latency kernel does by itself:
 // the safe grid of a method is the least over its three kernels.
-template <class Barrier>
+template <class Barrier, class Handle>
 __global__ void __launch_bounds__(1024, 2)
-    stencil_kernel(Words words, unsigned int* a, unsigned int n, long long steps) {
-  Barrier barrier{words};
+    stencil_kernel(Handle handle, unsigned int* a, unsigned int n, long long steps) {
+  Barrier barrier{handle};
   unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
   unsigned int right = i + 1 < n ? i + 1 : i + 1 - n;
   unsigned int right2 = i + 2 < n ? i + 2 : i + 2 - n;
@@ -30,16 +31,16 @@ __global__ void __launch_bounds__(1024, 2)
 // in most methods, so the barrier must also publish its block's other threads' writes); after
 // the barrier every thread checks the block after it and the block half-way round, which must
 // hold this round or the next.
-template <class Barrier>
+template <class Barrier, class Handle>
 __global__ void __launch_bounds__(1024, 2)
-    stress_kernel(Words words, unsigned int* slots, unsigned long long* early, long long rounds) {
-  Barrier barrier{words};
+    stress_kernel(Handle handle, unsigned int* slots, unsigned long long* early, long long rounds) {
+  Barrier barrier{handle};
   unsigned int next = (blockIdx.x + 1) % gridDim.x;
   unsigned int far = (blockIdx.x + gridDim.x / 2) % gridDim.x;
   unsigned long long seen = 0;
   for (long long r = 1; r <= rounds; ++r) {
     unsigned int round = static_cast<unsigned int>(r);
-    if (threadIdx.x == blockDim.x - 1) store_relaxed(slots + blockIdx.x, round);
+    if (threadIdx.x == blockDim.x - 1) gb::store_relaxed(slots + blockIdx.x, round);
     if (!barrier.sync()) break;
     seen += (gb::load_relaxed(slots + next) - round > 1u) ? 1 : 0;
     seen += (gb::load_relaxed(slots + far) - round > 1u) ? 1 : 0;
@@ -47,9 +48,9 @@ __global__ void __launch_bounds__(1024, 2)
   if (seen) atomicAdd(early, seen);
 }
 
-template <class Barrier>
-__global__ void latency_kernel(Words words, int barriers) {
-  Barrier barrier{words};
+template <class Barrier, class Handle>
+__global__ void latency_kernel(Handle handle, int barriers) {
+  Barrier barrier{handle};
   for (int k = 0; k < barriers; ++k)
     if (!barrier.sync()) return;
 }

@@ -18,8 +18,8 @@ struct AtomicAllBarrier {
     unsigned int target = ++epoch * participants;
     unsigned int* counter = words.counter();
     gb::red_add_release(counter, 1u);
-    return gb::bounded_spin([&] { return reached(gb::load_acquire(counter), target); },
-                            words.error(), kTimeoutCycles);
+    return bounded_spin([&] { return reached(gb::load_acquire(counter), target); }, words.error(),
+                        kTimeoutCycles);
   }
 };
 
@@ -35,8 +35,8 @@ struct RepresentativeBarrier {
       unsigned int target = epoch * gridDim.x;
       unsigned int* counter = words.counter();
       gb::red_add_release(counter, 1u);
-      ok = gb::bounded_spin([&] { return reached(gb::load_acquire(counter), target); },
-                            words.error(), kTimeoutCycles);
+      ok = bounded_spin([&] { return reached(gb::load_acquire(counter), target); }, words.error(),
+                        kTimeoutCycles);
     }
     return __syncthreads_and(ok) != 0;
   }
@@ -54,19 +54,19 @@ struct FlagsBarrier {
     if (blockIdx.x == 0) {
       for (unsigned int b = threadIdx.x + 1; ok && b < gridDim.x; b += blockDim.x) {
         unsigned int* flag = words.in() + b;
-        ok = gb::bounded_spin([&] { return reached(gb::load_acquire(flag), epoch); }, words.error(),
-                              kTimeoutCycles);
+        ok = bounded_spin([&] { return reached(gb::load_acquire(flag), epoch); }, words.error(),
+                          kTimeoutCycles);
       }
       ok = __syncthreads_and(ok) != 0;
       for (unsigned int b = threadIdx.x + 1; ok && b < gridDim.x; b += blockDim.x)
-        store_release(words.out() + b, epoch);
+        gb::store_release(words.out() + b, epoch);
       return ok;
     }
     if (threadIdx.x == 0) {
-      store_release(words.in() + blockIdx.x, epoch);
+      gb::store_release(words.in() + blockIdx.x, epoch);
       unsigned int* flag = words.out() + blockIdx.x;
-      ok = gb::bounded_spin([&] { return reached(gb::load_acquire(flag), epoch); }, words.error(),
-                            kTimeoutCycles);
+      ok = bounded_spin([&] { return reached(gb::load_acquire(flag), epoch); }, words.error(),
+                        kTimeoutCycles);
     }
     return __syncthreads_and(ok) != 0;
   }

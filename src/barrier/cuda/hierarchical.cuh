@@ -3,7 +3,7 @@
 // baseline).
 #pragma once
 
-#include "barrier/cuda/flip.cuh"
+#include "barrier/cuda/words.cuh"
 
 namespace parpat::detail {
 // Private to barrier/cuda.cu, the one file that includes it.
@@ -51,58 +51,50 @@ __device__ inline void meet_in_cluster() {
 // whole barrier: the hardware waits for every thread of the grid, and the cluster's blocks are
 // resident together by construction, so there is no spin to bound (2 blocks of 1024 on the H100:
 // 0.45 µs per barrier against cooperative groups' 1.10). Otherwise block rank 0 then arrives at
-// the flip word for the whole cluster, with one of gridDim / cluster arrivals. By default
-// (EveryBlockPolls false) only rank 0's thread 0 polls the word, and a second cluster barrier
-// releases the cluster: the others arrive at it at once with a relaxed arrival and wait in
-// hardware, rank 0's warp 0 arrives with release after thread 0's acquire, so that the acquire
-// reaches every block. A failed wait is pushed into every block's `cluster_failed` before that
-// arrival, so all blocks of a cluster leave with the same answer and nobody reads another block's
-// shared memory (which may have exited). With EveryBlockPolls (tuning
-// `barrier.hierarchical.release` 1) every block's thread 0 polls the word and there is no second
-// cluster barrier. Every thread keeps the word's generation bit in a register, read at the start of
-// the kernel, before any arrival, when the bit cannot flip yet.
-template <bool EveryBlockPolls>
+// the flip word of the public barrier (parpat/cuda/grid_barrier_words.cuh) for the whole
+// cluster, with one of gridDim / cluster arrivals; only its thread 0 polls the word, and a
+// second cluster barrier releases the cluster: the others arrive at it at once with a relaxed
+// arrival and wait in hardware, rank 0's warp 0 arrives with release after thread 0's acquire,
+// so that the acquire reaches every block (every block polling the word instead, with no
+// second cluster barrier, measured slower). A failed wait is pushed into every block's
+// `cluster_failed` before that arrival, so all blocks of a cluster leave with the same answer
+// and nobody reads another block's shared memory (which may have exited). Every thread keeps
+// the word's generation bit in a register, read at the start of the kernel, before any
+// arrival, when the bit cannot flip yet.
 struct HierarchicalBarrier {
-  Words words;
+  parpat::cuda::GridBarrier barrier;
   unsigned int generation;
 
-  __device__ explicit HierarchicalBarrier(Words w)
-      : words(w), generation(gb::load_relaxed(w.counter()) & kGenerationBit) {
+  __device__ explicit HierarchicalBarrier(const parpat::cuda::GridBarrier& b)
+      : barrier(b), generation(gb::load_relaxed(b.words) & gb::kGenerationBit) {
     if (threadIdx.x == 0) cluster_failed = 0;
   }
 
   __device__ bool sync() {
     cg::cluster_group cluster = cg::this_cluster();
-    unsigned int* word = words.counter();
+    unsigned int* word = barrier.words;
     unsigned int clusters = gridDim.x / cluster.num_blocks();
     bool rank0 = cluster.block_rank() == 0;
     meet_in_cluster();
     if (clusters == 1) return true;
-    generation ^= kGenerationBit;
-    if constexpr (EveryBlockPolls) {
-      bool ok = true;
+    generation ^= gb::kGenerationBit;
+    if (rank0 && threadIdx.x < 32) {
       if (threadIdx.x == 0) {
-        bool last = rank0 && flip_arrive(words.knobs, word, clusters, blockIdx.x == 0);
-        ok = last || wait_for_generation(words, word, generation);
+        bool ok = gb::flip_arrive(barrier.layout, word, clusters, blockIdx.x == 0) ||
+                  gb::wait_for_generation(barrier.layout, word, generation, barrier.words + 1,
+                                          barrier.timeout_cycles);
+        if (!ok)
+          for (unsigned int rank = 0; rank < cluster.num_blocks(); ++rank)
+            *cluster.map_shared_rank(&cluster_failed, rank) = 1u;
       }
-      return __syncthreads_and(ok) != 0;
+      unsigned int lanes = blockDim.x >= 32 ? 0xffffffffu : (1u << blockDim.x) - 1u;
+      __syncwarp(lanes);  // warp 0 arrives together, after thread 0's wait
+      cluster_arrive_release();
     } else {
-      if (rank0 && threadIdx.x < 32) {
-        if (threadIdx.x == 0) {
-          bool ok = flip_arrive(words.knobs, word, clusters, blockIdx.x == 0) ||
-                    wait_for_generation(words, word, generation);
-          if (!ok)
-            for (unsigned int rank = 0; rank < cluster.num_blocks(); ++rank)
-              *cluster.map_shared_rank(&cluster_failed, rank) = 1u;
-        }
-        __syncwarp(warp_lanes());  // warp 0 arrives together, after thread 0's wait
-        cluster_arrive_release();
-      } else {
-        cluster_arrive_relaxed();
-      }
-      cluster_wait_acquire();
-      return cluster_failed == 0;
+      cluster_arrive_relaxed();
     }
+    cluster_wait_acquire();
+    return cluster_failed == 0;
   }
 };
 

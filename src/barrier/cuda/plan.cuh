@@ -1,0 +1,147 @@
+// The host's plan of a CUDA barrier launch: the layout of the public barrier (`flip`, and the
+// global level of `hierarchical`) from the tuning policy, the zeroed workspace of any method,
+// and the device-side barrier and handle type of each method.
+#pragma once
+
+#include <algorithm>
+
+#include "barrier/cuda/classic_methods.cuh"
+#include "barrier/cuda/hierarchical.cuh"
+#include "barrier/cuda/launch.cuh"
+#include "barrier/tuning.hpp"
+#include "parpat/array.hpp"
+
+namespace parpat::detail {
+// Private to barrier/cuda.cu, the one file that includes it.
+namespace {
+
+using parpat::cuda::GridBarrierLayout;
+
+// How many of `arrivals` share one flip sub-word: all of them (one level) up to
+// `one_level_max`, where one word's serialised atomics still cost less than a second level's
+// round trip; above it about √arrivals, which balances the atomics per sub-word against the
+// arrivals at the top word (a tuned `subword_blocks` overrides it).
+unsigned int arrivals_per_subword(const BarrierFlipPolicy& flip, int arrivals) {
+  if (arrivals <= flip.one_level_max) return static_cast<unsigned int>(arrivals);
+  int per = flip.subword_blocks;
+  if (per <= 0) {
+    per = 1;
+    while (per * per < arrivals)
+      ++per;
+  }
+  return static_cast<unsigned int>(per);
+}
+
+// The layout of the public barrier for `groups` blocks of `group_size` threads (barrier/tuning.hpp
+// says what each field of the policy means; its limits refuse any value out of a field's range,
+// so none is clamped here). `top_arrivals`, when positive, is the number of arrivals at the flip
+// word of `hierarchical` (one per cluster), which uses no table.
+GridBarrierLayout flip_layout(const BarrierFlipPolicy& flip, int groups, int group_size,
+                              int top_arrivals = 0) {
+  GridBarrierLayout k = {};
+  k.warp_arrivals = top_arrivals == 0 && group_size <= flip.warp_arrivals_block_max ? 1 : 0;
+  int arrivals = k.warp_arrivals ? groups * ((group_size + 31) / 32) : groups;
+  unsigned int every = 1;
+  while (every < static_cast<unsigned int>(flip.poll_check_every))
+    every *= 2;
+  k.check_mask = every - 1;
+  if (top_arrivals == 0 && arrivals >= flip.table_from && arrivals <= flip.table_max) {
+    int rows = 1;
+    if (arrivals >= flip.table_rows_from)
+      rows = std::min(std::max(arrivals / flip.arrivals_per_row, 2), flip.table_rows_max);
+    int columns = std::max(std::min(arrivals / flip.arrivals_per_column, flip.table_columns_max),
+                           flip.table_columns);
+    // A lane per row and per column in the fewest lanes of a warp that arrives or polls, and
+    // no row without members.
+    int lanes = group_size % 32 != 0 ? group_size % 32 : 32;
+    k.arrivals_per_subword = static_cast<unsigned int>(arrivals);
+    k.rows = static_cast<unsigned int>(std::min({rows, arrivals, lanes}));
+    k.columns = static_cast<unsigned int>(std::min(columns, lanes));
+    k.table_stride = static_cast<unsigned int>(flip.table_stride_lines);
+    k.poll_delay = static_cast<unsigned int>(flip.table_poll_delay);
+    return k;
+  }
+  k.arrivals_per_subword = arrivals_per_subword(flip, arrivals);
+  if (top_arrivals > 0) arrivals = top_arrivals;
+  bool release_lines = top_arrivals == 0 && arrivals >= flip.release_lines_from;
+  k.release_lines = release_lines ? static_cast<unsigned int>(flip.release_lines) : 0;
+  bool delayed = !release_lines && arrivals >= flip.poll_delay_from;
+  k.poll_delay = delayed ? static_cast<unsigned int>(flip.poll_delay_cycles) : 0;
+  k.atom_arrive = release_lines || (!delayed && arrivals > flip.red_arrivals_max) ? 1 : 0;
+  k.sleep_ns = arrivals >= flip.poll_sleep_from ? static_cast<unsigned int>(flip.poll_sleep_ns) : 0;
+  return k;
+}
+
+// A zeroed workspace for `groups` blocks of `group_size` with the layout of this launch: room
+// for the classic methods' flags and for the public barrier's words.
+struct Workspace {
+  GridBarrierLayout layout;
+  Buffer buffer;
+  Workspace(const Device& device, int groups, int group_size, bool clustered)
+      : layout(flip_layout(tuned<BarrierFlipPolicy>(device.info()), groups, group_size,
+                           clustered ? groups / cluster_size(device.info(), groups) : 0)),
+        buffer(device,
+               std::max(classic_words(groups),
+                        parpat::cuda::detail::workspace_words(
+                            layout, static_cast<unsigned int>(groups) *
+                                        (layout.warp_arrivals ? (group_size + 31) / 32 : 1))) *
+                   sizeof(unsigned int)) {}
+  unsigned int* base() const { return static_cast<unsigned int*>(buffer.handle()); }
+  // The handle of the method's barrier.
+  Words classic() const { return Words{base()}; }
+  parpat::cuda::GridBarrier public_barrier() const {
+    return parpat::cuda::GridBarrier{base(), layout, kTimeoutCycles};
+  }
+  void clear(CudaDevice& cuda) const {
+    PARPAT_CUDA(cudaMemsetAsync(buffer.handle(), 0, buffer.bytes(), cuda.stream()));
+  }
+  bool failed() const {
+    unsigned int error = 0;
+    buffer.download(&error, sizeof error, sizeof(unsigned int));
+    return error != 0;
+  }
+};
+
+// The device-side barrier of each method and the handle it is made from.
+template <Method M>
+struct MethodBarrier {
+  using type = CgBarrier;
+  using Handle = Words;
+};
+template <>
+struct MethodBarrier<Method::atomic_all> {
+  using type = AtomicAllBarrier;
+  using Handle = Words;
+};
+template <>
+struct MethodBarrier<Method::representative> {
+  using type = RepresentativeBarrier;
+  using Handle = Words;
+};
+template <>
+struct MethodBarrier<Method::flags> {
+  using type = FlagsBarrier;
+  using Handle = Words;
+};
+template <>
+struct MethodBarrier<Method::flip> {
+  using type = parpat::cuda::GridSync;
+  using Handle = parpat::cuda::GridBarrier;
+};
+template <>
+struct MethodBarrier<Method::hierarchical> {
+  using type = HierarchicalBarrier;
+  using Handle = parpat::cuda::GridBarrier;
+};
+
+// The handle of method M's barrier in `ws`.
+template <Method M>
+typename MethodBarrier<M>::Handle barrier_handle(const Workspace& ws) {
+  if constexpr (M == Method::flip || M == Method::hierarchical)
+    return ws.public_barrier();
+  else
+    return ws.classic();
+}
+
+}  // namespace
+}  // namespace parpat::detail
