@@ -38,9 +38,10 @@ __device__ unsigned int linear_block() {
 // Each round the last thread of every block publishes the round number in its block's slot;
 // after the barrier every thread reads the slot of the next block and of the block half-way
 // round, which must hold this round or the next: anything older is an early release.
-__global__ void stress(parpat::cuda::GridBarrier barrier, unsigned int* slots,
+template <parpat::cuda::GridArrivals Arrivals>
+__global__ void stress(parpat::cuda::BasicGridBarrier<Arrivals> barrier, unsigned int* slots,
                        unsigned long long* early, unsigned int* completed, int rounds) {
-  parpat::cuda::GridSync grid(barrier);
+  parpat::cuda::BasicGridSync<Arrivals> grid(barrier);
   unsigned int blocks = gridDim.x * gridDim.y * gridDim.z, block = linear_block();
   unsigned int threads = blockDim.x * blockDim.y * blockDim.z;
   unsigned int thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
@@ -60,10 +61,12 @@ __global__ void stress(parpat::cuda::GridBarrier barrier, unsigned int* slots,
 }
 
 // Block 0 leaves without arriving; everybody else must give up within the bound.
-__global__ void abandoned(parpat::cuda::GridBarrier barrier, unsigned int* gave_up) {
-  parpat::cuda::GridSync grid(barrier);
+// Counts the warps that gave up.
+template <parpat::cuda::GridArrivals Arrivals>
+__global__ void abandoned(parpat::cuda::BasicGridBarrier<Arrivals> barrier, unsigned int* gave_up) {
+  parpat::cuda::BasicGridSync<Arrivals> grid(barrier);
   if (linear_block() == 0) return;
-  if (!grid.sync() && threadIdx.x == 0) atomicAdd(gave_up, 1u);
+  if (!grid.sync() && threadIdx.x % 32 == 0) atomicAdd(gave_up, 1u);
 }
 
 struct Shape {
@@ -86,16 +89,19 @@ T read(const T* p) {
   return v;
 }
 
-TEST(GridBarrier, NoEarlyReleaseOnAnyLayout) {
-  SKIP_WITHOUT_GPU();
+template <parpat::cuda::GridArrivals Arrivals>
+void expect_no_early_release() {
   int sms = 0;
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
-  auto largest = [](int threads) { return parpat::cuda::max_grid_barrier_blocks(stress, threads); };
+  auto kernel = stress<Arrivals>;
+  auto largest = [&](int threads) {
+    return parpat::cuda::max_grid_barrier_blocks(kernel, threads);
+  };
   const std::vector<Shape> shapes = {
       {"one block", dim3(1), dim3(128)},
-      {"one warp per SM (warp arrivals)", dim3(sms), dim3(32)},
-      {"partial warps, warp arrivals", dim3(sms * 2), dim3(20)},
-      {"partial warps, block arrivals", dim3(sms * 2), dim3(48)},
+      {"one warp per SM", dim3(sms), dim3(32)},
+      {"partial warps of one", dim3(sms * 2), dim3(20)},
+      {"partial warps of two", dim3(sms * 2), dim3(48)},
       {"blocks of 128, one per SM", dim3(sms), dim3(128)},
       {"blocks of 128, the largest grid", dim3(largest(128)), dim3(128)},
       {"blocks of 1024, the largest grid", dim3(largest(1024)), dim3(1024)},
@@ -111,7 +117,7 @@ TEST(GridBarrier, NoEarlyReleaseOnAnyLayout) {
     auto* slots = zeroed<unsigned int>(blocks);
     auto* early = zeroed<unsigned long long>(1);
     auto* completed = zeroed<unsigned int>(1);
-    parpat::cuda::launch_with_grid_barrier(stress, s.grid, s.block, 0, stream, memory, slots, early,
+    parpat::cuda::launch_with_grid_barrier(kernel, s.grid, s.block, 0, stream, memory, slots, early,
                                            completed, rounds());
     EXPECT_FALSE(memory.failed(stream));
     EXPECT_EQ(read(early), 0ull);
@@ -123,12 +129,23 @@ TEST(GridBarrier, NoEarlyReleaseOnAnyLayout) {
   cudaStreamDestroy(stream);
 }
 
+TEST(GridBarrier, NoEarlyReleaseOnAnyLayout) {
+  SKIP_WITHOUT_GPU();
+  expect_no_early_release<parpat::cuda::GridArrivals::block>();
+}
+
+TEST(GridBarrier, NoEarlyReleaseOnAnyLayoutWithWarpArrivals) {
+  SKIP_WITHOUT_GPU();
+  expect_no_early_release<parpat::cuda::GridArrivals::warp>();
+}
+
 TEST(GridBarrier, GridBeyondTheResidentBoundIsRefused) {
   SKIP_WITHOUT_GPU();
-  int largest = parpat::cuda::max_grid_barrier_blocks(stress, 256);
+  auto kernel = stress<parpat::cuda::GridArrivals::block>;
+  int largest = parpat::cuda::max_grid_barrier_blocks(kernel, 256);
   parpat::cuda::GridBarrierMemory memory;
   try {
-    parpat::cuda::launch_with_grid_barrier(stress, dim3(largest + 1), dim3(256), 0, nullptr, memory,
+    parpat::cuda::launch_with_grid_barrier(kernel, dim3(largest + 1), dim3(256), 0, nullptr, memory,
                                            nullptr, nullptr, nullptr, 1);
     FAIL() << "a grid of " << largest + 1 << " blocks was launched";
   } catch (const parpat::Error& e) {
@@ -138,8 +155,8 @@ TEST(GridBarrier, GridBeyondTheResidentBoundIsRefused) {
   EXPECT_THROW(parpat::cuda::plan_grid_barrier(0, 0, 128), parpat::Error);
 }
 
-TEST(GridBarrier, AbandonedBarrierFailsWithinItsBound) {
-  SKIP_WITHOUT_GPU();
+template <parpat::cuda::GridArrivals Arrivals>
+void expect_abandoned_barrier_fails() {
   int sms = 0;
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
   parpat::cuda::GridBarrierMemory memory(20000000LL);  // about 10 ms
@@ -147,15 +164,22 @@ TEST(GridBarrier, AbandonedBarrierFailsWithinItsBound) {
     for (int blocks : {4, sms * 4}) {
       SCOPED_TRACE(std::to_string(blocks) + " blocks of " + std::to_string(threads));
       auto* gave_up = zeroed<unsigned int>(1);
-      parpat::cuda::launch_with_grid_barrier(abandoned, dim3(blocks), dim3(threads), 0, nullptr,
-                                             memory, gave_up);
+      parpat::cuda::launch_with_grid_barrier(abandoned<Arrivals>, dim3(blocks), dim3(threads), 0,
+                                             nullptr, memory, gave_up);
       EXPECT_TRUE(memory.failed(nullptr));
-      EXPECT_EQ(read(gave_up), static_cast<unsigned int>(blocks - 1));
+      EXPECT_EQ(read(gave_up), static_cast<unsigned int>((blocks - 1) * (threads / 32)))
+          << "warps that gave up";
       memory.reset(nullptr);
       EXPECT_FALSE(memory.failed(nullptr));
       cudaFree(gave_up);
     }
   }
+}
+
+TEST(GridBarrier, AbandonedBarrierFailsWithinItsBound) {
+  SKIP_WITHOUT_GPU();
+  expect_abandoned_barrier_fails<parpat::cuda::GridArrivals::block>();
+  expect_abandoned_barrier_fails<parpat::cuda::GridArrivals::warp>();
 }
 
 }  // namespace

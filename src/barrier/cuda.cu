@@ -58,11 +58,15 @@ int spin_max_groups(const Device& device, int group_size) {
     throw Error(ErrorKind::unsupported,
                 device.label() + " has no thread-block clusters (they need sm_90 or later)");
   bool clustered = M == Method::hierarchical;
-  using B = typename MethodBarrier<M>::type;
-  using H = typename MethodBarrier<M>::Handle;
-  int groups = occupancy_groups(cuda, stencil_kernel<B, H>, group_size, clustered);
-  groups = std::min(groups, occupancy_groups(cuda, stress_kernel<B, H>, group_size, clustered));
-  return std::min(groups, occupancy_groups(cuda, latency_kernel<B, H>, group_size, clustered));
+  int groups = kUnlimitedGroups;
+  for_each_barrier<M>([&](auto tag) {
+    using B = typename decltype(tag)::Barrier;
+    using H = typename decltype(tag)::Handle;
+    groups = std::min(groups, occupancy_groups(cuda, stencil_kernel<B, H>, group_size, clustered));
+    groups = std::min(groups, occupancy_groups(cuda, stress_kernel<B, H>, group_size, clustered));
+    groups = std::min(groups, occupancy_groups(cuda, latency_kernel<B, H>, group_size, clustered));
+  });
+  return groups;
 }
 
 template <Method M>
@@ -75,13 +79,14 @@ void spin_stencil(const Device& device, int groups, int group_size, std::int64_t
   Buffer a(device, n * sizeof(unsigned int));
   a.upload(host.data(), a.bytes());
   ws.clear(cuda);
-  using B = typename MethodBarrier<M>::type;
-  using H = typename MethodBarrier<M>::Handle;
-  cuda.timer_start();
-  launch_resident(cuda, M == Method::hierarchical, groups, group_size, stencil_kernel<B, H>,
-                  barrier_handle<M>(ws), static_cast<unsigned int*>(a.handle()), n,
-                  static_cast<long long>(steps));
-  result.time_ms = cuda.timer_stop_ms();
+  with_barrier<M>(ws, [&](auto tag, auto handle) {
+    using B = typename decltype(tag)::Barrier;
+    cuda.timer_start();
+    launch_resident(cuda, M == Method::hierarchical, groups, group_size,
+                    stencil_kernel<B, decltype(handle)>, handle,
+                    static_cast<unsigned int*>(a.handle()), n, static_cast<long long>(steps));
+    result.time_ms = cuda.timer_stop_ms();
+  });
   result.barrier_failed = ws.failed();
   a.download(host.data(), a.bytes());
   result.value = host[0];
@@ -97,13 +102,15 @@ void spin_stress(const Device& device, int groups, int group_size, std::int64_t 
   PARPAT_CUDA(cudaMemsetAsync(slots.handle(), 0, slots.bytes(), cuda.stream()));
   PARPAT_CUDA(cudaMemsetAsync(early.handle(), 0, early.bytes(), cuda.stream()));
   ws.clear(cuda);
-  using B = typename MethodBarrier<M>::type;
-  using H = typename MethodBarrier<M>::Handle;
-  cuda.timer_start();
-  launch_resident(cuda, M == Method::hierarchical, groups, group_size, stress_kernel<B, H>,
-                  barrier_handle<M>(ws), static_cast<unsigned int*>(slots.handle()),
-                  static_cast<unsigned long long*>(early.handle()), static_cast<long long>(rounds));
-  result.time_ms = cuda.timer_stop_ms();
+  with_barrier<M>(ws, [&](auto tag, auto handle) {
+    using B = typename decltype(tag)::Barrier;
+    cuda.timer_start();
+    launch_resident(
+        cuda, M == Method::hierarchical, groups, group_size, stress_kernel<B, decltype(handle)>,
+        handle, static_cast<unsigned int*>(slots.handle()),
+        static_cast<unsigned long long*>(early.handle()), static_cast<long long>(rounds));
+    result.time_ms = cuda.timer_stop_ms();
+  });
   result.barrier_failed = ws.failed();
   unsigned long long count = 0;
   early.download(&count, sizeof count);
@@ -116,16 +123,17 @@ double spin_barriers_ms(const Device& device, int groups, int group_size, int ba
   auto& cuda = backend_cast<CudaDevice>(device);
   Workspace ws(device, groups, group_size, M == Method::hierarchical);
   std::vector<double> times;
-  using B = typename MethodBarrier<M>::type;
-  using H = typename MethodBarrier<M>::Handle;
-  for (int rep = 0; rep < reps + 2; ++rep) {
-    ws.clear(cuda);
-    cuda.timer_start();
-    launch_resident(cuda, M == Method::hierarchical, groups, group_size, latency_kernel<B, H>,
-                    barrier_handle<M>(ws), barriers);
-    double ms = cuda.timer_stop_ms();
-    if (rep >= 2) times.push_back(ms);
-  }
+  with_barrier<M>(ws, [&](auto tag, auto handle) {
+    using B = typename decltype(tag)::Barrier;
+    for (int rep = 0; rep < reps + 2; ++rep) {
+      ws.clear(cuda);
+      cuda.timer_start();
+      launch_resident(cuda, M == Method::hierarchical, groups, group_size,
+                      latency_kernel<B, decltype(handle)>, handle, barriers);
+      double ms = cuda.timer_stop_ms();
+      if (rep >= 2) times.push_back(ms);
+    }
+  });
   failed = ws.failed();
   return median_ms(times);
 }
@@ -237,7 +245,8 @@ std::vector<BarrierVariant> cuda_barrier_variants() {
 
 namespace parpat::cuda {
 
-GridBarrierLayout plan_grid_barrier(int device, int blocks, int block_threads) {
+GridBarrierLayout plan_grid_barrier(int device, int blocks, int block_threads,
+                                    GridArrivals arrivals) {
   static const std::vector<DeviceInfo> devices = parpat::detail::discover_cuda();
   if (device < 0 || device >= static_cast<int>(devices.size()))
     throw Error(ErrorKind::invalid_argument,
@@ -249,7 +258,7 @@ GridBarrierLayout plan_grid_barrier(int device, int blocks, int block_threads) {
                 "plan_grid_barrier");
   return parpat::detail::flip_layout(
       parpat::detail::tuned<parpat::detail::BarrierFlipPolicy>(devices[device]), blocks,
-      block_threads);
+      block_threads, arrivals == GridArrivals::warp);
 }
 
 }  // namespace parpat::cuda

@@ -14,8 +14,9 @@
 // once, with one fence, after the flip (an acquire load per poll would invalidate the L1 cache on
 // every iteration). Nothing is ever reset, so there is no reset to race with: the low bits are
 // back to zero after each barrier, and a block can enter the next barrier while others are still
-// leaving this one. An arrival is a block (its thread 0, after __syncthreads) or, for blocks of
-// one warp, a warp (no __syncthreads at all). The host picks, per device and grid, how the
+// leaving this one. An arrival is a block (its thread 0, after __syncthreads: GridBarrier and
+// GridSync) or a warp (no __syncthreads at all: WarpGridBarrier and WarpGridSync, the faster
+// choice for blocks of one warp). The host picks, per device and grid, how the
 // arrivals spread (plan_grid_barrier, from parpat's tuning table): from about a hundred to a few
 // thousand arrivals over a table of words in lines of their own, each arrival adding to one row
 // and its waiters polling one column, so that no L2 line takes all the atomics or all the polls;
@@ -55,8 +56,9 @@
 namespace parpat::cuda {
 
 // The layout parpat's tuning table gives a barrier of `blocks` blocks of `block_threads`
-// threads on CUDA device `device` (PARPAT_TUNING's barrier.flip values apply).
-GridBarrierLayout plan_grid_barrier(int device, int blocks, int block_threads);
+// threads with `arrivals` on CUDA device `device` (PARPAT_TUNING's barrier.flip values apply).
+GridBarrierLayout plan_grid_barrier(int device, int blocks, int block_threads,
+                                    GridArrivals arrivals = GridArrivals::block);
 
 // Throws parpat::Error(backend) naming the call when a CUDA call inside the helpers fails.
 inline void grid_barrier_check(cudaError_t status, const char* call) {
@@ -104,9 +106,10 @@ class GridBarrierMemory {
 
   // The barrier of a launch of `blocks` blocks of `block_threads` threads on `stream`
   // (launch_with_grid_barrier calls it).
-  GridBarrier prepare(int blocks, int block_threads, cudaStream_t stream) {
-    GridBarrierLayout layout = plan_grid_barrier(device_, blocks, block_threads);
-    unsigned int warps = layout.warp_arrivals ? (block_threads + 31u) / 32u : 1u;
+  template <GridArrivals Arrivals>
+  BasicGridBarrier<Arrivals> prepare(int blocks, int block_threads, cudaStream_t stream) {
+    GridBarrierLayout layout = plan_grid_barrier(device_, blocks, block_threads, Arrivals);
+    unsigned int warps = Arrivals == GridArrivals::warp ? (block_threads + 31u) / 32u : 1u;
     std::size_t words = detail::workspace_words(layout, static_cast<unsigned int>(blocks) * warps);
     if (words > capacity_) {
       cudaFree(words_);
@@ -122,7 +125,7 @@ class GridBarrierMemory {
       layout_ = layout;
       prepared_ = true;
     }
-    return GridBarrier{words_, layout, timeout_cycles_};
+    return BasicGridBarrier<Arrivals>{words_, layout, timeout_cycles_};
   }
 
   // Clears the words after a failure (a completed launch leaves them ready for the next one).
@@ -153,16 +156,23 @@ class GridBarrierMemory {
 
 namespace detail {
 
+template <class T>
+struct IsGridBarrier : std::false_type {};
+template <GridArrivals Arrivals>
+struct IsGridBarrier<BasicGridBarrier<Arrivals>> : std::true_type {
+  static constexpr GridArrivals kArrivals = Arrivals;
+};
+
 // A launch argument as the kernel receives it: a GridBarrierMemory becomes the barrier prepared
-// for this launch's grid, anything else passes through.
+// for this launch's grid and the parameter's arrivals, anything else passes through.
 template <class Param, class Arg>
 decltype(auto) launch_argument(Arg&& arg, int blocks, int threads, cudaStream_t stream) {
   if constexpr (std::is_same_v<std::decay_t<Arg>, GridBarrierMemory>) {
-    static_assert(std::is_same_v<Param, GridBarrier>,
+    static_assert(IsGridBarrier<Param>::value,
                   "a GridBarrierMemory can only be passed for a GridBarrier parameter");
-    return arg.prepare(blocks, threads, stream);
+    return arg.template prepare<IsGridBarrier<Param>::kArrivals>(blocks, threads, stream);
   } else {
-    static_assert(!std::is_same_v<std::decay_t<Arg>, GridBarrier>,
+    static_assert(!IsGridBarrier<std::decay_t<Arg>>::value,
                   "pass the GridBarrierMemory: the launch prepares the barrier for its grid");
     return std::forward<Arg>(arg);
   }
@@ -171,10 +181,10 @@ decltype(auto) launch_argument(Arg&& arg, int blocks, int threads, cudaStream_t 
 }  // namespace detail
 
 // Launches `kernel(args...)` cooperatively on `stream` after checking that all of `grid` can be
-// resident at once; a GridBarrierMemory passed for a GridBarrier parameter becomes the barrier
-// laid out for this grid. Throws Error(invalid_argument) naming the largest safe grid when the
-// grid cannot be resident, Error(unsupported) when the device has no cooperative launch; a
-// launch is never attempted that could hang.
+// resident at once; a GridBarrierMemory passed for a GridBarrier (or WarpGridBarrier) parameter
+// becomes the barrier laid out for this grid. Throws Error(invalid_argument) naming the largest
+// safe grid when the grid cannot be resident, Error(unsupported) when the device has no cooperative
+// launch; a launch is never attempted that could hang.
 template <class... Params, class... Args>
 void launch_with_grid_barrier(void (*kernel)(Params...), dim3 grid, dim3 block,
                               std::size_t dynamic_smem, cudaStream_t stream, Args&&... args) {

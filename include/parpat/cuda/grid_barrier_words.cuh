@@ -13,18 +13,23 @@
 
 namespace parpat::cuda {
 
-// How a barrier of one grid arrives and waits, chosen on the host for the device, the grid and
-// the block (plan_grid_barrier) and passed to the kernel by value; every branch on it is
-// uniform across the grid.
+// Who arrives at the barrier: each block (its thread 0, after __syncthreads), or each warp (its
+// lane 0, after __syncwarp: no __syncthreads at all, which is most of the cost of a barrier among
+// a few dozen blocks of one warp). A compile-time choice, part of the barrier's type: a run-time
+// switch between the two in one kernel cost about 3 % of the latency on the H100.
+enum class GridArrivals { block, warp };
+
+// How a barrier of one grid arrives and waits, chosen on the host for the device, the grid, the
+// block and the arrivals (plan_grid_barrier) and passed to the kernel by value; every branch on
+// it is uniform across the grid.
 struct GridBarrierLayout {
-  unsigned int warp_arrivals;         // 1: one arrival per warp (no __syncthreads in sync())
   unsigned int arrivals_per_subword;  // arrivals sharing one sub-word; >= all: one level
   unsigned int atom_arrive;           // 1: atom returning the old value (the last arriver skips its
                                       // poll), 0: a reduction, and polls start at once
   unsigned int check_mask;     // polls between reads of the clock and the error word, minus one
   unsigned int sleep_ns;       // __nanosleep between polls (0: none)
-  unsigned int release_lines;  // 0: waiters poll the arrival word; k > 0: the last arriver copies
-                               // the generation into k lines of their own, which they poll
+  unsigned int release_lines;  // 0: waiters poll the arrival word; k > 0: the last arriver
+                               // copies the generation into k lines of their own, which they poll
   unsigned int poll_delay;     // cycles between an arrival and its first poll (0: none)
   unsigned int rows;           // 0: one arrival word; r >= 1: a table of r rows (arrival u adds
                                // to every word of row u mod r) ...
@@ -34,11 +39,10 @@ struct GridBarrierLayout {
 };
 
 inline bool operator==(const GridBarrierLayout& a, const GridBarrierLayout& b) {
-  return a.warp_arrivals == b.warp_arrivals && a.arrivals_per_subword == b.arrivals_per_subword &&
-         a.atom_arrive == b.atom_arrive && a.check_mask == b.check_mask &&
-         a.sleep_ns == b.sleep_ns && a.release_lines == b.release_lines &&
-         a.poll_delay == b.poll_delay && a.rows == b.rows && a.columns == b.columns &&
-         a.table_stride == b.table_stride;
+  return a.arrivals_per_subword == b.arrivals_per_subword && a.atom_arrive == b.atom_arrive &&
+         a.check_mask == b.check_mask && a.sleep_ns == b.sleep_ns &&
+         a.release_lines == b.release_lines && a.poll_delay == b.poll_delay && a.rows == b.rows &&
+         a.columns == b.columns && a.table_stride == b.table_stride;
 }
 
 namespace detail {

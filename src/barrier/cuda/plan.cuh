@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <type_traits>
 
 #include "barrier/cuda/classic_methods.cuh"
 #include "barrier/cuda/hierarchical.cuh"
@@ -34,13 +35,13 @@ unsigned int arrivals_per_subword(const BarrierFlipPolicy& flip, int arrivals) {
 
 // The layout of the public barrier for `groups` blocks of `group_size` threads (barrier/tuning.hpp
 // says what each field of the policy means; its limits refuse any value out of a field's range,
-// so none is clamped here). `top_arrivals`, when positive, is the number of arrivals at the flip
-// word of `hierarchical` (one per cluster), which uses no table.
+// so none is clamped here), one arrival per block or per warp. `top_arrivals`, when positive, is
+// the number of arrivals at the flip word of `hierarchical` (one per cluster), which uses no
+// table.
 GridBarrierLayout flip_layout(const BarrierFlipPolicy& flip, int groups, int group_size,
-                              int top_arrivals = 0) {
+                              bool warp_arrivals, int top_arrivals = 0) {
   GridBarrierLayout k = {};
-  k.warp_arrivals = top_arrivals == 0 && group_size <= flip.warp_arrivals_block_max ? 1 : 0;
-  int arrivals = k.warp_arrivals ? groups * ((group_size + 31) / 32) : groups;
+  int arrivals = warp_arrivals ? groups * ((group_size + 31) / 32) : groups;
   unsigned int every = 1;
   while (every < static_cast<unsigned int>(flip.poll_check_every))
     every *= 2;
@@ -72,25 +73,34 @@ GridBarrierLayout flip_layout(const BarrierFlipPolicy& flip, int groups, int gro
   return k;
 }
 
+// Whether `flip` arrives per warp for blocks of `group_size` (the tuned choice).
+bool warp_arrivals(const BarrierFlipPolicy& flip, int group_size) {
+  return group_size <= flip.warp_arrivals_block_max;
+}
+
 // A zeroed workspace for `groups` blocks of `group_size` with the layout of this launch: room
 // for the classic methods' flags and for the public barrier's words.
 struct Workspace {
+  bool warp;  // the public barrier's arrivals are warps
   GridBarrierLayout layout;
   Buffer buffer;
   Workspace(const Device& device, int groups, int group_size, bool clustered)
-      : layout(flip_layout(tuned<BarrierFlipPolicy>(device.info()), groups, group_size,
+      : Workspace(device, tuned<BarrierFlipPolicy>(device.info()), groups, group_size, clustered) {}
+  Workspace(const Device& device, const BarrierFlipPolicy& flip, int groups, int group_size,
+            bool clustered)
+      : warp(!clustered && warp_arrivals(flip, group_size)),
+        layout(flip_layout(flip, groups, group_size, warp,
                            clustered ? groups / cluster_size(device.info(), groups) : 0)),
-        buffer(device,
-               std::max(classic_words(groups),
-                        parpat::cuda::detail::workspace_words(
-                            layout, static_cast<unsigned int>(groups) *
-                                        (layout.warp_arrivals ? (group_size + 31) / 32 : 1))) *
-                   sizeof(unsigned int)) {}
+        buffer(device, std::max(classic_words(groups),
+                                parpat::cuda::detail::workspace_words(
+                                    layout, static_cast<unsigned int>(groups) *
+                                                (warp ? (group_size + 31) / 32 : 1))) *
+                           sizeof(unsigned int)) {}
   unsigned int* base() const { return static_cast<unsigned int*>(buffer.handle()); }
-  // The handle of the method's barrier.
   Words classic() const { return Words{base()}; }
-  parpat::cuda::GridBarrier public_barrier() const {
-    return parpat::cuda::GridBarrier{base(), layout, kTimeoutCycles};
+  template <parpat::cuda::GridArrivals Arrivals>
+  parpat::cuda::BasicGridBarrier<Arrivals> public_barrier() const {
+    return {base(), layout, kTimeoutCycles};
   }
   void clear(CudaDevice& cuda) const {
     PARPAT_CUDA(cudaMemsetAsync(buffer.handle(), 0, buffer.bytes(), cuda.stream()));
@@ -102,45 +112,54 @@ struct Workspace {
   }
 };
 
-// The device-side barrier of each method and the handle it is made from.
-template <Method M>
-struct MethodBarrier {
-  using type = CgBarrier;
-  using Handle = Words;
-};
-template <>
-struct MethodBarrier<Method::atomic_all> {
-  using type = AtomicAllBarrier;
-  using Handle = Words;
-};
-template <>
-struct MethodBarrier<Method::representative> {
-  using type = RepresentativeBarrier;
-  using Handle = Words;
-};
-template <>
-struct MethodBarrier<Method::flags> {
-  using type = FlagsBarrier;
-  using Handle = Words;
-};
-template <>
-struct MethodBarrier<Method::flip> {
-  using type = parpat::cuda::GridSync;
-  using Handle = parpat::cuda::GridBarrier;
-};
-template <>
-struct MethodBarrier<Method::hierarchical> {
-  using type = HierarchicalBarrier;
-  using Handle = parpat::cuda::GridBarrier;
+// A device-side barrier type and the handle it is made from.
+template <class B, class H>
+struct BarrierTag {
+  using Barrier = B;
+  using Handle = H;
 };
 
-// The handle of method M's barrier in `ws`.
+using BlockFlip = BarrierTag<parpat::cuda::GridSync, parpat::cuda::GridBarrier>;
+using WarpFlip = BarrierTag<parpat::cuda::WarpGridSync, parpat::cuda::WarpGridBarrier>;
+
+// The barrier of the classic methods and cg, made from the classic workspace.
 template <Method M>
-typename MethodBarrier<M>::Handle barrier_handle(const Workspace& ws) {
-  if constexpr (M == Method::flip || M == Method::hierarchical)
-    return ws.public_barrier();
-  else
-    return ws.classic();
+using ClassicTag = BarrierTag<
+    std::conditional_t<
+        M == Method::atomic_all, AtomicAllBarrier,
+        std::conditional_t<M == Method::representative, RepresentativeBarrier,
+                           std::conditional_t<M == Method::flags, FlagsBarrier, CgBarrier>>>,
+    Words>;
+
+// Calls f(tag) for every barrier that method M may launch (`flip` has one per arrivals), so that
+// the safe grid holds whichever the tuning picks.
+template <Method M, class F>
+void for_each_barrier(F&& f) {
+  if constexpr (M == Method::flip) {
+    f(BlockFlip{});
+    f(WarpFlip{});
+  } else if constexpr (M == Method::hierarchical) {
+    f(BarrierTag<HierarchicalBarrier, parpat::cuda::GridBarrier>{});
+  } else {
+    f(ClassicTag<M>{});
+  }
+}
+
+// Calls f(tag, handle) for the barrier of method M that `ws` is laid out for.
+template <Method M, class F>
+void with_barrier(const Workspace& ws, F&& f) {
+  using parpat::cuda::GridArrivals;
+  if constexpr (M == Method::flip) {
+    if (ws.warp)
+      f(WarpFlip{}, ws.public_barrier<GridArrivals::warp>());
+    else
+      f(BlockFlip{}, ws.public_barrier<GridArrivals::block>());
+  } else if constexpr (M == Method::hierarchical) {
+    f(BarrierTag<HierarchicalBarrier, parpat::cuda::GridBarrier>{},
+      ws.public_barrier<GridArrivals::block>());
+  } else {
+    f(ClassicTag<M>{}, ws.classic());
+  }
 }
 
 }  // namespace
