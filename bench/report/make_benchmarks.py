@@ -151,12 +151,33 @@ def leading_number(text):
     return int(m.group(1)) ** int(m.group(2)) if m.group(2) else int(m.group(1))
 
 
+# Ops whose times track another op's: their rows are folded into a sentence with the largest
+# difference measured, so the tables show one row per distinct cost.
+TWIN_OPS = {"max": "min", "nanvar": "var"}
+
+
+def fold_twins(fast):
+    """The rows without the twins of TWIN_OPS whose partner was measured on the same case, and
+    for each folded twin the largest |time(twin) / time(partner) − 1|."""
+    by_case = {(r["dtype"], r["op"], case_shape(r)): r for r in fast}
+    kept, spread = [], {}
+    for r in fast:
+        partner = by_case.get((r["dtype"], TWIN_OPS.get(r["op"]), case_shape(r)))
+        if partner is None or partner["time_ms"] <= 0 or not r.get("verified", False):
+            kept.append(r)
+            continue
+        gap = abs(r["time_ms"] / partner["time_ms"] - 1)
+        spread[r["op"]] = max(spread.get(r["op"], 0), gap)
+    return kept, spread
+
+
 def headline(rows, pattern):
     """The `fast` rows of a pattern as a grid: a shape of several parts ("1024 bins, 2^28") takes
     its first part as the column and the rest into the row; a one-part shape ("2^20") is the
     column itself. Cells: µs, the speed-up over the baseline of the same run, and at the last
     column the % of the measured peak."""
-    fast = best_per_case([r for r in rows if r["variant"] == "fast" and r["pattern"] == pattern])
+    fast, spread = fold_twins(
+        best_per_case([r for r in rows if r["variant"] == "fast" and r["pattern"] == pattern]))
     grid, columns = {}, []
     for r in fast:
         parts = [p.strip() for p in case_shape(r).split(",")]
@@ -185,7 +206,12 @@ def headline(rows, pattern):
         lines.append([dtype, op] + ([rest] if any(k[2] for k in grid) else []) + cells)
     baselines = sorted({r["baseline"] for r in fast if r.get("baseline")})
     header = ["dtype", "op / data"] + (["size"] if any(k[2] for k in grid) else []) + columns
-    return table(header, lines), baselines
+    body = table(header, lines)
+    if spread:
+        body += ["", "Not shown: " + "; ".join(
+            f"`{op}`, within {gap * 100:.0f} % of `{TWIN_OPS[op]}` on every case" for op, gap in
+            sorted(spread.items())) + " (all rows are in the JSON)."]
+    return body, baselines
 
 
 def every_variant(rows, pattern):
@@ -223,10 +249,11 @@ def ratio_summary(a_rows, b_rows, label, long_ms=0.1):
 
 def barrier_ratio_summary(new, old, label):
     """Geometric mean and extremes of µs per barrier of this build / the previous one, over the
-    latency points (method, groups, group size) both measured without a failure."""
+    latency points (method, groups, group size) of the spinning methods both measured without a
+    failure (`relaunch` times host launches, not a barrier)."""
     key = lambda r: (r["method"], r["groups"], r["group_size"])
-    ok = lambda doc: {key(r): r for r in doc.get("latency", [])
-                      if not r["barrier_failed"] and r["us_per_barrier"] > 0}
+    ok = lambda doc: {key(r): r for r in doc.get("latency", []) if r["method"] != "relaunch"
+                      and not r["barrier_failed"] and r["us_per_barrier"] > 0}
     a, b = ok(new), ok(old)
     pairs = [(a[k], b[k]) for k in a if k in b]
     if not pairs:
@@ -288,8 +315,14 @@ def io_floor(doc, m):
             f"streaming floor min(both) is {min(h2d, reads):.1f} GB/s.")
 
 
-def io_section(doc, m):
-    """`parpat bench io`: whole processes on a page-cached .npy beside numpy, one row per run."""
+def cat_range(rates):
+    low, high = f"{min(rates):.1f}", f"{max(rates):.1f}"
+    return low if low == high else f"{low}–{high}"
+
+
+def io_section(docs, m):
+    """`parpat bench io`: whole processes on page-cached .npy files beside numpy, every run of
+    every backend and file size in one table."""
     def ms(v):
         return "—" if not v else f"{v:.0f}" if v >= 100 else f"{v:.1f}"
 
@@ -297,35 +330,40 @@ def io_section(doc, m):
         return f"{v:.2f}" if v else "—"
 
     rows = []
-    for r in doc.get("rows", []):
-        file = r.get("file", "")
-        kib = r.get("chunk_kib", 0)
-        if kib:
-            file += f", chunks ≤ {kib // 1024} MiB" if kib % 1024 == 0 else f", chunks ≤ {kib} KiB"
-        wall = ms(r.get("wall_ms"))
-        if r.get("status", "ok") != "ok":
-            wall += f" ✗ {r['status']}"
-        ratio = r.get("numpy_over_parpat")
-        chunks = r.get("chunks")
-        kernel = r.get("time_ms")
-        rows.append([r.get("pattern", "?"), file, "" if chunks is None else int(chunks), wall,
-                     ms(r.get("startup_ms")), "—" if kernel is None else f"{kernel:.1f}",
-                     gbps(r.get("stream_GBps")), gbps(r.get("transfer_GBps")),
-                     ms(r.get("numpy_ms")), ms(r.get("numpy_wall_ms")),
-                     f"{ratio:.2f}" if ratio else "—"])
-    cat = doc.get("cat", {}).get("GBps")
-    numpy = (f", beside numpy {doc['numpy']} (np.load + the op, in Python and as a whole process) "
-             "in the same run" if doc.get("numpy") else ", without numpy")
-    lines = [f"### End to end: files (`parpat bench io`, {doc.get('backend', '?')}, "
-             f"{doc.get('io_mib', '?')} MiB float32 .npy)", "",
-             f"Measured {doc.get('date', '?')} on {doc.get('device_label', doc.get('device', '?'))}: "
-             f"wall ms of whole processes, median of {doc.get('runs', 3)} after a warm-up, files "
-             f"page-cached{numpy}. Kernel: the device time of the command's kernels. Stream GB/s: file "
-             "bytes / (wall − wall on the 1 KiB file)"
-             + (f"; `cat` reads the file at {cat:.1f} GB/s." if cat else ".") + io_floor(doc, m), ""]
-    return lines + table(["command", "file", "chunks", "wall", "start-up", "kernel", "stream GB/s",
-                          "transfer GB/s", "numpy in Python", "numpy wall", "numpy wall / parpat"],
-                         rows)
+    for doc in docs:
+        for r in doc.get("rows", []):
+            file = r.get("file", "")
+            kib = r.get("chunk_kib", 0)
+            if kib:
+                file += f", chunks ≤ {kib // 1024} MiB" if kib % 1024 == 0 else f", chunks ≤ {kib} KiB"
+            wall = ms(r.get("wall_ms"))
+            if r.get("status", "ok") != "ok":
+                wall += f" ✗ {r['status']}"
+            ratio = r.get("numpy_over_parpat")
+            chunks = r.get("chunks")
+            kernel = r.get("time_ms")
+            rows.append([doc.get("backend", "?"), r.get("pattern", "?"), file,
+                         "" if chunks is None else int(chunks), wall, ms(r.get("startup_ms")),
+                         "—" if kernel is None else f"{kernel:.1f}", gbps(r.get("stream_GBps")),
+                         gbps(r.get("transfer_GBps")), ms(r.get("numpy_ms")),
+                         ms(r.get("numpy_wall_ms")), f"{ratio:.2f}" if ratio else "—"])
+    dates = ", ".join(sorted({d.get("date", "?") for d in docs}))
+    devices = ", ".join(dict.fromkeys(d.get("device_label", d.get("device", "?")) for d in docs))
+    numpy = sorted({d["numpy"] for d in docs if d.get("numpy")})
+    cats = [d["cat"]["GBps"] for d in docs if d.get("cat", {}).get("GBps")]
+    floors = [io_floor(d, m) for d in docs]
+    lines = ["### End to end: files (`parpat bench io`, float32 .npy)", "",
+             f"Measured {dates} on {devices}: wall ms of whole processes, median of "
+             f"{docs[0].get('runs', 3)} after a warm-up, files page-cached"
+             + (f", beside numpy {', '.join(numpy)} (np.load + the op, in Python and as a whole "
+                "process) in the same run where shown" if numpy else "")
+             + ". Kernel: the device time of the command's kernels. Stream GB/s: file bytes / "
+             "(wall − wall on the 1 KiB file)"
+             + (f"; `cat` reads the files at {cat_range(cats)} GB/s." if cats else ".")
+             + next((f for f in floors if f), ""), ""]
+    return lines + table(["backend", "command", "file", "chunks", "wall", "start-up", "kernel",
+                          "stream GB/s", "transfer GB/s", "numpy in Python", "numpy wall",
+                          "numpy wall / parpat"], rows)
 
 
 RANK_MODES = [("cuda", "CUDA, 1 rank"), ("cuda-devices", "CUDA `--devices`, 2 ranks"),
@@ -493,8 +531,8 @@ def machine_section(m, plots_dir, out_path):
     for backend, doc in m.barrier.items():
         lines += [f"### Grid barrier, {backend}: µs per barrier, blocks of 128 (× cg in the same run)", ""]
         lines += barrier_tables(doc) + [""]
-    for doc in m.io:
-        lines += io_section(doc, m) + [""]
+    if m.io:
+        lines += io_section(m.io, m) + [""]
     if m.python:
         lines += python_section(m.python, m.python_floor) + [""]
     if m.ranks:
@@ -511,7 +549,9 @@ def machine_section(m, plots_dir, out_path):
                     regress.append(s)
         for backend, doc in sorted(m.barrier.items()):
             if backend in m.previous_barrier:
-                s = barrier_ratio_summary(doc, m.previous_barrier[backend], f"barrier {backend}")
+                against = m.meta.get("previous_barrier")
+                label = f"barrier {backend}" + (f" (against {against})" if against else "")
+                s = barrier_ratio_summary(doc, m.previous_barrier[backend], label)
                 if s:
                     regress.append(s)
         if regress:

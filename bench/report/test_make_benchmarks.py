@@ -84,13 +84,13 @@ def main():
             "OpenCL / CUDA over the case of at least 100 µs": "| 1.100 (1) |",
             "regression ratio of the large case": "| 0.800 (1) |",
             "device, date and build": "Measured 2026-01-02, build abc1234",
-            "end-to-end heading": "### End to end: files (`parpat bench io`, cuda, 1024 MiB",
+            "end-to-end heading": "### End to end: files (`parpat bench io`, float32 .npy)",
             "end-to-end row: wall, start-up, kernel, stream GB/s, numpy in Python and whole, ratio":
-                "| histogram | 1024 MiB | 16 | 600 | 300 | 1.0 | 5.37 | 25.00 | 1350 | 1500 | 2.50 |",
+                "| cuda | histogram | 1024 MiB | 16 | 600 | 300 | 1.0 | 5.37 | 25.00 | 1350 | 1500 | 2.50 |",
             "end-to-end start-up floor row": "| histogram | 1 KiB | 1 | 400 | 300 | 1.0 | — |",
             "end-to-end capped row, its mismatch marked":
                 "| histogram | 1024 MiB, chunks ≤ 128 MiB | 8 | 650 ✗ mismatch |",
-            "end-to-end cat rate": "`cat` reads the file at 10.7 GB/s",
+            "end-to-end cat rate": "`cat` reads the files at 10.7 GB/s",
         }
         for what, needle in expect.items():
             if needle not in text:

@@ -10,7 +10,8 @@
 namespace parpat::detail {
 
 // `flip` and the global level of `hierarchical`, by the number of arrivals (one per block, or
-// one per warp for blocks up to `warp_arrivals_block_max` threads):
+// one per warp: the library's `flip` launches its warp-arrival kernel for blocks up to
+// `warp_arrivals_block_max` threads; users choose by type, WarpGridBarrier):
 // - one word up to `one_level_max` arrivals, above it sub-words of `subword_blocks` arrivals
 //   (0: about √arrivals); arrivals by `red` (no return) up to `red_arrivals_max`;
 // - from `table_from` to `table_max` arrivals a table of words: rows from `table_rows_from`
