@@ -1,6 +1,7 @@
-// mean, var, std, the nan-ops and count_nonzero: every variant that claims them against the CPU
-// reference on fresh random inputs (NaN sprinkled into floats) along every axis, and against
-// numpy's own answers on small inputs, empty and all-NaN ones, ddof and infinities.
+// mean, var, std, the nan-ops, count_nonzero, any and all: every variant that claims them against
+// the CPU reference on fresh random inputs (NaN sprinkled into floats) along every axis, and
+// against numpy's own answers on small inputs, empty and all-NaN ones, ddof and infinities.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -18,10 +19,10 @@ namespace parpat::test {
 namespace {
 
 constexpr ReduceOp kStatisticOps[] = {
-    ReduceOp::mean,         ReduceOp::var,     ReduceOp::std,    ReduceOp::nansum,
-    ReduceOp::nanprod,      ReduceOp::nanmin,  ReduceOp::nanmax, ReduceOp::nanargmin,
-    ReduceOp::nanargmax,    ReduceOp::nanmean, ReduceOp::nanvar, ReduceOp::nanstd,
-    ReduceOp::count_nonzero};
+    ReduceOp::mean,          ReduceOp::var,     ReduceOp::std,    ReduceOp::nansum,
+    ReduceOp::nanprod,       ReduceOp::nanmin,  ReduceOp::nanmax, ReduceOp::nanargmin,
+    ReduceOp::nanargmax,     ReduceOp::nanmean, ReduceOp::nanvar, ReduceOp::nanstd,
+    ReduceOp::count_nonzero, ReduceOp::any,     ReduceOp::all};
 constexpr DType kDTypes[] = {DType::boolean, DType::int8,    DType::uint8,  DType::int16,
                              DType::uint16,  DType::int32,   DType::uint32, DType::int64,
                              DType::uint64,  DType::float32, DType::float64};
@@ -117,6 +118,54 @@ TEST_P(ReduceStatisticsTest, RandomInputsAlongEveryAxis) {
     }
 }
 
+// any and all hinge on one element: zeros with one non-zero element at a random place (any
+// true, and false without it), and ones with one zero (all false, and true without it), at sizes
+// around the variants' block and grid boundaries, along every axis of a 2-D view.
+TEST_P(ReduceStatisticsTest, AnyAndAllFindTheOneElement) {
+  std::mt19937_64 rng(run_seed());
+  for (DType t : {DType::boolean, DType::int8, DType::uint16, DType::int32, DType::uint64,
+                  DType::float32, DType::float64})
+    for (std::int64_t n : {1, 31, 4097, 65537, (1 << 20) + 3}) {
+      std::vector<unsigned char> zeros(static_cast<std::size_t>(n) * dtype_size(t), 0);
+      std::vector<unsigned char> ones = zeros;
+      visit_dtype(t, [&](auto v) {
+        using T = decltype(v);
+        std::fill_n(reinterpret_cast<T*>(ones.data()), n, T(1));
+      });
+      // Float negative zero is zero, and NaN is non-zero.
+      const std::int64_t at = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(n));
+      if (is_float(t) && n > 1)
+        visit_dtype(t, [&](auto v) {
+          using T = decltype(v);
+          reinterpret_cast<T*>(zeros.data())[(at + 1) % n] = T(-0.0);
+        });
+      const std::int64_t cols = n % 2 == 1 && n > 31 ? 1 : n;  // a column too
+      for (Axis axis : {Axis::all, Axis::rows, Axis::cols}) {
+        check(t, ReduceOp::any, axis, n / cols, cols, 0, zeros);
+        check(t, ReduceOp::all, axis, n / cols, cols, 0, ones);
+      }
+      visit_dtype(t, [&](auto v) {
+        using T = decltype(v);
+        T one = is_float(t) && rng() % 2 ? std::numeric_limits<T>::quiet_NaN() : T(1);
+        reinterpret_cast<T*>(zeros.data())[at] = one;
+        reinterpret_cast<T*>(ones.data())[at] = T(0);
+      });
+      for (Axis axis : {Axis::all, Axis::rows, Axis::cols}) {
+        check(t, ReduceOp::any, axis, n / cols, cols, 0, zeros);
+        check(t, ReduceOp::all, axis, n / cols, cols, 0, ones);
+      }
+      // The reference itself must see the element (the check above compares with it).
+      detail::ReduceShape whole{t, ReduceOp::any, Axis::all, 1, n, n, 0};
+      unsigned char found = 0;
+      detail::reduce_reference(zeros.data(), whole, &found, nullptr);
+      EXPECT_EQ(found, 1) << "any of " << dtype_name(t) << " with element " << at << " set";
+      whole.op = ReduceOp::all;
+      detail::reduce_reference(ones.data(), whole, &found, nullptr);
+      EXPECT_EQ(found, 0) << "all of " << dtype_name(t) << " with element " << at << " zero";
+      if (HasFatalFailure()) return;
+    }
+}
+
 // numpy's answers (numpy 2, printed by hand from np.var, np.nanmean, ...).
 TEST_P(ReduceStatisticsTest, MatchNumpyOnSmallInputs) {
   if (!claims({DType::float64, ReduceOp::var, Axis::all, 1, 4, 4})) GTEST_SKIP() << "not claimed";
@@ -134,6 +183,11 @@ TEST_P(ReduceStatisticsTest, MatchNumpyOnSmallInputs) {
   EXPECT_EQ(run({nan, 1, 3, 3}, ReduceOp::nanargmax).indices[0], 2);
   EXPECT_EQ(run({nan, 1, 3, 1}, ReduceOp::nanargmin).indices[0], 1);
   EXPECT_EQ(run({0, nan, -0.0, 2}, ReduceOp::count_nonzero).values[0].i, 2);
+  EXPECT_EQ(run({0, -0.0}, ReduceOp::any).values[0].u, 0u);
+  EXPECT_EQ(run({0, nan}, ReduceOp::any).values[0].u, 1u);
+  EXPECT_EQ(run({1, nan, -2}, ReduceOp::all).values[0].u, 1u);
+  EXPECT_EQ(run({1, -0.0, 3}, ReduceOp::all).values[0].u, 0u);
+  EXPECT_EQ(run({1, 2}, ReduceOp::all).dtype, DType::boolean);
   EXPECT_TRUE(std::isnan(run({1, nan}, ReduceOp::mean).values[0].f));
   EXPECT_EQ(run({1, inf}, ReduceOp::mean).values[0].f, inf);
   EXPECT_TRUE(std::isnan(run({1, inf}, ReduceOp::var).values[0].f));
@@ -170,6 +224,8 @@ TEST_P(ReduceStatisticsTest, EmptyInputFollowsNumpy) {
   EXPECT_EQ(value(ReduceOp::nansum).f, 0);
   EXPECT_EQ(value(ReduceOp::nanprod).f, 1);
   EXPECT_EQ(value(ReduceOp::count_nonzero).i, 0);
+  EXPECT_EQ(value(ReduceOp::any).u, 0u);  // numpy: any([]) is False, all([]) True
+  EXPECT_EQ(value(ReduceOp::all).u, 1u);
   EXPECT_EQ(reduce_result_dtype(DType::int32, ReduceOp::mean), DType::float64);
   for (ReduceOp op : {ReduceOp::nanmin, ReduceOp::nanargmax})
     EXPECT_THROW(reduce(empty, {op, Axis::all, GetParam().variant}), Error);

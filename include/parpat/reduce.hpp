@@ -31,7 +31,9 @@ enum class ReduceOp {
   nanmean,
   nanvar,
   nanstd,
-  count_nonzero
+  count_nonzero,
+  any,
+  all
 };
 enum class Axis { all, rows, cols };  // rows: one result per row (numpy axis=1); cols: axis=0
 
@@ -44,10 +46,12 @@ bool is_arg_op(ReduceOp op);  // argmin, argmax, nanargmin, nanargmax
 // The dtype of a reduction's values: integer sum/prod (and nansum/nanprod) widen to int64
 // (signed input) or uint64 (unsigned) and wrap modulo 2^64; floats keep their type; min/max/arg
 // ops keep the input type; mean, var and std give float64 for integer input and the input's type
-// for floats (computed in float64, then rounded); count_nonzero gives int64.
+// for floats (computed in float64, then rounded); count_nonzero gives int64; any and all give
+// bool (NaN is non-zero, so it counts as true, as in numpy).
 // A NaN wins min and max (arg ops: the first NaN). −0.0 and +0.0 are equal, so which zero a min
 // or max returns depends on the variant's fold order, as in numpy. Empty input (or an all-NaN
-// one for the nan-ops): mean, var and std give NaN, count_nonzero 0, nansum 0, nanprod 1;
+// one for the nan-ops): mean, var and std give NaN, count_nonzero 0, nansum 0, nanprod 1,
+// any false, all true;
 // min, max and the arg ops throw, and so do nanargmin/nanargmax of an all-NaN input ("All-NaN
 // slice encountered"; a Reducer writes index INT64_MAX there), while nanmin/nanmax give NaN.
 DType reduce_result_dtype(DType input, ReduceOp op);

@@ -14,13 +14,14 @@ the framework's current stream, results returned in the same framework without w
 import atexit as _atexit
 
 from . import _parpat
-from ._api import (argmax, argmin, bincount, clear, count_nonzero, devices, histogram, max, mean,
-                   min, nanargmax, nanargmin, nanmax, nanmean, nanmin, nanprod, nanstd, nansum,
-                   nanvar, pairwise, prod, std, sum, var)
+from ._api import (all, any, argmax, argmin, bincount, clear, count_nonzero, devices, histogram,
+                   max, mean, min, nanargmax, nanargmin, nanmax, nanmean, nanmin, nanprod, nanstd,
+                   nansum, nanvar, pairwise, prod, std, sum, var)
 
 Device = _parpat.Device
 __version__ = "0.1.0"
-__all__ = ["Device", "argmax", "argmin", "bincount", "count_nonzero", "devices", "histogram",
+__all__ = ["Device", "all", "any", "argmax", "argmin", "bincount", "count_nonzero", "devices",
+           "histogram",
            "max", "mean", "min", "nanargmax", "nanargmin", "nanmax", "nanmean", "nanmin",
            "nanprod", "nanstd", "nansum", "nanvar", "pairwise", "prod", "std", "sum", "var"]
 

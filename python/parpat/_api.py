@@ -308,6 +308,10 @@ _REDUCTIONS = {
                "As for parpat.var.", True),
     "count_nonzero": ("Number of non-zero elements, as numpy.count_nonzero (NaN counts).",
                       "int64 counts.", False),
+    "any": ("Whether any element is non-zero, as numpy.any (NaN counts as true); an empty "
+            "reduction gives False.", "bool.", False),
+    "all": ("Whether every element is non-zero, as numpy.all (NaN counts as true); an empty "
+            "reduction gives True.", "bool.", False),
 }
 
 

@@ -1,4 +1,4 @@
-"""parpat's mean, var, std, nan-ops and count_nonzero against numpy on every target."""
+"""parpat's mean, var, std, nan-ops, count_nonzero, any and all against numpy on every target."""
 
 import warnings
 
@@ -48,7 +48,7 @@ def sprinkled(rng, shape, dtype):
 def test_nan_ops_and_statistics_along_every_axis(target, rng, dtype):
     x = sprinkled(rng, (41, 67), dtype)
     x[:, 5] = np.nan  # a column of NaN only (nanmin gives NaN there)
-    for op in STATISTICS + NAN_OPS + ["count_nonzero"]:
+    for op in STATISTICS + NAN_OPS + ["count_nonzero", "any", "all"]:
         for axis in (None, 0, 1):
             if op.startswith("nanarg") and axis == 0:
                 with pytest.raises(ValueError, match="All-NaN"):
@@ -79,7 +79,8 @@ def test_statistics_of_1d_data_with_ddof_and_keepdims(target, rng, dtype):
 
 def test_edge_inputs_follow_numpy(target):
     empty = np.zeros(0, dtype=np.float32)
-    for op in ("mean", "var", "nanmean", "nanstd", "nansum", "nanprod", "count_nonzero"):
+    for op in ("mean", "var", "nanmean", "nanstd", "nansum", "nanprod", "count_nonzero", "any",
+               "all"):
         check(getattr(parpat, op)(target.put(empty), **target.kw()), numpy_answer(op, empty), op)
     for op in ("nanmin", "nanmax", "nanargmin", "nanargmax"):
         with pytest.raises(ValueError):
@@ -103,3 +104,20 @@ def test_edge_inputs_follow_numpy(target):
 def test_negative_ddof_is_refused():
     with pytest.raises(ValueError, match="ddof"):
         parpat.var(np.arange(10, dtype=np.float32), ddof=-1)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int64", "float32", "float64"])
+def test_any_and_all_find_the_one_element(target, rng, dtype):
+    """Zeros with one non-zero element (NaN for floats), ones with one zero: along every axis,
+    with keepdims, the answer hinges on that element."""
+    for shape in ((1,), (1000,), (37, 129)):
+        where = tuple(int(rng.integers(0, n)) for n in shape)
+        zeros = np.zeros(shape, dtype=dtype)
+        ones = np.ones(shape, dtype=dtype)
+        zeros[where] = np.nan if zeros.dtype.kind == "f" else 1
+        ones[where] = 0
+        for axis in [None] + list(range(len(shape))):
+            for op, x in (("any", zeros), ("any", np.zeros(shape, dtype=dtype)), ("all", ones),
+                          ("all", np.ones(shape, dtype=dtype))):
+                got = getattr(parpat, op)(target.put(x), axis=axis, keepdims=True, **target.kw())
+                check(got, numpy_answer(op, x, axis=axis, keepdims=True), op)

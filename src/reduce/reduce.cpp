@@ -16,10 +16,10 @@
 namespace parpat {
 
 namespace {
-constexpr const char* kOpNames[] = {"sum",     "prod",   "min",    "max",          "argmin",
-                                    "argmax",  "mean",   "var",    "std",          "nansum",
-                                    "nanprod", "nanmin", "nanmax", "nanargmin",    "nanargmax",
-                                    "nanmean", "nanvar", "nanstd", "count_nonzero"};
+constexpr const char* kOpNames[] = {
+    "sum",       "prod",    "min",    "max",     "argmin",        "argmax", "mean",
+    "var",       "std",     "nansum", "nanprod", "nanmin",        "nanmax", "nanargmin",
+    "nanargmax", "nanmean", "nanvar", "nanstd",  "count_nonzero", "any",    "all"};
 constexpr const char* kAxisNames[] = {"all", "rows", "cols"};
 }  // namespace
 
@@ -51,6 +51,9 @@ DType reduce_result_dtype(DType input, ReduceOp op) {
       return is_signed_integer(input) || input == DType::boolean ? DType::int64 : DType::uint64;
     case ReduceOp::count_nonzero:
       return DType::int64;
+    case ReduceOp::any:
+    case ReduceOp::all:
+      return DType::boolean;
     default:
       if (detail::statistic_of(op)) return is_float(input) ? input : DType::float64;
       return input;
@@ -151,8 +154,11 @@ std::vector<unsigned char> empty_reduce_values(DType dtype, ReduceOp op, std::in
     case ReduceOp::nansum:
     case ReduceOp::count_nonzero:
       break;
+    case ReduceOp::any:
+      break;
     case ReduceOp::prod:
     case ReduceOp::nanprod:
+    case ReduceOp::all:
       value = 1;
       break;
     default:

@@ -266,6 +266,8 @@ ACC max_skip_nan(ACC a, ACC b) {
 #define LOAD_SCALAR(v, i) ((ACC)(v))
 #define LOAD_ARG(v, i) make_arg((v), (i))
 #define COMBINE_SUM(a, b) ((a) + (b))
+#define COMBINE_OR(a, b) ((a) | (b))
+#define COMBINE_AND(a, b) ((a) & (b))
 #define COMBINE_PROD(a, b) ((a) * (b))
 #define COMBINE_MIN(a, b) min_nan((a), (b))
 #define COMBINE_MAX(a, b) max_nan((a), (b))

@@ -181,6 +181,19 @@ struct CountNonzeroOp {
   static PARPAT_HD Result result(Acc a) { return static_cast<Result>(a); }
 };
 
+// Whether any element is non-zero (kAll false) or every one is (kAll true): an OR or an AND
+// of the elements' truth (NaN is non-zero), as numpy's any and all.
+template <class T, bool kAll>
+struct AnyAllOp {
+  using Acc = std::uint32_t;
+  using Result = bool;
+  static PARPAT_HD Acc identity() { return kAll ? 1u : 0u; }
+  static PARPAT_HD Acc load(T v, std::int64_t) { return v != T(0) ? 1u : 0u; }
+  static PARPAT_HD Acc combine(Acc a, Acc b) { return kAll ? a & b : a | b; }
+  static PARPAT_HD Acc append(Acc a, T v, std::int64_t i) { return combine(a, load(v, i)); }
+  static PARPAT_HD Result result(Acc a) { return a != 0; }
+};
+
 // Sum or product in float64 with NaN elements counted as the identity (float input only).
 template <class T, bool kProduct>
 struct NanSumOp {
@@ -364,6 +377,10 @@ decltype(auto) visit_reduce_op(ReduceOp op, F&& f) {
       return f(MomentsOp<T, kFloat>{});
     case ReduceOp::count_nonzero:
       return f(CountNonzeroOp<T>{});
+    case ReduceOp::any:
+      return f(AnyAllOp<T, false>{});
+    case ReduceOp::all:
+      return f(AnyAllOp<T, true>{});
     case ReduceOp::nansum:
       if constexpr (kFloat)
         return f(NanSumOp<T, false>{});

@@ -153,11 +153,14 @@ void reference_moments(const ReduceShape& s, std::int64_t extent, const Element&
 template <class T, class R, class Element>
 void reference_output(const ReduceShape& s, std::int64_t extent, const Element& element, R* values,
                       std::int64_t* indices, std::int64_t o) {
-  if (s.op == ReduceOp::count_nonzero) {
+  if (s.op == ReduceOp::count_nonzero || s.op == ReduceOp::any || s.op == ReduceOp::all) {
     std::int64_t count = 0;
     for (std::int64_t k = 0; k < extent; ++k)
       count += element(k) != T(0);
-    values[o] = static_cast<R>(count);
+    if (s.op == ReduceOp::count_nonzero)
+      values[o] = static_cast<R>(count);
+    else
+      values[o] = static_cast<R>(s.op == ReduceOp::any ? count > 0 : count == extent);
     return;
   }
   const bool skip = is_nan_reduce_op(s.op);

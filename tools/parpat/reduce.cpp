@@ -23,9 +23,10 @@ void add_reduce_command(CLI::App& app) {
     double ddof = 0;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("--op", o->op,
-                  "sum, prod, min, max, argmin, argmax, mean, var, std, nansum, nanprod, nanmin, "
-                  "nanmax, nanargmin, nanargmax, nanmean, nanvar, nanstd or count_nonzero")
+  cmd->add_option(
+         "--op", o->op,
+         "sum, prod, min, max, argmin, argmax, mean, var, std, nansum, nanprod, nanmin, "
+         "nanmax, nanargmin, nanargmax, nanmean, nanvar, nanstd, count_nonzero, any or all")
       ->required();
   cmd->add_option("--ddof", o->ddof, "var and std divide by n - ddof (default 0, as numpy)");
   cmd->add_option("--axis", o->axis, "all, rows (numpy axis=1) or cols (numpy axis=0)");

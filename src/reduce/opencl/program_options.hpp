@@ -180,6 +180,12 @@ inline std::string extra_op_options(const ReduceShape& s, ReduceOp op, const cha
   if (op == ReduceOp::count_nonzero)
     return " -DACC=ulong -DRES=long -DIDENTITY=IDENTITY_SCALAR -DIDENTITY_VALUE=0"
            " -DLOAD=LOAD_NONZERO -DCOMBINE=COMBINE_SUM -DRESULT=RESULT_BITS";
+  if (op == ReduceOp::any || op == ReduceOp::all)
+    return std::string(
+               " -DACC=uint -DRES=uchar -DIDENTITY=IDENTITY_SCALAR -DLOAD=LOAD_NONZERO"
+               " -DRESULT=RESULT_CAST") +
+           (op == ReduceOp::any ? " -DIDENTITY_VALUE=0 -DCOMBINE=COMBINE_OR"
+                                : " -DIDENTITY_VALUE=1 -DCOMBINE=COMBINE_AND");
   if (op == ReduceOp::nansum || op == ReduceOp::nanprod) {
     const bool sum = op == ReduceOp::nansum;
     return std::string(" -DACC=") + (fp64 ? "double" : "float") + " -DRES=" + elem +
