@@ -314,6 +314,33 @@ TEST(Cli, EmptySumIsZeroAndProdIsOne) {
   EXPECT_EQ(json::parse(r.out)["result"], 1);
 }
 
+// --density gives numpy's density=True: count / bin width / the bins' total (the value above
+// the range is not in it): 2 / 0.25 / 5 = 1.6 and 1 / 0.25 / 5 = 0.8, as numpy computes them.
+TEST(Cli, HistogramDensityIsNumpys) {
+  const double values[] = {0.1, 0.2, 0.25, 0.7, 0.9, 1.5};
+  std::string path = temp_path("density.npy");
+  write_bytes(path, npy_header("{'descr': '<f8', 'fortran_order': False, 'shape': (6,), }") +
+                        std::string(reinterpret_cast<const char*>(values), sizeof values));
+  for (const char* backend : {"cpu", "cuda", "opencl"}) {
+    const std::string args =
+        std::string("histogram --bins 4 --range 0 1 --density --backend ") + backend + " ";
+    CliResult r = run_cli(args + "--json " + path);
+    if (r.status != 0 && std::string(backend) != "cpu") continue;  // backend not present
+    SCOPED_TRACE(backend);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const json j = json::parse(r.out);
+    EXPECT_EQ(j["counts"], json::array({2, 1, 1, 1}));
+    EXPECT_EQ(j["overflow"], 1);
+    ASSERT_EQ(j["density"].size(), 4u);
+    EXPECT_EQ(j["density"][0].get<double>(), 2.0 / 0.25 / 5);
+    for (int i = 1; i < 4; ++i)
+      EXPECT_EQ(j["density"][i].get<double>(), 1.0 / 0.25 / 5);
+    r = run_cli(args + "--csv " + path);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out.rfind("left,right,density\n0,0.25,1.6\n", 0), 0u) << r.out;
+  }
+}
+
 TEST(Cli, InfoAndListDescribeWhatIsBuilt) {
   CliResult r = run_cli("list reduce --json");
   ASSERT_EQ(r.status, 0) << r.err;

@@ -60,6 +60,12 @@ struct HistogramResult {
 // bins of float input and an unsupported dtype.
 HistogramBins resolve_bins(const Array& in, const HistogramBins& bins);
 
+// numpy.histogram's density=True of a result: count / bin width / the sum of the bins' counts
+// (outliers and NaN are not in that sum), in float64 and in numpy's order of operations, so
+// the values equal numpy's bit for bit; every value is NaN when no value fell in a bin (numpy's
+// 0 / 0). Each density times its bin's width sums to 1.
+std::vector<double> histogram_density(const HistogramResult& result);
+
 // Counts the values of `in` (1-D, or a contiguous 2-D array taken flat; uint8 uint16 int32
 // float32 float64) on its own device.
 HistogramResult histogram(const Array& in, const HistogramBins& bins = {},

@@ -384,8 +384,8 @@ def _even_edges(count: int, lo: float, hi: float) -> np.ndarray:
     return edges
 
 
-def histogram(x, bins=10, range=None, *, outliers=False, device=None, stream=None, copy=False,
-              variant=""):
+def histogram(x, bins=10, range=None, density=False, *, outliers=False, device=None, stream=None,
+              copy=False, variant=""):
     """Histogram of a data set, as numpy.histogram, with 64-bit counts.
 
     Parameters
@@ -401,6 +401,10 @@ def histogram(x, bins=10, range=None, *, outliers=False, device=None, stream=Non
         The lower and upper edge of the bins for an integer `bins`. Default: the data's minimum
         and maximum (found on the device first; [v - 0.5, v + 0.5] when they are equal, [0, 1]
         for empty data). Values outside the range are not counted in the bins.
+    density : bool, optional
+        Return numpy's probability density instead of the counts: count / bin width / the
+        bins' total, float64, equal to numpy.histogram(..., density=True) bit for bit (NaN in
+        every bin when no value fell in one). The call then waits for the device.
     outliers : bool, optional
         Also return the counts that no bin holds: values below the first edge, values above
         the last edge, and NaNs, as a 3-element uint64 array.
@@ -409,9 +413,9 @@ def histogram(x, bins=10, range=None, *, outliers=False, device=None, stream=Non
 
     Returns
     -------
-    counts : array of uint64
+    counts : array of uint64, or of float64 with density=True
         The number of values in each bin (numpy.histogram returns int64; parpat's counts never
-        overflow below 2**64 values).
+        overflow below 2**64 values), or their density.
     edges : array of float64
         The bins + 1 edges, as numpy.histogram returns them.
     outliers : array of uint64, only with outliers=True
@@ -432,7 +436,12 @@ def histogram(x, bins=10, range=None, *, outliers=False, device=None, stream=Non
     _parpat.histogram(dev, d.ptr, d.host, d.dtype, n, count, lo, hi, edges, counts_ptr, d.host,
                       False, variant, handle)
     edge_values = np.asarray(edges, dtype=np.float64) if edges else _even_edges(count, lo, hi)
-    result = (all_counts[:count], fw.from_host(d, edge_values))
+    bins_out = all_counts[:count]
+    if density:
+        counts_host = fw.to_host(bins_out)
+        bins_out = fw.from_host(d, counts_host.astype(np.float64) / np.diff(edge_values) /
+                                np.float64(counts_host.sum()))
+    result = (bins_out, fw.from_host(d, edge_values))
     return result + (all_counts[count:],) if outliers else result
 
 

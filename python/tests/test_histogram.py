@@ -108,3 +108,23 @@ def test_returned_edges_are_the_callers_own(target):
     edges[0] = 99.0
     _, again = parpat.histogram(target.put(x), bins=4, **target.kw())
     np.testing.assert_array_equal(host(again), np.histogram(x, bins=4)[1])
+
+
+def test_density_equals_numpy_bit_for_bit(target, rng):
+    x = rng.standard_normal(4000)
+    uneven = np.sort(rng.uniform(-2, 2, 9))
+    for bins, r in ((10, None), (64, (-1.0, 3.0)), (uneven, None)):
+        got, edges = parpat.histogram(target.put(x), bins=bins, range=r, density=True,
+                                      **target.kw())
+        want, want_edges = np.histogram(x, bins=bins, range=r, density=True)
+        assert host(got).dtype == np.float64
+        np.testing.assert_array_equal(host(got), want)
+        np.testing.assert_array_equal(host(edges), want_edges)
+        assert abs(float(np.sum(host(got) * np.diff(host(edges)))) - 1) < 1e-12
+    # No value in any bin: numpy's 0 / 0 gives NaN everywhere; outliers stay counts.
+    far = np.full(5, 9.0)
+    with np.errstate(invalid="ignore"):
+        got, _, outliers = parpat.histogram(target.put(far), bins=3, range=(0, 1), density=True,
+                                            outliers=True, **target.kw())
+    assert np.isnan(host(got)).all()
+    np.testing.assert_array_equal(host(outliers), [0, 5, 0])

@@ -59,6 +59,22 @@ std::vector<double> HistogramBins::edge_values() const {
   return out;
 }
 
+std::vector<double> histogram_density(const HistogramResult& result) {
+  const std::vector<double> edges = result.bins.edge_values();
+  if (edges.size() != result.counts.size() + 1)
+    throw_invalid("a histogram of " + std::to_string(result.counts.size()) + " bins needs " +
+                  std::to_string(result.counts.size() + 1) + " edges, got " +
+                  std::to_string(edges.size()));
+  std::uint64_t total = 0;
+  for (std::uint64_t c : result.counts)
+    total += c;
+  std::vector<double> density(result.counts.size());
+  for (std::size_t i = 0; i < density.size(); ++i)
+    density[i] = static_cast<double>(result.counts[i]) / (edges[i + 1] - edges[i]) /
+                 static_cast<double>(total);
+  return density;
+}
+
 namespace {
 
 void check_bin_count(std::int64_t count) {

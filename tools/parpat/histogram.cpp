@@ -1,4 +1,5 @@
 // parpat histogram [--bins N] [--range LO HI | --edges FILE] [--per-value] [COMMON] [--csv]
+// [--density]
 //                  [--plot OUT.svg] FILE
 #include <fmt/format.h>
 
@@ -70,7 +71,7 @@ void add_histogram_command(CLI::App& app) {
     std::int64_t bins = 10;
     std::pair<double, double> range;
     std::string edges, file, plot;
-    bool per_value = false, csv = false;
+    bool per_value = false, csv = false, density = false;
   };
   auto o = std::make_shared<Opts>();
   auto* bins = cmd->add_option("--bins", o->bins, "number of even bins (default 10)");
@@ -86,6 +87,9 @@ void add_histogram_command(CLI::App& app) {
   o->stream.add_to(*cmd);
   o->ranks.add_to(*cmd);
   cmd->add_flag("--csv", o->csv, "print left,right,count lines");
+  cmd->add_flag("--density", o->density,
+                "also give numpy's density=True: count / bin width / the bins' total (JSON: "
+                "\"density\"; --csv and the listing show it instead of the count)");
   cmd->add_option("--plot", o->plot, "write an SVG bar chart to this file");
   cmd->add_option("file", o->file,
                   "input: .npy, FILE.npz[:NAME], - for standard input; other files are raw bytes")
@@ -138,6 +142,7 @@ void add_histogram_command(CLI::App& app) {
     std::string variant = options.variant;
     if (variant.empty()) variant = device.backend() == Backend::cpu ? "parallel" : "fast";
     std::vector<double> edge_values = r.bins.edge_values();
+    const std::vector<double> density = o->density ? histogram_density(r) : std::vector<double>{};
     if (!o->plot.empty())
       write_svg(o->plot, edge_values, r.counts,
                 fmt::format("{} ({} values of {})", o->file, n, dtype_name(dtype)));
@@ -156,6 +161,12 @@ void add_histogram_command(CLI::App& app) {
       }
       if (spec_used.kind == HistogramBins::Kind::per_value) j["per_value"] = true;
       j["counts"] = r.counts;
+      if (o->density) {
+        nlohmann::json d = nlohmann::json::array();
+        for (double v : density)
+          d.push_back(number_json(v));
+        j["density"] = d;
+      }
       j["underflow"] = r.underflow;
       j["overflow"] = r.overflow;
       j["nan"] = r.nan;
@@ -169,9 +180,12 @@ void add_histogram_command(CLI::App& app) {
       return;
     }
     if (o->csv) {
-      std::cout << "left,right,count\n";
+      std::cout << (o->density ? "left,right,density\n" : "left,right,count\n");
       for (std::size_t i = 0; i < r.counts.size(); ++i)
-        std::cout << fmt::format("{},{},{}\n", edge_values[i], edge_values[i + 1], r.counts[i]);
+        std::cout << (o->density ? fmt::format("{},{},{}\n", edge_values[i], edge_values[i + 1],
+                                               density[i])
+                                 : fmt::format("{},{},{}\n", edge_values[i], edge_values[i + 1],
+                                               r.counts[i]));
       return;
     }
     std::cout << fmt::format(
@@ -189,7 +203,9 @@ void add_histogram_command(CLI::App& app) {
           peak ? static_cast<std::size_t>(
                      40.0 * static_cast<double>(r.counts[i]) / static_cast<double>(peak) + 0.5)
                : 0;
-      std::cout << fmt::format("{:>28} {:>14} {}\n", label, r.counts[i], std::string(bar, '#'));
+      std::string value =
+          o->density ? fmt::format("{:.6g}", density[i]) : fmt::format("{}", r.counts[i]);
+      std::cout << fmt::format("{:>28} {:>14} {}\n", label, value, std::string(bar, '#'));
     }
     std::cout << fmt::format("underflow {}, overflow {}, nan {}\n", r.underflow, r.overflow, r.nan);
   });
