@@ -247,18 +247,13 @@ namespace parpat::cuda {
 
 GridBarrierLayout plan_grid_barrier(int device, int blocks, int block_threads,
                                     GridArrivals arrivals) {
-  static const std::vector<DeviceInfo> devices = parpat::detail::discover_cuda();
-  if (device < 0 || device >= static_cast<int>(devices.size()))
-    throw Error(ErrorKind::invalid_argument,
-                "no CUDA device " + std::to_string(device) + " for a grid barrier", "cuda",
-                "plan_grid_barrier");
   if (blocks < 1 || block_threads < 1)
     throw Error(ErrorKind::invalid_argument,
                 "a grid barrier needs at least one block of at least one thread", "cuda",
                 "plan_grid_barrier");
-  return parpat::detail::flip_layout(
-      parpat::detail::tuned<parpat::detail::BarrierFlipPolicy>(devices[device]), blocks,
-      block_threads, arrivals == GridArrivals::warp);
+  return parpat::detail::flip_layout(parpat::detail::tuned<parpat::detail::BarrierFlipPolicy>(
+                                         parpat::detail::cuda_device_info(device)),
+                                     blocks, block_threads, arrivals);
 }
 
 }  // namespace parpat::cuda

@@ -31,6 +31,7 @@
 #include "histogram/histogram_internal.hpp"
 #include "parpat/cuda/histogram.cuh"
 #include "parpat/error.hpp"
+#include "runtime/backends.hpp"
 #include "runtime/cuda/cuda_device.hpp"
 
 namespace parpat::detail {
@@ -295,14 +296,10 @@ void histogram_even(const void* d_in, DType dtype, std::int64_t n, std::int64_t 
   const unsigned slots = unsigned(p.slots());
   PARPAT_CUDA(cudaMemsetAsync(d_counts, 0, std::size_t(slots) * 8, stream));
   if (n == 0) return;
-  int ordinal = 0, sms = 0, shared_optin = 0;
+  int ordinal = 0;
   PARPAT_CUDA(cudaGetDevice(&ordinal));
-  PARPAT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal));
-  PARPAT_CUDA(
-      cudaDeviceGetAttribute(&shared_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ordinal));
-  DeviceInfo info;
-  info.backend = Backend::cuda;
-  info.local_memory = std::uint64_t(shared_optin);
+  const DeviceInfo& info = cuda_device_info(ordinal);
+  const int sms = info.compute_units;
   const HistogramFastPolicy policy = tuned<HistogramFastPolicy>(info);
   const EvenRuleDevice even = even_rule_device(p);
   visit_dtype(dtype, [&](auto t) {

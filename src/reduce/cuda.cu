@@ -269,11 +269,7 @@ void reduce(const void* d_in, DType dtype, std::int64_t n, ReduceOp op, void* d_
   using namespace parpat::detail;
   int ordinal = 0;
   PARPAT_CUDA(cudaGetDevice(&ordinal));
-  // Device properties are slow to query: read them once, not on every call.
-  static const std::vector<DeviceInfo> devices = discover_cuda();
-  if (ordinal < 0 || ordinal >= static_cast<int>(devices.size()))
-    throw_invalid("the current CUDA device is not one parpat found");
-  const DeviceInfo& info = devices[ordinal];
+  const DeviceInfo& info = cuda_device_info(ordinal);
   if (!is_basic_reduce_op(op))
     throw_invalid(
         std::string("the raw CUDA reduce takes sum, prod, min, max, argmin or argmax, not ") +

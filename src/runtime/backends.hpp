@@ -28,6 +28,10 @@ std::shared_ptr<DeviceImpl> open_device(Backend backend, int index);
 std::vector<DeviceInfo> discover_cpu();
 std::shared_ptr<DeviceImpl> open_cpu(int index);
 std::vector<DeviceInfo> discover_cuda();
+// CUDA device `ordinal` as discover_cuda() describes it, queried once per process (the raw
+// CUDA calls and the grid barrier's launches read it on every call). Throws
+// Error(invalid_argument) for an ordinal parpat did not find.
+const DeviceInfo& cuda_device_info(int ordinal);
 std::shared_ptr<DeviceImpl> open_cuda(int index);
 std::vector<DeviceInfo> discover_opencl();
 std::shared_ptr<DeviceImpl> open_opencl(int index);

@@ -109,8 +109,9 @@ class GridBarrierMemory {
   template <GridArrivals Arrivals>
   BasicGridBarrier<Arrivals> prepare(int blocks, int block_threads, cudaStream_t stream) {
     GridBarrierLayout layout = plan_grid_barrier(device_, blocks, block_threads, Arrivals);
-    unsigned int warps = Arrivals == GridArrivals::warp ? (block_threads + 31u) / 32u : 1u;
-    std::size_t words = detail::workspace_words(layout, static_cast<unsigned int>(blocks) * warps);
+    std::size_t words = detail::workspace_words(
+        layout, detail::arrival_count(static_cast<unsigned int>(blocks),
+                                      static_cast<unsigned int>(block_threads), Arrivals));
     if (words > capacity_) {
       cudaFree(words_);
       words_ = nullptr;

@@ -68,8 +68,8 @@ class BasicGridSync {
       : words_(barrier.words),
         layout_(barrier.layout),
         timeout_cycles_(barrier.timeout_cycles),
-        thread_(linear_thread()),
-        lanes_(warp_lanes()) {
+        thread_(detail::linear_thread()),
+        lanes_(detail::warp_lanes()) {
     if (layout_.rows == 0) {
       generation_ = detail::load_relaxed(words_) & detail::kGenerationBit;
       return;
@@ -121,9 +121,6 @@ class BasicGridSync {
   static constexpr unsigned int kTableShift = 30;
   static constexpr unsigned int kTableGeneration = 1u << kTableShift;
 
-  __device__ static unsigned int linear_thread() {
-    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-  }
   __device__ static unsigned int block_threads() { return blockDim.x * blockDim.y * blockDim.z; }
   __device__ static unsigned int block() {
     return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
@@ -135,12 +132,8 @@ class BasicGridSync {
   __device__ unsigned int unit() const {
     return kWarp ? block() * warps() + thread_ / 32u : block();
   }
-  __device__ unsigned int units() const { return kWarp ? blocks() * warps() : blocks(); }
-
-  // The lanes of this thread's warp (the last warp of a block may be partial).
-  __device__ static unsigned int warp_lanes() {
-    unsigned int lanes = min(32u, block_threads() - (linear_thread() & ~31u));
-    return lanes == 32 ? 0xffffffffu : (1u << lanes) - 1u;
+  __device__ unsigned int units() const {
+    return detail::arrival_count(blocks(), block_threads(), Arrivals);
   }
 
   __device__ unsigned int* error() const { return words_ + 1; }

@@ -53,6 +53,14 @@ namespace detail {
 constexpr unsigned int kLineWords = 32;
 constexpr unsigned int kGenerationBit = 0x80000000u;
 
+// The arrivals at a barrier of `blocks` blocks of `block_threads` threads: one per block, or
+// one per warp.
+__host__ __device__ inline unsigned int arrival_count(unsigned int blocks,
+                                                      unsigned int block_threads,
+                                                      GridArrivals arrivals) {
+  return arrivals == GridArrivals::warp ? blocks * ((block_threads + 31u) / 32u) : blocks;
+}
+
 // The lines that the table of `layout` spans (none without a table).
 __host__ __device__ inline unsigned int table_lines(const GridBarrierLayout& layout) {
   return layout.rows != 0 ? (layout.rows * layout.columns - 1) * layout.table_stride + 1 : 0;
@@ -89,6 +97,16 @@ __host__ __device__ inline unsigned int subword_offset(const GridBarrierLayout& 
 
 __device__ inline unsigned int* global_address(unsigned int* p) {
   return reinterpret_cast<unsigned int*>(__cvta_generic_to_global(p));
+}
+
+// This thread's index in its block, and the lanes of its warp (the last warp of a block may be
+// partial).
+__device__ inline unsigned int linear_thread() {
+  return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+__device__ inline unsigned int warp_lanes() {
+  unsigned int lanes = min(32u, blockDim.x * blockDim.y * blockDim.z - (linear_thread() & ~31u));
+  return lanes == 32 ? 0xffffffffu : (1u << lanes) - 1u;
 }
 
 __device__ inline unsigned int load_relaxed(unsigned int* p) {

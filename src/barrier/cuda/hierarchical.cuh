@@ -87,8 +87,7 @@ struct HierarchicalBarrier {
           for (unsigned int rank = 0; rank < cluster.num_blocks(); ++rank)
             *cluster.map_shared_rank(&cluster_failed, rank) = 1u;
       }
-      unsigned int lanes = blockDim.x >= 32 ? 0xffffffffu : (1u << blockDim.x) - 1u;
-      __syncwarp(lanes);  // warp 0 arrives together, after thread 0's wait
+      __syncwarp(gb::warp_lanes());  // warp 0 arrives together, after thread 0's wait
       cluster_arrive_release();
     } else {
       cluster_arrive_relaxed();

@@ -16,6 +16,7 @@ namespace parpat::detail {
 // Private to barrier/cuda.cu, the one file that includes it.
 namespace {
 
+using parpat::cuda::GridArrivals;
 using parpat::cuda::GridBarrierLayout;
 
 // How many of `arrivals` share one flip sub-word: all of them (one level) up to
@@ -39,9 +40,10 @@ unsigned int arrivals_per_subword(const BarrierFlipPolicy& flip, int arrivals) {
 // the number of arrivals at the flip word of `hierarchical` (one per cluster), which uses no
 // table.
 GridBarrierLayout flip_layout(const BarrierFlipPolicy& flip, int groups, int group_size,
-                              bool warp_arrivals, int top_arrivals = 0) {
+                              GridArrivals arrivals_of, int top_arrivals = 0) {
   GridBarrierLayout k = {};
-  int arrivals = warp_arrivals ? groups * ((group_size + 31) / 32) : groups;
+  int arrivals = static_cast<int>(parpat::cuda::detail::arrival_count(
+      static_cast<unsigned int>(groups), static_cast<unsigned int>(group_size), arrivals_of));
   unsigned int every = 1;
   while (every < static_cast<unsigned int>(flip.poll_check_every))
     every *= 2;
@@ -73,32 +75,33 @@ GridBarrierLayout flip_layout(const BarrierFlipPolicy& flip, int groups, int gro
   return k;
 }
 
-// Whether `flip` arrives per warp for blocks of `group_size` (the tuned choice).
-bool warp_arrivals(const BarrierFlipPolicy& flip, int group_size) {
-  return group_size <= flip.warp_arrivals_block_max;
+// Who arrives at `flip` for blocks of `group_size` (the tuned choice).
+GridArrivals flip_arrivals(const BarrierFlipPolicy& flip, int group_size) {
+  return group_size <= flip.warp_arrivals_block_max ? GridArrivals::warp : GridArrivals::block;
 }
 
 // A zeroed workspace for `groups` blocks of `group_size` with the layout of this launch: room
 // for the classic methods' flags and for the public barrier's words.
 struct Workspace {
-  bool warp;  // the public barrier's arrivals are warps
+  GridArrivals arrivals;  // the public barrier's
   GridBarrierLayout layout;
   Buffer buffer;
   Workspace(const Device& device, int groups, int group_size, bool clustered)
       : Workspace(device, tuned<BarrierFlipPolicy>(device.info()), groups, group_size, clustered) {}
   Workspace(const Device& device, const BarrierFlipPolicy& flip, int groups, int group_size,
             bool clustered)
-      : warp(!clustered && warp_arrivals(flip, group_size)),
-        layout(flip_layout(flip, groups, group_size, warp,
+      : arrivals(clustered ? GridArrivals::block : flip_arrivals(flip, group_size)),
+        layout(flip_layout(flip, groups, group_size, arrivals,
                            clustered ? groups / cluster_size(device.info(), groups) : 0)),
         buffer(device, std::max(classic_words(groups),
                                 parpat::cuda::detail::workspace_words(
-                                    layout, static_cast<unsigned int>(groups) *
-                                                (warp ? (group_size + 31) / 32 : 1))) *
+                                    layout, parpat::cuda::detail::arrival_count(
+                                                static_cast<unsigned int>(groups),
+                                                static_cast<unsigned int>(group_size), arrivals))) *
                            sizeof(unsigned int)) {}
   unsigned int* base() const { return static_cast<unsigned int*>(buffer.handle()); }
   Words classic() const { return Words{base()}; }
-  template <parpat::cuda::GridArrivals Arrivals>
+  template <GridArrivals Arrivals>
   parpat::cuda::BasicGridBarrier<Arrivals> public_barrier() const {
     return {base(), layout, kTimeoutCycles};
   }
@@ -148,9 +151,8 @@ void for_each_barrier(F&& f) {
 // Calls f(tag, handle) for the barrier of method M that `ws` is laid out for.
 template <Method M, class F>
 void with_barrier(const Workspace& ws, F&& f) {
-  using parpat::cuda::GridArrivals;
   if constexpr (M == Method::flip) {
-    if (ws.warp)
+    if (ws.arrivals == GridArrivals::warp)
       f(WarpFlip{}, ws.public_barrier<GridArrivals::warp>());
     else
       f(BlockFlip{}, ws.public_barrier<GridArrivals::block>());

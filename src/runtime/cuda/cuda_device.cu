@@ -256,6 +256,15 @@ std::vector<DeviceInfo> discover_cuda() {
   return out;
 }
 
+const DeviceInfo& cuda_device_info(int ordinal) {
+  static const std::vector<DeviceInfo> devices = discover_cuda();  // properties are slow to query
+  for (const DeviceInfo& d : devices)
+    if (d.index == ordinal) return d;
+  throw Error(ErrorKind::invalid_argument, "CUDA device " + std::to_string(ordinal) +
+                                               " is not one parpat found (" +
+                                               std::to_string(devices.size()) + " found)");
+}
+
 std::shared_ptr<DeviceImpl> open_cuda(int index) {
   return std::make_shared<CudaDevice>(index);
 }
