@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 
 #include "parpat/device.hpp"
 #include "parpat/error.hpp"
@@ -10,6 +11,26 @@
 namespace parpat::detail {
 
 enum class TimerMode { hold_queue, events_only };
+
+// A point in a queue's work (a CUDA event, an OpenCL event); null is the point before all work.
+using Fence = std::shared_ptr<void>;
+
+// A second queue beside the calling thread's stream, for uploads that overlap its kernels (a
+// stream's chunks); fences order the two queues on the device, without the host waiting.
+class CopyQueue {
+ public:
+  virtual ~CopyQueue() = default;
+  // Enqueues, on the copy queue, a wait for `after` and then the copy of `bytes` of host memory
+  // from allocate_host() to device memory `handle`; returns the fence of the copy's end. `src`
+  // must stay untouched until wait() on that fence has returned.
+  virtual Fence upload(void* handle, const void* src, std::size_t bytes, const Fence& after) = 0;
+  // The fence of the work enqueued so far on the calling thread's stream.
+  virtual Fence mark_stream() = 0;
+  // The calling thread's stream waits, on the device, for `fence` before its next work.
+  virtual void stream_waits(const Fence& fence) = 0;
+  // The host waits for the copy of `fence` (from upload()) to end; returns its device time in ms.
+  virtual double wait(const Fence& fence) = 0;
+};
 
 class DeviceImpl {
  public:
@@ -46,6 +67,9 @@ class DeviceImpl {
   // asked to time itself): the events alone, the host's launch time included.
   virtual void timer_start(TimerMode mode = TimerMode::hold_queue) = 0;
   virtual double timer_stop_ms() = 0;
+
+  // The copy queue of this device, or null where kernels read host memory (the CPU).
+  virtual std::unique_ptr<CopyQueue> make_copy_queue() { return nullptr; }
 
   // Graph capture of the device's queue, for timing short launches without the gaps between
   // them: the work enqueued between capture_begin() and capture_end() is recorded, not run, and

@@ -30,19 +30,53 @@ PipelineOptions pipeline_options(const Device& device, const SourceImpl& source,
   return p;
 }
 
-ChunkInput::ChunkInput(const Device& device, std::size_t chunk_bytes) : device_(device) {
-  if (device.backend() != Backend::cpu) staging_ = Buffer(device, chunk_bytes);
+ChunkInput::ChunkInput(const Device& device, DType dtype, std::size_t chunk_bytes)
+    : device_(device), dtype_(dtype) {
+  copies_ = device.impl().make_copy_queue();
+  if (copies_)
+    for (auto& b : buffers_)
+      b = Buffer(device, chunk_bytes);
 }
 
-Array ChunkInput::array(const HostChunk& chunk, DType dtype, std::vector<std::int64_t> shape) {
-  const std::size_t bytes = static_cast<std::size_t>(chunk.elements) * dtype_size(dtype);
-  if (device_.backend() == Backend::cpu)
-    return Array::view(Buffer::wrap(device_, const_cast<void*>(chunk.host), bytes), dtype,
+ChunkInput::~ChunkInput() {
+  // A copy still running writes into buffers_ (an error stopped the stream between stage() and
+  // array()): it ends before the buffers go.
+  for (const auto& s : staged_)
+    try {
+      copies_->wait(s.copied);
+    } catch (...) {
+    }
+}
+
+void ChunkInput::stage(const HostChunk& chunk) {
+  if (!copies_ || staged_.size() == 2) return;
+  const int b = static_cast<int>(staged_count_++ % 2);
+  // The buffer's last chunk was handed out before the previous one: the work enqueued so far on
+  // the stream (that chunk's kernels at least) comes before the copy overwrites it.
+  Fence after = used_[b] ? copies_->mark_stream() : nullptr;
+  used_[b] = true;
+  const std::size_t bytes = static_cast<std::size_t>(chunk.elements) * dtype_size(dtype_);
+  staged_.push_back(
+      {chunk.first, b, copies_->upload(buffers_[b].handle(), chunk.host, bytes, after)});
+}
+
+Array ChunkInput::array(const HostChunk& chunk, std::vector<std::int64_t> shape) {
+  const std::size_t bytes = static_cast<std::size_t>(chunk.elements) * dtype_size(dtype_);
+  if (!copies_)
+    return Array::view(Buffer::wrap(device_, const_cast<void*>(chunk.host), bytes), dtype_,
                        std::move(shape));
-  auto start = std::chrono::steady_clock::now();
-  staging_.upload(chunk.host, bytes);
-  transfer_ms_ += ms_since(start);
-  return Array::view(staging_, dtype, std::move(shape));
+  if (staged_.empty() || staged_.front().first != chunk.first) {
+    // Not the chunk staged ahead (a new pass over the input): those copies are dropped.
+    for (const auto& s : staged_)
+      copies_->wait(s.copied);
+    staged_.clear();
+    stage(chunk);
+  }
+  Staged s = staged_.front();
+  staged_.erase(staged_.begin());
+  copies_->stream_waits(s.copied);
+  transfer_ms_ += copies_->wait(s.copied);
+  return Array::view(buffers_[s.buffer], dtype_, std::move(shape));
 }
 
 }  // namespace parpat::detail

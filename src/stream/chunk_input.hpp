@@ -45,16 +45,41 @@ struct StreamPolicy {
 PipelineOptions pipeline_options(const Device& device, const SourceImpl& source,
                                  const StreamOptions& options);
 
+// The device side of a stream's chunks. On a GPU, chunks go into two device buffers in turn
+// through the device's copy queue: stage() starts the copy of the next chunk while the kernels of
+// the one before still run, and array() makes the device's stream wait for it. On the CPU the
+// kernels read the host bytes in place.
 class ChunkInput {
  public:
-  ChunkInput(const Device& device, std::size_t chunk_bytes);
-  // The chunk as an array of `shape` on the device (copied there from staging on a GPU).
-  Array array(const HostChunk& chunk, DType dtype, std::vector<std::int64_t> shape);
+  // Chunks of `dtype` elements, of at most `chunk_bytes`.
+  ChunkInput(const Device& device, DType dtype, std::size_t chunk_bytes);
+  ~ChunkInput();
+  ChunkInput(const ChunkInput&) = delete;
+  ChunkInput& operator=(const ChunkInput&) = delete;
+
+  // Starts the copy of `chunk`, the one after those passed to array() so far (the pipeline's
+  // look-ahead); its host bytes must stay until array() has taken it.
+  void stage(const HostChunk& chunk);
+  // The chunk as an array of `shape` on the device; on a GPU the host waits for its copy to end,
+  // so that the staging may be reused once this returns.
+  Array array(const HostChunk& chunk, std::vector<std::int64_t> shape);
+  // Device time of the copies.
   double transfer_ms() const { return transfer_ms_; }
 
  private:
+  struct Staged {
+    std::uint64_t first = 0;  // the chunk's first element
+    int buffer = 0;
+    Fence copied;
+  };
+
   Device device_;
-  Buffer staging_;  // GPU: the device copy of the current chunk
+  DType dtype_;
+  std::unique_ptr<CopyQueue> copies_;  // null on the CPU
+  Buffer buffers_[2];
+  bool used_[2] = {false, false};
+  std::int64_t staged_count_ = 0;
+  std::vector<Staged> staged_;  // copies started, oldest first (at most two)
   double transfer_ms_ = 0;
 };
 

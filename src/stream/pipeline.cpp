@@ -155,7 +155,8 @@ void ChunkPipeline::reader(int part, const ChunkCutter& cut) {
 }
 
 void ChunkPipeline::run(const ChunkCutter& cut,
-                        const std::function<void(const HostChunk&)>& consume) {
+                        const std::function<void(const HostChunk&)>& consume,
+                        const std::function<void(const HostChunk&)>& ahead) {
   // Every run reads the input from its first byte (a source read before, or a second pass).
   if (source_.rereadable() && !source_.rewind())
     throw Error(ErrorKind::io, source_.name + " cannot be read again");
@@ -176,8 +177,11 @@ void ChunkPipeline::run(const ChunkCutter& cut,
   for (int p = 0; p < parts_; ++p)
     readers_.emplace_back([this, p, &cut] { reader(p, cut); });
   try {
+    std::int64_t ahead_next = 0;  // the next chunk `ahead` sees
     for (std::int64_t c = 0;; ++c) {
       Slot* slot = &slots_[static_cast<std::size_t>(c % options_.slots)];
+      const Slot* next = &slots_[static_cast<std::size_t>((c + 1) % options_.slots)];
+      bool next_ready = false;
       {
         std::unique_lock<std::mutex> lock(mutex_);
         changed_.wait(lock, [&] {
@@ -186,6 +190,15 @@ void ChunkPipeline::run(const ChunkCutter& cut,
         });
         if (error_) std::rethrow_exception(error_);
         if (!(slot->index == c && slot->ready)) break;
+        next_ready = next != slot && next->index == c + 1 && next->ready;
+      }
+      if (ahead && ahead_next == c) {
+        ahead(slot->chunk);
+        ahead_next = c + 1;
+      }
+      if (ahead && next_ready) {
+        ahead(next->chunk);
+        ahead_next = c + 2;
       }
       consume(slot->chunk);
       {

@@ -49,8 +49,11 @@ class ChunkPipeline {
 
   // Reads the whole input once, from its first byte where the source can start again, and calls
   // consume(chunk) for each chunk, in order, on the calling thread. A reader's error is rethrown
-  // here; an error in consume stops the readers.
-  void run(const ChunkCutter& cut, const std::function<void(const HostChunk&)>& consume);
+  // here; an error in consume stops the readers. `ahead`, when given, sees each chunk once, in
+  // order, before it is consumed: the chunk before consume(chunk), and the next one too when it
+  // has been read by then (so its upload can overlap the consumer's work on this one).
+  void run(const ChunkCutter& cut, const std::function<void(const HostChunk&)>& consume,
+           const std::function<void(const HostChunk&)>& ahead = {});
 
   double read_ms() const { return read_ms_; }
   std::int64_t chunks() const { return chunks_; }

@@ -31,7 +31,7 @@ Buffer count_stream(SourceImpl& source, const Device& device, const HistogramBin
     return counts;
   }
   bool accumulate = false;
-  ChunkInput input(device, p.chunk_bytes);
+  ChunkInput input(device, source.dtype, p.chunk_bytes);
   auto plan_for = [&](std::int64_t elements) -> Histogrammer& {
     auto it = plans.find(elements);
     if (it == plans.end())
@@ -47,7 +47,7 @@ Buffer count_stream(SourceImpl& source, const Device& device, const HistogramBin
   const std::uint64_t total = source.elements() < 0 ? 0 : source.data_bytes();
   pipeline.run([most](std::uint64_t) { return most; },
                [&](const HostChunk& chunk) {
-                 Array in = input.array(chunk, source.dtype, {chunk.elements});
+                 Array in = input.array(chunk, {chunk.elements});
                  Histogrammer& plan = plan_for(chunk.elements);
                  if (options.timed) device.impl().timer_start(TimerMode::events_only);
                  plan.run(in, counts, accumulate);
@@ -55,7 +55,8 @@ Buffer count_stream(SourceImpl& source, const Device& device, const HistogramBin
                  accumulate = true;
                  done += static_cast<std::uint64_t>(chunk.elements) * item;
                  if (stream.progress) stream.progress({done, total, pass, passes});
-               });
+               },
+               [&](const HostChunk& chunk) { input.stage(chunk); });
   if (!accumulate) {
     std::vector<std::uint64_t> zeros(slots, 0);
     counts.upload(zeros.data(), zeros.size() * sizeof(std::uint64_t));

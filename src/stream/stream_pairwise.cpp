@@ -36,13 +36,13 @@ PairwiseResult pairwise(const Array& a, Source& b, const PairwiseOptions& option
       if (it == plans.end()) it = plans.emplace(y, Pairwise(device, a.size(), y, options)).first;
       return it->second;
     };
-    detail::ChunkInput input(device, p.chunk_bytes);
+    detail::ChunkInput input(device, DType::float32, p.chunk_bytes);
     auto pipeline = detail::make_pipeline_meanwhile(
         s, device, p, [&] { plan_for(std::min<std::int64_t>(most, s.elements())); });
     std::uint64_t done = 0;
     pipeline->run([most](std::uint64_t) { return most; },
                   [&](const detail::HostChunk& chunk) {
-                    Array bv = input.array(chunk, DType::float32, {chunk.elements});
+                    Array bv = input.array(chunk, {chunk.elements});
                     Pairwise& plan = plan_for(chunk.elements);
                     if (options.timed) device.impl().timer_start(detail::TimerMode::events_only);
                     plan.run(a, bv, c);
@@ -52,7 +52,8 @@ PairwiseResult pairwise(const Array& a, Source& b, const PairwiseOptions& option
                       sum[x] += chunk_c[x];
                     done += static_cast<std::uint64_t>(chunk.elements) * sizeof(float);
                     if (stream.progress) stream.progress({done, s.data_bytes(), 1, 1});
-                  });
+                  },
+                  [&](const detail::HostChunk& chunk) { input.stage(chunk); });
     result.c.assign(sum.begin(), sum.end());
     local.bytes = done;
     local.chunks = pipeline->chunks();

@@ -84,7 +84,7 @@ class StreamReducer {
 
   void add(ChunkInput& input, const HostChunk& chunk, double& kernel_ms) {
     ChunkJob job = job_of(chunk);
-    Array in = input.array(chunk, dtype_, job.shape);
+    Array in = input.array(chunk, job.shape);
     for (auto& st : states_) {
       ReduceKernel& plan = plan_for(st, job);
       const auto outputs = static_cast<std::size_t>(job_shape(st, job).outputs());
@@ -285,7 +285,7 @@ std::uint64_t read_share(SourceImpl& source, const Device& device, StreamReducer
   const std::int64_t n = source.elements();
   PipelineOptions p = pipeline_options(device, source, stream);
   const std::int64_t most = static_cast<std::int64_t>(p.chunk_bytes / dtype_size(source.dtype));
-  ChunkInput input(device, p.chunk_bytes);
+  ChunkInput input(device, source.dtype, p.chunk_bytes);
   const std::int64_t first_chunk = reducer.cut(0, most);
   auto pipeline_owner = make_pipeline_meanwhile(source, device, p, [&] {
     reducer.prepare({nullptr, 0, n < 0 ? first_chunk : std::min(first_chunk, n)});
@@ -298,7 +298,8 @@ std::uint64_t read_share(SourceImpl& source, const Device& device, StreamReducer
                  done += static_cast<std::uint64_t>(chunk.elements) * dtype_size(source.dtype);
                  if (stream.progress)
                    stream.progress({done, n < 0 ? 0 : source.data_bytes(), pass, passes});
-               });
+               },
+               [&](const HostChunk& chunk) { input.stage(chunk); });
   stats.bytes += done;
   stats.chunks += pipeline.chunks();
   stats.read_ms += pipeline.read_ms();

@@ -31,6 +31,7 @@ class CudaDevice final : public DeviceImpl {
   void synchronize() override;
   void timer_start(TimerMode mode = TimerMode::hold_queue) override;
   double timer_stop_ms() override;
+  std::unique_ptr<CopyQueue> make_copy_queue() override;  // cuda_copy_queue.cu
   bool capture_begin() override;
   void capture_end() override;
   void replay() override;

@@ -35,6 +35,7 @@ class OpenclDevice final : public DeviceImpl {
   void synchronize() override;
   void timer_start(TimerMode mode = TimerMode::hold_queue) override;
   double timer_stop_ms() override;
+  std::unique_ptr<CopyQueue> make_copy_queue() override;  // opencl_copy_queue.cpp
 
   // A new kernel object for `name` of `source` built with `options`; the program is built once
   // per device and options. The caller owns the object (a plan keeps its kernels, so no two
