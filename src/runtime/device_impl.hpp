@@ -24,9 +24,10 @@ class CopyQueue {
   // from allocate_host() to device memory `handle`; returns the fence of the copy's end. `src`
   // must stay untouched until wait() on that fence has returned.
   virtual Fence upload(void* handle, const void* src, std::size_t bytes, const Fence& after) = 0;
-  // The fence of the work enqueued so far on the calling thread's stream.
+  // A fence past the work enqueued so far on the calling thread's stream (a backend may wait for
+  // that work on the host instead and return null).
   virtual Fence mark_stream() = 0;
-  // The calling thread's stream waits, on the device, for `fence` before its next work.
+  // The calling thread's stream runs its next work after `fence` (the device waits, or the host).
   virtual void stream_waits(const Fence& fence) = 0;
   // The host waits for the copy of `fence` (from upload()) to end; returns its device time in ms.
   virtual double wait(const Fence& fence) = 0;

@@ -1,7 +1,8 @@
 // The chunk pipeline: reader threads fill host staging slots ahead of the consumer, which runs
 // on the calling thread, one chunk at a time in order (upload, the pattern's plan, the fold).
 // Reading overlaps everything the consumer does, and host memory stays at the slots' size
-// whatever the input's.
+// whatever the input's. A chunk already read is shown to the device input before the consumer
+// takes the chunk before it, so its upload overlaps that chunk's kernels (ChunkInput).
 //
 // How a chunk reaches host memory:
 //   lent     the source lends its bytes (a mapped window of a file, host memory): no copy; only
