@@ -15,8 +15,9 @@ enum class TimerMode { hold_queue, events_only };
 // A point in a queue's work (a CUDA event, an OpenCL event); null is the point before all work.
 using Fence = std::shared_ptr<void>;
 
-// A second queue beside the calling thread's stream, for uploads that overlap its kernels (a
-// stream's chunks); fences order the two queues on the device, without the host waiting.
+// Uploads beside the calling thread's stream, to overlap its kernels (a stream's chunks): on
+// CUDA a second stream, ordered with the first by fences on the device without the host
+// waiting; on OpenCL the device's own queue (see opencl_copy_queue.cpp).
 class CopyQueue {
  public:
   virtual ~CopyQueue() = default;

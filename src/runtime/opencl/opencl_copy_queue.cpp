@@ -1,9 +1,8 @@
-// The OpenCL copy queue: a second in-order, profiling queue of the device's context for
-// non-blocking writes. The device's own queue never waits for an event of the copy queue (with
-// cross-queue markers and barriers, NVIDIA's OpenCL lost the profiles of the kernels behind them:
-// error -7 in the timer). The host orders the two instead, at no cost to the overlap: a chunk's
-// copy is staged before the kernels of the chunk before it are enqueued, so waiting for the queue
-// then waits only for older chunks' work.
+// The OpenCL copy queue: non-blocking writes on the calling thread's own in-order queue, with
+// events that time them and let the host wait for them. A second queue would let the writes
+// overlap the kernels, but with one NVIDIA's OpenCL lost the profiles of the kernels (error -7
+// in the timer, with or without cross-queue events), so on OpenCL a chunk's upload runs between
+// the kernels; in-order execution orders everything, so no fence is needed between the two.
 #include "runtime/opencl/opencl_device.hpp"
 
 namespace parpat::detail {
@@ -16,47 +15,25 @@ void check(cl_int status, const char* call) {
                 status);
 }
 
-Fence fence_of_event(cl_event event) {
-  return Fence(event, [](void* e) { clReleaseEvent(static_cast<cl_event>(e)); });
-}
-
-cl_event event_of(const Fence& fence) {
-  return static_cast<cl_event>(fence.get());
-}
-
 class OpenclCopyQueue final : public CopyQueue {
  public:
-  explicit OpenclCopyQueue(OpenclDevice& device) : device_(device) {
-    try {
-      copies_ = cl::CommandQueue(device.context(), device.device(), CL_QUEUE_PROFILING_ENABLE);
-    } catch (const cl::Error& e) {
-      rethrow_opencl(e);
-    }
-  }
-  ~OpenclCopyQueue() override { clFinish(copies_()); }
+  explicit OpenclCopyQueue(OpenclDevice& device) : device_(device) {}
 
-  Fence upload(void* handle, const void* src, std::size_t bytes, const Fence& after) override {
-    cl_event wait_for = after ? event_of(after) : nullptr;
+  Fence upload(void* handle, const void* src, std::size_t bytes, const Fence&) override {
     cl_event done = nullptr;
-    check(clEnqueueWriteBuffer(copies_(), as_mem(handle), CL_FALSE, 0, bytes, src, after ? 1 : 0,
-                               after ? &wait_for : nullptr, &done),
+    check(clEnqueueWriteBuffer(device_.queue()(), as_mem(handle), CL_FALSE, 0, bytes, src, 0,
+                               nullptr, &done),
           "clEnqueueWriteBuffer");
-    Fence fence = fence_of_event(done);
-    check(clFlush(copies_()), "clFlush");
+    Fence fence(done, [](void* e) { clReleaseEvent(static_cast<cl_event>(e)); });
+    check(clFlush(device_.queue()()), "clFlush");
     return fence;
   }
 
-  Fence mark_stream() override {
-    device_.synchronize();
-    return nullptr;
-  }
-
-  void stream_waits(const Fence& fence) override {
-    if (fence) wait(fence);
-  }
+  Fence mark_stream() override { return nullptr; }
+  void stream_waits(const Fence&) override {}
 
   double wait(const Fence& fence) override {
-    cl_event e = event_of(fence);
+    auto e = static_cast<cl_event>(fence.get());
     check(clWaitForEvents(1, &e), "clWaitForEvents");
     cl_ulong begin = 0, end = 0;
     if (clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_START, sizeof begin, &begin, nullptr) !=
@@ -69,7 +46,6 @@ class OpenclCopyQueue final : public CopyQueue {
 
  private:
   OpenclDevice& device_;
-  cl::CommandQueue copies_;
 };
 
 }  // namespace
