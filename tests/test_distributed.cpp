@@ -332,12 +332,14 @@ TEST(DistributedFaults, BadInputIsTheSameErrorOnEveryRank) {
     histogram(s, cpu(), comm, HistogramBins::even(10));
   });
   expect_every_rank_failed_alike(failed, "finite");
-  std::vector<std::int8_t> bytes(100, 1);
+  // One rank's values alone would fit per-value bins; the whole input's largest does not.
+  std::vector<std::int64_t> wide(100, 1);
+  wide[97] = std::int64_t{1} << 40;
   failed = on_ranks(2, [&](Communicator& comm) {
-    Source s = Source::from_host(DType::int8, {100}, bytes.data());
-    histogram(s, cpu(), comm, HistogramBins::even(10, 0, 1));
+    Source s = Source::from_host(DType::int64, {100}, wide.data());
+    histogram(s, cpu(), comm, HistogramBins::per_value());
   });
-  expect_every_rank_failed_alike(failed, "histogram takes");
+  expect_every_rank_failed_alike(failed, "per-value bins");
 }
 
 TEST(DistributedFaults, ARankThatNeverArrivesCostsTheOthersOnlyTheTimeLimit) {

@@ -17,8 +17,15 @@ namespace parpat {
 //    Without a range, [min, max] of the data (numpy's default; [v − 0.5, v + 0.5] when
 //    min == max, [0, 1] for empty input).
 //  - edges: a strictly increasing float64 array of count + 1 edges, same rules.
-//  - per_value: one bin per integer value 0, 1, ..., like numpy.bincount: 256 bins for uint8,
-//    65536 for uint16, max + 1 for int32 (negative values are counted as underflow).
+//  - per_value: one bin per integer value 0, 1, ..., like numpy.bincount (integer and bool
+//    input). Every non-negative value of the dtype for bool (2 bins), int8 (128), uint8 (256),
+//    int16 (32768) and uint16 (65536); max + 1 of the data (found with parpat::reduce, 1 when
+//    every value is negative) for int32, uint32, int64 and uint64, where max + 1 above
+//    kMaxHistogramBins is an invalid_argument error. Negative values are counted as underflow.
+//
+// Every dtype is binned by its value as a float64, as numpy.histogram does: 64-bit integers are
+// rounded to the nearest float64 first (a value beyond 2^53 that rounds onto an edge counts as
+// on it), a bool is 0 or 1.
 struct HistogramBins {
   enum class Kind { even, edges, per_value };
   Kind kind = Kind::even;
@@ -57,7 +64,7 @@ struct HistogramResult {
 // (found with parpat::reduce on the array's device) and per-value bins become even bins over
 // [−0.5, V − 0.5]. Throws Error(invalid_argument) for bins ≤ 0 or above kMaxHistogramBins,
 // lo ≥ hi, a non-finite range, edges that are not strictly increasing or not finite, per-value
-// bins of float input and an unsupported dtype.
+// bins of float input, and per-value bins of more than kMaxHistogramBins.
 HistogramBins resolve_bins(const Array& in, const HistogramBins& bins);
 
 // numpy.histogram's density=True of a result: count / bin width / the sum of the bins' counts
@@ -66,8 +73,8 @@ HistogramBins resolve_bins(const Array& in, const HistogramBins& bins);
 // 0 / 0). Each density times its bin's width sums to 1.
 std::vector<double> histogram_density(const HistogramResult& result);
 
-// Counts the values of `in` (1-D, or a contiguous 2-D array taken flat; uint8 uint16 int32
-// float32 float64) on its own device.
+// Counts the values of `in` (1-D, or a contiguous 2-D array taken flat; any dtype) on its own
+// device.
 HistogramResult histogram(const Array& in, const HistogramBins& bins = {},
                           const HistogramOptions& options = {});
 

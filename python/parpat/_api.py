@@ -14,10 +14,10 @@ import numpy as np
 from . import _frameworks as fw
 from . import _parpat
 
-_REDUCE_DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
-                  "float32", "float64")
-_HISTOGRAM_DTYPES = ("uint8", "uint16", "int32", "float32", "float64")
-_BINCOUNT_DTYPES = ("uint8", "uint16", "int32")
+_BINCOUNT_DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
+                    "uint64")
+_REDUCE_DTYPES = _BINCOUNT_DTYPES + ("float32", "float64")
+_HISTOGRAM_DTYPES = _REDUCE_DTYPES
 _devices = {}
 
 
@@ -391,8 +391,10 @@ def histogram(x, bins=10, range=None, density=False, *, outliers=False, device=N
     Parameters
     ----------
     x : array_like
-        The data, taken flat: uint8, uint16, int32, float32 or float64, from numpy, CuPy, torch,
-        JAX or any DLPack / CUDA-array-interface producer. Device arrays are read in place.
+        The data, taken flat: bool, any integer dtype, float32 or float64, from numpy, CuPy,
+        torch, JAX or any DLPack / CUDA-array-interface producer. Device arrays are read in
+        place. Every value is binned as a float64, as numpy does (64-bit integers rounded to the
+        nearest float64).
     bins : int or sequence of scalars, optional
         An integer: that many equal-width bins over the range (numpy's edges,
         ``linspace(lo, hi, bins + 1)``). An array: the bin edges, increasing, so that bin i
@@ -448,9 +450,9 @@ def histogram(x, bins=10, range=None, density=False, *, outliers=False, device=N
 def bincount(x, minlength=0, *, device=None, stream=None, copy=False, variant=""):
     """Number of occurrences of each value in an array of non-negative integers, as
     numpy.bincount (without weights): a result of max(x) + 1 counts, or `minlength` if that is
-    larger. x is 1-D uint8, uint16 or int32; a negative value raises ValueError. The counts are
-    uint64, in the input's framework and on its device. The result's length depends on the
-    data, so the call waits for the device."""
+    larger. x is 1-D bool or of any integer dtype; a negative value raises ValueError, and so
+    does a largest value of 2**26 or more. The counts are uint64, in the input's framework and on
+    its device. The result's length depends on the data, so the call waits for the device."""
     minlength = operator.index(minlength)
     if minlength < 0:
         raise ValueError("'minlength' must not be negative")

@@ -2,8 +2,9 @@
 // contiguous section of the input and its own private histogram of 32-bit counters (four or two
 // of them, used in turn, when the slots are few: no sharing, no atomics, no chain of increments
 // on one counter; a section holds under 2^31 values, so they cannot wrap), then adds the private
-// histograms into the 64-bit counts bin range by bin range in parallel. uint8 is counted per
-// value and mapped to bins at the merge; uint16 finds its slot through a value → slot table,
+// histograms into the 64-bit counts bin range by bin range in parallel. 1-byte input (bool,
+// int8, uint8) is counted per byte value and mapped to bins at the merge; 2-byte integers (int16,
+// uint16) find their slot through a bits → slot table,
 // float32 with even bins through FloatEvenRule in vector lanes (float arithmetic, exact; a block
 // of one repeated value is added at once), other input through the candidate-and-correct even
 // rule or a binary search over explicit edges. Past a memory budget for
@@ -122,7 +123,7 @@ class ParallelKernel final : public HistogramKernel {
       float_rule_ = FloatEvenRule(p);
       if (float_rule_.usable) thresholds_ = float_thresholds(p);
     }
-    // uint8 is counted per value (256 counters whatever the bins) and mapped at the merge.
+    // 1-byte input is counted per value (256 counters whatever the bins) and mapped at the merge.
     counted_ = sizeof(T) == 1 ? 256 : p.slots();
     // Private counters are 32-bit (half the cache of 64-bit ones), so a section holds at most
     // histogram.parallel.section_values values: very large inputs take more sections than
@@ -295,7 +296,7 @@ std::unique_ptr<HistogramKernel> make_serial(const Device&, const HistogramProbl
 
 std::unique_ptr<HistogramKernel> make_parallel(const Device& d, const HistogramProblem& p) {
   return visit_dtype(p.dtype, [&](auto t) -> std::unique_ptr<HistogramKernel> {
-    return std::make_unique<ParallelKernel<decltype(t)>>(d, p);
+    return std::make_unique<ParallelKernel<kernel_element_t<decltype(t)>>>(d, p);
   });
 }
 
@@ -311,7 +312,8 @@ std::vector<HistogramVariant> cpu_histogram_variants() {
        supports_everything, make_serial},
       {info("parallel",
             "a contiguous section and a private histogram per thread, merged by bin ranges; "
-            "uint8 counted per value, value table for uint16, float32 slots in vector lanes",
+            "1-byte input counted per value, value table for 2-byte integers, float32 slots in "
+            "vector lanes",
             "threads=all private<=256MiB"),
        supports_everything, make_parallel},
   };

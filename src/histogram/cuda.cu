@@ -1,16 +1,18 @@
 // CUDA histogram variants. Every variant maps a value to a slot (bins, then underflow, overflow
-// and NaN) with one of three rules: a value → slot table for uint8/uint16 (filled on the host by
-// the reference, so exact), the even rule (a float64 candidate (x − lo)·N/(hi − lo) corrected
-// against the exact edges i·step + lo, computed with __dmul_rn/__dadd_rn so no FMA changes an
-// edge), or a binary search over explicit edges. Counts are 64-bit in global memory.
+// and NaN) with one of three rules: a bits → slot table for bool and the 1- and 2-byte integers
+// (read as uint8/uint16; the table is filled on the host by the reference, so exact), the even
+// rule (a float64 candidate (x − lo)·N/(hi − lo) corrected against the exact edges i·step + lo,
+// computed with __dmul_rn/__dadd_rn so no FMA changes an edge; 64-bit integers are rounded to
+// the nearest float64 first), or a binary search over explicit edges. Counts are 64-bit in global
+// memory.
 //  - global-atomic: each thread a contiguous section, one global 64-bit atomic per value;
 //  - interleaved: grid-stride (coalesced) reads, global atomics;
 //  - privatized: a 32-bit histogram per block in shared memory, added to the global counts at
 //    the end (blocks are sized so no block sees 2^31 values: 32-bit counts cannot wrap);
 //  - aggregated: privatized, and each thread counts a run of equal slots before one atomic;
-//  - fast: 16-byte loads, four in flight per thread. uint8 is counted per value (256 counters
-//    whatever the bin count; the flush maps values to bins through the table); float32 with
-//    even bins takes FloatEvenRule (float arithmetic, exact through a proven error bound; the
+//  - fast: 16-byte loads, four in flight per thread. 1-byte input is counted per value (256
+//    counters whatever the bin count; the flush maps values to bins through the table); float32
+//    with even bins takes FloatEvenRule (float arithmetic, exact through a proven error bound; the
 //    rare value near an edge is settled against the float64 edges). The shared histogram is
 //    lane-striped: slot s of lane l at s·C + l mod C, with C up to 32 columns, so the lanes of a
 //    warp hit distinct banks and distinct words however the data is spread; with fewer columns a
@@ -192,30 +194,24 @@ class CudaHistogram final : public HistogramKernel {
   CudaDevice& cuda_;
   HistogramProblem p_;
   Strategy strategy_;
-  Buffer aux_;  // value → slot table (uint8/uint16) or explicit edges
+  Buffer aux_;  // bits → slot table (1- and 2-byte input) or explicit edges
   FloatEvenRule float_rule_;
   int block_ = 256, blocks_ = 1;
   std::size_t shared_ = 0;
   FastConfig fast_;
 };
 
-// Fills the value → slot table of a uint8/uint16 input on the device with the even rule itself.
-__global__ void fill_table_kernel(unsigned* table, unsigned values, EvenRuleDevice rule) {
+// Fills the bits → slot table of a 1- or 2-byte input on the device with the even rule itself.
+__global__ void fill_table_kernel(unsigned* table, DType dtype, unsigned values,
+                                  EvenRuleDevice rule) {
   unsigned v = blockIdx.x * blockDim.x + threadIdx.x;
-  if (v < values) table[v] = rule.slot(double(v));
+  if (v < values) table[v] = rule.slot(table_value(dtype, v));
 }
 
 template <Strategy S>
 std::unique_ptr<HistogramKernel> make(const Device& d, const HistogramProblem& p) {
   return visit_dtype(p.dtype, [&](auto t) -> std::unique_ptr<HistogramKernel> {
-    using T = decltype(t);
-    if constexpr (std::is_same_v<T, std::uint8_t> || std::is_same_v<T, std::uint16_t> ||
-                  std::is_same_v<T, std::int32_t> || std::is_same_v<T, float> ||
-                  std::is_same_v<T, double>) {
-      return std::make_unique<CudaHistogram<T>>(d, p, S);
-    } else {
-      throw_invalid("histogram: unsupported dtype");
-    }
+    return std::make_unique<CudaHistogram<kernel_element_t<decltype(t)>>>(d, p, S);
   });
 }
 
@@ -250,13 +246,14 @@ std::vector<HistogramVariant> cuda_histogram_variants() {
             "block=256", "bins + 3 ≤ shared memory per block / 4 (about 58000 on Hopper)"),
        fits_shared, make<Strategy::aggregated>},
       {info("fast",
-            "16-byte loads, 4 in flight; uint8 counted per value; float32 bins in float "
+            "16-byte loads, 4 in flight; 1-byte input counted per value; float32 bins in float "
             "arithmetic (exact: proven error bound, float64 edges near an edge); a lane-striped "
             "shared "
             "histogram (a bank per lane); per-thread runs for skewed data; passes over bin "
             "ranges beyond shared memory, global atomics past histogram.fast.max_passes passes",
             "block=1024 striped<=64KiB max_passes=4",
-            "temporary memory: the uint8/uint16 value table or the explicit edges only"),
+            "temporary memory: the value table of 1- and 2-byte input or the explicit edges "
+            "only"),
        supports_any, make<Strategy::fast>},
   };
 }
@@ -266,19 +263,15 @@ std::vector<HistogramVariant> cuda_histogram_variants() {
 namespace parpat::cuda {
 
 std::size_t histogram_workspace_bytes(DType dtype, std::int64_t bins) {
-  if (dtype == DType::uint8) return 256 * sizeof(unsigned);
-  if (dtype == DType::uint16) return 65536 * sizeof(unsigned);
-  return 0;
+  if (!parpat::detail::is_table_dtype(dtype)) return 0;
+  return (dtype_size(dtype) == 1 ? 256 : 65536) * sizeof(unsigned);
 }
 
 void histogram_even(const void* d_in, DType dtype, std::int64_t n, std::int64_t bins, double lo,
                     double hi, unsigned long long* d_counts, void* d_workspace,
                     std::size_t workspace_bytes, cudaStream_t stream) {
   using namespace parpat::detail;
-  if (!histogram_dtype_supported(dtype))
-    throw_invalid(
-        std::string("histogram takes uint8, uint16, int32, float32 or float64 input, got ") +
-        dtype_name(dtype));
+  check_histogram_dtype(dtype);
   if (n < 0) throw_invalid("histogram: negative number of values");
   if (bins <= 0 || bins > kMaxHistogramBins)
     throw_invalid("the number of bins must be in [1, 2^26], got " + std::to_string(bins));
@@ -303,12 +296,12 @@ void histogram_even(const void* d_in, DType dtype, std::int64_t n, std::int64_t 
   const HistogramFastPolicy policy = tuned<HistogramFastPolicy>(info);
   const EvenRuleDevice even = even_rule_device(p);
   visit_dtype(dtype, [&](auto t) {
-    using T = decltype(t);
+    using T = kernel_element_t<decltype(t)>;
     const T* x = static_cast<const T*>(d_in);
     if constexpr (std::is_same_v<T, std::uint8_t> || std::is_same_v<T, std::uint16_t>) {
       auto* table = static_cast<unsigned*>(d_workspace);
       unsigned values = sizeof(T) == 1 ? 256u : 65536u;
-      fill_table_kernel<<<(values + 255) / 256, 256, 0, stream>>>(table, values, even);
+      fill_table_kernel<<<(values + 255) / 256, 256, 0, stream>>>(table, dtype, values, even);
       check_launch("histogram fill_table_kernel");
       if constexpr (sizeof(T) == 1) {
         auto c = fast_config<T, PerValueRule>(info, policy, sms, slots, n);
@@ -326,7 +319,7 @@ void histogram_even(const void* d_in, DType dtype, std::int64_t n, std::int64_t 
         auto c = fast_config<T, EvenRuleDevice>(info, policy, sms, slots, n);
         launch_fast(c, x, n, even, slots, d_counts, stream);
       }
-    } else if constexpr (std::is_same_v<T, std::int32_t> || std::is_same_v<T, double>) {
+    } else {
       auto c = fast_config<T, EvenRuleDevice>(info, policy, sms, slots, n);
       launch_fast(c, x, n, even, slots, d_counts, stream);
     }

@@ -58,7 +58,7 @@ __kernel void aggregated(__global const T* in, long n, RULE_PARAMS, uint slots, 
 
 // ---- `fast` ----
 // A value's slot for `fast`: *exact false leaves a candidate that corrected_slot() settles (only
-// RULE 3 ever needs it). COUNT_VALUES counts uint8 values themselves (mapped at the flush).
+// RULE 3 ever needs it). COUNT_VALUES counts 1-byte values themselves (mapped at the flush).
 uint quick_slot(T x, RULE_PARAMS, bool* exact) {
 #if RULE == 3
   return float_quick(x, lo_up, hi_down, lo, norm, delta, bins, exact);
@@ -423,7 +423,7 @@ uint column_total(__local const uint* hist, uint row) {
 // chunk g / passes of the input (the host launches a multiple of `passes` groups), so the
 // groups of one chunk run together and all
 // but the first read it from L2, and count only the values of their range (a skipped atomic
-// per other value; WHOLE: one range of every slot, nothing to skip). For COUNT_VALUES (uint8,
+// per other value; WHOLE: one range of every slot, nothing to skip). For COUNT_VALUES (1-byte,
 // always WHOLE) `hist` holds 256 more counters where values are merged into slots: table[v] is
 // value v's merge cell, table[256 + cell] the cell's slot.
 __kernel void fast_local(__global const uint4* in, long n, RULE_PARAMS, uint passes, uint span,

@@ -3,6 +3,8 @@
 // entry points. Kernels only ever see resolved bins and non-empty input.
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -96,10 +98,7 @@ void check_range(double lo, double hi) {
 }
 
 void check_input(const Array& in) {
-  if (!detail::histogram_dtype_supported(in.dtype()))
-    throw_invalid(
-        std::string("histogram takes uint8, uint16, int32, float32 or float64 input, got ") +
-        dtype_name(in.dtype()));
+  detail::check_histogram_dtype(in.dtype());
   if (in.ndim() == 2 && in.row_stride() != in.cols())
     throw_invalid("histogram takes contiguous input (row stride equal to the row length)");
 }
@@ -136,18 +135,32 @@ detail::HistogramProblem problem_of(DType dtype, std::int64_t n, const Histogram
   return p;
 }
 
-// [min, max] of non-empty data: the reduce pattern's, or for uint16, which reduce does not take,
-// the first and the last of its 65536 per-value bins that count anything.
+// [min, max] of non-empty data, from the reduce pattern, as float64 (numpy's edges of an integer
+// range: the extremes rounded to the nearest float64).
 std::pair<double, double> data_range(const Array& in) {
-  if (in.dtype() == DType::uint16) {
-    std::vector<std::uint64_t> counts = histogram(in, HistogramBins::per_value()).counts;
-    auto first = std::find_if(counts.begin(), counts.end(), [](auto c) { return c != 0; });
-    auto last = std::find_if(counts.rbegin(), counts.rend(), [](auto c) { return c != 0; });
-    return {static_cast<double>(first - counts.begin()),
-            static_cast<double>(counts.rend() - last - 1)};
-  }
   return {reduce(in, {ReduceOp::min, Axis::all, {}}).values.at(0).as_double(),
           reduce(in, {ReduceOp::max, Axis::all, {}}).values.at(0).as_double()};
+}
+
+// The bin count of per-value bins that the dtype alone decides: the non-negative values of bool
+// and the 8- and 16-bit integers; 0 for wider integers, whose largest value decides.
+std::int64_t per_value_bins_of_dtype(DType t) {
+  if (t == DType::boolean) return 2;
+  if (dtype_size(t) > 2) return 0;
+  const int bits = 8 * static_cast<int>(dtype_size(t)) - (is_signed_integer(t) ? 1 : 0);
+  return std::int64_t{1} << bits;
+}
+
+// max + 1 bins for per-value bins whose largest value is `max` (1 when every value is negative).
+std::int64_t per_value_bins_up_to(DType t, double max) {
+  if (!(max < static_cast<double>(kMaxHistogramBins))) {
+    std::ostringstream text;
+    text << std::fixed << std::setprecision(0) << max;
+    throw_invalid("per-value bins of " + std::string(dtype_name(t)) + " input need max + 1 ≤ " +
+                  std::to_string(kMaxHistogramBins) + " bins (2^26); the largest value is " +
+                  text.str());
+  }
+  return std::max<std::int64_t>(static_cast<std::int64_t>(max) + 1, 1);
 }
 
 }  // namespace
@@ -160,13 +173,8 @@ HistogramBins resolve_bins_with(DType dtype, std::int64_t n, const HistogramBins
   if (bins.kind == Kind::per_value) {
     if (is_float(dtype))
       throw_invalid(std::string("per-value bins need integer input, got ") + dtype_name(dtype));
-    std::int64_t values = 256;
-    if (dtype == DType::uint16) values = 65536;
-    if (dtype == DType::int32) {
-      values = 1;
-      if (n > 0)
-        values = std::max<std::int64_t>(static_cast<std::int64_t>(data_range().second) + 1, 1);
-    }
+    std::int64_t values = per_value_bins_of_dtype(dtype);
+    if (values == 0) values = n > 0 ? per_value_bins_up_to(dtype, data_range().second) : 1;
     check_bin_count(values);
     return HistogramBins::even(values, -0.5, static_cast<double>(values) - 0.5);
   }
@@ -198,7 +206,7 @@ HistogramBins resolve_bins_with(DType dtype, std::int64_t n, const HistogramBins
 
 bool bins_need_data(DType dtype, const HistogramBins& bins) {
   using Kind = HistogramBins::Kind;
-  if (bins.kind == Kind::per_value) return dtype == DType::int32;
+  if (bins.kind == Kind::per_value) return !is_float(dtype) && per_value_bins_of_dtype(dtype) == 0;
   return bins.kind == Kind::even && !bins.has_range;
 }
 
@@ -226,11 +234,11 @@ HistogramResult histogram_of_slots(const HistogramBins& resolved,
 
 HistogramBins resolve_bins(const Array& in, const HistogramBins& bins) {
   check_input(in);
-  if (bins.kind == HistogramBins::Kind::per_value && in.dtype() == DType::int32 && in.size() > 0) {
+  if (bins.kind == HistogramBins::Kind::per_value && in.size() > 0) {
     // Only the largest value matters: one reduction, not two.
-    ReduceResult r = reduce(in, {ReduceOp::max, Axis::all, {}});
     return detail::resolve_bins_with(in.dtype(), in.size(), bins, [&] {
-      return std::make_pair(0.0, static_cast<double>(r.values.at(0).i));
+      return std::make_pair(0.0,
+                            reduce(in, {ReduceOp::max, Axis::all, {}}).values.at(0).as_double());
     });
   }
   return detail::resolve_bins_with(in.dtype(), in.size(), bins, [&] { return data_range(in); });
@@ -252,10 +260,7 @@ struct Histogrammer::Impl {
 Histogrammer::Histogrammer(const Device& device, DType dtype, std::int64_t n,
                            const HistogramBins& resolved, const HistogramOptions& options)
     : impl_(new Impl{device, {}, nullptr, {}}) {
-  if (!detail::histogram_dtype_supported(dtype))
-    throw_invalid(
-        std::string("histogram takes uint8, uint16, int32, float32 or float64 input, got ") +
-        dtype_name(dtype));
+  detail::check_histogram_dtype(dtype);
   impl_->problem = problem_of(dtype, n, resolved);
   const auto& variant = detail::find_histogram_variant(device.backend(), options.variant);
   if (n == 0) {

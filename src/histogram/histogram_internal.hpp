@@ -16,7 +16,57 @@
 #include "parpat/registry.hpp"
 #include "runtime/variant_tables.hpp"
 
+#if defined(__CUDACC__)
+#define PARPAT_HOST_DEVICE __host__ __device__
+#else
+#define PARPAT_HOST_DEVICE
+#endif
+
 namespace parpat::detail {
+
+// Every dtype is binned by its value as a float64 (numpy.histogram's rule; 64-bit integers round
+// to the nearest float64). bool, int8, uint8, int16 and uint16 ("table types") are read as the
+// unsigned integer of their width, and a value → slot table over those bits does the rest, so
+// their kernels are the uint8 and uint16 ones.
+inline bool is_table_dtype(DType t) {
+  return !is_float(t) && dtype_size(t) <= 2;
+}
+
+// The value of a table type's element from its bits: two's complement for int8 and int16, 0 or
+// 1 for bool (any non-zero byte is true).
+PARPAT_HOST_DEVICE inline double table_value(DType t, unsigned bits) {
+  switch (t) {
+    case DType::boolean:
+      return bits != 0 ? 1.0 : 0.0;
+    case DType::int8:
+      return static_cast<double>(static_cast<std::int8_t>(bits));
+    case DType::int16:
+      return static_cast<double>(static_cast<std::int16_t>(bits));
+    default:
+      return static_cast<double>(bits);
+  }
+}
+
+// The element type kernels are built for: a table type as the unsigned integer of its width,
+// every other dtype as itself.
+template <class T>
+struct KernelElement {
+  using type = T;
+};
+template <>
+struct KernelElement<bool> {
+  using type = std::uint8_t;
+};
+template <>
+struct KernelElement<std::int8_t> {
+  using type = std::uint8_t;
+};
+template <>
+struct KernelElement<std::int16_t> {
+  using type = std::uint16_t;
+};
+template <class T>
+using kernel_element_t = typename KernelElement<T>::type;
 
 struct HistogramProblem {
   DType dtype = DType::float32;
@@ -92,12 +142,6 @@ struct EvenRule {
   }
 };
 
-#if defined(__CUDACC__)
-#define PARPAT_HOST_DEVICE __host__ __device__
-#else
-#define PARPAT_HOST_DEVICE
-#endif
-
 // The even-bin rule for float32 input in float32 arithmetic, exact all the same. The candidate
 // t = (x − lo)·N/(hi − lo) in float differs from the exact real value by less than `delta`
 // (bounded on the host from the float rounding of lo, of the difference and of the product, and
@@ -160,8 +204,9 @@ struct FloatEvenRule {
 // threshold[i] = the smallest float ≥ even edge i, for i in [0, bins].
 std::vector<float> float_thresholds(const HistogramProblem& p);
 
-// Value → slot for every value of a uint8 or uint16 input (256 or 65536 entries): the fastest
-// bin rule for small integer types, exact because the reference fills it.
+// Value → slot for every bit pattern of a table type (256 or 65536 entries, indexed by the
+// element's bits): the fastest bin rule for small integer types, exact because the reference
+// fills it.
 std::vector<std::uint32_t> slot_table(const HistogramProblem& p);
 
 // One variant bound to one problem on one device; construction sizes its workspace once.
@@ -189,7 +234,8 @@ const HistogramVariant& find_histogram_variant(Backend backend, const std::strin
 // The CPU reference: counts[slots()] of `in` (n elements of p.dtype), one value at a time.
 void histogram_reference(const void* in, const HistogramProblem& p, std::uint64_t* counts);
 
-bool histogram_dtype_supported(DType t);
+// Throws Error(invalid_argument) naming the dtypes the histogram takes when it does not take t.
+void check_histogram_dtype(DType t);
 
 // resolve_bins's rules on input known by its dtype and size: `data_range()` gives the data's
 // [min, max] (finite or not) when the bins need it (bins_need_data), and only then is called.

@@ -1,7 +1,8 @@
 // OpenCL histogram variants: histogram.cl built per (dtype, bin rule, 64-bit atomics) and
-// launched with workspaces sized once. The same names and ideas as the CUDA variants. `fast`
-// counts uint8 input per value (256 counters whatever the bins, mapped to slots when a group
-// flushes), places float32 values with the float even rule (FloatEvenRule) where its bound
+// launched with workspaces sized once. The same names and ideas as the CUDA variants. bool and
+// the 1- and 2-byte integers are read as uchar/ushort and placed through a bits → slot table.
+// `fast` counts 1-byte input per value (256 counters whatever the bins, mapped to slots when a
+// group flushes), places float32 values with the float even rule (FloatEvenRule) where its bound
 // holds (the rare value near an edge settled against the float64 edges where the device has
 // cl_khr_fp64, histogram.opencl.float_edges; else against a threshold table), and counts into
 // one local histogram per group: lane-striped 32-bit counters in as many columns (a power of
@@ -47,23 +48,35 @@ void set_arg(cl::Kernel& k, cl_uint index, const T& value) {
   }
 }
 
+// The element type the kernels read: bool, int8 and int16 as the unsigned integer of their width
+// (their bits index the value → slot table), the other dtypes as themselves.
 const char* cl_type(DType t) {
   switch (t) {
+    case DType::boolean:
+    case DType::int8:
     case DType::uint8:
       return "uchar";
+    case DType::int16:
     case DType::uint16:
       return "ushort";
     case DType::int32:
       return "int";
+    case DType::uint32:
+      return "uint";
+    case DType::int64:
+      return "long";
+    case DType::uint64:
+      return "ulong";
     case DType::float32:
       return "float";
-    default:
-      return "double";
+    case DType::float64:
+      break;
   }
+  return "double";
 }
 
 bool table_rule(const HistogramProblem& p) {
-  return p.dtype == DType::uint8 || p.dtype == DType::uint16;
+  return is_table_dtype(p.dtype);
 }
 
 // Local memory one group may use: what the device reports, at most 48 KiB (NVIDIA's limit
@@ -72,7 +85,7 @@ std::uint64_t local_budget(const DeviceInfo& d) {
   return std::min<std::uint64_t>(d.local_memory, 48u << 10);
 }
 
-// The value → merge-cell table of the fast kernel's uint8 path: table[v] is the cell value v is
+// The value → merge-cell table of the fast kernel's 1-byte path: table[v] is the cell value v is
 // merged into, table[256 + cell] the slot of the cell, one cell per distinct slot, so a group
 // adds each slot to the global counts once however many values share it.
 std::vector<std::uint32_t> merge_table(const HistogramProblem& p) {
@@ -88,12 +101,12 @@ std::vector<std::uint32_t> merge_table(const HistogramProblem& p) {
   return table;
 }
 
-// How `fast` lays out its local histogram: counted indices (256 values for uint8, else the
+// How `fast` lays out its local histogram: counted indices (256 values for 1-byte input, else the
 // slots), lane-striped columns, slot ranges counted side by side ("passes") when the slots
 // exceed local memory — in packed counters when 32-bit ones would need more than one range —
 // or global counting past max_passes ranges.
 struct FastLayout {
-  bool count_values = false;  // uint8: count per value, map values to slots at the flush
+  bool count_values = false;  // 1-byte input: count per value, map values to slots at the flush
   std::uint32_t columns = 1, passes = 1, range = 0;
   std::uint32_t field_bits = 0;   // packed counters' width (16, 8, 5 or 4); 0: 32-bit striped
   std::uint32_t hot_entries = 0;  // the packed rows' hot-row table (narrow fields)
@@ -135,7 +148,7 @@ FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info,
   const std::uint64_t budget =
       std::min<std::uint64_t>(std::uint64_t(fast.striped_kib) << 10, local_budget(info));
   const std::uint64_t merge_bytes = 256 * 4;
-  f.count_values = p.dtype == DType::uint8 && budget >= 256 * 4 + merge_bytes;
+  f.count_values = table_rule(p) && dtype_size(p.dtype) == 1 && budget >= 256 * 4 + merge_bytes;
   const std::uint64_t room = f.count_values ? budget - merge_bytes : budget;
   const std::uint64_t counted = f.count_values ? 256 : static_cast<std::uint64_t>(p.slots());
   std::uint32_t max_columns = 1;
@@ -350,7 +363,7 @@ std::unique_ptr<HistogramKernel> make(const Device& d, const HistogramProblem& p
   return std::make_unique<OpenclHistogram>(d, p, S);
 }
 
-// Float64 bin rules need cl_khr_fp64; the value tables of uint8/uint16 do not.
+// Float64 bin rules need cl_khr_fp64; the value tables of 1- and 2-byte input do not.
 bool supports_any(const HistogramProblem& p, const DeviceInfo& d) {
   return table_rule(p) || d.fp64;
 }
@@ -370,7 +383,7 @@ std::vector<HistogramVariant> opencl_histogram_variants() {
   auto info = [](const char* name, const char* idea, const char* params, const char* limits) {
     return variant_info("histogram", Backend::opencl, name, idea, params, limits);
   };
-  const char* fp64 = "int32/float32/float64 input needs cl_khr_fp64";
+  const char* fp64 = "input of 4 or 8 bytes needs cl_khr_fp64";
   return {
       {info("global-atomic",
             "a contiguous section per work-item, one 64-bit global atomic per value", "group=256",
@@ -382,17 +395,17 @@ std::vector<HistogramVariant> opencl_histogram_variants() {
       {info("privatized",
             "a 32-bit histogram per group in local memory, added to the 64-bit counts at the end",
             "group=256",
-            "bins + 3 ≤ local memory / 4, at most 12285 bins (48 KiB); int32/float input needs "
-            "cl_khr_fp64"),
+            "bins + 3 ≤ local memory / 4, at most 12285 bins (48 KiB); input of 4 or 8 bytes "
+            "needs cl_khr_fp64"),
        fits_local, make<Strategy::privatized>},
       {info("aggregated",
             "privatized, and each work-item counts a run of equal bins before one local atomic",
             "group=256",
-            "bins + 3 ≤ local memory / 4, at most 12285 bins (48 KiB); int32/float input needs "
-            "cl_khr_fp64"),
+            "bins + 3 ≤ local memory / 4, at most 12285 bins (48 KiB); input of 4 or 8 bytes "
+            "needs cl_khr_fp64"),
        fits_local, make<Strategy::aggregated>},
       {info("fast",
-            "16-byte vector loads, several in flight per work-item; uint8 counted per value "
+            "16-byte vector loads, several in flight per work-item; 1-byte input counted per value "
             "(mapped to slots at the flush); float32 placed by an exact float rule (float64 "
             "edges near an edge); one lane-striped local histogram per group (up to 32 columns, "
             "one bank per lane); red.shared on 32-bit addresses on NVIDIA; slots beyond "
@@ -403,8 +416,9 @@ std::vector<HistogramVariant> opencl_histogram_variants() {
             "group=1024 groups/CU=8 (2 counting globally) vectors=8 striped<=96KiB columns<=32 "
             "runs_below_columns=0 (global counting only) packed fields>=5 bits hot_entries=256 "
             "max_passes=4",
-            "no warp aggregation (OpenCL 1.2 has no warp vote); int32/float64 input, explicit "
-            "edges and float32 ranges beyond the float rule's bound need cl_khr_fp64"),
+            "no warp aggregation (OpenCL 1.2 has no warp vote); integer input of 4 or 8 bytes, "
+            "float64 input, explicit edges and float32 ranges beyond the float rule's bound need "
+            "cl_khr_fp64"),
        supports_fast, make<Strategy::fast>},
   };
 }

@@ -1,32 +1,59 @@
-// The histogram reference: every value converted to float64 and placed by a binary search over
-// the float64 edges (histogram_internal.hpp's reference_slot), one at a time, in order.
+// The histogram reference: every value converted to float64 (64-bit integers rounded to the
+// nearest, a bool's byte to 0 or 1) and placed by a binary search over the float64 edges
+// (histogram_internal.hpp's reference_slot), one at a time, in order.
 #include <cfloat>
 #include <limits>
+#include <string>
+#include <type_traits>
 
 #include "histogram/histogram_internal.hpp"
+#include "parpat/error.hpp"
 
 namespace parpat::detail {
 
-bool histogram_dtype_supported(DType t) {
-  return t == DType::uint8 || t == DType::uint16 || t == DType::int32 || t == DType::float32 ||
-         t == DType::float64;
+// Every dtype parpat has; the switch names each, so a new dtype must be decided on here.
+void check_histogram_dtype(DType t) {
+  switch (t) {
+    case DType::boolean:
+    case DType::int8:
+    case DType::uint8:
+    case DType::int16:
+    case DType::uint16:
+    case DType::int32:
+    case DType::uint32:
+    case DType::int64:
+    case DType::uint64:
+    case DType::float32:
+    case DType::float64:
+      return;
+  }
+  throw_invalid(
+      std::string("histogram takes bool, int8, uint8, int16, uint16, int32, uint32, int64, "
+                  "uint64, float32 or float64 input, got ") +
+      dtype_name(t));
 }
 
 void histogram_reference(const void* in, const HistogramProblem& p, std::uint64_t* counts) {
   std::fill(counts, counts + p.slots(), std::uint64_t{0});
   visit_dtype(p.dtype, [&](auto t) {
-    using T = decltype(t);
+    using T = kernel_element_t<decltype(t)>;
     const T* x = static_cast<const T*>(in);
-    for (std::int64_t i = 0; i < p.n; ++i)
-      ++counts[reference_slot(p, static_cast<double>(x[i]))];
+    for (std::int64_t i = 0; i < p.n; ++i) {
+      if constexpr (std::is_same_v<T, decltype(t)>) {
+        ++counts[reference_slot(p, static_cast<double>(x[i]))];
+      } else {
+        ++counts[reference_slot(p, table_value(p.dtype, x[i]))];
+      }
+    }
   });
 }
 
 std::vector<std::uint32_t> slot_table(const HistogramProblem& p) {
-  std::size_t values = p.dtype == DType::uint8 ? 256 : 65536;
+  std::size_t values = dtype_size(p.dtype) == 1 ? 256 : 65536;
   std::vector<std::uint32_t> table(values);
   for (std::size_t v = 0; v < values; ++v)
-    table[v] = static_cast<std::uint32_t>(reference_slot(p, static_cast<double>(v)));
+    table[v] = static_cast<std::uint32_t>(
+        reference_slot(p, table_value(p.dtype, static_cast<unsigned>(v))));
   return table;
 }
 

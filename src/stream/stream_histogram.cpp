@@ -1,8 +1,7 @@
 // Histogram over a stream. Bins that need the data's [min, max] (even bins without a range,
-// per-value bins of int32) cost a first pass: a streamed min and max (for uint16, which reduce
-// does not take, its per-value histogram). The counting pass runs an ordinary Histogrammer on
-// each chunk (one plan per chunk length, made once) that adds into one set of device counts, so
-// the counts are exactly the in-memory call's.
+// per-value bins of integers wider than 16 bits) cost a first pass: a streamed min and max. The
+// counting pass runs an ordinary Histogrammer on each chunk (one plan per chunk length, made
+// once) that adds into one set of device counts, so the counts are exactly the in-memory call's.
 #include <algorithm>
 #include <map>
 
@@ -71,16 +70,6 @@ Buffer count_stream(SourceImpl& source, const Device& device, const HistogramBin
 // [min, max] of the source's elements, streamed (the first of two passes).
 std::pair<double, double> stream_range(SourceImpl& source, const Device& device,
                                        const StreamOptions& stream, StreamStats& stats) {
-  if (source.dtype == DType::uint16) {
-    HistogramBins every = HistogramBins::even(65536, -0.5, 65535.5);
-    std::vector<std::uint64_t> counts(65536);
-    count_stream(source, device, every, {}, stream, stats, 1, 2)
-        .download(counts.data(), counts.size() * sizeof(std::uint64_t));
-    auto first = std::find_if(counts.begin(), counts.end(), [](auto c) { return c != 0; });
-    auto last = std::find_if(counts.rbegin(), counts.rend(), [](auto c) { return c != 0; });
-    return {static_cast<double>(first - counts.begin()),
-            static_cast<double>(counts.rend() - last - 1)};
-  }
   ReduceOptions min, max;
   min.op = ReduceOp::min;
   max.op = ReduceOp::max;
@@ -89,10 +78,7 @@ std::pair<double, double> stream_range(SourceImpl& source, const Device& device,
 }
 
 void check_histogram_source(const SourceImpl& source) {
-  if (!histogram_dtype_supported(source.dtype))
-    throw_invalid(
-        std::string("histogram takes uint8, uint16, int32, float32 or float64 input, got ") +
-        dtype_name(source.dtype));
+  check_histogram_dtype(source.dtype);
 }
 
 }  // namespace detail

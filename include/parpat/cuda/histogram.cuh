@@ -12,7 +12,8 @@
 namespace parpat::cuda {
 
 // Bytes of workspace histogram_even needs for `bins` bins of input of `dtype`: the value → bin
-// table of uint8 (1 KiB) and uint16 (256 KiB) input, 0 for int32, float32 and float64.
+// table of bool, int8 and uint8 (1 KiB) and of int16 and uint16 (256 KiB) input, 0 for the
+// wider types.
 std::size_t histogram_workspace_bytes(DType dtype, std::int64_t bins);
 
 // Enqueues on `stream` the histogram (variant `fast`) of the n values at d_in on the current

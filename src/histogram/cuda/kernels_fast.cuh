@@ -1,5 +1,5 @@
-// CUDA histogram `fast`: 16-byte loads, four in flight per thread. uint8 is counted per value
-// (256 counters whatever the bin count; the flush maps values to bins through the table). The
+// CUDA histogram `fast`: 16-byte loads, four in flight per thread. 1-byte input is counted per
+// value (256 counters whatever the bin count; the flush maps values to bins through the table). The
 // shared histogram is lane-striped: slot s of lane l at s·C + l mod C, with C up to 32 columns, so
 // the lanes of a warp hit distinct banks and distinct words however the data is spread; with fewer
 // columns a per-vector vote sends skewed data through per-thread runs. 32-bit shared counts are

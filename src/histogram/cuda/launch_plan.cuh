@@ -67,8 +67,8 @@ FastConfig fast_config(const DeviceInfo& info, const HistogramFastPolicy& policy
   while (!c.packed && c.columns < 32 &&
          std::size_t(c.range + 1) * c.columns * 2 * sizeof(unsigned) <= striped)
     c.columns *= 2;
-  // uint8 counted per value always fits (256 counters), and only the shared flush maps values to
-  // slots: it never counts globally.
+  // 1-byte input counted per value always fits (256 counters), and only the shared flush maps
+  // values to slots: it never counts globally.
   c.global = !kCountsPerValue<Rule> && c.passes > unsigned(policy.max_passes);
   c.vote = c.packed || int(c.columns) < policy.vote_below_columns;
   c.shared = c.global   ? 0

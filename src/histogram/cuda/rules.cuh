@@ -1,9 +1,9 @@
 // How a CUDA histogram kernel maps a value to a slot (bins, then underflow, overflow and NaN):
-// the value → slot table for uint8/uint16 (filled on the host by the reference, so exact), the
+// the bits → slot table of 1- and 2-byte input (filled on the host by the reference, so exact), the
 // even rule (a float64 candidate (x − lo)·N/(hi − lo) corrected against the exact edges
 // i·step + lo, computed with __dmul_rn/__dadd_rn so no FMA changes an edge), a binary search over
 // explicit edges, the float32 even rule of `fast` (float arithmetic, exact through a proven error
-// bound, the rare value near an edge settled against the float64 edges) and uint8 per value.
+// bound, the rare value near an edge settled against the float64 edges) and 1-byte input per value.
 #pragma once
 
 #include <cmath>
@@ -84,7 +84,7 @@ struct FloatRuleDevice {
   }
 };
 
-// uint8 input counted per value: the slot of a value is the value; the flush maps each value's
+// 1-byte input counted per value: the slot of a value is its byte; the flush maps each value's
 // count to its bin through the value → slot table.
 struct PerValueRule {
   const unsigned* table;
