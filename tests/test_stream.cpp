@@ -1010,8 +1010,8 @@ TEST(StreamSources, BadInputsThrowTheRightError) {
   std::vector<std::int64_t> i64(10, 1);
   i64[3] = std::int64_t{1} << 40;
   Source s64 = Source::from_host(DType::int64, {10}, i64.data());
-  expect_error([&] { histogram(s64, d, HistogramBins::per_value()); },
-               ErrorKind::invalid_argument, "int64", "per-value bins beyond 2^26");
+  expect_error([&] { histogram(s64, d, HistogramBins::per_value()); }, ErrorKind::invalid_argument,
+               "int64", "per-value bins beyond 2^26");
   // A file that shrank after it was opened: an io error, not a crash (read, not mapped, on
   // devices other than the CPU; the CPU maps windows and would take SIGBUS, which the CLI turns
   // into one line).
