@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "histogram/histogram_internal.hpp"
+#include "histogram_support.hpp"
 #include "parpat/array.hpp"
 #include "parpat/error.hpp"
 #include "parpat/histogram.hpp"
@@ -41,18 +42,6 @@ std::vector<Target> targets() {
 constexpr DType kDTypes[] = {DType::boolean, DType::int8,    DType::uint8,  DType::int16,
                              DType::uint16,  DType::int32,   DType::uint32, DType::int64,
                              DType::uint64,  DType::float32, DType::float64};
-
-detail::HistogramProblem problem_of(DType t, std::int64_t n, const HistogramBins& b) {
-  detail::HistogramProblem p;
-  p.dtype = t;
-  p.n = n;
-  p.even = b.kind == HistogramBins::Kind::even;
-  p.bins = b.count;
-  p.lo = b.lo;
-  p.hi = b.hi;
-  if (!p.even) p.edges = b.edges;
-  return p;
-}
 
 template <class T>
 std::vector<unsigned char> bytes_of(const std::vector<T>& v) {

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "histogram/histogram_internal.hpp"
+#include "histogram_support.hpp"
 #include "parpat/array.hpp"
 #include "parpat/error.hpp"
 #include "parpat/histogram.hpp"
@@ -108,14 +109,7 @@ std::vector<std::uint64_t> slots_of(const HistogramResult& r) {
 class HistogramDTypes : public ::testing::TestWithParam<Target> {
  protected:
   bool covers(DType t, std::int64_t n, const HistogramBins& resolved) const {
-    detail::HistogramProblem p;
-    p.dtype = t;
-    p.n = n;
-    p.even = resolved.kind == HistogramBins::Kind::even;
-    p.bins = resolved.count;
-    p.lo = resolved.lo;
-    p.hi = resolved.hi;
-    p.edges = resolved.edges;
+    const detail::HistogramProblem p = problem_of(t, n, resolved);
     const auto& variant =
         detail::find_histogram_variant(GetParam().device.backend(), GetParam().variant);
     return variant.supports(p, GetParam().device.info());

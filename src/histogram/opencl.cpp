@@ -51,28 +51,8 @@ void set_arg(cl::Kernel& k, cl_uint index, const T& value) {
 // The element type the kernels read: bool, int8 and int16 as the unsigned integer of their width
 // (their bits index the value → slot table), the other dtypes as themselves.
 const char* cl_type(DType t) {
-  switch (t) {
-    case DType::boolean:
-    case DType::int8:
-    case DType::uint8:
-      return "uchar";
-    case DType::int16:
-    case DType::uint16:
-      return "ushort";
-    case DType::int32:
-      return "int";
-    case DType::uint32:
-      return "uint";
-    case DType::int64:
-      return "long";
-    case DType::uint64:
-      return "ulong";
-    case DType::float32:
-      return "float";
-    case DType::float64:
-      break;
-  }
-  return "double";
+  if (is_table_dtype(t)) return dtype_size(t) == 1 ? "uchar" : "ushort";
+  return opencl_type_name(t);
 }
 
 bool table_rule(const HistogramProblem& p) {

@@ -12,6 +12,7 @@
 #include "parpat/dtype.hpp"
 #include "reduce/reduce_internal.hpp"
 #include "reduce/tuning.hpp"
+#include "runtime/opencl/opencl_device.hpp"
 
 namespace parpat::detail::opencl_reduce {
 
@@ -21,33 +22,6 @@ inline constexpr std::size_t kMaxAccBytes = 32;
 
 inline bool is_sum_or_prod(ReduceOp op) {
   return op == ReduceOp::sum || op == ReduceOp::prod;
-}
-
-inline const char* cl_type(DType t) {
-  switch (t) {
-    case DType::boolean:  // numpy's bool is one byte, 0 or 1
-    case DType::uint8:
-      return "uchar";
-    case DType::int8:
-      return "char";
-    case DType::int16:
-      return "short";
-    case DType::uint16:
-      return "ushort";
-    case DType::int32:
-      return "int";
-    case DType::uint32:
-      return "uint";
-    case DType::int64:
-      return "long";
-    case DType::uint64:
-      return "ulong";
-    case DType::float32:
-      return "float";
-    case DType::float64:
-      break;
-  }
-  return "double";
 }
 
 // The op the kernels run: on integer input (no NaN) a nan-op is its plain op.
@@ -173,7 +147,7 @@ inline std::string extra_op_options(const ReduceShape& s, ReduceOp op, const cha
     if (s.raw_moments) return o + " -DRES=moments -DRESULT=RESULT_RAW";
     char ddof[64];
     std::snprintf(ddof, sizeof ddof, "%.17g", s.ddof);
-    return o + " -DRES=" + cl_type(reduce_result_dtype(t, op)) +
+    return o + " -DRES=" + opencl_type_name(reduce_result_dtype(t, op)) +
            " -DRESULT=RESULT_STATISTIC -DSTATISTIC=" + std::to_string(static_cast<int>(*stat)) +
            " -DDDOF=" + ddof + (is_nan_reduce_op(s.op) ? " -DNAN_STATISTIC" : "");
   }
@@ -209,7 +183,7 @@ inline std::string extra_op_options(const ReduceShape& s, ReduceOp op, const cha
 inline std::string build_options(const ReduceShape& s, const DeviceInfo& device) {
   const DType t = s.dtype;
   const ReduceOp op = kernel_op(t, s.op);
-  const char* elem = cl_type(t);
+  const char* elem = opencl_type_name(t);
   bool fp64 = device.fp64;
   std::string o =
       std::string("-DELEM=") + elem + " -DVW=" + std::to_string(kVectorBytes / dtype_size(t));

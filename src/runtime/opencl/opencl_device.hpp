@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string>
 
+#include "parpat/dtype.hpp"
 #include "runtime/device_impl.hpp"
 
 namespace parpat::detail {
@@ -79,6 +80,34 @@ template <class... Args>
 void set_args(cl::Kernel& k, const Args&... args) {
   cl_uint i = 0;
   (k.setArg(i++, sizeof(Args), &args), ...);
+}
+
+// The OpenCL C type of a dtype's elements.
+inline const char* opencl_type_name(DType t) {
+  switch (t) {
+    case DType::boolean:  // numpy's bool is one byte, 0 or 1
+    case DType::uint8:
+      return "uchar";
+    case DType::int8:
+      return "char";
+    case DType::int16:
+      return "short";
+    case DType::uint16:
+      return "ushort";
+    case DType::int32:
+      return "int";
+    case DType::uint32:
+      return "uint";
+    case DType::int64:
+      return "long";
+    case DType::uint64:
+      return "ulong";
+    case DType::float32:
+      return "float";
+    case DType::float64:
+      break;
+  }
+  return "double";
 }
 
 // A Buffer's handle as the cl_mem the kernels take.
