@@ -112,11 +112,7 @@ HistogramResult histogram(Source& source, const Device& device, Communicator& co
   for (double e : bins.edges)
     call << ' ' << e;
   detail::step_then_agree(
-      comm,
-      [&] {
-        detail::check_histogram_source(whole);
-        mine = open_rank_share(whole, false, comm, share);
-      },
+      comm, [&] { mine = open_rank_share(whole, false, comm, share); },
       detail::signature_of(call.str()));
   const std::int64_t n = whole.elements();
   if (n == 0) return histogram(Array(device, whole.dtype, whole.shape), bins, options);

@@ -271,7 +271,6 @@ void histogram_even(const void* d_in, DType dtype, std::int64_t n, std::int64_t 
                     double hi, unsigned long long* d_counts, void* d_workspace,
                     std::size_t workspace_bytes, cudaStream_t stream) {
   using namespace parpat::detail;
-  check_histogram_dtype(dtype);
   if (n < 0) throw_invalid("histogram: negative number of values");
   if (bins <= 0 || bins > kMaxHistogramBins)
     throw_invalid("the number of bins must be in [1, 2^26], got " + std::to_string(bins));

@@ -234,9 +234,6 @@ const HistogramVariant& find_histogram_variant(Backend backend, const std::strin
 // The CPU reference: counts[slots()] of `in` (n elements of p.dtype), one value at a time.
 void histogram_reference(const void* in, const HistogramProblem& p, std::uint64_t* counts);
 
-// Throws Error(invalid_argument) naming the dtypes the histogram takes when it does not take t.
-void check_histogram_dtype(DType t);
-
 // resolve_bins's rules on input known by its dtype and size: `data_range()` gives the data's
 // [min, max] (finite or not) when the bins need it (bins_need_data), and only then is called.
 HistogramBins resolve_bins_with(DType dtype, std::int64_t n, const HistogramBins& bins,

@@ -3,35 +3,11 @@
 // (histogram_internal.hpp's reference_slot), one at a time, in order.
 #include <cfloat>
 #include <limits>
-#include <string>
 #include <type_traits>
 
 #include "histogram/histogram_internal.hpp"
-#include "parpat/error.hpp"
 
 namespace parpat::detail {
-
-// Every dtype parpat has; the switch names each, so a new dtype must be decided on here.
-void check_histogram_dtype(DType t) {
-  switch (t) {
-    case DType::boolean:
-    case DType::int8:
-    case DType::uint8:
-    case DType::int16:
-    case DType::uint16:
-    case DType::int32:
-    case DType::uint32:
-    case DType::int64:
-    case DType::uint64:
-    case DType::float32:
-    case DType::float64:
-      return;
-  }
-  throw_invalid(
-      std::string("histogram takes bool, int8, uint8, int16, uint16, int32, uint32, int64, "
-                  "uint64, float32 or float64 input, got ") +
-      dtype_name(t));
-}
 
 void histogram_reference(const void* in, const HistogramProblem& p, std::uint64_t* counts) {
   std::fill(counts, counts + p.slots(), std::uint64_t{0});

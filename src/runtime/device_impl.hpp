@@ -16,8 +16,9 @@ enum class TimerMode { hold_queue, events_only };
 using Fence = std::shared_ptr<void>;
 
 // Uploads beside the calling thread's stream, to overlap its kernels (a stream's chunks): on
-// CUDA a second stream, ordered with the first by fences on the device without the host
-// waiting; on OpenCL the device's own queue (see opencl_copy_queue.cpp).
+// CUDA a second stream, whose copies wait on the device for fences of the first; on OpenCL the
+// device's own queue (see opencl_copy_queue.cpp). Work that reads an upload is enqueued after
+// wait() on it has returned.
 class CopyQueue {
  public:
   virtual ~CopyQueue() = default;
@@ -28,8 +29,6 @@ class CopyQueue {
   // A fence past the work enqueued so far on the calling thread's stream (a backend may wait for
   // that work on the host instead and return null).
   virtual Fence mark_stream() = 0;
-  // The calling thread's stream runs its next work after `fence` (the device waits, or the host).
-  virtual void stream_waits(const Fence& fence) = 0;
   // The host waits for the copy of `fence` (from upload()) to end; returns its device time in ms.
   virtual double wait(const Fence& fence) = 0;
 };

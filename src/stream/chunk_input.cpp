@@ -50,11 +50,11 @@ ChunkInput::~ChunkInput() {
 
 void ChunkInput::stage(const HostChunk& chunk) {
   if (!copies_ || staged_.size() == 2) return;
-  const int b = static_cast<int>(staged_count_++ % 2);
-  // The buffer's last chunk was handed out before the previous one: the work enqueued so far on
-  // the stream (that chunk's kernels at least) comes before the copy overwrites it.
-  Fence after = used_[b] ? copies_->mark_stream() : nullptr;
-  used_[b] = true;
+  const int b = static_cast<int>(staged_count_ % 2);
+  // The buffer's last chunk (two chunks back) was handed out before the previous one: the work
+  // enqueued so far on the stream (that chunk's kernels at least) comes before the copy
+  // overwrites it.
+  Fence after = staged_count_++ >= 2 ? copies_->mark_stream() : nullptr;
   const std::size_t bytes = static_cast<std::size_t>(chunk.elements) * dtype_size(dtype_);
   staged_.push_back(
       {chunk.first, b, copies_->upload(buffers_[b].handle(), chunk.host, bytes, after)});
@@ -74,7 +74,6 @@ Array ChunkInput::array(const HostChunk& chunk, std::vector<std::int64_t> shape)
   }
   Staged s = staged_.front();
   staged_.erase(staged_.begin());
-  copies_->stream_waits(s.copied);
   transfer_ms_ += copies_->wait(s.copied);
   return Array::view(buffers_[s.buffer], dtype_, std::move(shape));
 }

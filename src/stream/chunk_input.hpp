@@ -47,7 +47,7 @@ PipelineOptions pipeline_options(const Device& device, const SourceImpl& source,
 
 // The device side of a stream's chunks. On a GPU, chunks go into two device buffers in turn
 // through the device's copy queue: stage() starts the copy of the next chunk while the kernels of
-// the one before still run, and array() makes the device's stream wait for it. On the CPU the
+// the one before still run, and array() waits for it. On the CPU the
 // kernels read the host bytes in place.
 class ChunkInput {
  public:
@@ -77,7 +77,6 @@ class ChunkInput {
   DType dtype_;
   std::unique_ptr<CopyQueue> copies_;  // null on the CPU
   Buffer buffers_[2];
-  bool used_[2] = {false, false};
   std::int64_t staged_count_ = 0;
   std::vector<Staged> staged_;  // copies started, oldest first (at most two)
   double transfer_ms_ = 0;

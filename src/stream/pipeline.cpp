@@ -190,7 +190,7 @@ void ChunkPipeline::run(const ChunkCutter& cut,
         });
         if (error_) std::rethrow_exception(error_);
         if (!(slot->index == c && slot->ready)) break;
-        next_ready = next != slot && next->index == c + 1 && next->ready;
+        next_ready = next->index == c + 1 && next->ready;
       }
       if (ahead && ahead_next == c) {
         ahead(slot->chunk);

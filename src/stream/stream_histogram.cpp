@@ -77,10 +77,6 @@ std::pair<double, double> stream_range(SourceImpl& source, const Device& device,
   return {r[0].values.at(0).as_double(), r[1].values.at(0).as_double()};
 }
 
-void check_histogram_source(const SourceImpl& source) {
-  check_histogram_dtype(source.dtype);
-}
-
 }  // namespace detail
 
 HistogramResult histogram(Source& source, const Device& device, const HistogramBins& bins,
@@ -88,7 +84,6 @@ HistogramResult histogram(Source& source, const Device& device, const HistogramB
                           StreamStats* stats) {
   auto start = std::chrono::steady_clock::now();
   detail::SourceImpl& s = source.impl();
-  detail::check_histogram_source(s);
   const std::int64_t n = s.elements();
   if (n == 0) return histogram(Array(device, s.dtype, s.shape), bins, options);
   StreamStats local;

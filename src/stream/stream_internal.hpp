@@ -34,7 +34,5 @@ std::pair<double, double> stream_range(SourceImpl& source, const Device& device,
 Buffer count_stream(SourceImpl& source, const Device& device, const HistogramBins& resolved,
                     const HistogramOptions& options, const StreamOptions& stream,
                     StreamStats& stats, int pass, int passes);
-// Throws Error(invalid_argument) for a dtype the histogram does not take.
-void check_histogram_source(const SourceImpl& source);
 
 }  // namespace parpat::detail

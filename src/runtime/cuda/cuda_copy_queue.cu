@@ -1,5 +1,5 @@
-// The CUDA copy queue: a non-blocking stream of the device for uploads, ordered with the calling
-// thread's stream by events. Copies time themselves with a pair of events.
+// The CUDA copy queue: a non-blocking stream of the device for uploads, which wait for events of
+// the calling thread's stream. Copies time themselves with a pair of events.
 #include "runtime/cuda/cuda_device.hpp"
 
 namespace parpat::detail {
@@ -51,12 +51,6 @@ class CudaCopyQueue final : public CopyQueue {
     fence->end = new_event(false);
     PARPAT_CUDA(cudaEventRecord(fence->end, device_.stream()));
     return fence;
-  }
-
-  void stream_waits(const Fence& fence) override {
-    if (!fence) return;
-    device_.activate();
-    PARPAT_CUDA(cudaStreamWaitEvent(device_.stream(), fence_of(fence).end, 0));
   }
 
   double wait(const Fence& fence) override {

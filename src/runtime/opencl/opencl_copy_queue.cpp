@@ -30,7 +30,6 @@ class OpenclCopyQueue final : public CopyQueue {
   }
 
   Fence mark_stream() override { return nullptr; }
-  void stream_waits(const Fence&) override {}
 
   double wait(const Fence& fence) override {
     auto e = static_cast<cl_event>(fence.get());
