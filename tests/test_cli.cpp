@@ -135,6 +135,48 @@ TEST(Cli, ReduceAxisAndNonFiniteJson) {
   EXPECT_EQ(j["shape"], json({2, 3}));
 }
 
+// A 3-D file with numpy's axes: interleaved (0,2), negative, keepdims, and the text answer.
+TEST(Cli, ReduceAxesOfA3DFile) {
+  std::vector<std::int32_t> v(24);
+  for (int i = 0; i < 24; ++i)
+    v[static_cast<std::size_t>(i)] = i;  // x[i][j][k] = 12 i + 4 j + k
+  std::string file = temp_path("cube.npy");
+  write_npy(file, DType::int32, {2, 3, 4}, v.data());
+  for (const char* backend : {"cpu", "opencl"}) {
+    if (std::string(backend) == "opencl" &&
+        std::none_of(devices().begin(), devices().end(),
+                     [](const Device& d) { return d.backend() == Backend::opencl; }))
+      continue;
+    SCOPED_TRACE(backend);
+    const std::string reduce = std::string("reduce --json --backend ") + backend + " ";
+    CliResult r = run_cli(reduce + "--op sum --axis 0,2 " + file);
+    ASSERT_EQ(r.status, 0) << r.err;
+    json j = json::parse(r.out);
+    EXPECT_EQ(j["shape"], json({2, 3, 4}));
+    EXPECT_EQ(j["axis"], json({0, 2}));
+    EXPECT_EQ(j["keepdims"], false);
+    EXPECT_EQ(j["result_shape"], json({3}));
+    EXPECT_EQ(j["result"], json({60, 92, 124}));  // Σ over i, k of 12 i + 4 j + k
+    r = run_cli(reduce + "--op argmax --axis=-2 --keepdims " + file);
+    ASSERT_EQ(r.status, 0) << r.err;
+    j = json::parse(r.out);
+    EXPECT_EQ(j["axis"], json({1}));
+    EXPECT_EQ(j["result_shape"], json({2, 1, 4}));
+    EXPECT_EQ(j["index"], json({2, 2, 2, 2, 2, 2, 2, 2}));
+    EXPECT_EQ(j["result"], json({8, 9, 10, 11, 20, 21, 22, 23}));
+    r = run_cli(reduce + "--op max --axis none --keepdims " + file);
+    ASSERT_EQ(r.status, 0) << r.err;
+    j = json::parse(r.out);
+    EXPECT_EQ(j["axis"], "all");
+    EXPECT_EQ(j["result_shape"], json({1, 1, 1}));
+    EXPECT_EQ(j["result"], json({23}));
+  }
+  CliResult text = run_cli("reduce --backend cpu --op min --axis 1 " + file);
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("of int32 2x3x4"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("[1, 3] 15\n"), std::string::npos) << text.out;
+}
+
 // Subnormal float64 results are values like any other, in JSON too.
 TEST(Cli, SubnormalResultsPrintExactly) {
   const double tiny = std::numeric_limits<double>::denorm_min();
@@ -275,7 +317,16 @@ TEST(Cli, BadInputIsOneLineAndExitTwo) {
   expect_rejected("reduce --op sum " + garbled, "not a dict");
   expect_rejected("reduce --op sum " + complex_file, "unsupported dtype");
   expect_rejected("reduce --op sum " + fortran, "Fortran");
-  expect_rejected("reduce --op sum " + three_d, "3-D");
+  expect_rejected("reduce --op sum --axis 3 " + three_d,
+                  "axis 3 is out of bounds for array of dimension 3");
+  expect_rejected("reduce --op sum --axis=-4 " + three_d, "axis -4 is out of bounds");
+  expect_rejected("reduce --op sum --axis 0,-3 " + three_d, "duplicate value in 'axis'");
+  expect_rejected("reduce --op sum --axis 0,x " + three_d, "unknown axis '0,x'");
+  expect_rejected("reduce --op sum --axis 0, " + three_d, "unknown axis");
+  expect_rejected("reduce --op argmax --axis 0,1 " + three_d, "argmax takes one axis");
+  expect_rejected("reduce --op sum --axis rows " + three_d, "needs 2-D");
+  expect_rejected("reduce --backend cpu --devices cpu,cpu --op sum --axis 0,2 " + three_d,
+                  "interleave");
   for (const char* shape : {"(4,,4)", "(4 4)", "(16)"}) {
     std::string odd = temp_path("odd_shape.npy");
     write_bytes(odd, npy_header(std::string("{'descr': '<f4', 'fortran_order': False, 'shape': ") +

@@ -143,6 +143,29 @@ for name, x in (('a', a), ('i', i), ('raw', raw), ('b', b), ('c', c)):
         for axis in (['all', 'rows', 'cols'] if x.ndim == 2 else ['all']):
             exp[name + '|' + op + '|' + axis] = answer(x, op, axis)
 
+# N-D files and numpy's axes: answers flat in C order, with the result's shape.
+n = rng.standard_normal((6, 35, 41)).astype(np.float32)
+m = rng.integers(-50, 51, size=(3, 4, 5, 6)).astype(np.int32)
+np.save(d + '/n.npy', n)
+np.save(d + '/m.npy', m)
+for name, x, forms in (('n', n, ['none', '0', '-1', '1,2', '0,2', '2,0', '0,1']),
+                       ('m', m, ['0,2', '-1,1', '3', '1,2,3'])):
+    for op in ('sum', 'max', 'argmin', 'mean'):
+        for form in forms:
+            ax = None if form == 'none' else tuple(int(a) for a in form.split(','))
+            if op == 'argmin':
+                if ax is not None and len(ax) != 1:
+                    continue
+                ax = None if ax is None else ax[0]
+            for keepdims in (False, True):
+                r = getattr(np, op)(x, axis=ax, keepdims=keepdims)
+                out = {'value': np.asarray(r).ravel().tolist(), 'shape': list(np.shape(r))}
+                if op in ('sum', 'mean') and x.dtype.kind == 'f':
+                    wide = x.astype(np.float64)
+                    out['value'] = np.asarray(getattr(np, op)(wide, axis=ax)).ravel().tolist()
+                    out['magnitude'] = np.asarray(getattr(np, op)(np.abs(wide), axis=ax)).ravel().tolist()
+                exp['|'.join(('nd', name, op, form, str(keepdims)))] = out
+
 def hist(x, bins, rng_=None):
     counts, edges = np.histogram(x, bins=bins, range=rng_)
     lo, hi = (float(x.min()), float(x.max())) if rng_ is None else rng_
@@ -207,8 +230,8 @@ void expect_value(const json& got, const json& want, const json& magnitude, cons
                   const std::string& dtype, std::int64_t extent) {
   if (op == "argmin" || op == "argmax") {
     EXPECT_EQ(got.get<std::int64_t>(), want.get<std::int64_t>());
-  } else if (dtype == "float32" || dtype == "float64") {
-    if (op == "sum") {
+  } else if (dtype == "float32" || dtype == "float64" || op == "mean") {
+    if (op == "sum" || op == "mean") {
       double tol = 1e-6 * std::max(1.0, std::log2(static_cast<double>(extent)));
       EXPECT_NEAR(number(got), want.get<double>(),
                   tol * std::max(std::fabs(want.get<double>()), magnitude.get<double>()));
@@ -295,6 +318,53 @@ TEST_F(CliStream, ReduceJsonMatchesNumpyOnEveryKindOfInput) {
     EXPECT_EQ(j["shape"], json({0}));
     if (HasFailure()) return;
   }
+}
+
+// N-D files with numpy's axes: `--axis 0,2`, negative axes, none, --keepdims, from a file and
+// from standard input, streamed as rows or columns where the axes allow and through device
+// memory where they interleave.
+TEST_F(CliStream, ReduceAxesOfNdFilesMatchNumpy) {
+  ScopedTuning tuning("stream.chunk_kib=1");
+  for (const std::string& backend : backends())
+    for (const auto& [name, shape] :
+         {std::pair<std::string, std::vector<std::int64_t>>{"n", {6, 35, 41}}, {"m", {3, 4, 5, 6}}})
+      for (const bool piped : {false, true})
+        for (const char* op : {"sum", "max", "argmin", "mean"})
+          for (const char* form :
+               {"none", "0", "-1", "1,2", "0,2", "2,0", "0,1", "-1,1", "3", "1,2,3"})
+            for (const bool keepdims : {false, true}) {
+              const std::string key = std::string("nd|") + name + "|" + op + "|" + form + "|" +
+                                      (keepdims ? "True" : "False");
+              if (!expected_has(key) || (piped && keepdims)) continue;
+              const std::string file = path(name + ".npy");
+              const std::string line = (piped ? "cat " + file + " | " : "") +
+                                       "{parpat} reduce --json --backend " + backend + " --op " +
+                                       op + " --axis=" + form + (keepdims ? " --keepdims " : " ") +
+                                       (piped ? "-" : file);
+              SCOPED_TRACE(line + ", seed " + std::to_string(run_seed()));
+              CliResult r = run_line(line);
+              ASSERT_EQ(r.status, 0) << r.err;
+              const json j = json::parse(r.out);
+              const json& want = expected_at(key);
+              EXPECT_EQ(j["shape"], json(shape));
+              EXPECT_EQ(j["result_shape"], want["shape"]);
+              EXPECT_EQ(j["keepdims"], keepdims);
+              const bool arg = std::string(op) == "argmin";
+              json got = arg ? j["index"] : j["result"];
+              if (!got.is_array()) got = json::array({got});
+              ASSERT_EQ(got.size(), want["value"].size());
+              std::int64_t size = 1;
+              for (auto e : shape)
+                size *= e;
+              const auto extent = size / static_cast<std::int64_t>(got.size());
+              for (std::size_t k = 0; k < got.size(); ++k) {
+                SCOPED_TRACE("output " + std::to_string(k));
+                expect_value(got[k], want["value"][k],
+                             want.contains("magnitude") ? want["magnitude"][k] : json(0.0), op,
+                             j["dtype"].get<std::string>(), extent);
+                if (HasFailure()) return;
+              }
+            }
 }
 
 // `parpat histogram --json` with and without a range, per value, on every kind of input.

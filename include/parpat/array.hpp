@@ -35,8 +35,10 @@ class Buffer {
   std::size_t bytes_ = 0;
 };
 
-// A 1-D array of `cols` elements (rows == 1), or a C-order 2-D array of rows × cols whose rows
-// start `row_stride` elements apart (row_stride ≥ cols; the default is cols).
+// A 1-D array of `cols` elements (rows == 1), a C-order 2-D array of rows × cols whose rows
+// start `row_stride` elements apart (row_stride ≥ cols; the default is cols), or a contiguous
+// C-order N-D array (N ≥ 3), which rows() and cols() see as the 2-D array of its last axis
+// (cols) by the product of the others (rows).
 class Array {
  public:
   Array() = default;
@@ -67,7 +69,7 @@ class Array {
   DType dtype() const { return dtype_; }
   const std::vector<std::int64_t>& shape() const { return shape_; }
   int ndim() const { return static_cast<int>(shape_.size()); }
-  std::int64_t rows() const { return shape_.size() == 2 ? shape_[0] : 1; }
+  std::int64_t rows() const;
   std::int64_t cols() const { return shape_.empty() ? 0 : shape_.back(); }
   std::int64_t row_stride() const { return row_stride_; }
   std::int64_t size() const { return rows() * cols(); }

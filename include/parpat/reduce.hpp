@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,7 @@ enum class ReduceOp {
   any,
   all
 };
+// The names of the 2-D axes (ReduceOptions::axes takes numpy's axis argument for any shape).
 enum class Axis { all, rows, cols };  // rows: one result per row (numpy axis=1); cols: axis=0
 
 const char* reduce_op_name(ReduceOp op);
@@ -78,17 +80,41 @@ struct ReduceOptions {
   // var and std (and nanvar, nanstd) divide by n − ddof, as numpy: ddof ≥ n gives inf for a
   // positive sum of squares and NaN otherwise (nanvar and nanstd: always NaN).
   double ddof = 0;
+  // numpy's axis argument for an input of any number of dimensions; when set, `axis` must be
+  // Axis::all. The axes to reduce, in any order, negative ones counting from the end (−1: the
+  // last); an empty list reduces no axis (each element is its own output, numpy's axis=()).
+  // Unset: `axis` says what is reduced (all: every axis, numpy's axis=None). An axis out of
+  // range or given twice is an Error(invalid_argument), and so are arg ops with other than one
+  // axis (they take None or one axis, as numpy; their index counts along that axis).
+  std::optional<std::vector<int>> axes = std::nullopt;
+  // The result keeps each reduced axis as a dimension of length 1 (numpy's keepdims).
+  bool keepdims = false;
 };
 
 struct ReduceResult {
-  DType dtype = DType::float64;       // reduce_result_dtype(input, op)
-  std::vector<Scalar> values;         // 1 for axis all, rows or cols values otherwise
+  DType dtype = DType::float64;  // reduce_result_dtype(input, op)
+  // numpy's shape of the result: the input's axes that were not reduced, in order, with a 1 for
+  // each reduced one under keepdims ({} for a single value without keepdims).
+  std::vector<std::int64_t> shape;
+  std::vector<Scalar> values;         // Π shape values in C order (1 for axis all)
   std::vector<std::int64_t> indices;  // arg ops: first extreme (first NaN), else empty
   double time_ms = 0;                 // device time of the reduction (options.timed), else 0
 };
 
-// Reduces `in` on its own device. Throws Error(invalid_argument) for an empty input of
-// min/max/argmin/argmax, an unknown variant or one that does not cover this case.
+// The axes `options` reduce of an input of `ndim` dimensions, non-negative and ascending
+// (Axis rows: {1}, cols: {0} of a 2-D input; all: every axis), or Error(invalid_argument) with
+// numpy's reason ("axis 3 is out of bounds for array of dimension 3", "duplicate value in
+// 'axis'", an arg op with several axes, rows or cols of an input that is not 2-D).
+std::vector<int> reduced_axes(int ndim, const ReduceOptions& options);
+// numpy's shape of the result of reducing an input of `shape` with `options` (see ReduceResult).
+std::vector<std::int64_t> reduce_result_shape(const std::vector<std::int64_t>& shape,
+                                              const ReduceOptions& options);
+
+// Reduces `in` on its own device. Reductions whose kept and reduced axes interleave (axes
+// {0, 2} of a 3-D input) first gather the input into a device copy with the reduced axes next
+// to each other (as much device memory again as the input). Throws Error(invalid_argument) for
+// bad axes, an empty extent of min/max/argmin/argmax (numpy's rule: an empty result, when no
+// output remains, is no error), an unknown variant or one that does not cover this case.
 ReduceResult reduce(const Array& in, const ReduceOptions& options = {});
 
 // A reduction bound to one device, input shape and options, with its workspace sized once:
@@ -107,6 +133,7 @@ class Reducer {
   void run(const Array& in, const Buffer& values, const Buffer& indices, Stream stream = {});
   std::int64_t outputs() const;
   DType result_dtype() const;
+  const std::vector<std::int64_t>& result_shape() const;  // numpy's (ReduceResult::shape)
 
  private:
   struct Impl;

@@ -82,9 +82,14 @@ struct StreamStats {
   double transfer_GBps() const { return transfer_ms > 0 ? bytes / transfer_ms / 1e6 : 0; }
 };
 
-// Reduces every element of `source` on `device` (axis all, rows or cols of a 2-D source, as
-// parpat::reduce). Float sums add the chunks' partial sums in float64, in chunk order: the same
-// chunking gives the same bits. Arg ops return indices into the whole input.
+// Reduces every element of `source` on `device` (any axis argument, as parpat::reduce of an
+// Array). Float sums add the chunks' partial sums in float64, in chunk order: the same chunking
+// gives the same bits. Arg ops return indices into the whole input (along the axis, for one).
+// An N-D source streams as a 2-D one when its reduced axes make one block beside the kept ones
+// (axis None; axes (1, 2) of a 3-D source, its rows; axis 0, its columns); axes that
+// interleave with kept ones (0 and 2 of a 3-D source) read the whole input into device memory
+// and reduce it there, or throw Error(invalid_argument) when the input and its gathered copy do
+// not fit.
 ReduceResult reduce(Source& source, const Device& device, const ReduceOptions& options = {},
                     const StreamOptions& stream = {}, StreamStats* stats = nullptr);
 

@@ -66,14 +66,12 @@ def _device_of(d: fw.Described, device) -> _parpat.Device:
 # Arrays --------------------------------------------------------------------------------------
 
 def _prepare(x, copy: bool, what: str, dtypes) -> Tuple[Any, fw.Described]:
-    """`x` described, with its layout checked: 1-D contiguous, or 2-D rows of contiguous
-    elements. Other layouts are refused, or copied when copy=True."""
+    """`x` described, with its layout checked: 1-D or N-D contiguous (C order), or 2-D rows of
+    contiguous elements. Other layouts are refused, or copied when copy=True."""
     d = fw.describe(x)
     if d.dtype not in dtypes:
         raise TypeError(f"parpat.{what} does not take dtype {d.dtype} (it takes "
                         f"{', '.join(dtypes)})")
-    if len(d.shape) > 2:
-        raise ValueError(f"parpat.{what} takes 1-D and 2-D arrays (got {len(d.shape)}-D)")
     if not _row_layout(d):
         if not copy:
             raise ValueError(f"parpat.{what} takes contiguous rows; this array's strides "
@@ -84,13 +82,12 @@ def _prepare(x, copy: bool, what: str, dtypes) -> Tuple[Any, fw.Described]:
 
 
 def _row_layout(d: fw.Described) -> bool:
-    if len(d.shape) == 0:
+    if math.prod(d.shape) <= 1:
         return True
-    if len(d.shape) == 1:
-        return d.shape[0] <= 1 or d.strides[0] == 1
+    if len(d.shape) != 2:  # axes of length 1 may have any stride
+        return all(n == 1 or s == c for n, s, c in zip(d.shape, d.strides,
+                                                       fw._c_strides(d.shape)))
     rows, cols = d.shape
-    if rows == 0 or cols == 0:
-        return True
     return (cols == 1 or d.strides[1] == 1) and (rows == 1 or d.strides[0] >= cols)
 
 
@@ -118,22 +115,25 @@ def _flat(x, copy: bool, what: str, dtypes) -> Tuple[Any, fw.Described, int]:
 
 # Reductions ----------------------------------------------------------------------------------
 
-def _axis(axis, ndim: int, op: str) -> Optional[int]:
-    """numpy's axis argument as None (all) or a non-negative axis of a 1-D or 2-D array."""
+def _axis(axis, ndim: int, op: str) -> Optional[Tuple[int, ...]]:
+    """numpy's axis argument as None (every axis) or the reduced axes, non-negative and sorted;
+    numpy's errors for an axis out of range, a repeated one and a tuple for an arg op. A 0-d
+    array takes axis 0 and -1, as in numpy."""
     if axis is None:
         return None
+    n = builtins.max(ndim, 1)
     if isinstance(axis, tuple):
         if "arg" in op:
-            raise TypeError(f"parpat.{op} takes an integer axis or None, not a tuple")
-        axes = sorted({_axis(a, ndim, op) for a in axis})
-        if len(axes) != len(axis):
+            raise TypeError("'tuple' object cannot be interpreted as an integer")
+        axes = tuple(sorted(_axis(a, ndim, op)[0] for a in axis))
+        if len(set(axes)) != len(axes):
             raise ValueError("duplicate value in 'axis'")
-        return None if len(axes) == builtins.max(ndim, 1) else axes[0]
+        return axes
     a = operator.index(axis)
-    if not -builtins.max(ndim, 1) <= a < builtins.max(ndim, 1):
+    if not -n <= a < n:
         raise np.exceptions.AxisError(a, ndim) if hasattr(np, "exceptions") else \
             ValueError(f"axis {a} is out of bounds for array of dimension {ndim}")
-    return a % builtins.max(ndim, 1)
+    return (a % n,)
 
 
 # Reductions by call signature (op, arguments, the array's framework, dtype, shape, strides and
@@ -170,16 +170,11 @@ def _reduce_runner(op: str, d: fw.Described, axis, keepdims: bool, device, varia
     the data's address, or None to read it from x, a numpy, torch or CuPy array)."""
     ndim = len(d.shape)
     shape = list(d.shape) if ndim else [1]
-    a = _axis(axis, ndim, op)
-    if ndim == 2 and a is not None:
-        which, out_shape = ("cols", (shape[1],)) if a == 0 else ("rows", (shape[0],))
-        reduced = shape[a]
-        if keepdims:
-            out_shape = (1, shape[1]) if a == 0 else (shape[0], 1)
-    else:
-        which, out_shape, reduced = "all", (), math.prod(shape)
-        if keepdims:
-            out_shape = (1,) * ndim
+    axes = _axis(axis, ndim, op)
+    reduced_axes = range(len(shape)) if axes is None else axes
+    out_shape = tuple(1 if i in reduced_axes else n for i, n in enumerate(d.shape)
+                      if keepdims or i not in reduced_axes)
+    reduced = math.prod(shape[i] for i in reduced_axes)
     if reduced == 0 and op in _NO_IDENTITY and math.prod(out_shape) > 0:
         raise ValueError(f"parpat.{op} of an empty sequence: {op} has no identity")
     if ddof < 0:
@@ -189,8 +184,9 @@ def _reduce_runner(op: str, d: fw.Described, axis, keepdims: bool, device, varia
     where = fw.Where(d.kind, d.host, d.cuda_device)
     if math.prod(out_shape) == 0:
         return lambda x, ptr, stream: fw.empty(where, x, out_shape, out_dtype)[0]
-    run = _parpat.ReduceCall(dev, d.host, d.dtype, shape, _row_stride(d), op, which, variant,
-                             ddof, fw.stream_handle(stream, where)).run
+    run = _parpat.ReduceCall(dev, d.host, d.dtype, shape, _row_stride(d), op,
+                             None if axes is None else list(axes), variant, ddof,
+                             fw.stream_handle(stream, where)).run
     if where.kind == "torch" and not where.host:
         # The common case, kept short: a torch tensor on its GPU and torch's current stream.
         torch_dtype, current = fw.torch_dtype(out_dtype), fw.torch_current_stream(where)
@@ -235,12 +231,14 @@ _REDUCE_DOC = """{summary}
     Parameters
     ----------
     x : array_like
-        A 1-D or 2-D numpy, CuPy, torch or JAX array (or anything exposing DLPack or the CUDA
-        array interface) of bool, int8, uint8, int16, uint16, int32, uint32, int64, uint64,
-        float32 or float64.
-        Device arrays are read in place on their own GPU; rows may be strided.
+        A numpy, CuPy, torch or JAX array of any number of dimensions (or anything exposing
+        DLPack or the CUDA array interface) of bool, int8, uint8, int16, uint16, int32, uint32,
+        int64, uint64, float32 or float64, in C order.
+        Device arrays are read in place on their own GPU; the rows of a 2-D array may be
+        strided.
     axis : None, int or tuple of ints, optional
-        As in numpy: None reduces everything{axis_note}.
+        As in numpy: None reduces everything{axis_note}. Axes that interleave with kept ones
+        (axis=(0, 2) of a 3-D array) gather the input into a device copy first.
     keepdims : bool, optional
         Keep the reduced axes as axes of length one, as numpy does.{ddof_note}
     device : str, optional
@@ -328,8 +326,9 @@ def _reduction(op: str, summary: str, returns: str, takes_ddof: bool):
     f.__name__ = f.__qualname__ = op
     f.__doc__ = _REDUCE_DOC.format(
         summary=summary, returns=returns,
-        axis_note=(", an integer axis reduces that axis (for the arg ops no tuple)"
-                   if "arg" in op else ", an integer or a tuple those axes"),
+        axis_note=(", an integer axis reduces that axis, the index counting along it (the "
+                   "arg ops take no tuple)" if "arg" in op else
+                   ", an integer or a tuple those axes (negative ones count from the end)"),
         ddof_note=("\n    ddof : float, optional\n        Delta degrees of freedom: divide by "
                    "N - ddof (default 0)." if takes_ddof else ""))
     return f

@@ -6,6 +6,7 @@
 // cache), and leaves device results on the caller's stream.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -177,9 +178,9 @@ NB_MODULE(_parpat, m) {
 
   nb::class_<ReduceCall>(m, "ReduceCall")
       .def(nb::init<Device, bool, const std::string&, std::vector<std::int64_t>, std::int64_t,
-                    const std::string&, const std::string&, const std::string&, double,
+                    const std::string&, std::optional<std::vector<int>>, const std::string&, double,
                     std::uintptr_t>(),
-           "device"_a, "host"_a, "dtype"_a, "shape"_a, "row_stride"_a, "op"_a, "axis"_a,
+           "device"_a, "host"_a, "dtype"_a, "shape"_a, "row_stride"_a, "op"_a, "axes"_a.none(),
            "variant"_a, "ddof"_a, "first_stream"_a)
       .def(
           "run",

@@ -1,14 +1,16 @@
-// One reduction as Python calls it in a loop: a device, dtype, shape, row stride and options,
-// and where the input and output live. The package makes one per call signature and keeps it,
-// so that a call costs a map lookup and a launch. It holds a Reducer (and the device scratch
-// for the values of an arg op) per (thread, stream): plans are used by one thread at a time,
-// and calls on one stream are ordered, so they may share a plan's workspace.
+// One reduction as Python calls it in a loop: a device, dtype, shape, row stride and options
+// (numpy's axes, or none for all), and where the input and output live. The package makes one
+// per call signature and keeps it, so that a call costs a map lookup and a launch. It holds a
+// Reducer (and the device scratch for the values of an arg op) per (thread, stream): plans are used
+// by one thread at a time, and calls on one stream are ordered, so they may share a plan's
+// workspace.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -24,7 +26,7 @@ class ReduceCall {
   static constexpr std::size_t kMaxPlans = 16;
 
   ReduceCall(Device device, bool host, const std::string& dtype, std::vector<std::int64_t> shape,
-             std::int64_t row_stride, const std::string& op, const std::string& axis,
+             std::int64_t row_stride, const std::string& op, std::optional<std::vector<int>> axes,
              const std::string& variant, double ddof, std::uintptr_t first_stream)
       : device_(std::move(device)),
         host_(host),
@@ -32,7 +34,7 @@ class ReduceCall {
         shape_(std::move(shape)),
         row_stride_(shape_.size() == 2 && row_stride == 0 ? shape_[1] : row_stride) {
     options_.op = parse_reduce_op(op);
-    options_.axis = parse_axis(axis);
+    options_.axes = std::move(axes);
     options_.variant = variant;
     options_.ddof = ddof;
     // The first call's plan now, so that a bad dtype, shape or variant is refused before any

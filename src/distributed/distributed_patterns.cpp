@@ -19,11 +19,14 @@ namespace parpat {
 
 namespace {
 
-// This rank's share of `whole`: elements [r·n/P, (r+1)·n/P), or whole rows [r·R/P, (r+1)·R/P)
-// of a 2-D input with `by_rows`. One rank reads the whole source itself (standard input too).
-std::shared_ptr<detail::SourceImpl> open_rank_share(detail::SourceImpl& whole, bool by_rows,
-                                                    Communicator& comm, detail::RankShare& share) {
-  share.whole_shape = whole.shape;
+// This rank's share of `whole`, read as `shape`: elements [r·n/P, (r+1)·n/P), or whole rows
+// [r·R/P, (r+1)·R/P) of a 2-D shape with `by_rows`. One rank reads the whole source itself
+// (standard input too).
+std::shared_ptr<detail::SourceImpl> open_rank_share(detail::SourceImpl& whole,
+                                                    const std::vector<std::int64_t>& shape,
+                                                    bool by_rows, Communicator& comm,
+                                                    detail::RankShare& share) {
+  share.whole_shape = shape;
   share.first = 0;
   share.comm = &comm;
   if (comm.size() == 1) return {std::shared_ptr<detail::SourceImpl>(), &whole};
@@ -31,8 +34,8 @@ std::shared_ptr<detail::SourceImpl> open_rank_share(detail::SourceImpl& whole, b
     throw_invalid(whole.name + " can only be read in order, so " + std::to_string(comm.size()) +
                   " ranks cannot each read a share of it (give a file)");
   const std::int64_t r = comm.rank(), p = comm.size();
-  if (by_rows && whole.shape.size() == 2) {
-    const std::int64_t rows = whole.shape[0], cols = whole.shape[1];
+  if (by_rows && shape.size() == 2) {
+    const std::int64_t rows = shape[0], cols = shape[1];
     const std::int64_t first = rows * r / p, last = rows * (r + 1) / p;
     share.first = first * cols;
     return detail::open_share_source(whole, share.first, {last - first, cols});
@@ -85,13 +88,29 @@ ReduceResult reduce(Source& source, const Device& device, Communicator& comm,
   std::shared_ptr<detail::SourceImpl> mine;
   std::ostringstream call;
   call << "reduce " << static_cast<int>(options.op) << ' ' << static_cast<int>(options.axis) << ' '
-       << options.ddof << ' ' << options.variant << ' ' << shape_text(whole);
+       << options.ddof << ' ' << options.variant << ' ' << shape_text(whole) << " axes";
+  for (int a : options.axes.value_or(std::vector<int>{-1000}))
+    call << ' ' << a;
+  call << (options.keepdims ? " keepdims" : "");
+  // Every rank streams the 2-D problem of the axes (a source of unknown length: 1-D).
+  detail::StreamedReduce plan;
   detail::step_then_agree(
-      comm, [&] { mine = open_rank_share(whole, options.axis != Axis::all, comm, share); },
+      comm,
+      [&] {
+        plan = detail::streamed_reduce(
+            whole.elements() >= 0 ? whole.shape : std::vector<std::int64_t>{1}, {options});
+        if (!plan.streams)
+          throw_invalid(
+              "over several ranks, reduce cannot take axes that interleave with kept "
+              "ones (the reduced axes must make one block, before or after the kept "
+              "ones)");
+        mine = open_rank_share(whole, plan.shape, plan.ops.front().axis != Axis::all, comm, share);
+      },
       detail::signature_of(call.str()));
   StreamStats local;
   ReduceResult r =
-      detail::reduce_stream(*mine, device, {options}, stream, local, 1, 1, &share).front();
+      detail::reduce_stream(*mine, device, plan.ops, stream, local, 1, 1, &share).front();
+  r.shape = plan.result_shape;
   local.wall_ms = detail::ms_since(start);
   r.time_ms = local.kernel_ms;
   if (stats) *stats = local;
@@ -112,7 +131,7 @@ HistogramResult histogram(Source& source, const Device& device, Communicator& co
   for (double e : bins.edges)
     call << ' ' << e;
   detail::step_then_agree(
-      comm, [&] { mine = open_rank_share(whole, false, comm, share); },
+      comm, [&] { mine = open_rank_share(whole, whole.shape, false, comm, share); },
       detail::signature_of(call.str()));
   const std::int64_t n = whole.elements();
   if (n == 0) return histogram(Array(device, whole.dtype, whole.shape), bins, options);

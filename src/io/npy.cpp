@@ -130,10 +130,8 @@ NpyHeader read_npy_header(const std::function<void(void*, std::size_t)>& read_ex
     throw_invalid(name + ": Fortran-order arrays are not supported (save with C order)");
   if (fortran.rfind("False", 0) != 0) bad(name, "fortran_order is neither True nor False");
   h.shape = parse_shape(value_of(header, "shape", name), name);
-  if (h.shape.empty()) throw_invalid(name + ": 0-D arrays are not supported (1-D or 2-D only)");
-  if (h.shape.size() > 2)
-    throw_invalid(name + ": " + std::to_string(h.shape.size()) +
-                  "-D arrays are not supported (1-D or 2-D only)");
+  if (h.shape.empty())
+    throw_invalid(name + ": 0-D arrays are not supported (1 or more dimensions only)");
   std::size_t item = dtype_size(h.dtype);
   std::uint64_t count = 1;
   for (auto d : h.shape) {
@@ -232,7 +230,7 @@ void write_npy(const std::string& path, DType dtype, const std::vector<std::int6
     h << d << ", ";
     n *= d;
   }
-  if (shape.size() == 2) {
+  if (shape.size() >= 2) {
     // numpy writes (a, b), not (a, b, )
     std::string s = h.str();
     s.erase(s.size() - 2);

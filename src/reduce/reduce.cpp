@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 
+#include "reduce/axes.hpp"
 #include "reduce/reduce_internal.hpp"
 #include "reduce/reduce_ops.hpp"
 #include "runtime/device_impl.hpp"
@@ -201,34 +202,41 @@ void check_nan_arg_found(ReduceOp op, const std::vector<std::int64_t>& indices) 
 
 struct Reducer::Impl {
   Device device;
-  detail::ReduceShape shape;
-  std::unique_ptr<detail::ReduceKernel> kernel;  // null when the extent is empty
+  std::vector<std::int64_t> input_shape;
+  std::int64_t input_row_stride = 0;
+  detail::AxesPlan axes;
+  detail::ReduceShape shape;                     // the 2-D problem the kernel reduces
+  std::unique_ptr<detail::ReduceKernel> kernel;  // null when the extent or the result is empty
   std::vector<unsigned char> identity_values;    // what an empty extent reduces to
+  Buffer gathered;                               // the input with its reduced axes together
 };
 
 Reducer::Reducer(const Device& device, DType dtype, std::vector<std::int64_t> shape,
                  std::int64_t row_stride, const ReduceOptions& options)
-    : impl_(new Impl{device, {}, nullptr, {}}) {
-  if (shape.empty() || shape.size() > 2)
-    throw_invalid("reduce takes 1-D or 2-D input, got " + std::to_string(shape.size()) + "-D");
+    : impl_(new Impl{device, shape, 0, {}, {}, nullptr, {}, {}}) {
+  if (shape.empty()) throw_invalid("reduce takes arrays of at least one dimension, got 0-D");
+  if (shape.size() == 2 && row_stride == shape[1]) row_stride = 0;
+  impl_->input_row_stride = shape.size() == 2 ? row_stride : 0;
+  detail::check_ddof(options.ddof);
+  const detail::AxesPlan& plan = impl_->axes =
+      detail::plan_reduce_axes(shape, impl_->input_row_stride, options);
   auto& s = impl_->shape;
   s.dtype = dtype;
   s.op = options.op;
-  s.axis = options.axis;
-  s.rows = shape.size() == 2 ? shape[0] : 1;
-  s.cols = shape.back();
-  s.row_stride = row_stride ? row_stride : s.cols;
+  s.axis = plan.axis;
+  s.rows = plan.rows;
+  s.cols = plan.cols;
+  s.row_stride = plan.row_stride;
   s.ddof = options.ddof;
-  detail::check_ddof(options.ddof);
-  if (shape.size() == 1 && s.axis != Axis::all)
-    throw_invalid(std::string("axis ") + axis_name(s.axis) + " needs 2-D input");
   detail::find_reduce_variant(device.backend(), options.variant);  // an unknown name throws
-  if (s.outputs() == 0) return;  // e.g. axis rows of a 0 × n array: an empty result
-  if (s.extent() == 0) {
-    impl_->identity_values = detail::empty_reduce_values(dtype, options.op, s.outputs());
+  if (plan.outputs == 0) return;  // e.g. axis rows of a 0 × n array: an empty result
+  if (plan.extent == 0) {
+    impl_->identity_values = detail::empty_reduce_values(dtype, options.op, plan.outputs);
     return;
   }
   impl_->kernel = detail::make_reduce_kernel(device, s, options.variant);
+  if (plan.gathers)
+    impl_->gathered = Buffer(device, static_cast<std::size_t>(s.size()) * dtype_size(dtype));
 }
 
 Reducer::~Reducer() = default;
@@ -236,7 +244,10 @@ Reducer::Reducer(Reducer&&) noexcept = default;
 Reducer& Reducer::operator=(Reducer&&) noexcept = default;
 
 std::int64_t Reducer::outputs() const {
-  return impl_->shape.outputs();
+  return impl_->axes.outputs;
+}
+const std::vector<std::int64_t>& Reducer::result_shape() const {
+  return impl_->axes.result_shape;
 }
 DType Reducer::result_dtype() const {
   return reduce_result_dtype(impl_->shape.dtype, impl_->shape.op);
@@ -244,15 +255,17 @@ DType Reducer::result_dtype() const {
 
 void Reducer::run(const Array& in, const Buffer& values, const Buffer& indices, Stream stream) {
   const auto& s = impl_->shape;
-  if (in.dtype() != s.dtype || in.rows() != s.rows || in.cols() != s.cols ||
-      in.row_stride() != s.row_stride)
+  const std::int64_t in_row_stride =
+      in.ndim() == 2 && in.row_stride() != in.cols() ? in.row_stride() : 0;
+  if (in.dtype() != s.dtype || in.shape() != impl_->input_shape ||
+      in_row_stride != impl_->input_row_stride)
     throw_invalid("reducer was made for another array shape or dtype");
   if (&in.buffer().device().impl() != &impl_->device.impl() ||
       &values.device().impl() != &impl_->device.impl() ||
       (is_arg_op(s.op) && &indices.device().impl() != &impl_->device.impl()))
     throw_invalid("reducer of " + impl_->device.label() +
                   " was given an array or outputs of another device");
-  const auto outputs = static_cast<std::size_t>(s.outputs());
+  const auto outputs = static_cast<std::size_t>(impl_->axes.outputs);
   if (values.bytes() < outputs * dtype_size(reduce_result_dtype(s.dtype, s.op)) ||
       (is_arg_op(s.op) && indices.bytes() < outputs * sizeof(std::int64_t)))
     throw_invalid("reducer outputs are too small (" + std::to_string(outputs) + " results)");
@@ -263,6 +276,12 @@ void Reducer::run(const Array& in, const Buffer& values, const Buffer& indices, 
                                     impl_->identity_values.size());
     return;
   }
+  if (impl_->axes.gathers) {
+    impl_->device.impl().gather(in.buffer().handle(), impl_->gathered.handle(), impl_->axes.gather,
+                                dtype_size(s.dtype));
+    impl_->kernel->run(impl_->gathered, values, indices);
+    return;
+  }
   impl_->kernel->run(in.buffer(), values, indices);
 }
 
@@ -271,6 +290,7 @@ ReduceResult reduce(const Array& in, const ReduceOptions& options) {
   Reducer reducer(device, in.dtype(), in.shape(), in.row_stride(), options);
   ReduceResult result;
   result.dtype = reducer.result_dtype();
+  result.shape = reducer.result_shape();
   auto outputs = static_cast<std::size_t>(reducer.outputs());
   Buffer values(device, outputs * dtype_size(result.dtype));
   Buffer indices(device, is_arg_op(options.op) ? outputs * sizeof(std::int64_t) : 0);

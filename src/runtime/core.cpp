@@ -153,12 +153,14 @@ void Buffer::download(void* host, std::size_t bytes, std::size_t offset) const {
 namespace {
 
 void check_shape(const std::vector<std::int64_t>& shape, std::int64_t row_stride) {
-  if (shape.empty() || shape.size() > 2)
-    throw_invalid("arrays are 1-D or 2-D, got " + std::to_string(shape.size()) + "-D");
+  if (shape.empty()) throw_invalid("arrays have at least one dimension, got a 0-D shape");
   for (auto d : shape)
     if (d < 0) throw_invalid("negative array dimension");
   if (row_stride && row_stride < shape.back())
     throw_invalid("row stride is smaller than the row length");
+  if (shape.size() > 2 && row_stride && row_stride != shape.back())
+    throw_invalid("a row stride applies to 2-D arrays only (" + std::to_string(shape.size()) +
+                  "-D arrays are contiguous)");
 }
 
 }  // namespace
@@ -191,6 +193,13 @@ Array Array::from_host(const Device& device, DType dtype, std::vector<std::int64
   Array a(device, dtype, std::move(shape), row_stride);
   a.upload(host);
   return a;
+}
+
+std::int64_t Array::rows() const {
+  std::int64_t rows = 1;
+  for (std::size_t d = 0; d + 1 < shape_.size(); ++d)
+    rows *= shape_[d];
+  return rows;
 }
 
 std::int64_t Array::storage_elements() const {

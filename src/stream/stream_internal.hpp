@@ -17,10 +17,27 @@ struct RankShare {
   Communicator* comm = nullptr;
 };
 
-// Reads `source` once and reduces it with every op of `ops` (one axis for all), adding to
-// `stats`; `pass` of `passes` is what progress reports. With a `share`, `source` is this rank's
-// share: after reading it the ranks agree (a failure on one stops all), exchange their partials
-// and fold them in rank order, and every rank returns the results of the whole input.
+// How a streamed reduce reads an input of `shape` with `ops` (one axis argument for all):
+// the 2-D problem of reduce/axes.hpp (1-D for axis all) and the ops with that problem's Axis,
+// plus numpy's result shape. `streams` is false when the axes need a gather: the input is then
+// reduced in device memory.
+struct StreamedReduce {
+  std::vector<std::int64_t> shape;
+  std::vector<ReduceOptions> ops;
+  std::vector<std::int64_t> result_shape;
+  bool streams = true;
+};
+StreamedReduce streamed_reduce(const std::vector<std::int64_t>& shape,
+                               std::vector<ReduceOptions> ops);
+
+// Reads `source` once and reduces it with every op of `ops` (one axis argument for all), adding
+// to `stats`; `pass` of `passes` is what progress reports. An N-D source streams as the 2-D
+// problem of its axes (streamed_reduce); axes that need a gather load the whole input onto the
+// device (Error(invalid_argument) when it does not fit) and reduce it there. With a `share`,
+// `source` is this rank's share of an input already of the streamed shape (share->whole_shape,
+// ops with an Axis): after reading it the ranks agree (a failure on one stops all), exchange
+// their partials and fold them in rank order, and every rank returns the results of the whole
+// input.
 std::vector<ReduceResult> reduce_stream(SourceImpl& source, const Device& device,
                                         const std::vector<ReduceOptions>& ops,
                                         const StreamOptions& stream, StreamStats& stats, int pass,

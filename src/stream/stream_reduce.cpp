@@ -17,6 +17,7 @@
 #include "distributed/agreement.hpp"
 #include "io/source.hpp"
 #include "parpat/error.hpp"
+#include "reduce/axes.hpp"
 #include "reduce/reduce_internal.hpp"
 #include "reduce/reduce_ops.hpp"
 #include "stream/chunk_input.hpp"
@@ -273,10 +274,50 @@ class StreamReducer {
   std::vector<std::int64_t> raw_indices_;
 };
 
-void check_reduce_source(const std::vector<std::int64_t>& shape, const ReduceOptions& o) {
-  check_ddof(o.ddof);
-  if (shape.size() == 1 && o.axis != Axis::all)
-    throw_invalid(std::string("axis ") + axis_name(o.axis) + " needs 2-D input");
+// A source of unknown length (raw standard input) is a 1-D input of which only the whole can
+// be reduced.
+void check_unknown_length(const SourceImpl& source, const ReduceOptions& o) {
+  if (o.axis != Axis::all || (o.axes && reduced_axes(1, o) != std::vector<int>{0}))
+    throw_invalid(source.name + " has no shape, so only axis all applies");
+}
+
+// Axes that need a gather: the whole input in device memory (read in order through a bounded
+// host buffer), then the in-memory reduce.
+std::vector<ReduceResult> reduce_in_device_memory(SourceImpl& source, const Device& device,
+                                                  const std::vector<ReduceOptions>& ops,
+                                                  const StreamOptions& stream, StreamStats& stats,
+                                                  int pass, int passes) {
+  const std::uint64_t bytes = source.data_bytes();
+  if (2 * bytes > device.info().global_memory)
+    throw_invalid(source.name + ": these axes interleave reduced and kept ones, which needs the " +
+                  "input and a gathered copy in device memory (" + std::to_string(2 * bytes) +
+                  " bytes), more than " + device.label() + " has (" +
+                  std::to_string(device.info().global_memory) +
+                  "); axes that leave the reduced ones together stream any size");
+  Buffer data(device, static_cast<std::size_t>(bytes));
+  constexpr std::uint64_t kPiece = std::uint64_t{64} << 20;
+  std::vector<unsigned char> staging(static_cast<std::size_t>(std::min(bytes, kPiece)));
+  for (std::uint64_t done = 0; done < bytes;) {
+    const auto piece = static_cast<std::size_t>(std::min(bytes - done, kPiece));
+    auto start = std::chrono::steady_clock::now();
+    if (source.read_next(staging.data(), piece) != piece)
+      throw Error(ErrorKind::io, source.name + ": the input ended early");
+    stats.read_ms += ms_since(start);
+    start = std::chrono::steady_clock::now();
+    data.upload(staging.data(), piece, static_cast<std::size_t>(done));
+    if (device.backend() != Backend::cpu) stats.transfer_ms += ms_since(start);
+    done += piece;
+    if (stream.progress) stream.progress({done, bytes, pass, passes});
+  }
+  stats.bytes += bytes;
+  stats.chunks += 1;
+  const Array whole = Array::view(data, source.dtype, source.shape);
+  std::vector<ReduceResult> out;
+  for (const auto& o : ops) {
+    out.push_back(reduce(whole, o));
+    stats.kernel_ms += out.back().time_ms;
+  }
+  return out;
 }
 
 // Streams every element of `source` through `reducer`; returns the bytes read.
@@ -309,13 +350,36 @@ std::uint64_t read_share(SourceImpl& source, const Device& device, StreamReducer
 
 }  // namespace
 
+StreamedReduce streamed_reduce(const std::vector<std::int64_t>& shape,
+                               std::vector<ReduceOptions> ops) {
+  StreamedReduce out;
+  for (const auto& o : ops) {
+    check_ddof(o.ddof);
+    const AxesPlan plan = plan_reduce_axes(shape, 0, o);  // every op's axes are checked
+    if (&o != &ops.front()) continue;
+    out.result_shape = plan.result_shape;
+    out.streams = !plan.gathers;
+    out.shape = plan.axis == Axis::all ? std::vector<std::int64_t>{plan.rows * plan.cols}
+                                       : std::vector<std::int64_t>{plan.rows, plan.cols};
+    for (auto& each : ops) {
+      each.axis = plan.axis;
+      each.axes.reset();
+      each.keepdims = false;
+    }
+  }
+  out.ops = std::move(ops);
+  return out;
+}
+
 std::vector<ReduceResult> reduce_stream(SourceImpl& source, const Device& device,
                                         const std::vector<ReduceOptions>& ops,
                                         const StreamOptions& stream, StreamStats& stats, int pass,
                                         int passes, const RankShare* share) {
   const std::vector<std::int64_t>& whole_shape = share ? share->whole_shape : source.shape;
-  for (const auto& o : ops)
-    check_reduce_source(whole_shape, o);
+  const std::int64_t n = source.elements();
+  if (n < 0)
+    for (const auto& o : ops)
+      check_unknown_length(source, o);
   std::int64_t whole = 1;
   for (auto d : whole_shape)
     whole *= d;
@@ -327,11 +391,15 @@ std::vector<ReduceResult> reduce_stream(SourceImpl& source, const Device& device
       out.push_back(reduce(empty, o));
     return out;
   }
-  const std::int64_t n = source.elements();
-  if (n < 0 && ops.front().axis != Axis::all)
-    throw_invalid(source.name + " has no shape, so only axis all applies");
-  StreamReducer reducer(device, source.dtype, n < 0 ? std::vector<std::int64_t>{1} : whole_shape,
-                        ops, share ? share->first : 0);
+  StreamedReduce plan{whole_shape, ops, {}, true};
+  if (n < 0) {
+    plan = streamed_reduce({1}, ops);
+  } else if (!share) {
+    plan = streamed_reduce(whole_shape, ops);
+    if (!plan.streams)
+      return reduce_in_device_memory(source, device, ops, stream, stats, pass, passes);
+  }
+  StreamReducer reducer(device, source.dtype, plan.shape, plan.ops, share ? share->first : 0);
   std::exception_ptr failed;
   std::uint64_t done = 0;
   try {
@@ -352,7 +420,10 @@ std::vector<ReduceResult> reduce_stream(SourceImpl& source, const Device& device
       out.push_back(reduce(empty, o));
     return out;
   }
-  return reducer.results();
+  std::vector<ReduceResult> out = reducer.results();
+  for (auto& r : out)
+    r.shape = plan.result_shape;
+  return out;
 }
 
 }  // namespace detail

@@ -74,10 +74,11 @@ void add_pairwise_command(CLI::App& app) {
     OpenedInput b = open_input(o->common, o->b);
     Device& device = b.device;
     if (b.source.dtype() != DType::float32 || b.source.shape().size() != 1 || b.source.raw())
-      throw_invalid(
-          fmt::format("B ({}) must be a 1-D float32 .npy array, got {}{}", o->b,
-                      b.source.raw() ? "raw bytes" : dtype_name(b.source.dtype()),
-                      b.source.raw() || b.source.shape().size() == 1 ? "" : " of 2-D shape"));
+      throw_invalid(fmt::format("B ({}) must be a 1-D float32 .npy array, got {}{}", o->b,
+                                b.source.raw() ? "raw bytes" : dtype_name(b.source.dtype()),
+                                b.source.raw() || b.source.shape().size() == 1
+                                    ? ""
+                                    : fmt::format(" of {}-D shape", b.source.shape().size())));
     Pairwise plan(device, a.size(), b.source.size(), options);
     if (!o->dump.empty()) {
       std::string binary = plan.program_binary();

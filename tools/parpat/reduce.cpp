@@ -1,7 +1,10 @@
-// parpat reduce --op OP [--axis all|rows|cols] [--progress] [COMMON] FILE: streamed, so the file
-// may be larger than host and device memory.
+// parpat reduce --op OP [--axis all|none|rows|cols|I[,J...]] [--keepdims] [--progress] [COMMON]
+// FILE: streamed, so the file may be larger than host and device memory (axes that interleave
+// with kept ones load the input onto the device instead).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <charconv>
 #include <iostream>
 
 #include "commands.hpp"
@@ -12,6 +15,49 @@
 
 namespace parpat::cli {
 
+namespace {
+
+// --axis: all or none (every axis), rows or cols (of a 2-D input), or numpy's integer axes
+// separated by commas ("0,2", "-1").
+void set_axis(ReduceOptions& options, const std::string& text) {
+  if (text == "all" || text == "none") return;
+  if (text == "rows" || text == "cols") {
+    options.axis = parse_axis(text);
+    return;
+  }
+  std::vector<int> axes;
+  for (std::size_t at = 0; at <= text.size();) {
+    const std::size_t end = std::min(text.find(',', at), text.size());
+    int a = 0;
+    const char* first = text.data() + at;
+    const auto [ptr, ec] = std::from_chars(first, text.data() + end, a);
+    if (ec != std::errc() || ptr != text.data() + end || end == at)
+      throw_invalid("unknown axis '" + text +
+                    "' (expected all, none, rows, cols or integer axes such as 0,2 or -1)");
+    axes.push_back(a);
+    at = end + 1;
+  }
+  options.axes = axes;
+}
+
+// "2x3x4" (raw input of unknown length: the bytes it had).
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  return shape.empty() ? "scalar" : fmt::format("{}", fmt::join(shape, "x"));
+}
+
+// "[1, 2] " for output k of a result of `shape` ("[k] " when it is 1-D).
+std::string output_label(std::size_t k, const std::vector<std::int64_t>& shape) {
+  std::vector<std::int64_t> at(shape.size());
+  auto rest = static_cast<std::int64_t>(k);
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    at[d] = shape[d] ? rest % shape[d] : 0;
+    rest = shape[d] ? rest / shape[d] : 0;
+  }
+  return fmt::format("[{}] ", fmt::join(at, ", "));
+}
+
+}  // namespace
+
 void add_reduce_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "reduce", "reduce a .npy file (sum prod min max argmin argmax mean var std, nan-ops, ...)");
@@ -21,6 +67,7 @@ void add_reduce_command(CLI::App& app) {
     RankFlags ranks;
     std::string op, axis = "all", file;
     double ddof = 0;
+    bool keepdims = false;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option(
@@ -29,7 +76,10 @@ void add_reduce_command(CLI::App& app) {
          "nanmax, nanargmin, nanargmax, nanmean, nanvar, nanstd, count_nonzero, any or all")
       ->required();
   cmd->add_option("--ddof", o->ddof, "var and std divide by n - ddof (default 0, as numpy)");
-  cmd->add_option("--axis", o->axis, "all, rows (numpy axis=1) or cols (numpy axis=0)");
+  cmd->add_option("--axis", o->axis,
+                  "all or none (every axis), rows or cols of a 2-D input (numpy axis=1, axis=0), "
+                  "or numpy's axes: 0,2 or -1");
+  cmd->add_flag("--keepdims", o->keepdims, "keep each reduced axis as a 1 (numpy's keepdims)");
   o->common.add_to(*cmd);
   o->stream.add_to(*cmd);
   o->ranks.add_to(*cmd);
@@ -39,7 +89,8 @@ void add_reduce_command(CLI::App& app) {
   cmd->callback([o] {
     ReduceOptions options;
     options.op = parse_reduce_op(o->op);
-    options.axis = parse_axis(o->axis);
+    set_axis(options, o->axis);
+    options.keepdims = o->keepdims;
     options.variant = o->common.variant;
     options.ddof = o->ddof;
     options.timed = true;  // the answer reports time_ms
@@ -65,8 +116,10 @@ void add_reduce_command(CLI::App& app) {
     std::vector<std::int64_t> shape = input.source.shape();
     if (shape.size() == 1 && shape[0] < 0) shape[0] = static_cast<std::int64_t>(stats.bytes);
     std::string variant = detail::find_reduce_variant(device.backend(), options.variant).info.name;
-    bool many = options.axis != Axis::all;
+    const bool many = !r.shape.empty();
     if (o->common.json) {
+      nlohmann::json axis = o->axis == "none" ? "all" : o->axis;
+      if (options.axes) axis = reduced_axes(static_cast<int>(shape.size()), options);
       nlohmann::json values = nlohmann::json::array(), indices = nlohmann::json::array();
       for (auto& v : r.values)
         values.push_back(to_json(v));
@@ -76,7 +129,9 @@ void add_reduce_command(CLI::App& app) {
                           {"op", o->op},
                           {"dtype", dtype_name(dtype)},
                           {"shape", shape},
-                          {"axis", o->axis},
+                          {"axis", axis},
+                          {"keepdims", options.keepdims},
+                          {"result_shape", r.shape},
                           {"backend", backend_name(device.backend())},
                           {"device", device.info().name},
                           {"variant", variant},
@@ -90,12 +145,11 @@ void add_reduce_command(CLI::App& app) {
     }
     std::cout << fmt::format(
         "{} of {} {} ({}), axis {}, on {} [{}]{}, {:.4f} ms on the device, {:.1f} ms in all\n",
-        o->op, dtype_name(dtype),
-        shape.size() == 2 ? fmt::format("{}x{}", shape[0], shape[1]) : std::to_string(shape[0]),
-        dtype_name(r.dtype), o->axis, device.label(), variant, ranks.text(), r.time_ms,
-        process_ms());
+        o->op, dtype_name(dtype), shape_text(shape), dtype_name(r.dtype),
+        o->axis + (options.keepdims ? fmt::format(" (kept: {})", shape_text(r.shape)) : ""),
+        device.label(), variant, ranks.text(), r.time_ms, process_ms());
     for (std::size_t k = 0; k < r.values.size(); ++k) {
-      std::string line = many ? fmt::format("[{}] ", k) : "";
+      std::string line = many ? output_label(k, r.shape) : "";
       line += r.values[k].to_string();
       if (!r.indices.empty()) line += fmt::format("  at index {}", r.indices[k]);
       std::cout << line << "\n";

@@ -1,0 +1,141 @@
+"""N-D arrays and numpy's axis argument (None, an int, negative ints, tuples, keepdims) for
+every reduction, against numpy, on every target; numpy's errors for bad axes."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import parpat
+from conftest import host
+
+OPS = ["sum", "prod", "min", "max", "argmin", "argmax", "mean", "var", "std", "nansum",
+       "nanprod", "nanmin", "nanmax", "nanargmin", "nanargmax", "nanmean", "nanvar", "nanstd",
+       "count_nonzero", "any", "all"]
+SHAPES = [(7,), (3, 5), (2, 3, 4), (3, 1, 5), (2, 3, 4, 5), (4, 1, 1, 3)]
+
+
+def axis_forms(ndim):
+    """None, every axis and its negative, every tuple of two or more axes (in descending order,
+    the last negative) and the empty tuple."""
+    forms = [None, ()]
+    for a in range(ndim):
+        forms += [a, a - ndim]
+    for k in range(2, ndim + 1):
+        for combo in itertools.combinations(range(ndim), k):
+            forms.append(tuple(reversed(combo[1:])) + (combo[0] - ndim,))
+    return forms
+
+
+def numpy_reduce(op, x, axis, keepdims):
+    if op == "count_nonzero":
+        return np.asarray(np.count_nonzero(x, axis=axis, keepdims=keepdims), dtype=np.int64)
+    return getattr(np, op)(x, axis=axis, keepdims=keepdims)
+
+
+def check(ours, want, x, op):
+    ours, want = host(ours), np.asarray(want)
+    assert ours.shape == want.shape, (ours.shape, want.shape)
+    assert ours.dtype == (np.int64 if "arg" in op else want.dtype), (ours.dtype, want.dtype)
+    if want.dtype.kind == "f":
+        # float32 sums, means and variances of a few values in [-1, 1): within a few ulps of
+        # numpy's (both round the same float64-accurate value, or sum pairwise)
+        np.testing.assert_allclose(ours, want, rtol=2e-5, atol=2e-6, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(ours, want)
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_every_op_and_axis_form(target, rng, shape):
+    x = rng.uniform(-1, 1, shape).astype(np.float32)
+    near_one = rng.uniform(0.99, 1.01, shape).astype(np.float32)
+    for op in OPS:
+        data = near_one if "prod" in op else x
+        for axis in axis_forms(len(shape)):
+            if "arg" in op and isinstance(axis, tuple):
+                continue
+            for keepdims in (False, True):
+                got = getattr(parpat, op)(target.put(data), axis=axis, keepdims=keepdims,
+                                          **target.kw())
+                check(got, numpy_reduce(op, data, axis, keepdims), data, op)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int16", "int32", "int64", "float64"])
+def test_dtypes_with_interleaved_axes(target, rng, dtype):
+    shape = (3, 4, 5, 2)
+    x = (rng.random(shape) < 0.5 if dtype == "bool"
+         else rng.integers(-5, 6, shape).astype(dtype) if dtype != "float64"
+         else rng.standard_normal(shape))
+    if dtype == "uint8":
+        x = rng.integers(0, 6, shape).astype(dtype)
+    for op in ("sum", "prod", "max", "argmin", "mean", "var", "count_nonzero", "all"):
+        for axis in ((0, 2), (1, 3), (-1, 0, 2), 1, -2):
+            if "arg" in op and isinstance(axis, tuple):
+                continue
+            check(getattr(parpat, op)(target.put(x), axis=axis, **target.kw()),
+                  numpy_reduce(op, x, axis, False), x, op)
+
+
+def test_nan_along_axes(target, rng):
+    x = rng.standard_normal((4, 3, 5))
+    x[rng.random(x.shape) < 0.25] = np.nan
+    x[:, :, 0] = 1.0  # no reduction along axis 0 or 1 sees NaN alone
+    for op in ("max", "argmin", "nansum", "nanmin", "nanargmax", "nanmean", "nanstd"):
+        for axis in ((0, 1), 0, -2):
+            if "arg" in op and isinstance(axis, tuple):
+                continue
+            check(getattr(parpat, op)(target.put(x), axis=axis, **target.kw()),
+                  numpy_reduce(op, x, axis, False), x, op)
+    all_nan = np.full((2, 3, 2), np.nan)
+    with pytest.raises(ValueError, match="All-NaN"):
+        parpat.nanargmax(target.put(all_nan), axis=1, **target.kw())
+
+
+def test_empty_axes_follow_numpy(target):
+    x = np.zeros((2, 0, 3), dtype=np.float32)
+    for axis in (None, 1, (0, 1), (1, 2), ()):
+        check(parpat.sum(target.put(x), axis=axis, **target.kw()), np.sum(x, axis=axis), x,
+              "sum")
+        check(parpat.mean(target.put(x), axis=axis, keepdims=True, **target.kw()),
+              np.full(np.sum(x, axis=axis, keepdims=True).shape, np.nan, np.float32), x, "mean")
+    for axis in (0, 2, (0, 2)):  # nothing left to reduce into: an empty answer, no error
+        check(parpat.max(target.put(x), axis=axis, **target.kw()), np.max(x, axis=axis), x,
+              "max")
+    for axis in (None, 1, (1, 2)):
+        with pytest.raises(ValueError):
+            parpat.min(target.put(x), axis=axis, **target.kw())
+    with pytest.raises(ValueError):
+        parpat.argmax(target.put(x), axis=1, **target.kw())
+
+
+def test_strided_and_transposed_inputs(target, rng):
+    wide = rng.standard_normal((6, 9)).astype(np.float32)
+    rows = target.put(wide)[:, 2:7]  # a row stride: read in place
+    for axis in (None, 0, 1, (), (0, 1)):
+        check(parpat.sum(rows, axis=axis, **target.kw()), np.sum(wide[:, 2:7], axis=axis),
+              wide[:, 2:7], "sum")
+    cube = rng.standard_normal((4, 5, 6)).astype(np.float32)
+    view = target.put(cube)[:, 1:4]
+    with pytest.raises(ValueError, match="copy=True"):
+        parpat.sum(view, axis=(0, 2), **target.kw())
+    check(parpat.sum(view, axis=(0, 2), copy=True, **target.kw()),
+          np.sum(cube[:, 1:4], axis=(0, 2)), cube[:, 1:4], "sum")
+
+
+def test_bad_axes_raise_numpys_errors():
+    x = np.zeros((2, 3, 4), dtype=np.float32)
+    for axis in (3, -4, (0, 3)):
+        with pytest.raises(np.exceptions.AxisError, match="out of bounds"):
+            parpat.sum(x, axis=axis)
+    with pytest.raises(np.exceptions.AxisError):
+        parpat.argmax(x, axis=5)
+    for axis in ((0, 0), (1, -2)):
+        with pytest.raises(ValueError, match="duplicate value in 'axis'"):
+            parpat.sum(x, axis=axis)
+    for axis in ((0, 1), (0,)):
+        with pytest.raises(TypeError, match="cannot be interpreted as an integer"):
+            parpat.argmax(x, axis=axis)
+    with pytest.raises(TypeError):
+        parpat.sum(x, axis=1.0)
+    with pytest.raises(TypeError):
+        parpat.sum(x, axis=[0, 1])

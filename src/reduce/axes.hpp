@@ -1,0 +1,40 @@
+// numpy's axis argument on the reduce kernels, which know three 2-D problems: all, rows (one
+// output per row) and cols (one output per column). An N-D reduction is brought to one of them:
+// axes of length 1 are dropped, and neighbouring axes that are both kept or both reduced (and
+// laid out one inside the other) merge into one. What remains is
+//   [R]      → all                 [K, R] → rows of K × R        [R, K] → cols of R × K
+//   [K]      → cols of 1 × K (each element its own output)
+// on the input itself, with no copy. Anything else ([K1, R, K2], [R1, K, R2], ...) is first
+// gathered on the device into a dense copy whose reduced axes sit together: [reduced...,
+// kept...] reduced along cols when the innermost axis is kept, else [kept..., reduced...] along
+// rows, so the innermost axis stays innermost and the gather reads and writes it in order.
+// Arg ops reduce one axis, which stays one axis in every form, so their index counts along it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "reduce/reduce_internal.hpp"
+#include "runtime/strided_gather.hpp"
+
+namespace parpat::detail {
+
+struct AxesPlan {
+  std::vector<std::int64_t> result_shape;  // numpy's, keepdims honoured
+  std::int64_t outputs = 1;                // Π kept axes
+  std::int64_t extent = 1;                 // Π reduced axes: elements per output
+  // The 2-D problem the kernels reduce (outputs() and extent() of it are the two above), on the
+  // input itself or, when `gathers`, on the gathered copy (dense, row_stride == cols).
+  Axis axis = Axis::all;
+  std::int64_t rows = 1, cols = 1, row_stride = 1;
+  bool gathers = false;
+  GatherLayout gather;  // input → copy, when `gathers`
+};
+
+// The plan for reducing an input of `shape` (2-D: rows `row_stride` elements apart, 0 for
+// contiguous; other ranks are contiguous) with options.axis / options.axes / options.keepdims.
+// Throws Error(invalid_argument) for bad axes.
+AxesPlan plan_reduce_axes(const std::vector<std::int64_t>& shape, std::int64_t row_stride,
+                          const ReduceOptions& options);
+
+}  // namespace parpat::detail

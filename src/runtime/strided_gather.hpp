@@ -1,0 +1,28 @@
+// The strided gather: a copy of an N-D strided view of a buffer into dense C order. Reduce uses
+// it to bring the axes it folds next to each other ([kept..., reduced...] or [reduced...,
+// kept...]) when they are interleaved with the axes it keeps; each backend implements it once
+// (cpu_gather.cpp, cuda_gather.cu, opencl_gather.cpp with gather.cl).
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace parpat::detail {
+
+constexpr int kMaxGatherDims = 16;
+
+// Output element (c_0, ..., c_{ndim-1}) of the dense C-order array of `shape` is the input
+// element at Σ c_i · strides[i] (strides in elements, ≥ 0).
+struct GatherLayout {
+  int ndim = 0;
+  std::array<std::int64_t, kMaxGatherDims> shape{}, strides{};
+
+  std::int64_t elements() const {
+    std::int64_t n = 1;
+    for (int d = 0; d < ndim; ++d)
+      n *= shape[static_cast<std::size_t>(d)];
+    return n;
+  }
+};
+
+}  // namespace parpat::detail
