@@ -200,6 +200,54 @@ TEST_P(DistributedTest, ReduceOverRanksMatchesInMemory) {
     }
 }
 
+// N-D inputs with numpy's axes: axes whose reduced part makes one block stream over the ranks as
+// rows or columns of the 2-D view and give the in-memory answer and shape; axes that interleave
+// with kept ones are refused alike on every rank.
+TEST_P(DistributedTest, NdAxesOverRanks) {
+  std::mt19937_64 rng(run_seed() + 5);
+  const std::vector<std::int64_t> shape = {5, 4, 3, 7};
+  const auto host = random_values(DType::int32, 5 * 4 * 3 * 7, rng);
+  Array in = Array::from_host(device(), DType::int32, shape, host.data());
+  StreamOptions so;
+  so.chunk_bytes = 64;
+  for (const std::vector<int>& axes : {std::vector<int>{1, 2, 3}, std::vector<int>{0},
+                                       std::vector<int>{1, 0}, std::vector<int>{-1}})
+    for (ReduceOp op : {ReduceOp::sum, ReduceOp::max, ReduceOp::argmax}) {
+      if (is_arg_op(op) && axes.size() != 1) continue;
+      ReduceOptions o;
+      o.op = op;
+      o.axes = axes;
+      o.keepdims = axes.size() == 1;
+      const ReduceResult want = reduce(in, o);
+      for (int size : {1, 3}) {
+        SCOPED_TRACE(std::string(reduce_op_name(op)) + " over " + std::to_string(size) +
+                     " ranks, first axis " + std::to_string(axes[0]));
+        std::vector<ReduceResult> got(static_cast<std::size_t>(size));
+        auto failed = on_ranks(size, [&](Communicator& comm) {
+          Source s = Source::from_host(DType::int32, shape, host.data());
+          got[static_cast<std::size_t>(comm.rank())] = reduce(s, device(), comm, o, so);
+        });
+        for (auto& f : failed)
+          if (f) ADD_FAILURE() << error_of(f).first;
+        for (const ReduceResult& g : got) {
+          EXPECT_EQ(g.shape, want.shape);
+          EXPECT_EQ(g.indices, want.indices);
+          ASSERT_EQ(g.values.size(), want.values.size());
+          for (std::size_t k = 0; k < g.values.size(); ++k)
+            EXPECT_EQ(g.values[k].i, want.values[k].i) << "output " << k;
+        }
+        if (HasFailure()) return;
+      }
+    }
+  ReduceOptions interleaved;
+  interleaved.axes = std::vector<int>{0, 2};
+  auto failed = on_ranks(2, [&](Communicator& comm) {
+    Source s = Source::from_host(DType::int32, shape, host.data());
+    reduce(s, device(), comm, interleaved);
+  });
+  expect_every_rank_failed_alike(failed, "interleave");
+}
+
 TEST_P(DistributedTest, ChunksInsideSharesAndTheSameBitsForTheSameRanks) {
   std::mt19937_64 rng(run_seed() + 1);
   const std::int64_t n = 20011;

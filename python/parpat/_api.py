@@ -85,8 +85,8 @@ def _row_layout(d: fw.Described) -> bool:
     if math.prod(d.shape) <= 1:
         return True
     if len(d.shape) != 2:  # axes of length 1 may have any stride
-        return all(n == 1 or s == c for n, s, c in zip(d.shape, d.strides,
-                                                       fw._c_strides(d.shape)))
+        c_order = fw._c_strides(d.shape)
+        return builtins.all(n == 1 or s == c for n, s, c in zip(d.shape, d.strides, c_order))
     rows, cols = d.shape
     return (cols == 1 or d.strides[1] == 1) and (rows == 1 or d.strides[0] >= cols)
 
