@@ -352,20 +352,20 @@ std::uint64_t read_share(SourceImpl& source, const Device& device, StreamReducer
 
 StreamedReduce streamed_reduce(const std::vector<std::int64_t>& shape,
                                std::vector<ReduceOptions> ops) {
-  StreamedReduce out;
-  for (const auto& o : ops) {
+  for (const auto& o : ops) {  // every op's axes are checked; they share the first one's plan
     check_ddof(o.ddof);
-    const AxesPlan plan = plan_reduce_axes(shape, 0, o);  // every op's axes are checked
-    if (&o != &ops.front()) continue;
-    out.result_shape = plan.result_shape;
-    out.streams = !plan.gathers;
-    out.shape = plan.axis == Axis::all ? std::vector<std::int64_t>{plan.rows * plan.cols}
-                                       : std::vector<std::int64_t>{plan.rows, plan.cols};
-    for (auto& each : ops) {
-      each.axis = plan.axis;
-      each.axes.reset();
-      each.keepdims = false;
-    }
+    plan_reduce_axes(shape, 0, o);
+  }
+  const AxesPlan plan = plan_reduce_axes(shape, 0, ops.front());
+  StreamedReduce out;
+  out.result_shape = plan.result_shape;
+  out.streams = !plan.gathers;
+  out.shape = plan.axis == Axis::all ? std::vector<std::int64_t>{plan.rows * plan.cols}
+                                     : std::vector<std::int64_t>{plan.rows, plan.cols};
+  for (auto& o : ops) {
+    o.axis = plan.axis;
+    o.axes.reset();
+    o.keepdims = false;
   }
   out.ops = std::move(ops);
   return out;
