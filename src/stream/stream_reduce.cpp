@@ -275,9 +275,9 @@ class StreamReducer {
 };
 
 // A source of unknown length (raw standard input) is a 1-D input of which only the whole can
-// be reduced.
+// be reduced (rows and cols: "needs 2-D input").
 void check_unknown_length(const SourceImpl& source, const ReduceOptions& o) {
-  if (o.axis != Axis::all || (o.axes && reduced_axes(1, o) != std::vector<int>{0}))
+  if (reduced_axes(1, o) != std::vector<int>{0})
     throw_invalid(source.name + " has no shape, so only axis all applies");
 }
 
