@@ -3,7 +3,7 @@
 // 1-D to 4-D shapes with axes of length 1 and 0, on every backend and variant present, against
 // the CPU reference of the same data rearranged on the host into [kept, reduced] rows. The
 // expected result shapes and the empty-input rules are numpy's, written out here independently
-// of the library's own axis planning.
+// of the library's own axis planning. Streamed sources of N-D arrays give the in-memory answers.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -15,6 +15,7 @@
 #include "parpat/array.hpp"
 #include "parpat/error.hpp"
 #include "parpat/reduce.hpp"
+#include "parpat/stream.hpp"
 #include "reduce/reduce_internal.hpp"
 #include "reduce/verify.hpp"
 #include "test_support.hpp"
@@ -383,6 +384,56 @@ TEST_P(ReduceAxesTest, AGatheringReducerRunsAgain) {
 
 INSTANTIATE_TEST_SUITE_P(AllVariants, ReduceAxesTest, ::testing::ValuesIn(targets()), target_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ReduceAxesTest);
+
+class ReduceAxesStreamTest : public ::testing::TestWithParam<Device> {};
+
+// An N-D Source streamed in small chunks gives the in-memory answer for every axis form: as rows
+// or columns of the 2-D view where the axes allow, through device memory where they interleave.
+TEST_P(ReduceAxesStreamTest, StreamedAxesMatchInMemory) {
+  const Device& d = GetParam();
+  std::mt19937_64 rng(run_seed() + 5);
+  for (const Shape& shape : {Shape{6, 35, 41}, Shape{3, 4, 5, 6}, Shape{2, 0, 3}}) {
+    std::int64_t n = 1;
+    for (auto e : shape)
+      n *= e;
+    const auto host = random_input(DType::int32, n, rng, false);
+    const Array in = Array::from_host(d, DType::int32, shape, host.data());
+    for (const auto& axes : axis_forms(static_cast<int>(shape.size())))
+      for (ReduceOp op : {ReduceOp::sum, ReduceOp::max, ReduceOp::argmin}) {
+        if (is_arg_op(op) && axes && axes->size() != 1) continue;
+        SCOPED_TRACE(std::string(reduce_op_name(op)) + " of " + text(shape) + " axis " +
+                     (axes ? text(*axes) : "None"));
+        ReduceOptions o;
+        o.op = op;
+        o.axes = axes;
+        o.keepdims = axes && axes->size() == 1;
+        StreamOptions so;
+        so.chunk_bytes = 256;
+        StreamStats stats;
+        Source source = Source::from_host(DType::int32, shape, host.data());
+        ReduceResult want;
+        try {
+          want = reduce(in, o);
+        } catch (const Error&) {
+          EXPECT_THROW(reduce(source, d, o, so), Error);
+          continue;
+        }
+        const ReduceResult got = reduce(source, d, o, so, &stats);
+        EXPECT_EQ(got.shape, want.shape);
+        EXPECT_EQ(got.indices, want.indices);
+        ASSERT_EQ(got.values.size(), want.values.size());
+        for (std::size_t k = 0; k < got.values.size(); ++k)
+          EXPECT_EQ(got.values[k].i, want.values[k].i) << "output " << k;
+        if (n > 0) EXPECT_EQ(stats.bytes, static_cast<std::uint64_t>(n) * sizeof(std::int32_t));
+        if (HasFailure()) return;
+      }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, ReduceAxesStreamTest, ::testing::ValuesIn(devices()),
+                         [](const ::testing::TestParamInfo<Device>& info) {
+                           return device_name(info.param);
+                         });
 
 ReduceOptions options_of(ReduceOp op, Axis axis = Axis::all) {
   ReduceOptions o;
