@@ -208,12 +208,13 @@ struct Reducer::Impl {
   detail::ReduceShape shape;                     // the 2-D problem the kernel reduces
   std::unique_ptr<detail::ReduceKernel> kernel;  // null when the extent or the result is empty
   std::vector<unsigned char> identity_values;    // what an empty extent reduces to
+  std::unique_ptr<detail::Gather> gather;        // interleaved axes: input → gathered
   Buffer gathered;                               // the input with its reduced axes together
 };
 
 Reducer::Reducer(const Device& device, DType dtype, std::vector<std::int64_t> shape,
                  std::int64_t row_stride, const ReduceOptions& options)
-    : impl_(new Impl{device, shape, 0, {}, {}, nullptr, {}, {}}) {
+    : impl_(new Impl{device, shape, 0, {}, {}, nullptr, {}, nullptr, {}}) {
   if (shape.empty()) throw_invalid("reduce takes arrays of at least one dimension, got 0-D");
   if (shape.size() == 2 && row_stride == shape[1]) row_stride = 0;
   impl_->input_row_stride = shape.size() == 2 ? row_stride : 0;
@@ -235,8 +236,10 @@ Reducer::Reducer(const Device& device, DType dtype, std::vector<std::int64_t> sh
     return;
   }
   impl_->kernel = detail::make_reduce_kernel(device, s, options.variant);
-  if (plan.gathers)
+  if (plan.gathers) {
+    impl_->gather = device.impl().make_gather(plan.gather, dtype_size(dtype));
     impl_->gathered = Buffer(device, static_cast<std::size_t>(s.size()) * dtype_size(dtype));
+  }
 }
 
 Reducer::~Reducer() = default;
@@ -276,9 +279,8 @@ void Reducer::run(const Array& in, const Buffer& values, const Buffer& indices, 
                                     impl_->identity_values.size());
     return;
   }
-  if (impl_->axes.gathers) {
-    impl_->device.impl().gather(in.buffer().handle(), impl_->gathered.handle(), impl_->axes.gather,
-                                dtype_size(s.dtype));
+  if (impl_->gather) {
+    impl_->gather->run(in.buffer().handle(), impl_->gathered.handle());
     impl_->kernel->run(impl_->gathered, values, indices);
     return;
   }

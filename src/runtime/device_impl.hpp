@@ -70,11 +70,10 @@ class DeviceImpl {
   virtual void timer_start(TimerMode mode = TimerMode::hold_queue) = 0;
   virtual double timer_stop_ms() = 0;
 
-  // Enqueues the copy of the strided view `layout` of device memory `src` (items of
-  // `item_bytes`: 1, 2, 4 or 8) into `dst` in dense C order (strided_gather.hpp), on the calling
-  // thread's stream or queue. `dst` holds layout.elements() items and does not overlap `src`.
-  virtual void gather(const void* src, void* dst, const GatherLayout& layout,
-                      std::size_t item_bytes) = 0;
+  // The copy of the strided view `layout` of items of `item_bytes` into dense C order
+  // (strided_gather.hpp); Error(invalid_argument) for an item width other than 1, 2, 4 or 8.
+  virtual std::unique_ptr<Gather> make_gather(const GatherLayout& layout,
+                                              std::size_t item_bytes) = 0;
 
   // The copy queue of this device, or null where kernels read host memory (the CPU).
   virtual std::unique_ptr<CopyQueue> make_copy_queue() { return nullptr; }

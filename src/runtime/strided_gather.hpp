@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 
 namespace parpat::detail {
@@ -23,6 +24,16 @@ struct GatherLayout {
       n *= shape[static_cast<std::size_t>(d)];
     return n;
   }
+};
+
+// A gather bound to one layout and item width (1, 2, 4 or 8 bytes), made once by a plan
+// (DeviceImpl::make_gather): run() enqueues the copy of device memory `src` into `dst` (which
+// holds layout.elements() items and does not overlap `src`) on the calling thread's stream or
+// queue, and allocates nothing.
+class Gather {
+ public:
+  virtual ~Gather() = default;
+  virtual void run(const void* src, void* dst) = 0;
 };
 
 }  // namespace parpat::detail

@@ -5,7 +5,7 @@
 // the input offset moves by the strides of the coordinates that changed. Every output element
 // is written by exactly one task, so the result does not depend on the threads.
 #include <algorithm>
-#include <cstring>
+#include <memory>
 
 #include "runtime/cpu/cpu_device.hpp"
 
@@ -39,29 +39,36 @@ void gather_block(const Item* src, Item* dst, const GatherLayout& g, std::int64_
 }
 
 template <class Item>
-void gather_items(CpuDevice& cpu, const void* src, void* dst, const GatherLayout& g) {
-  const std::int64_t n = g.elements();
-  cpu.parallel_for((n + kGatherBlock - 1) / kGatherBlock, [&](std::int64_t t) {
-    const std::int64_t first = t * kGatherBlock;
-    gather_block(static_cast<const Item*>(src), static_cast<Item*>(dst), g, first,
-                 std::min(kGatherBlock, n - first));
-  });
-}
+class CpuGather final : public Gather {
+ public:
+  CpuGather(CpuDevice& cpu, const GatherLayout& layout) : cpu_(cpu), layout_(layout) {}
+
+  void run(const void* src, void* dst) override {
+    const std::int64_t n = layout_.elements();
+    cpu_.parallel_for((n + kGatherBlock - 1) / kGatherBlock, [&](std::int64_t t) {
+      const std::int64_t first = t * kGatherBlock;
+      gather_block(static_cast<const Item*>(src), static_cast<Item*>(dst), layout_, first,
+                   std::min(kGatherBlock, n - first));
+    });
+  }
+
+ private:
+  CpuDevice& cpu_;
+  GatherLayout layout_;
+};
 
 }  // namespace
 
-void CpuDevice::gather(const void* src, void* dst, const GatherLayout& layout,
-                       std::size_t item_bytes) {
-  if (layout.elements() == 0) return;
+std::unique_ptr<Gather> CpuDevice::make_gather(const GatherLayout& layout, std::size_t item_bytes) {
   switch (item_bytes) {
     case 1:
-      return gather_items<std::uint8_t>(*this, src, dst, layout);
+      return std::make_unique<CpuGather<std::uint8_t>>(*this, layout);
     case 2:
-      return gather_items<std::uint16_t>(*this, src, dst, layout);
+      return std::make_unique<CpuGather<std::uint16_t>>(*this, layout);
     case 4:
-      return gather_items<std::uint32_t>(*this, src, dst, layout);
+      return std::make_unique<CpuGather<std::uint32_t>>(*this, layout);
     case 8:
-      return gather_items<std::uint64_t>(*this, src, dst, layout);
+      return std::make_unique<CpuGather<std::uint64_t>>(*this, layout);
     default:
       throw Error(ErrorKind::invalid_argument,
                   "gather takes items of 1, 2, 4 or 8 bytes, not " + std::to_string(item_bytes));

@@ -29,8 +29,8 @@ class CudaDevice final : public DeviceImpl {
   void upload(void* handle, std::size_t offset, const void* src, std::size_t bytes) override;
   void download(const void* handle, std::size_t offset, void* dst, std::size_t bytes) override;
   void synchronize() override;
-  void gather(const void* src, void* dst, const GatherLayout& layout,
-              std::size_t item_bytes) override;  // cuda_gather.cu
+  std::unique_ptr<Gather> make_gather(const GatherLayout& layout,
+                                      std::size_t item_bytes) override;  // cuda_gather.cu
   void timer_start(TimerMode mode = TimerMode::hold_queue) override;
   double timer_stop_ms() override;
   std::unique_ptr<CopyQueue> make_copy_queue() override;  // cuda_copy_queue.cu

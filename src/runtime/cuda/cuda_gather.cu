@@ -5,6 +5,7 @@
 // is also the input's innermost (reduce lays its gathers out so that it is). Items are copied
 // as unsigned integers of their width, so one kernel serves every dtype.
 #include <algorithm>
+#include <memory>
 
 #include "runtime/cuda/cuda_device.hpp"
 
@@ -34,37 +35,49 @@ __global__ void gather_kernel(const Item* __restrict__ src, Item* __restrict__ d
 }
 
 template <class Item>
-void launch_gather(CudaDevice& cuda, const void* src, void* dst, const GatherArgs& g, long long n) {
-  constexpr int kBlock = 256;
-  const long long wanted = (n + kBlock - 1) / kBlock;
-  const long long most = static_cast<long long>(cuda.props().multiProcessorCount) * 32;
-  const auto blocks = static_cast<unsigned>(std::min(wanted, most));
-  gather_kernel<Item><<<blocks, kBlock, 0, cuda.stream()>>>(static_cast<const Item*>(src),
-                                                            static_cast<Item*>(dst), g, n);
-  check_launch("gather_kernel");
-}
+class CudaGather final : public Gather {
+ public:
+  CudaGather(CudaDevice& cuda, const GatherLayout& layout)
+      : cuda_(cuda), n_(layout.elements()), args_{layout.ndim, {}, {}} {
+    for (int d = 0; d < layout.ndim; ++d) {
+      args_.shape[d] = layout.shape[static_cast<std::size_t>(d)];
+      args_.strides[d] = layout.strides[static_cast<std::size_t>(d)];
+    }
+    constexpr long long kMostBlocksPerSm = 32;
+    blocks_ = static_cast<unsigned>(
+        std::min((n_ + kBlock - 1) / kBlock,
+                 static_cast<long long>(cuda.props().multiProcessorCount) * kMostBlocksPerSm));
+  }
+
+  void run(const void* src, void* dst) override {
+    if (n_ == 0) return;
+    cuda_.activate();
+    gather_kernel<Item><<<blocks_, kBlock, 0, cuda_.stream()>>>(static_cast<const Item*>(src),
+                                                                static_cast<Item*>(dst), args_, n_);
+    check_launch("gather_kernel");
+  }
+
+ private:
+  static constexpr int kBlock = 256;
+  CudaDevice& cuda_;
+  long long n_;
+  GatherArgs args_;
+  unsigned blocks_ = 0;
+};
 
 }  // namespace
 
-void CudaDevice::gather(const void* src, void* dst, const GatherLayout& layout,
-                        std::size_t item_bytes) {
-  const long long n = layout.elements();
-  if (n == 0) return;
-  activate();
-  GatherArgs g{layout.ndim, {}, {}};
-  for (int d = 0; d < layout.ndim; ++d) {
-    g.shape[d] = layout.shape[static_cast<std::size_t>(d)];
-    g.strides[d] = layout.strides[static_cast<std::size_t>(d)];
-  }
+std::unique_ptr<Gather> CudaDevice::make_gather(const GatherLayout& layout,
+                                                std::size_t item_bytes) {
   switch (item_bytes) {
     case 1:
-      return launch_gather<unsigned char>(*this, src, dst, g, n);
+      return std::make_unique<CudaGather<unsigned char>>(*this, layout);
     case 2:
-      return launch_gather<unsigned short>(*this, src, dst, g, n);
+      return std::make_unique<CudaGather<unsigned short>>(*this, layout);
     case 4:
-      return launch_gather<unsigned int>(*this, src, dst, g, n);
+      return std::make_unique<CudaGather<unsigned int>>(*this, layout);
     case 8:
-      return launch_gather<unsigned long long>(*this, src, dst, g, n);
+      return std::make_unique<CudaGather<unsigned long long>>(*this, layout);
     default:
       throw Error(ErrorKind::invalid_argument,
                   "gather takes items of 1, 2, 4 or 8 bytes, not " + std::to_string(item_bytes));

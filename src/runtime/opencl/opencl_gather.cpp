@@ -1,6 +1,8 @@
-// The strided gather on OpenCL: gather.cl, one program per item width, launched on the calling
+// The strided gather on OpenCL: gather.cl, one program per item width; a plan keeps its kernel
+// object with the layout bound, and each run binds the buffers and launches on the calling
 // thread's queue over a grid of at most 32 groups (of up to 256) per compute unit.
 #include <algorithm>
+#include <memory>
 
 #include "runtime/opencl/opencl_device.hpp"
 
@@ -33,24 +35,45 @@ const char* item_type(std::size_t item_bytes) {
   }
 }
 
+class OpenclGather final : public Gather {
+ public:
+  OpenclGather(OpenclDevice& cl, const GatherLayout& layout, std::size_t item_bytes)
+      : cl_(cl), n_(layout.elements()) {
+    kernel_ = cl.kernel("gather.cl", parpat_cl_gather,
+                        std::string("-DGATHER_ITEM=") + item_type(item_bytes), "strided_gather");
+    GatherArgs g{layout.ndim, {}, {}};
+    for (int d = 0; d < layout.ndim; ++d) {
+      g.shape[d] = layout.shape[static_cast<std::size_t>(d)];
+      g.strides[d] = layout.strides[static_cast<std::size_t>(d)];
+    }
+    kernel_.setArg(2, sizeof g, &g);
+    const cl_long n = n_;
+    kernel_.setArg(3, sizeof n, &n);
+    group_ = std::clamp<std::int64_t>(cl.info().max_group_size, 1, 256);
+    groups_ = std::min<std::int64_t>((n_ + group_ - 1) / group_,
+                                     std::int64_t{std::max(cl.info().compute_units, 1)} * 32);
+  }
+
+  void run(const void* src, void* dst) override {
+    if (n_ == 0) return;
+    const cl_mem in = as_mem(const_cast<void*>(src)), out = as_mem(dst);
+    kernel_.setArg(0, sizeof in, &in);
+    kernel_.setArg(1, sizeof out, &out);
+    cl_.launch(kernel_, static_cast<std::size_t>(groups_ * group_),
+               static_cast<std::size_t>(group_));
+  }
+
+ private:
+  OpenclDevice& cl_;
+  std::int64_t n_, group_ = 1, groups_ = 1;
+  cl::Kernel kernel_;
+};
+
 }  // namespace
 
-void OpenclDevice::gather(const void* src, void* dst, const GatherLayout& layout,
-                          std::size_t item_bytes) {
-  const std::int64_t n = layout.elements();
-  if (n == 0) return;
-  cl::Kernel k = kernel("gather.cl", parpat_cl_gather,
-                        std::string("-DGATHER_ITEM=") + item_type(item_bytes), "strided_gather");
-  GatherArgs g{layout.ndim, {}, {}};
-  for (int d = 0; d < layout.ndim; ++d) {
-    g.shape[d] = layout.shape[static_cast<std::size_t>(d)];
-    g.strides[d] = layout.strides[static_cast<std::size_t>(d)];
-  }
-  set_args(k, as_mem(const_cast<void*>(src)), as_mem(dst), g, static_cast<cl_long>(n));
-  const std::int64_t group = std::clamp<std::int64_t>(info().max_group_size, 1, 256);
-  const std::int64_t groups = std::min<std::int64_t>(
-      (n + group - 1) / group, static_cast<std::int64_t>(std::max(info().compute_units, 1)) * 32);
-  launch(k, static_cast<std::size_t>(groups * group), static_cast<std::size_t>(group));
+std::unique_ptr<Gather> OpenclDevice::make_gather(const GatherLayout& layout,
+                                                  std::size_t item_bytes) {
+  return std::make_unique<OpenclGather>(*this, layout, item_bytes);
 }
 
 }  // namespace parpat::detail
