@@ -40,11 +40,6 @@ namespace parpat::detail {
 
 namespace {
 
-EvenRuleDevice even_rule_device(const HistogramProblem& p) {
-  EvenRule r(p);
-  return EvenRuleDevice{r.bins, r.lo, r.hi, r.step, r.norm};
-}
-
 // The rules only `fast` uses (the classic variants keep the table and float64 rules).
 template <class Rule>
 constexpr bool kFastOnly =
@@ -236,7 +231,7 @@ std::vector<HistogramVariant> cuda_histogram_variants() {
        supports_any, make<Strategy::global_atomic>},
       {info("interleaved", "grid-stride (coalesced) reads, one 64-bit global atomic per value",
             "block=256", ""),
-       supports_any, make<Strategy::interleaved>},
+       supports_any, make<Strategy::interleaved>, make_cuda_weighted_interleaved},
       {info("privatized",
             "a 32-bit histogram per block in shared memory, added to the 64-bit counts at the end",
             "block=256", "bins + 3 ≤ shared memory per block / 4 (about 58000 on Hopper)"),
@@ -254,7 +249,7 @@ std::vector<HistogramVariant> cuda_histogram_variants() {
             "block=1024 striped<=64KiB max_passes=4",
             "temporary memory: the value table of 1- and 2-byte input or the explicit edges "
             "only"),
-       supports_any, make<Strategy::fast>},
+       supports_any, make<Strategy::fast>, make_cuda_weighted_fast},
   };
 }
 

@@ -13,7 +13,7 @@
 #include "parpat/cuda/histogram.cuh"
 
 namespace parpat::detail {
-// Private to histogram/cuda.cu, the one file that includes it.
+// Private to the histogram's CUDA units (cuda.cu, cuda_weighted.cu).
 namespace {
 
 constexpr unsigned kNone = 0xFFFFFFFFu;              // a lane with no value to count
@@ -48,6 +48,11 @@ struct EvenRuleDevice {
     return unsigned(c);
   }
 };
+
+inline EvenRuleDevice even_rule_device(const HistogramProblem& p) {
+  EvenRule r(p);
+  return EvenRuleDevice{r.bins, r.lo, r.hi, r.step, r.norm};
+}
 
 struct EdgesRuleDevice {
   const double* edges;
