@@ -12,8 +12,9 @@
 //  - aggregated: privatized, and each thread counts a run of equal slots before one atomic;
 //  - fast: 16-byte loads, four in flight per thread. 1-byte input is counted per value (256
 //    counters whatever the bin count; the flush maps values to bins through the table); float32
-//    with even bins takes FloatEvenRule (float arithmetic, exact through a proven error bound; the
-//    rare value near an edge is settled against the float64 edges). The shared histogram is
+//    and 16-bit integers (each exactly a float) with even bins take FloatEvenRule (float
+//    arithmetic, exact through a proven error bound; the rare value near an edge is settled
+//    against the float64 edges). The shared histogram is
 //    lane-striped: slot s of lane l at s·C + l mod C, with C up to 32 columns, so the lanes of a
 //    warp hit distinct banks and distinct words however the data is spread; with fewer columns a
 //    per-vector vote sends skewed data through per-thread runs (one atomic per run of equal slots).
@@ -51,15 +52,16 @@ class CudaHistogram final : public HistogramKernel {
   CudaHistogram(const Device& d, const HistogramProblem& p, Strategy strategy)
       : device_(d), cuda_(backend_cast<CudaDevice>(d)), p_(p), strategy_(strategy) {
     cuda_.activate();
-    if constexpr (sizeof(T) <= 2) {
+    // `fast` places float32 values and 16-bit integers with the float rule where its bound holds.
+    if ((sizeof(T) == 2 || std::is_same_v<T, float>)&&strategy == Strategy::fast)
+      float_rule_ = FloatEvenRule(p);
+    if (sizeof(T) <= 2 && !float_rule_.usable) {
       auto table = slot_table(p);
       aux_ = Buffer(d, table.size() * sizeof(unsigned));
       aux_.upload(table.data(), aux_.bytes());
-    } else if (!p.even) {
+    } else if (sizeof(T) > 2 && !p.even) {
       aux_ = Buffer(d, p.edges.size() * sizeof(double));
       aux_.upload(p.edges.data(), aux_.bytes());
-    } else if (std::is_same_v<T, float> && strategy == Strategy::fast) {
-      float_rule_ = FloatEvenRule(p);
     }
     block_ = tuned<HistogramClassicPolicy>(d.info()).block;
     if (strategy == Strategy::privatized || strategy == Strategy::aggregated)
@@ -91,7 +93,11 @@ class CudaHistogram final : public HistogramKernel {
         f(TableRule{table});
       }
     } else if constexpr (sizeof(T) == 2) {
-      f(TableRule{static_cast<const unsigned*>(aux_.handle())});
+      if (fast && float_rule_.usable) {
+        f(FloatRuleDevice{float_rule_, even_rule_device(p_), p_.dtype == DType::int16});
+      } else {
+        f(TableRule{static_cast<const unsigned*>(aux_.handle())});
+      }
     } else if (p_.even) {
       if constexpr (std::is_same_v<T, float>) {
         if (fast && float_rule_.usable) {
@@ -241,7 +247,8 @@ std::vector<HistogramVariant> cuda_histogram_variants() {
             "block=256", "bins + 3 ≤ shared memory per block / 4 (about 58000 on Hopper)"),
        fits_shared, make<Strategy::aggregated>},
       {info("fast",
-            "16-byte loads, 4 in flight; 1-byte input counted per value; float32 bins in float "
+            "16-byte loads, 4 in flight; 1-byte input counted per value; float32 and 16-bit "
+            "integer bins in float "
             "arithmetic (exact: proven error bound, float64 edges near an edge); a lane-striped "
             "shared "
             "histogram (a bank per lane); per-thread runs for skewed data; passes over bin "

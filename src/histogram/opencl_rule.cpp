@@ -39,8 +39,12 @@ bool table_rule(const HistogramProblem& p) {
 ClBinRule::ClBinRule(const Device& d, const HistogramProblem& p, bool fast, bool count_values)
     : device_(d), p_(p), even_(p) {
   const auto& info = d.info();
-  if (fast && p.dtype == DType::float32 && p.even) float_rule_ = FloatEvenRule(p);
-  id_ = table_rule(p) ? 0 : float_rule_.usable ? 3 : p.even ? 1 : 2;
+  // `fast` places float32 values and 16-bit integers (each exactly a float) in float arithmetic
+  // where the rule's bound holds: fewer instructions than a load from the 256 KiB value table.
+  const bool float_input =
+      p.dtype == DType::float32 || p.dtype == DType::uint16 || p.dtype == DType::int16;
+  if (fast && float_input && p.even) float_rule_ = FloatEvenRule(p);
+  id_ = float_rule_.usable ? 3 : table_rule(p) ? 0 : p.even ? 1 : 2;
   // The float rule settles values near an edge against the float64 edges (a few float64
   // operations, no table load) where the device has them.
   float_edges_ = id_ == 3 && info.fp64 && tuned<HistogramOpenclPolicy>(info).float_edges;
@@ -59,7 +63,8 @@ std::string ClBinRule::options() const {
   return std::string("-DT=") + cl_type(p_.dtype) +
          " -DVEC=" + std::to_string(16 / dtype_size(p_.dtype)) + " -DRULE=" + std::to_string(id_) +
          " -DINT64_ATOMICS=" + (device_.info().int64_atomics ? "1" : "0") +
-         " -DFLOAT_EDGES=" + (float_edges_ ? "1" : "0");
+         " -DFLOAT_EDGES=" + (float_edges_ ? "1" : "0") +
+         " -DSIGNED16=" + (p_.dtype == DType::int16 ? "1" : "0");
 }
 
 cl_uint ClBinRule::bind(cl::Kernel& k, cl_uint first) const {

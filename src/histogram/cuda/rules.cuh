@@ -80,12 +80,24 @@ struct EdgesRuleDevice {
 // a few float64 operations instead of a dependent load from device memory. The error bound,
 // so the share of values near an edge, grows with the bin count, and at 65536 bins most warps
 // had a value to correct and stalled on that load.
+// 16-bit integers (read as their bits; `signed16` for int16) take the same rule: every one of
+// them is exactly a float, and the arithmetic costs less than a load from their 256 KiB value
+// table, which does not stay in L1 (H100, uint16 at 256 bins: 3024 µs through the table).
 struct FloatRuleDevice {
   FloatEvenRule rule;
   EvenRuleDevice even;
-  __device__ unsigned quick(float x, bool& exact) const { return rule.quick(x, exact); }
-  __device__ unsigned correct(float x, unsigned candidate) const {
-    return even.settle(double(x), min((long long)candidate, even.bins - 1));
+  bool signed16 = false;
+  __device__ float value(float x) const { return x; }
+  __device__ float value(unsigned short bits) const {
+    return signed16 ? float(short(bits)) : float(bits);
+  }
+  template <class T>
+  __device__ unsigned quick(T x, bool& exact) const {
+    return rule.quick(value(x), exact);
+  }
+  template <class T>
+  __device__ unsigned correct(T x, unsigned candidate) const {
+    return even.settle(double(value(x)), min((long long)candidate, even.bins - 1));
   }
 };
 
