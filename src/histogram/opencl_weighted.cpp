@@ -1,8 +1,9 @@
 // OpenCL weighted histograms (histogram_weighted.cl): `interleaved` with one global float64 add
 // per value, `fast` with runs of equal slots summed in registers and lane-striped float64 sums
 // per slot in local memory (global sums when the slots do not fit). Values find their slots with
-// the counting kernels' rules (ClBinRule). Float64 atomic adds are compare-and-swap loops, so
-// the device needs cl_khr_fp64 and cl_khr_int64_base_atomics.
+// the counting kernels' rules (ClBinRule). Float64 atomic adds are compare-and-swap loops (the
+// hardware's float64 reductions through inline PTX on NVIDIA), so the device needs cl_khr_fp64
+// and cl_khr_int64_base_atomics.
 #include <algorithm>
 #include <string>
 
@@ -42,6 +43,9 @@ class OpenclWeightedHistogram final : public WeightedHistogramKernel {
     std::string options =
         rule_.options() + " -DW=" + (p.weights == DType::float32 ? "float" : "double") +
         " -DCOLUMNS=" + std::to_string(columns) + " -DLOCAL_SUMS=" + (local_sums ? "1" : "0");
+    if (info.vendor.find("NVIDIA") != std::string::npos &&
+        tuned<HistogramOpenclPolicy>(info).ptx)
+      options += " -DNVIDIA_PTX=1";
     static const std::string source =
         std::string(parpat_cl_histogram_rules) + parpat_cl_histogram_weighted;
     kernel_ = cl_.kernel("histogram_weighted.cl", source, options,
