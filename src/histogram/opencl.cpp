@@ -1,23 +1,22 @@
-// OpenCL histogram variants: histogram.cl built per (dtype, bin rule, 64-bit atomics) and
-// launched with workspaces sized once. The same names and ideas as the CUDA variants. bool and
-// the 1- and 2-byte integers are read as uchar/ushort and placed through a bits → slot table.
-// `fast` counts 1-byte input per value (256 counters whatever the bins, mapped to slots when a
-// group flushes), places float32 values with the float even rule (FloatEvenRule) where its bound
-// holds (the rare value near an edge settled against the float64 edges where the device has
-// cl_khr_fp64, histogram.opencl.float_edges; else against a threshold table), and counts into
-// one local histogram per group: lane-striped 32-bit counters in as many columns (a power of
-// two up to 32) as histogram.fast.striped_kib allows, so the lanes of a warp hit their own
-// banks (on NVIDIA each add is one red.shared on a 32-bit address), one pass over every slot
-// without a row shift. Slots beyond local memory are split into ranges counted side by side by
-// sets of groups over the same input chunk (read once from memory, then from L2), in packed
-// counters where 32-bit ones would need more than one range (histogram.opencl.packed): fields of
-// 16, 8 or 5 bits, the widest that needs the fewest ranges, so 65536 slots fit one range of
-// 5-bit fields in 48 KiB (each range re-places every value); past histogram.fast.max_passes
-// ranges the kernel
-// counts straight into global memory, where a cheap test per 16-byte vector sends skewed data
-// through runs of equal slots kept in registers (one atomic per run). In local memory the runs
-// are off by default (histogram.fast.runs_below_columns): OpenCL 1.2 has no warp vote, so each
-// work-item decides, and the split warps cost more than the atomics they save.
+// OpenCL histogram variants: histogram.cl built per (dtype, bin rule, 64-bit atomics) and launched
+// with workspaces sized once. The same names and ideas as the CUDA variants. bool and the 1- and
+// 2-byte integers are read as uchar/ushort and placed through a bits → slot table. `fast` counts
+// 1-byte input per value (256 counters whatever the bins, mapped to slots when a group flushes),
+// places float32 values and 16-bit integers (each exactly a float) with the float even rule
+// (FloatEvenRule, ClBinRule) where its bound holds (the rare value near an edge settled against the
+// float64 edges where the device has cl_khr_fp64, histogram.opencl.float_edges; else against a
+// threshold table), and counts into one local histogram per group: lane-striped 32-bit counters in
+// as many columns (a power of two up to 32) as histogram.fast.striped_kib allows, so the lanes of a
+// warp hit their own banks (on NVIDIA each add is one red.shared on a 32-bit address), one pass
+// over every slot without a row shift. Slots beyond local memory are split into ranges counted side
+// by side by sets of groups over the same input chunk (read once from memory, then from L2), in
+// packed counters where 32-bit ones would need more than one range (histogram.opencl.packed):
+// fields of 16, 8 or 5 bits, the widest that needs the fewest ranges, so 65536 slots fit one range
+// of 5-bit fields in 48 KiB (each range re-places every value); past histogram.fast.max_passes
+// ranges the kernel counts straight into global memory, where a cheap test per 16-byte vector sends
+// skewed data through runs of equal slots kept in registers (one atomic per run). In local memory
+// the runs are off by default (histogram.fast.runs_below_columns): OpenCL 1.2 has no warp vote, so
+// each work-item decides, and the split warps cost more than the atomics they save.
 #include <algorithm>
 #include <string>
 #include <type_traits>

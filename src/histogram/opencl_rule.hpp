@@ -27,17 +27,19 @@ void set_args_from(cl::Kernel& k, cl_uint first, const Args&... args) {
   (set_arg(k, first++, args), ...);
 }
 
+// Whether the problem's dtype is read as the bits that index a value → slot table (bool and the
+// 1- and 2-byte integers).
 bool table_rule(const HistogramProblem& p);
 
 // The bin rule of a problem on one device: RULE of histogram_rules.cl (the value → slot table
 // of 1- and 2-byte input — or the merge table of `fast` counting 1-byte input per value — the
-// float32 rule of `fast`, the even rule or explicit edges), the table, edges or thresholds it
-// reads, its build options and its kernel arguments.
+// float rule of `fast` for float32 and 16-bit integers, the even rule or explicit edges), the
+// table, edges or thresholds it reads, its build options and its kernel arguments.
 class ClBinRule {
  public:
   // `count_values`: `fast` counts 1-byte input per value and reads the merge table instead.
   ClBinRule(const Device& d, const HistogramProblem& p, bool fast, bool count_values);
-  // -DT, -DVEC, -DRULE, -DINT64_ATOMICS and -DFLOAT_EDGES of histogram_rules.cl.
+  // -DT, -DVEC, -DRULE, -DINT64_ATOMICS, -DFLOAT_EDGES and -DSIGNED16 of histogram_rules.cl.
   std::string options() const;
   // Binds the rule's parameters from argument `first` on; returns the next argument index.
   cl_uint bind(cl::Kernel& k, cl_uint first) const;
