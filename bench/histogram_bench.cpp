@@ -1,10 +1,12 @@
 // `parpat bench histogram`: every variant of the device's backend over dtype × bins ×
 // distribution (uniform, all-equal, normal) on 1 GiB inputs (64 MiB on the CPU; less with
 // --quick), each verified exactly and timed beside CUB HistogramEven (CUDA) or numpy.histogram
-// (CPU) on the same inputs. Rows note the temporary device memory of the plan and of CUB.
+// (CPU) on the same inputs. Rows note the temporary device memory of the plan and of CUB. Then the
+// weighted histogram of float32 values and weights.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 
 #include "bench.hpp"
@@ -91,6 +93,77 @@ std::string bytes_label(std::size_t b) {
   if (b >= (1u << 20)) return fmt::format("{:.1f} MiB", static_cast<double>(b) / (1 << 20));
   if (b >= 1024) return fmt::format("{:.1f} KiB", static_cast<double>(b) / 1024);
   return fmt::format("{} B", b);
+}
+
+// Weighted histograms (numpy.histogram's weights=): float32 values and float32 weights over 256,
+// 1024 and 65536 even bins, every variant that takes weights, verified against the CPU
+// `parallel` sums within the bound of float64 addition in any order (k·2^-52 of the sum of the k
+// weights' magnitudes, twice: both sides round). No vendor library has weights: CuPy's
+// cupy.histogram(weights=) is timed beside parpat by `python -m parpat.bench`.
+void bench_weighted(const Device& device, const BenchOptions& o, const Peaks& peaks, bool gpu,
+                    std::vector<BenchRow>& rows) {
+  const DType t = DType::float32;
+  const std::int64_t n = gpu ? (o.quick ? 1 << 24 : 1 << 27) : (o.quick ? 1 << 21 : 1 << 24);
+  Device host_cpu = Device::open(Backend::cpu);
+  const auto values_host = make_input(t, n, 101, Distribution::uniform);
+  const auto weights_host = make_input(t, n, 202, Distribution::uniform);
+  Array values = Array::from_host(device, t, {n}, values_host.data());
+  Array weights = Array::from_host(device, t, {n}, weights_host.data());
+  Array values_cpu = Array::from_host(host_cpu, t, {n}, values_host.data());
+  Array weights_cpu = Array::from_host(host_cpu, t, {n}, weights_host.data());
+  for (std::int64_t bins : {256, 1024, 65536}) {
+    const HistogramBins spec = HistogramBins::even(bins, 0.0, 1.0);
+    // The weights are in [0, 1): the sums are their own magnitudes.
+    const HistogramResult expected = histogram(values_cpu, weights_cpu, spec, {"parallel"});
+    const HistogramResult counts = histogram(values_cpu, spec, {"parallel"});
+    for (const auto& v : list_variants("histogram")) {
+      if (v.backend != backend_name(device.backend())) continue;
+      if (!detail::find_histogram_variant(device.backend(), v.name).make_weighted) continue;
+      if (!o.variants.empty() &&
+          std::find(o.variants.begin(), o.variants.end(), v.name) == o.variants.end())
+        continue;
+      if (v.name == "serial" && n > (1 << 24)) continue;
+      BenchRow row;
+      row.pattern = "histogram";
+      row.backend = v.backend;
+      row.device = device.info().name;
+      row.variant = v.name;
+      row.dtype = dtype_name(t);
+      row.op = "uniform, float32 weights";
+      row.shape = fmt::format("{} bins, {}", bins, size_label(n));
+      try {
+        Histogrammer plan(device, t, t, n, spec, {v.name});
+        Buffer sums(device, static_cast<std::size_t>(plan.slots()) * 8);
+        plan.run(values, weights, sums);
+        std::vector<double> got(static_cast<std::size_t>(plan.slots()));
+        sums.download(got.data(), got.size() * 8);
+        row.verified = true;
+        for (std::int64_t b = 0; b < bins && row.verified; ++b) {
+          const double want = expected.sums[static_cast<std::size_t>(b)];
+          const double bound = 2.0 * static_cast<double>(counts.counts[static_cast<std::size_t>(b)]) *
+                               0x1p-52 * want;
+          if (!(std::fabs(got[static_cast<std::size_t>(b)] - want) <= bound)) {
+            row.verified = false;
+            row.note = fmt::format("bin {}: {} instead of {}", b, got[static_cast<std::size_t>(b)],
+                                   want);
+          }
+        }
+        row.time_ms = median_time_ms(
+            device, [&](int) { plan.run(values, weights, sums); }, o.reps);
+        if (row.verified) row.note = "temp " + bytes_label(plan.temp_bytes());
+      } catch (const Error& e) {
+        if (e.kind() == ErrorKind::unsupported) continue;
+        row.note = e.what();
+      }
+      row.bytes = 2.0 * static_cast<double>(n) * 4 + static_cast<double>(bins) * 8;
+      row.gbps = row.time_ms > 0 ? row.bytes / (row.time_ms * 1e6) : 0;
+      row.pct_peak = peaks.read_gbps > 0 ? 100.0 * row.gbps / peaks.read_gbps : 0;
+      rows.push_back(row);
+      std::cerr << fmt::format("  histogram {:<13} {:<8} {:<26} {:<18} {:10.2f} µs {}\n",
+                               row.variant, row.dtype, row.op, row.shape, row.time_ms * 1e3,
+                               row.verified ? "" : "NOT VERIFIED " + row.note);
+    }
+  }
 }
 
 }  // namespace
@@ -227,6 +300,8 @@ std::vector<BenchRow> bench_histogram(const Device& device, const BenchOptions& 
     rows[numpy_rows[k]].baseline = "numpy";
     rows[numpy_rows[k]].baseline_ms = times[k];
   }
+  if (o.dtypes.empty() || std::find(o.dtypes.begin(), o.dtypes.end(), "float32") != o.dtypes.end())
+    bench_weighted(device, o, peaks, gpu, rows);
   return rows;
 }
 

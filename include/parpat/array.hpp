@@ -1,4 +1,4 @@
-// parpat/array.hpp — device memory with a dtype and a 1-D or 2-D shape.
+// parpat/array.hpp — device memory with a dtype and a shape of any number of dimensions.
 #pragma once
 
 #include <cstddef>

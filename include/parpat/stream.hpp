@@ -100,6 +100,13 @@ HistogramResult histogram(Source& source, const Device& device, const HistogramB
                           const HistogramOptions& options = {}, const StreamOptions& stream = {},
                           StreamStats* stats = nullptr);
 
+// The weighted histogram of `source` (HistogramResult::sums): `weights` holds one float32 or
+// float64 weight per element, in the same shape, and is read beside it in the same chunks (in
+// order, or at each chunk's offset where it allows). Both must have a known length.
+HistogramResult histogram(Source& source, Source& weights, const Device& device,
+                          const HistogramBins& bins = {}, const HistogramOptions& options = {},
+                          const StreamOptions& stream = {}, StreamStats* stats = nullptr);
+
 // C[x] = Σ_y f(A[x], B[y]) with `a` resident on its device and B streamed from `b` (1-D float32)
 // in chunks; each chunk's C is added in float64 on the host, in chunk order, and rounded once.
 PairwiseResult pairwise(const Array& a, Source& b, const PairwiseOptions& options = {},

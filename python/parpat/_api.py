@@ -383,8 +383,34 @@ def _even_edges(count: int, lo: float, hi: float) -> np.ndarray:
     return edges
 
 
-def histogram(x, bins=10, range=None, density=False, *, outliers=False, device=None, stream=None,
-              copy=False, variant=""):
+_WEIGHT_DTYPES = ("float32", "float64")
+
+
+def _weights(weights, d: fw.Described, copy: bool, what: str) -> Tuple[Any, fw.Described]:
+    """`weights` for the values `d`: float32 or float64 (numpy host data of another dtype is
+    converted to float64, the type numpy sums weights in), of d's shape and on d's device."""
+    if isinstance(weights, (list, tuple)) or (isinstance(weights, np.ndarray) and
+                                              weights.dtype.name not in _WEIGHT_DTYPES):
+        weights = np.asarray(weights, dtype=np.float64)
+    weights, dw, _ = _flat(weights, copy, what + " weights", _WEIGHT_DTYPES)
+    if tuple(dw.shape) != tuple(d.shape):
+        raise ValueError("weights should have the same shape as a.")
+    if dw.host != d.host or (not d.host and dw.cuda_device != d.cuda_device):
+        raise ValueError("the weights must be on the values' device")
+    return weights, dw
+
+
+def _weighted_into(dev, d: fw.Described, n: int, weights, dw: fw.Described, count: int, lo: float,
+                   hi: float, edges: list, variant: str, handle: int):
+    """The bins + 3 float64 sums of the weights, in the input's framework."""
+    sums, sums_ptr = fw.empty(d, d.array, (count + 3,), "float64")
+    _parpat.weighted_histogram(dev, d.ptr, d.host, d.dtype, n, dw.ptr, dw.host, dw.dtype, count,
+                               lo, hi, edges, sums_ptr, d.host, False, variant, handle)
+    return sums
+
+
+def histogram(x, bins=10, range=None, density=False, weights=None, *, outliers=False, device=None,
+              stream=None, copy=False, variant=""):
     """Histogram of a data set, as numpy.histogram, with 64-bit counts.
 
     Parameters
@@ -406,6 +432,12 @@ def histogram(x, bins=10, range=None, density=False, *, outliers=False, device=N
         Return numpy's probability density instead of the counts: count / bin width / the
         bins' total, float64, equal to numpy.histogram(..., density=True) bit for bit (NaN in
         every bin when no value fell in one). The call then waits for the device.
+    weights : array_like, optional
+        One weight per value, of x's shape and on x's device: each bin then holds the sum of
+        its values' weights, added in float64 (as numpy does), returned as float32 for float32
+        weights and float64 otherwise. float32 or float64; numpy data of another dtype is
+        converted to float64 first. On a GPU the sums are added by atomics in no fixed order,
+        so their last bits may differ from numpy's.
     outliers : bool, optional
         Also return the counts that no bin holds: values below the first edge, values above
         the last edge, and NaNs, as a 3-element uint64 array.
@@ -420,7 +452,7 @@ def histogram(x, bins=10, range=None, density=False, *, outliers=False, device=N
     edges : array of float64
         The bins + 1 edges, as numpy.histogram returns them.
     outliers : array of uint64, only with outliers=True
-        [below the first edge, above the last edge, NaN].
+        [below the first edge, above the last edge, NaN] (with weights: their weights' sums).
 
     Counts and edges come back in the input's framework, on its device for device input.
     Every value is compared with the float64 edges, as numpy.histogram does for float64 data
@@ -433,9 +465,16 @@ def histogram(x, bins=10, range=None, density=False, *, outliers=False, device=N
     handle = fw.stream_handle(stream, d)
     count, lo, hi, edges = _parpat.resolve_bins(dev, d.ptr, d.host, d.dtype, n, kind, count,
                                                 has_range, lo, hi, edges, handle)
-    all_counts, counts_ptr = fw.empty(d, d.array, (count + 3,), "uint64")
-    _parpat.histogram(dev, d.ptr, d.host, d.dtype, n, count, lo, hi, edges, counts_ptr, d.host,
-                      False, variant, handle)
+    if weights is not None:
+        weights, dw = _weights(weights, d, copy, "histogram")
+        all_counts = _weighted_into(dev, d, n, weights, dw, count, lo, hi, edges, variant, handle)
+        if dw.dtype == "float32" and not density:
+            all_counts = all_counts.to(fw.torch_dtype("float32")) if fw.is_torch(all_counts) \
+                else all_counts.astype("float32")
+    else:
+        all_counts, counts_ptr = fw.empty(d, d.array, (count + 3,), "uint64")
+        _parpat.histogram(dev, d.ptr, d.host, d.dtype, n, count, lo, hi, edges, counts_ptr,
+                          d.host, False, variant, handle)
     edge_values = np.asarray(edges, dtype=np.float64) if edges else _even_edges(count, lo, hi)
     bins_out = all_counts[:count]
     if density:
@@ -446,12 +485,14 @@ def histogram(x, bins=10, range=None, density=False, *, outliers=False, device=N
     return result + (all_counts[count:],) if outliers else result
 
 
-def bincount(x, minlength=0, *, device=None, stream=None, copy=False, variant=""):
+def bincount(x, weights=None, minlength=0, *, device=None, stream=None, copy=False, variant=""):
     """Number of occurrences of each value in an array of non-negative integers, as
-    numpy.bincount (without weights): a result of max(x) + 1 counts, or `minlength` if that is
-    larger. x is 1-D bool or of any integer dtype; a negative value raises ValueError, and so
-    does a largest value of 2**26 or more. The counts are uint64, in the input's framework and on
-    its device. The result's length depends on the data, so the call waits for the device."""
+    numpy.bincount: a result of max(x) + 1 counts, or `minlength` if that is larger. x is 1-D
+    bool or of any integer dtype; a negative value raises ValueError, and so does a largest
+    value of 2**26 or more. The counts are uint64, in the input's framework and on its device.
+    With `weights` (one per value, as for parpat.histogram) each entry is instead the float64
+    sum of the weights of that value. The result's length depends on the data, so the call
+    waits for the device."""
     minlength = operator.index(minlength)
     if minlength < 0:
         raise ValueError("'minlength' must not be negative")
@@ -460,16 +501,27 @@ def bincount(x, minlength=0, *, device=None, stream=None, copy=False, variant=""
         raise ValueError("object too deep for desired array" if len(d.shape) > 1 else
                          "object of too small depth for desired array")
     n = d.shape[0]
+    if weights is not None:
+        weights, dw = _weights(weights, d, copy, "bincount")
+    result_dtype = "uint64" if weights is None else "float64"
     if n == 0:
-        return fw.concatenate(d, fw.empty(d, d.array, (0,), "uint64")[0], minlength)
+        return fw.concatenate(d, fw.empty(d, d.array, (0,), result_dtype)[0], minlength)
     dev = _device_of(d, device)
     handle = fw.stream_handle(stream, d)
     count, lo, hi, _ = _parpat.resolve_bins(dev, d.ptr, d.host, d.dtype, n, "per_value", 0,
                                             False, 0.0, 0.0, [], handle)
-    all_counts, counts_ptr = fw.empty(d, d.array, (count + 3,), "uint64")
-    _parpat.histogram(dev, d.ptr, d.host, d.dtype, n, count, lo, hi, [], counts_ptr, d.host,
-                      False, variant, handle)
-    host = fw.to_host(all_counts)
+    if weights is None:
+        all_counts, counts_ptr = fw.empty(d, d.array, (count + 3,), "uint64")
+        _parpat.histogram(dev, d.ptr, d.host, d.dtype, n, count, lo, hi, [], counts_ptr, d.host,
+                          False, variant, handle)
+        # The values present: the bins with a count (the same with weights, whose sums can be 0).
+        present = all_counts
+    else:
+        all_counts = _weighted_into(dev, d, n, weights, dw, count, lo, hi, [], variant, handle)
+        present, present_ptr = fw.empty(d, d.array, (count + 3,), "uint64")
+        _parpat.histogram(dev, d.ptr, d.host, d.dtype, n, count, lo, hi, [], present_ptr, d.host,
+                          False, variant, handle)
+    host = fw.to_host(present)
     if host[count] > 0:
         raise ValueError("'list' argument must have no negative elements")
     nonzero = np.flatnonzero(host[:count])

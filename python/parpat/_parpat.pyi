@@ -33,6 +33,10 @@ def edges(count: int, lo: float, hi: float) -> Any: ...  # a float64 numpy array
 def histogram(device: Device, ptr: int, host: bool, dtype: str, n: int, count: int, lo: float,
               hi: float, edges: Sequence[float], out: int, out_host: bool, accumulate: bool,
               variant: str, stream: int) -> None: ...
+def weighted_histogram(device: Device, ptr: int, host: bool, dtype: str, n: int, weights: int,
+                       weights_host: bool, weights_dtype: str, count: int, lo: float, hi: float,
+                       edges: Sequence[float], out: int, out_host: bool, accumulate: bool,
+                       variant: str, stream: int) -> None: ...
 def pairwise(device: Device, a: int, a_host: bool, x: int, b: int, b_host: bool, y: int, c: int,
              c_host: bool, kernel: str, h: float, expression: str, variant: str,
              stream: int) -> None: ...

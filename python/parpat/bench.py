@@ -153,7 +153,7 @@ def gpu_cases(table, reps):
         base = base or row
 
     def compare(case, calls):
-        """calls: (library, fn) with torch's first: device and wall time of each."""
+        """calls: (library, fn), the baseline first: device and wall time of each."""
         base = None
         for library, fn in calls:
             row = table.add(case, library, device_ms(torch, fn, reps), wall_ms(fn, reps, sync),
@@ -167,6 +167,14 @@ def gpu_cases(table, reps):
             + ([("cupy.histogram", lambda: cupy.histogram(xc, bins=1024, range=(0, 1)))]
                if cupy is not None else [])
             + [("parpat.histogram", lambda: parpat.histogram(x, bins=1024, range=(0, 1)))])
+    w = torch.rand(1 << 28, device="cuda")
+    wc = cupy.from_dlpack(w) if cupy is not None else None
+    compare("weighted histogram float32 2^28, float32 weights, 1024 bins",
+            ([("cupy.histogram", lambda: cupy.histogram(xc, bins=1024, range=(0, 1), weights=wc))]
+             if cupy is not None else [])
+            + [("parpat.histogram",
+                lambda: parpat.histogram(x, bins=1024, range=(0, 1), weights=w))])
+    del w, wc
     compare("sum float32 2^28",
             [("torch.sum", lambda: torch.sum(x))]
             + ([("cupy.sum", lambda: cupy.sum(xc))] if cupy is not None else [])
@@ -205,6 +213,15 @@ def host_cases(table, reps):
                                     max(reps // 4, 3)))
     table.add(case, "parpat.histogram",
               wall_ms=wall_ms(lambda: parpat.histogram(x, bins=1024, range=(0, 1)), reps),
+              baseline=row)
+    w = rng.random(x.size, dtype=np.float32)
+    case = "numpy float32 2^26 on the CPU backend: histogram, 1024 bins, float32 weights"
+    row = table.add(case, "numpy.histogram",
+                    wall_ms=wall_ms(lambda: np.histogram(x, bins=1024, range=(0, 1), weights=w),
+                                    max(reps // 4, 3)))
+    table.add(case, "parpat.histogram",
+              wall_ms=wall_ms(lambda: parpat.histogram(x, bins=1024, range=(0, 1), weights=w),
+                              reps),
               baseline=row)
 
 

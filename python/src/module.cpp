@@ -12,6 +12,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -52,20 +53,33 @@ std::tuple<std::int64_t, double, double, std::vector<double>> resolve(
   return {bins.count, bins.lo, bins.hi, {}};
 }
 
+// Counts (uint64) of `in` into `counts`, or with `weights` (of dtype `weights_dtype`) the
+// float64 sums of the weights: bins + 3 slots either way.
 void histogram_into(const Device& device, Memory in, const std::string& dtype_name, std::int64_t n,
                     std::int64_t count, double lo, double hi, std::vector<double> edges,
                     Memory counts, bool accumulate, const std::string& variant,
-                    std::uintptr_t stream) {
+                    std::uintptr_t stream, std::optional<Memory> weights = std::nullopt,
+                    const std::string& weights_dtype = {}) {
   const DType dtype = parse_dtype(dtype_name);
   HistogramBins bins = edges.empty() ? HistogramBins::even(count, lo, hi)
                                      : HistogramBins::explicit_edges(std::move(edges));
   HistogramOptions o;
   o.variant = variant;
-  const Stream s = run_stream(device, in.host || counts.host, stream);
-  Histogrammer& plan = plans().histogrammer(device, dtype, n, bins, o, s);
+  const bool host = in.host || counts.host || (weights && weights->host);
+  const Stream s = run_stream(device, host, stream);
+  std::optional<DType> w_dtype;
+  if (weights) w_dtype = parse_dtype(weights_dtype);
+  Histogrammer& plan = plans().histogrammer(device, dtype, n, bins, o, s, w_dtype);
   Array x = input_array(device, in, dtype, {n}, 0);
-  Output out(device, counts, static_cast<std::size_t>(plan.slots()) * sizeof(std::uint64_t));
+  Output out(device, counts, static_cast<std::size_t>(plan.slots()) * 8);
   if (accumulate) out.start_from_host();
+  if (weights) {
+    Array w = input_array(device, *weights, *w_dtype, {n}, 0);
+    nb::gil_scoped_release unlocked;
+    plan.run(x, w, out.buffer(), accumulate, s);
+    out.finish();
+    return;
+  }
   nb::gil_scoped_release unlocked;
   plan.run(x, out.buffer(), accumulate, s);
   out.finish();
@@ -217,6 +231,19 @@ NB_MODULE(_parpat, m) {
       },
       "device"_a, "ptr"_a, "host"_a, "dtype"_a, "n"_a, "count"_a, "lo"_a, "hi"_a, "edges"_a,
       "out"_a, "out_host"_a, "accumulate"_a, "variant"_a, "stream"_a);
+  m.def(
+      "weighted_histogram",
+      [](const Device& d, std::uintptr_t ptr, bool host, const std::string& dtype, std::int64_t n,
+         std::uintptr_t weights, bool weights_host, const std::string& weights_dtype,
+         std::int64_t count, double lo, double hi, std::vector<double> edges, std::uintptr_t out,
+         bool out_host, bool accumulate, const std::string& variant, std::uintptr_t stream) {
+        histogram_into(d, memory(ptr, host), dtype, n, count, lo, hi, std::move(edges),
+                       memory(out, out_host), accumulate, variant, stream,
+                       memory(weights, weights_host), weights_dtype);
+      },
+      "device"_a, "ptr"_a, "host"_a, "dtype"_a, "n"_a, "weights"_a, "weights_host"_a,
+      "weights_dtype"_a, "count"_a, "lo"_a, "hi"_a, "edges"_a, "out"_a, "out_host"_a,
+      "accumulate"_a, "variant"_a, "stream"_a);
   m.def(
       "pairwise",
       [](const Device& d, std::uintptr_t a, bool a_host, std::int64_t x, std::uintptr_t b,

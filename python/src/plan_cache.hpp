@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -21,19 +22,24 @@ class PlanCache {
  public:
   static constexpr std::size_t kMaxPlans = 64;
 
+  // `weights`: the weights' dtype of a weighted plan.
   Histogrammer& histogrammer(const Device& device, DType dtype, std::int64_t n,
-                             const HistogramBins& bins, const HistogramOptions& o, Stream stream) {
+                             const HistogramBins& bins, const HistogramOptions& o, Stream stream,
+                             std::optional<DType> weights = std::nullopt) {
     HistogramKey key{device.shared_impl().get(),
                      stream.native,
                      dtype,
+                     weights ? static_cast<int>(*weights) : -1,
                      n,
                      bins.count,
                      bins.lo,
                      bins.hi,
                      bins.edges,
                      o.variant};
-    return find_or_make(histogrammers_, key,
-                        [&] { return std::make_unique<Histogrammer>(device, dtype, n, bins, o); });
+    return find_or_make(histogrammers_, key, [&] {
+      return weights ? std::make_unique<Histogrammer>(device, dtype, *weights, n, bins, o)
+                     : std::make_unique<Histogrammer>(device, dtype, n, bins, o);
+    });
   }
 
   Pairwise& pairwise(const Device& device, std::int64_t x, std::int64_t y, const PairwiseOptions& o,
@@ -51,7 +57,7 @@ class PlanCache {
 
  private:
   using DeviceKey = const void*;
-  using HistogramKey = std::tuple<DeviceKey, void*, DType, std::int64_t, std::int64_t, double,
+  using HistogramKey = std::tuple<DeviceKey, void*, DType, int, std::int64_t, std::int64_t, double,
                                   double, std::vector<double>, std::string>;
   using PairwiseKey = std::tuple<DeviceKey, void*, std::int64_t, std::int64_t, PairwiseKernel,
                                  double, std::string, std::string>;

@@ -162,3 +162,64 @@ def test_density_equals_numpy_bit_for_bit(target, rng):
                                             outliers=True, **target.kw())
     assert np.isnan(host(got)).all()
     np.testing.assert_array_equal(host(outliers), [0, 5, 0])
+
+
+def _near(got, want, magnitude, counts, float32=False):
+    """Sums added in float64 in any order: within k·2**-52 of the sum of the k weights'
+    magnitudes (and, for a float32 result, within its rounding)."""
+    bound = counts * 2.0**-52 * magnitude + (2.0**-24 * np.abs(want) if float32 else 0)
+    assert np.all(np.abs(host(got).astype(np.float64) - want) <= bound)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int16", "int32", "float32", "float64"])
+@pytest.mark.parametrize("wtype", ["float32", "float64"])
+def test_weighted_histogram_equals_numpy(target, rng, dtype, wtype):
+    x = (rng.standard_normal(20011) * 40).astype(dtype) if np.dtype(dtype).kind == "f" else \
+        rng.integers(0, 200, 20011).astype(dtype)
+    w = rng.uniform(-1, 1, x.size).astype(wtype)
+    for bins, r in ((10, None), (1000, (0, 150)), ([-5.0, 0.0, 3.5, 99.0], None)):
+        sums, edges = parpat.histogram(target.put(x), bins=bins, range=r,
+                                       weights=target.put(w), **target.kw())
+        x64 = x.astype(np.float64)
+        want, want_edges = np.histogram(x64, bins=bins, range=r, weights=w.astype(np.float64))
+        magnitude, _ = np.histogram(x64, bins=bins, range=r, weights=np.abs(w.astype(np.float64)))
+        counts, _ = np.histogram(x64, bins=bins, range=r)
+        assert host(sums).dtype == np.dtype(wtype)
+        np.testing.assert_array_equal(host(edges), want_edges)
+        _near(sums, want, magnitude, counts, float32=wtype == "float32")
+
+
+def test_weighted_density_and_outliers(target, rng):
+    x = rng.standard_normal(5003)
+    w = rng.random(x.size)
+    got, _ = parpat.histogram(target.put(x), bins=7, range=(-1, 1), density=True,
+                              weights=target.put(w), **target.kw())
+    want, _ = np.histogram(x, bins=7, range=(-1, 1), density=True, weights=w)
+    np.testing.assert_allclose(host(got), want, rtol=1e-12)
+    _, _, outliers = parpat.histogram(target.put(x), bins=3, range=(-1, 1), weights=target.put(w),
+                                      outliers=True, **target.kw())
+    np.testing.assert_allclose(host(outliers)[:2], [w[x < -1].sum(), w[x > 1].sum()], rtol=1e-12)
+
+
+def test_weighted_bincount_equals_numpy(target, rng):
+    x = rng.integers(0, 300, 40009).astype(np.int32)
+    w = rng.random(x.size)
+    for minlength in (0, 500):
+        got = parpat.bincount(target.put(x), target.put(w), minlength=minlength, **target.kw())
+        want = np.bincount(x, weights=w, minlength=minlength)
+        assert host(got).dtype == np.float64 and host(got).shape == want.shape
+        np.testing.assert_allclose(host(got), want, rtol=1e-11)
+    # numpy's other weight dtypes are summed as float64, from host data.
+    if target.framework == "numpy":
+        ints = rng.integers(0, 5, x.size)
+        got = parpat.bincount(target.put(x), ints, **target.kw())
+        np.testing.assert_array_equal(host(got), np.bincount(x, weights=ints))
+
+
+def test_bad_weights_are_refused(target):
+    x = target.put(np.arange(10, dtype=np.float32))
+    with pytest.raises(ValueError, match="same shape"):
+        parpat.histogram(x, weights=target.put(np.ones(9)), **target.kw())
+    with pytest.raises(ValueError, match="negative"):
+        parpat.bincount(target.put(np.array([1, -1], np.int32)), target.put(np.ones(2)),
+                        **target.kw())

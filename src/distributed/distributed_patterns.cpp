@@ -142,7 +142,7 @@ HistogramResult histogram(Source& source, const Device& device, Communicator& co
       whole.dtype, n, bins, [&] { return ranks_range(*mine, device, comm, stream, local); });
   std::vector<std::uint64_t> slots(detail::histogram_slots(resolved));
   detail::step_then_agree(comm, [&] {
-    detail::count_stream(*mine, device, resolved, options, stream, local, local.passes,
+    detail::count_stream(*mine, nullptr, device, resolved, options, stream, local, local.passes,
                          local.passes)
         .download(slots.data(), slots.size() * sizeof(std::uint64_t));
   });

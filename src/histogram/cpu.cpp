@@ -309,13 +309,13 @@ std::vector<HistogramVariant> cpu_histogram_variants() {
   return {
       {info("serial", "the reference: binary search over the float64 edges, one value at a time",
             "threads=1"),
-       supports_everything, make_serial},
+       supports_everything, make_serial, make_cpu_weighted_serial},
       {info("parallel",
             "a contiguous section and a private histogram per thread, merged by bin ranges; "
             "1-byte input counted per value, value table for 2-byte integers, float32 slots in "
             "vector lanes",
             "threads=all private<=256MiB"),
-       supports_everything, make_parallel},
+       supports_everything, make_parallel, make_cpu_weighted_parallel},
   };
 }
 

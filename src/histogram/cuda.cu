@@ -12,15 +12,17 @@
 //  - aggregated: privatized, and each thread counts a run of equal slots before one atomic;
 //  - fast: 16-byte loads, four in flight per thread. 1-byte input is counted per value (256
 //    counters whatever the bin count; the flush maps values to bins through the table); float32
-//    with even bins takes FloatEvenRule (float arithmetic, exact through a proven error bound; the
-//    rare value near an edge is settled against the float64 edges). The shared histogram is
-//    lane-striped: slot s of lane l at s·C + l mod C, with C up to 32 columns, so the lanes of a
-//    warp hit distinct banks and distinct words however the data is spread; with fewer columns a
-//    per-vector vote sends skewed data through per-thread runs (one atomic per run of equal slots).
-//    32-bit shared counts are added to the 64-bit global ones at the end. When the slots do not fit
-//    in shared memory the kernel makes passes over slot ranges (each pass reads the input again and
-//    counts only its range); past `histogram.fast.max_passes` passes it counts straight into global
-//    memory, with the same runs. No temporary memory besides the value table or the edges.
+//    and 16- and 32-bit integers (those up to 2^24 in magnitude exactly floats; others by the
+//    float64 rule) with even bins take FloatEvenRule (float arithmetic, exact through a proven
+//    error bound; the rare value near an edge is settled against the float64 edges). The shared
+//    histogram is lane-striped: slot s of lane l at s·C + l mod C, with C up to 32 columns, so the
+//    lanes of a warp hit distinct banks and distinct words however the data is spread; with fewer
+//    columns a per-vector vote sends skewed data through per-thread runs (one atomic per run of
+//    equal slots). 32-bit shared counts are added to the 64-bit global ones at the end. When the
+//    slots do not fit in shared memory the kernel makes passes over slot ranges (each pass reads
+//    the input again and counts only its range); past `histogram.fast.max_passes` passes it counts
+//    straight into global memory, with the same runs. No temporary memory besides the value table
+//    or the edges.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -40,11 +42,6 @@ namespace parpat::detail {
 
 namespace {
 
-EvenRuleDevice even_rule_device(const HistogramProblem& p) {
-  EvenRule r(p);
-  return EvenRuleDevice{r.bins, r.lo, r.hi, r.step, r.norm};
-}
-
 // The rules only `fast` uses (the classic variants keep the table and float64 rules).
 template <class Rule>
 constexpr bool kFastOnly =
@@ -56,15 +53,17 @@ class CudaHistogram final : public HistogramKernel {
   CudaHistogram(const Device& d, const HistogramProblem& p, Strategy strategy)
       : device_(d), cuda_(backend_cast<CudaDevice>(d)), p_(p), strategy_(strategy) {
     cuda_.activate();
-    if constexpr (sizeof(T) <= 2) {
+    // `fast` places float32 values and 16- and 32-bit integers with the float rule where its
+    // bound holds.
+    if ((sizeof(T) == 2 || sizeof(T) == 4) && strategy == Strategy::fast)
+      float_rule_ = FloatEvenRule(p);
+    if (sizeof(T) <= 2 && !float_rule_.usable) {
       auto table = slot_table(p);
       aux_ = Buffer(d, table.size() * sizeof(unsigned));
       aux_.upload(table.data(), aux_.bytes());
-    } else if (!p.even) {
+    } else if (sizeof(T) > 2 && !p.even) {
       aux_ = Buffer(d, p.edges.size() * sizeof(double));
       aux_.upload(p.edges.data(), aux_.bytes());
-    } else if (std::is_same_v<T, float> && strategy == Strategy::fast) {
-      float_rule_ = FloatEvenRule(p);
     }
     block_ = tuned<HistogramClassicPolicy>(d.info()).block;
     if (strategy == Strategy::privatized || strategy == Strategy::aggregated)
@@ -96,9 +95,13 @@ class CudaHistogram final : public HistogramKernel {
         f(TableRule{table});
       }
     } else if constexpr (sizeof(T) == 2) {
-      f(TableRule{static_cast<const unsigned*>(aux_.handle())});
+      if (fast && float_rule_.usable) {
+        f(FloatRuleDevice{float_rule_, even_rule_device(p_), p_.dtype == DType::int16});
+      } else {
+        f(TableRule{static_cast<const unsigned*>(aux_.handle())});
+      }
     } else if (p_.even) {
-      if constexpr (std::is_same_v<T, float>) {
+      if constexpr (sizeof(T) == 4) {
         if (fast && float_rule_.usable) {
           f(FloatRuleDevice{float_rule_, even_rule_device(p_)});
           return;
@@ -236,7 +239,7 @@ std::vector<HistogramVariant> cuda_histogram_variants() {
        supports_any, make<Strategy::global_atomic>},
       {info("interleaved", "grid-stride (coalesced) reads, one 64-bit global atomic per value",
             "block=256", ""),
-       supports_any, make<Strategy::interleaved>},
+       supports_any, make<Strategy::interleaved>, make_cuda_weighted_interleaved},
       {info("privatized",
             "a 32-bit histogram per block in shared memory, added to the 64-bit counts at the end",
             "block=256", "bins + 3 ≤ shared memory per block / 4 (about 58000 on Hopper)"),
@@ -246,7 +249,8 @@ std::vector<HistogramVariant> cuda_histogram_variants() {
             "block=256", "bins + 3 ≤ shared memory per block / 4 (about 58000 on Hopper)"),
        fits_shared, make<Strategy::aggregated>},
       {info("fast",
-            "16-byte loads, 4 in flight; 1-byte input counted per value; float32 bins in float "
+            "16-byte loads, 4 in flight; 1-byte input counted per value; float32, 16- and 32-bit "
+            "integer bins in float "
             "arithmetic (exact: proven error bound, float64 edges near an edge); a lane-striped "
             "shared "
             "histogram (a bank per lane); per-thread runs for skewed data; passes over bin "
@@ -254,7 +258,7 @@ std::vector<HistogramVariant> cuda_histogram_variants() {
             "block=1024 striped<=64KiB max_passes=4",
             "temporary memory: the value table of 1- and 2-byte input or the explicit edges "
             "only"),
-       supports_any, make<Strategy::fast>},
+       supports_any, make<Strategy::fast>, make_cuda_weighted_fast},
   };
 }
 

@@ -61,7 +61,7 @@ __kernel void aggregated(__global const T* in, long n, RULE_PARAMS, uint slots, 
 // RULE 3 ever needs it). COUNT_VALUES counts 1-byte values themselves (mapped at the flush).
 uint quick_slot(T x, RULE_PARAMS, bool* exact) {
 #if RULE == 3
-  return float_quick(x, lo_up, hi_down, lo, norm, delta, bins, exact);
+  return float_quick(FLOAT_VALUE(x), lo_up, hi_down, lo, norm, delta, bins, exact);
 #else
   *exact = true;
 #if COUNT_VALUES
@@ -363,11 +363,16 @@ void count_values(__global const uint4* in, long n, RULE_PARAMS, uint first, SIN
                   long stride) {
   const bool runs = to_global || RUNS;
   const long vectors = n / VEC;
-  uint run_row = range, run_count = 0, memo_slot = 0;
+  uint run_row = range, run_count = 0;
 #if RULE == 3
-  T memo_value = NAN;
+  // The memo starts on a value no element matches (NaN), or for integers on 0 and its slot.
+  T memo_value = sizeof(T) == 4 ? NAN : 0;
+  bool zero_exact;
+  uint memo_slot = float_quick(FLOAT_VALUE(0), lo_up, hi_down, lo, norm, delta, bins, &zero_exact);
+  if (!zero_exact) memo_slot = FLOAT_CORRECTED(0, (int)memo_slot);
 #else
   T memo_value = 0;
+  uint memo_slot = 0;
 #endif
   long v = item;
   for (; v + (UNROLL - 1) * stride < vectors; v += UNROLL * stride) {

@@ -41,9 +41,10 @@ HistogramBins HistogramBins::explicit_edges(std::vector<double> edges) {
   return b;
 }
 
-HistogramBins HistogramBins::per_value() {
+HistogramBins HistogramBins::per_value(std::int64_t minlength) {
   HistogramBins b;
   b.kind = Kind::per_value;
+  b.minlength = minlength;
   return b;
 }
 
@@ -63,14 +64,22 @@ std::vector<double> HistogramBins::edge_values() const {
 
 std::vector<double> histogram_density(const HistogramResult& result) {
   const std::vector<double> edges = result.bins.edge_values();
-  if (edges.size() != result.counts.size() + 1)
-    throw_invalid("a histogram of " + std::to_string(result.counts.size()) + " bins needs " +
-                  std::to_string(result.counts.size() + 1) + " edges, got " +
-                  std::to_string(edges.size()));
+  const std::size_t bins = result.weighted() ? result.sums.size() : result.counts.size();
+  if (edges.size() != bins + 1)
+    throw_invalid("a histogram of " + std::to_string(bins) + " bins needs " +
+                  std::to_string(bins + 1) + " edges, got " + std::to_string(edges.size()));
+  std::vector<double> density(edges.size() - 1);
+  if (result.weighted()) {
+    double total = 0;
+    for (double v : result.sums)
+      total += v;
+    for (std::size_t i = 0; i < density.size(); ++i)
+      density[i] = result.sums[i] / (edges[i + 1] - edges[i]) / total;
+    return density;
+  }
   std::uint64_t total = 0;
   for (std::uint64_t c : result.counts)
     total += c;
-  std::vector<double> density(result.counts.size());
   for (std::size_t i = 0; i < density.size(); ++i)
     density[i] = static_cast<double>(result.counts[i]) / (edges[i + 1] - edges[i]) /
                  static_cast<double>(total);
@@ -172,8 +181,11 @@ HistogramBins resolve_bins_with(DType dtype, std::int64_t n, const HistogramBins
   if (bins.kind == Kind::per_value) {
     if (is_float(dtype))
       throw_invalid(std::string("per-value bins need integer input, got ") + dtype_name(dtype));
+    if (bins.minlength < 0 || bins.minlength > kMaxHistogramBins)
+      throw_invalid("minlength must be in [0, 2^26], got " + std::to_string(bins.minlength));
     std::int64_t values = per_value_bins_of_dtype(dtype);
     if (values == 0) values = n > 0 ? per_value_bins_up_to(dtype, data_range().second) : 1;
+    values = std::max(values, bins.minlength);
     check_bin_count(values);
     return HistogramBins::even(values, -0.5, static_cast<double>(values) - 0.5);
   }
@@ -229,6 +241,34 @@ HistogramResult histogram_of_slots(const HistogramBins& resolved,
   return r;
 }
 
+HistogramResult histogram_of_sums(const HistogramBins& resolved, std::vector<double> slots) {
+  HistogramResult r;
+  r.bins = resolved;
+  const std::size_t bins_n = slots.size() - 3;
+  r.underflow_sum = slots[bins_n];
+  r.overflow_sum = slots[bins_n + 1];
+  r.nan_sum = slots[bins_n + 2];
+  slots.resize(bins_n);
+  r.sums = std::move(slots);
+  return r;
+}
+
+void check_weights(DType weights, const std::vector<std::int64_t>& weights_shape,
+                   const std::vector<std::int64_t>& values_shape) {
+  auto text = [](const std::vector<std::int64_t>& shape) {
+    std::string t = "(";
+    for (std::size_t i = 0; i < shape.size(); ++i)
+      t += (i ? ", " : "") + std::to_string(shape[i]);
+    return t + (shape.size() == 1 ? ",)" : ")");
+  };
+  if (weights_shape != values_shape)
+    throw_invalid("weights should have the same shape as the values: " + text(weights_shape) +
+                  " against " + text(values_shape));
+  if (weights != DType::float32 && weights != DType::float64)
+    throw_invalid(std::string("weights must be float32 or float64, got ") + dtype_name(weights) +
+                  " (convert them to float64 first, as numpy does)");
+}
+
 }  // namespace detail
 
 HistogramBins resolve_bins(const Array& in, const HistogramBins& bins) {
@@ -252,49 +292,82 @@ PARPAT_DEFINE_VARIANT_TABLE(histogram, HistogramVariant, "variant")
 struct Histogrammer::Impl {
   Device device;
   detail::HistogramProblem problem;
-  std::unique_ptr<detail::HistogramKernel> kernel;  // null for empty input
-  std::vector<std::uint64_t> zeros;                 // what empty input counts to
+  std::unique_ptr<detail::HistogramKernel> kernel;           // null for empty input
+  std::unique_ptr<detail::WeightedHistogramKernel> weighed;  // a weighted plan's, likewise
+  std::vector<std::uint64_t> zeros;  // what empty input counts (or sums) to: all-zero bits
+
+  void make(const HistogramOptions& options) {
+    const auto& variant = detail::find_histogram_variant(device.backend(), options.variant);
+    if (problem.weighted && !variant.make_weighted)
+      throw Error(ErrorKind::unsupported,
+                  "histogram variant " + variant.info.name + " on " +
+                      backend_name(device.backend()) + " takes no weights (" +
+                      (device.backend() == Backend::cpu ? "serial and parallel do"
+                                                        : "interleaved and fast do") +
+                      ")");
+    if (problem.n == 0) {
+      zeros.assign(static_cast<std::size_t>(problem.slots()), 0);
+      return;
+    }
+    if (!variant.supports(problem, device.info()))
+      throw Error(ErrorKind::unsupported, "histogram variant " + variant.info.name + " on " +
+                                              backend_name(device.backend()) + " does not cover " +
+                                              std::to_string(problem.bins) + " bins of " +
+                                              dtype_name(problem.dtype) + " (" +
+                                              variant.info.limits + ")");
+    if (problem.weighted)
+      weighed = variant.make_weighted(device, problem);
+    else
+      kernel = variant.make(device, problem);
+  }
+  void check_device(const Buffer& b) const {
+    if (&b.device().impl() != &device.impl())
+      throw_invalid("histogram plan of " + device.label() +
+                    " was given an array or counts of another device");
+  }
 };
 
 Histogrammer::Histogrammer(const Device& device, DType dtype, std::int64_t n,
                            const HistogramBins& resolved, const HistogramOptions& options)
-    : impl_(new Impl{device, {}, nullptr, {}}) {
-  impl_->problem = problem_of(dtype, n, resolved);
-  const auto& variant = detail::find_histogram_variant(device.backend(), options.variant);
-  if (n == 0) {
-    impl_->zeros.assign(static_cast<std::size_t>(impl_->problem.slots()), 0);
-    return;
-  }
-  if (!variant.supports(impl_->problem, device.info()))
-    throw Error(ErrorKind::unsupported, "histogram variant " + variant.info.name + " on " +
-                                            backend_name(device.backend()) + " does not cover " +
-                                            std::to_string(impl_->problem.bins) + " bins of " +
-                                            dtype_name(dtype) + " (" + variant.info.limits + ")");
-  impl_->kernel = variant.make(device, impl_->problem);
+    : impl_(new Impl{device, problem_of(dtype, n, resolved), nullptr, nullptr, {}}) {
+  impl_->make(options);
+}
+
+Histogrammer::Histogrammer(const Device& device, DType dtype, DType weights, std::int64_t n,
+                           const HistogramBins& resolved, const HistogramOptions& options)
+    : impl_(new Impl{device, problem_of(dtype, n, resolved), nullptr, nullptr, {}}) {
+  detail::check_weights(weights, {n}, {n});
+  impl_->problem.weighted = true;
+  impl_->problem.weights = weights;
+  impl_->make(options);
 }
 
 Histogrammer::~Histogrammer() = default;
 Histogrammer::Histogrammer(Histogrammer&&) noexcept = default;
 Histogrammer& Histogrammer::operator=(Histogrammer&&) noexcept = default;
 
+bool Histogrammer::weighted() const {
+  return impl_->problem.weighted;
+}
+
 std::int64_t Histogrammer::bins() const {
   return impl_->problem.bins;
 }
 
 std::size_t Histogrammer::temp_bytes() const {
+  if (impl_->weighed) return impl_->weighed->temp_bytes();
   return impl_->kernel ? impl_->kernel->temp_bytes() : 0;
 }
 
 void Histogrammer::run(const Array& in, const Buffer& counts, bool accumulate, Stream stream) {
   const auto& p = impl_->problem;
+  if (p.weighted) throw_invalid("a weighted histogram plan runs with weights");
   if (in.dtype() != p.dtype || in.size() != p.n)
     throw_invalid("histogram plan was made for another array size or dtype");
   if (counts.bytes() < static_cast<std::size_t>(p.slots()) * sizeof(std::uint64_t))
     throw_invalid("histogram counts buffer is too small (needs bins + 3 uint64)");
-  if (&in.buffer().device().impl() != &impl_->device.impl() ||
-      &counts.device().impl() != &impl_->device.impl())
-    throw_invalid("histogram plan of " + impl_->device.label() +
-                  " was given an array or counts of another device");
+  impl_->check_device(in.buffer());
+  impl_->check_device(counts);
   detail::StreamScope scope(impl_->device.impl(), stream);
   if (!impl_->kernel) {
     if (!accumulate)
@@ -303,6 +376,32 @@ void Histogrammer::run(const Array& in, const Buffer& counts, bool accumulate, S
     return;
   }
   impl_->kernel->run(in.buffer(), counts, accumulate);
+}
+
+void Histogrammer::run(const Array& in, const Array& weights, const Buffer& sums, bool accumulate,
+                       Stream stream) {
+  const auto& p = impl_->problem;
+  if (!p.weighted) throw_invalid("this histogram plan takes no weights");
+  if (in.dtype() != p.dtype || in.size() != p.n)
+    throw_invalid("histogram plan was made for another array size or dtype");
+  if (weights.dtype() != p.weights || weights.size() != p.n)
+    throw_invalid("histogram plan was made for weights of another size or dtype");
+  if ((in.ndim() == 2 && in.row_stride() != in.cols()) ||
+      (weights.ndim() == 2 && weights.row_stride() != weights.cols()))
+    throw_invalid("histogram takes contiguous input (row stride equal to the row length)");
+  if (sums.bytes() < static_cast<std::size_t>(p.slots()) * sizeof(double))
+    throw_invalid("histogram sums buffer is too small (needs bins + 3 float64)");
+  impl_->check_device(in.buffer());
+  impl_->check_device(weights.buffer());
+  impl_->check_device(sums);
+  detail::StreamScope scope(impl_->device.impl(), stream);
+  if (!impl_->weighed) {
+    if (!accumulate)
+      sums.device().impl().upload(sums.handle(), 0, impl_->zeros.data(),
+                                  impl_->zeros.size() * sizeof(double));
+    return;
+  }
+  impl_->weighed->run(in.buffer(), weights.buffer(), sums, accumulate);
 }
 
 HistogramResult histogram(const Array& in, const HistogramBins& bins,
@@ -322,6 +421,25 @@ HistogramResult histogram(const Array& in, const HistogramBins& bins,
   std::vector<std::uint64_t> all(static_cast<std::size_t>(plan.slots()));
   counts.download(all.data(), all.size() * sizeof(std::uint64_t));
   HistogramResult result = detail::histogram_of_slots(resolved, std::move(all));
+  result.time_ms = time_ms;
+  return result;
+}
+
+HistogramResult histogram(const Array& in, const Array& weights, const HistogramBins& bins,
+                          const HistogramOptions& options) {
+  detail::check_weights(weights.dtype(), weights.shape(), in.shape());
+  if (&weights.device().impl() != &in.device().impl())
+    throw_invalid("the weights must be on the values' device");
+  Device device = in.device();
+  const HistogramBins resolved = resolve_bins(in, bins);
+  Histogrammer plan(device, in.dtype(), weights.dtype(), in.size(), resolved, options);
+  Buffer sums(device, static_cast<std::size_t>(plan.slots()) * sizeof(double));
+  if (options.timed) device.impl().timer_start(detail::TimerMode::events_only);
+  plan.run(in, weights, sums);
+  const double time_ms = options.timed ? device.impl().timer_stop_ms() : 0;
+  std::vector<double> all(static_cast<std::size_t>(plan.slots()));
+  sums.download(all.data(), all.size() * sizeof(double));
+  HistogramResult result = detail::histogram_of_sums(resolved, std::move(all));
   result.time_ms = time_ms;
   return result;
 }

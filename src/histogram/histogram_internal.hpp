@@ -71,7 +71,9 @@ using kernel_element_t = typename KernelElement<T>::type;
 struct HistogramProblem {
   DType dtype = DType::float32;
   std::int64_t n = 0;
-  bool even = true;  // even bins over [lo, hi]; otherwise explicit `edges`
+  bool weighted = false;           // sums of weights per slot instead of counts
+  DType weights = DType::float64;  // the weights' dtype (float32 or float64) when weighted
+  bool even = true;                // even bins over [lo, hi]; otherwise explicit `edges`
   std::int64_t bins = 0;
   double lo = 0, hi = 0;
   std::vector<double> edges;  // explicit edges only (bins + 1 values)
@@ -219,11 +221,42 @@ class HistogramKernel {
   virtual std::size_t temp_bytes() const { return 0; }
 };
 
+// A weighted histogram's variant bound to one problem: run() enqueues the float64 sums of the
+// weights of each slot's values into `sums` (slots() doubles), zeroed first or, with
+// `accumulate`, added to the sums already there. The order of the additions is the variant's
+// (atomics on GPUs), so sums may differ from the reference's in the last bits.
+class WeightedHistogramKernel {
+ public:
+  virtual ~WeightedHistogramKernel() = default;
+  virtual void run(const Buffer& in, const Buffer& weights, const Buffer& sums,
+                   bool accumulate) = 0;
+  virtual std::size_t temp_bytes() const { return 0; }
+};
+
+using MakeWeightedHistogram = std::unique_ptr<WeightedHistogramKernel> (*)(
+    const Device& device, const HistogramProblem& problem);
+
 struct HistogramVariant {
   VariantInfo info;
   bool (*supports)(const HistogramProblem& problem, const DeviceInfo& device);
   std::unique_ptr<HistogramKernel> (*make)(const Device& device, const HistogramProblem& problem);
+  MakeWeightedHistogram make_weighted = nullptr;  // null: the variant takes no weights
 };
+
+// The weighted variants of each backend (histogram/*weighted*): `serial` and `parallel` on the
+// CPU, `interleaved` (global float64 atomics) and `fast` (shared float64 sums) on the GPUs.
+std::unique_ptr<WeightedHistogramKernel> make_cpu_weighted_serial(const Device& device,
+                                                                  const HistogramProblem& p);
+std::unique_ptr<WeightedHistogramKernel> make_cpu_weighted_parallel(const Device& device,
+                                                                    const HistogramProblem& p);
+std::unique_ptr<WeightedHistogramKernel> make_cuda_weighted_interleaved(const Device& device,
+                                                                        const HistogramProblem& p);
+std::unique_ptr<WeightedHistogramKernel> make_cuda_weighted_fast(const Device& device,
+                                                                 const HistogramProblem& p);
+std::unique_ptr<WeightedHistogramKernel> make_opencl_weighted_interleaved(
+    const Device& device, const HistogramProblem& p);
+std::unique_ptr<WeightedHistogramKernel> make_opencl_weighted_fast(const Device& device,
+                                                                   const HistogramProblem& p);
 
 std::vector<HistogramVariant> cpu_histogram_variants();
 std::vector<HistogramVariant> cuda_histogram_variants();
@@ -233,6 +266,15 @@ const HistogramVariant& find_histogram_variant(Backend backend, const std::strin
 
 // The CPU reference: counts[slots()] of `in` (n elements of p.dtype), one value at a time.
 void histogram_reference(const void* in, const HistogramProblem& p, std::uint64_t* counts);
+// The weighted reference: sums[slots()] of the float64 weights (p.weights) of each slot's
+// values, added one at a time in input order (numpy.bincount's order).
+void weighted_histogram_reference(const void* in, const void* weights, const HistogramProblem& p,
+                                  double* sums);
+// The weight of element i as a float64.
+inline double weight_at(const void* weights, DType dtype, std::int64_t i) {
+  return dtype == DType::float32 ? static_cast<double>(static_cast<const float*>(weights)[i])
+                                 : static_cast<const double*>(weights)[i];
+}
 
 // resolve_bins's rules on input known by its dtype and size: `data_range()` gives the data's
 // [min, max] (finite or not) when the bins need it (bins_need_data), and only then is called.
@@ -244,5 +286,10 @@ bool bins_need_data(DType dtype, const HistogramBins& bins);
 std::size_t histogram_slots(const HistogramBins& resolved);
 // The result of counts in slots (bins, underflow, overflow, NaN) of `resolved` bins.
 HistogramResult histogram_of_slots(const HistogramBins& resolved, std::vector<std::uint64_t> slots);
+// The weighted result of sums in slots.
+HistogramResult histogram_of_sums(const HistogramBins& resolved, std::vector<double> slots);
+// Throws unless `weights` can weigh `values`: the same shape, float32 or float64.
+void check_weights(DType weights, const std::vector<std::int64_t>& weights_shape,
+                   const std::vector<std::int64_t>& values_shape);
 
 }  // namespace parpat::detail

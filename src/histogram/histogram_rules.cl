@@ -3,8 +3,8 @@
 // RULE 0 a value → slot table (bool and 1- or 2-byte integers, read as uchar/ushort, the table
 // filled on the host by the reference), RULE 1 even bins (a float64 candidate (x − lo)·norm
 // corrected against the exact edges i·step + lo; integers converted to the nearest float64), RULE
-// 2 a binary search over explicit float64 edges, RULE 3 even bins for float32 input in float
-// arithmetic (the candidate floor((x − lo)·norm) taken when its fractional part is at least
+// 2 a binary search over explicit float64 edges, RULE 3 even bins for float32 input (and 16-bit
+// integers, each exactly a float) in float arithmetic (the candidate floor((x − lo)·norm) taken when its fractional part is at least
 // `delta` from an integer — histogram_internal.hpp's FloatEvenRule — else settled against the
 // float64 edges themselves with FLOAT_EDGES, or against the float thresholds, the smallest float
 // ≥ each edge, on devices without cl_khr_fp64). FP_CONTRACT is off so no fused multiply-add
@@ -72,6 +72,15 @@
 #endif
 #ifndef NVIDIA_PTX
 #define NVIDIA_PTX 0
+#endif
+// RULE 3 on 16-bit integers (read as ushort bits; SIGNED16 for short): each is exactly a float.
+#ifndef SIGNED16
+#define SIGNED16 0
+#endif
+#if SIGNED16
+#define FLOAT_VALUE(x) ((float)(short)(x))
+#else
+#define FLOAT_VALUE(x) ((float)(x))
 #endif
 
 #if RULE == 1 || RULE == 2 || (RULE == 3 && FLOAT_EDGES)
@@ -160,13 +169,13 @@ uint edges_slot(double x, __global const double* edges, long bins) {
       double step
 #define RULE_ARGS lo_up, hi_down, lo, norm, delta, bins, edge_lo, step
 #define FLOAT_CORRECTED(x, c) \
-  (uint) even_settle((double)(x), clamp((c), 0, bins - 1), bins, edge_lo, step)
+  (uint) even_settle((double)FLOAT_VALUE(x), clamp((c), 0, bins - 1), bins, edge_lo, step)
 #else
 #define RULE_PARAMS                                                        \
   float lo_up, float hi_down, float lo, float norm, float delta, int bins, \
       __global const float *thresholds
 #define RULE_ARGS lo_up, hi_down, lo, norm, delta, bins, thresholds
-#define FLOAT_CORRECTED(x, c) float_corrected((x), (c), bins, thresholds)
+#define FLOAT_CORRECTED(x, c) float_corrected(FLOAT_VALUE(x), (c), bins, thresholds)
 // The slot of in-range x from any candidate c: moved until threshold[c] ≤ x < threshold[c + 1].
 uint float_corrected(float x, int c, int bins, __global const float* thresholds) {
   c = clamp(c, 0, bins - 1);
@@ -177,7 +186,7 @@ uint float_corrected(float x, int c, int bins, __global const float* thresholds)
   return (uint)c;
 }
 #endif
-#define SLOT(x) float_even_slot((x), RULE_ARGS)
+#define SLOT(x) float_even_slot(FLOAT_VALUE(x), RULE_ARGS)
 // The slot of x without branches when *exact comes back true; otherwise a candidate that
 // FLOAT_CORRECTED settles (the fast kernels correct the rare inexact values of a whole vector
 // at once).

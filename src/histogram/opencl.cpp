@@ -1,28 +1,28 @@
-// OpenCL histogram variants: histogram.cl built per (dtype, bin rule, 64-bit atomics) and
-// launched with workspaces sized once. The same names and ideas as the CUDA variants. bool and
-// the 1- and 2-byte integers are read as uchar/ushort and placed through a bits → slot table.
-// `fast` counts 1-byte input per value (256 counters whatever the bins, mapped to slots when a
-// group flushes), places float32 values with the float even rule (FloatEvenRule) where its bound
-// holds (the rare value near an edge settled against the float64 edges where the device has
-// cl_khr_fp64, histogram.opencl.float_edges; else against a threshold table), and counts into
-// one local histogram per group: lane-striped 32-bit counters in as many columns (a power of
-// two up to 32) as histogram.fast.striped_kib allows, so the lanes of a warp hit their own
-// banks (on NVIDIA each add is one red.shared on a 32-bit address), one pass over every slot
-// without a row shift. Slots beyond local memory are split into ranges counted side by side by
-// sets of groups over the same input chunk (read once from memory, then from L2), in packed
-// counters where 32-bit ones would need more than one range (histogram.opencl.packed): fields of
-// 16, 8 or 5 bits, the widest that needs the fewest ranges, so 65536 slots fit one range of
-// 5-bit fields in 48 KiB (each range re-places every value); past histogram.fast.max_passes
-// ranges the kernel
-// counts straight into global memory, where a cheap test per 16-byte vector sends skewed data
-// through runs of equal slots kept in registers (one atomic per run). In local memory the runs
-// are off by default (histogram.fast.runs_below_columns): OpenCL 1.2 has no warp vote, so each
-// work-item decides, and the split warps cost more than the atomics they save.
+// OpenCL histogram variants: histogram.cl built per (dtype, bin rule, 64-bit atomics) and launched
+// with workspaces sized once. The same names and ideas as the CUDA variants. bool and the 1- and
+// 2-byte integers are read as uchar/ushort and placed through a bits → slot table. `fast` counts
+// 1-byte input per value (256 counters whatever the bins, mapped to slots when a group flushes),
+// places float32 values and 16-bit integers (each exactly a float) with the float even rule
+// (FloatEvenRule, ClBinRule) where its bound holds (the rare value near an edge settled against the
+// float64 edges where the device has cl_khr_fp64, histogram.opencl.float_edges; else against a
+// threshold table), and counts into one local histogram per group: lane-striped 32-bit counters in
+// as many columns (a power of two up to 32) as histogram.fast.striped_kib allows, so the lanes of a
+// warp hit their own banks (on NVIDIA each add is one red.shared on a 32-bit address), one pass
+// over every slot without a row shift. Slots beyond local memory are split into ranges counted side
+// by side by sets of groups over the same input chunk (read once from memory, then from L2), in
+// packed counters where 32-bit ones would need more than one range (histogram.opencl.packed):
+// fields of 16, 8 or 5 bits, the widest that needs the fewest ranges, so 65536 slots fit one range
+// of 5-bit fields in 48 KiB (each range re-places every value); past histogram.fast.max_passes
+// ranges the kernel counts straight into global memory, where a cheap test per 16-byte vector sends
+// skewed data through runs of equal slots kept in registers (one atomic per run). In local memory
+// the runs are off by default (histogram.fast.runs_below_columns): OpenCL 1.2 has no warp vote, so
+// each work-item decides, and the split warps cost more than the atomics they save.
 #include <algorithm>
 #include <string>
 #include <type_traits>
 
 #include "histogram/histogram_internal.hpp"
+#include "histogram/opencl_rule.hpp"
 #include "histogram/tuning.hpp"
 #include "runtime/opencl/opencl_device.hpp"
 
@@ -37,48 +37,10 @@ enum class Strategy { global_atomic, interleaved, privatized, aggregated, fast }
 
 constexpr std::int64_t kMaxValuesPerGroup = std::int64_t{1} << 30;
 
-// One kernel argument: cl_mem handles by size and address (the C++ bindings refuse raw
-// pointers), cl::Local sizes and scalars through the bindings.
-template <class T>
-void set_arg(cl::Kernel& k, cl_uint index, const T& value) {
-  if constexpr (std::is_pointer_v<T>) {
-    k.setArg(index, sizeof(T), &value);
-  } else {
-    k.setArg(index, value);
-  }
-}
-
-// The element type the kernels read: bool, int8 and int16 as the unsigned integer of their width
-// (their bits index the value → slot table), the other dtypes as themselves.
-const char* cl_type(DType t) {
-  if (is_table_dtype(t)) return dtype_size(t) == 1 ? "uchar" : "ushort";
-  return opencl_type_name(t);
-}
-
-bool table_rule(const HistogramProblem& p) {
-  return is_table_dtype(p.dtype);
-}
-
 // Local memory one group may use: what the device reports, at most 48 KiB (NVIDIA's limit
 // per group under OpenCL).
 std::uint64_t local_budget(const DeviceInfo& d) {
   return std::min<std::uint64_t>(d.local_memory, 48u << 10);
-}
-
-// The value → merge-cell table of the fast kernel's 1-byte path: table[v] is the cell value v is
-// merged into, table[256 + cell] the slot of the cell, one cell per distinct slot, so a group
-// adds each slot to the global counts once however many values share it.
-std::vector<std::uint32_t> merge_table(const HistogramProblem& p) {
-  std::vector<std::uint32_t> slots = slot_table(p), table(512, 0);
-  std::uint32_t cells = 0;
-  for (std::uint32_t v = 0; v < 256; ++v) {
-    std::uint32_t cell = 0;
-    while (cell < cells && table[256 + cell] != slots[v])
-      ++cell;
-    if (cell == cells) table[256 + cells++] = slots[v];
-    table[v] = cell;
-  }
-  return table;
 }
 
 // How `fast` lays out its local histogram: counted indices (256 values for 1-byte input, else the
@@ -167,34 +129,20 @@ FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info,
 class OpenclHistogram final : public HistogramKernel {
  public:
   OpenclHistogram(const Device& d, const HistogramProblem& p, Strategy strategy)
-      : device_(d), cl_(backend_cast<OpenclDevice>(d)), p_(p), strategy_(strategy), rule_(p) {
+      : cl_(backend_cast<OpenclDevice>(d)),
+        p_(p),
+        strategy_(strategy),
+        layout_(strategy == Strategy::fast
+                    ? fast_layout(p, d.info(), tuned<HistogramFastPolicy>(d.info()),
+                                  tuned<HistogramOpenclPolicy>(d.info()))
+                    : FastLayout{}),
+        rule_(d, p, strategy == Strategy::fast, layout_.count_values) {
     const auto& info = d.info();
     const bool fast = strategy == Strategy::fast;
     const HistogramFastPolicy fast_policy = tuned<HistogramFastPolicy>(info);
     const HistogramOpenclPolicy opencl_policy = tuned<HistogramOpenclPolicy>(info);
     const HistogramClassicPolicy classic_policy = tuned<HistogramClassicPolicy>(info);
-    if (fast) {
-      layout_ = fast_layout(p, info, fast_policy, opencl_policy);
-      if (p.dtype == DType::float32 && p.even) float_rule_ = FloatEvenRule(p);
-    }
-    rule_id_ = table_rule(p) ? 0 : float_rule_.usable ? 3 : p.even ? 1 : 2;
-    // The float rule settles values near an edge against the float64 edges (a few float64
-    // operations, no table load) where the device has them.
-    float_edges_ = rule_id_ == 3 && info.fp64 && opencl_policy.float_edges;
-    if (layout_.count_values) {
-      upload(merge_table(p));
-    } else if (rule_id_ == 0) {
-      upload(slot_table(p));
-    } else if (rule_id_ == 2) {
-      upload(p.edges);
-    } else if (rule_id_ == 3 && !float_edges_) {
-      upload(float_thresholds(p));
-    }
-    std::string options = std::string("-DT=") + cl_type(p.dtype) +
-                          " -DVEC=" + std::to_string(16 / dtype_size(p.dtype)) +
-                          " -DRULE=" + std::to_string(rule_id_) +
-                          " -DINT64_ATOMICS=" + (info.int64_atomics ? "1" : "0") +
-                          " -DFLOAT_EDGES=" + (float_edges_ ? "1" : "0");
+    std::string options = rule_.options();
     local_size_ = static_cast<std::size_t>(fast ? fast_policy.block : classic_policy.block);
     local_size_ =
         std::clamp<std::size_t>(local_size_, 1, static_cast<std::size_t>(info.max_group_size));
@@ -283,57 +231,21 @@ class OpenclHistogram final : public HistogramKernel {
     }
   }
 
-  std::size_t temp_bytes() const override { return aux_.bytes(); }
+  std::size_t temp_bytes() const override { return rule_.temp_bytes(); }
 
  private:
-  template <class V>
-  void upload(const std::vector<V>& values) {
-    aux_ = Buffer(device_, values.size() * sizeof(V));
-    aux_.upload(values.data(), aux_.bytes());
-  }
-
-  template <class... Args>
-  void set_args_from(cl::Kernel& k, cl_uint first, const Args&... args) {
-    (set_arg(k, first++, args), ...);
-  }
-
   // Binds the input, its size and the bin rule's parameters; returns the next argument index.
   cl_uint set_common(cl::Kernel& k, const Buffer& in) {
     set_arg(k, 0, as_mem(in.handle()));
     set_arg(k, 1, static_cast<cl_long>(p_.n));
-    switch (rule_id_) {
-      case 0:
-        set_arg(k, 2, as_mem(aux_.handle()));
-        return 3;
-      case 1:
-        set_args_from(k, 2, static_cast<cl_long>(rule_.bins), rule_.lo, rule_.hi, rule_.step,
-                      rule_.norm);
-        return 7;
-      case 3:
-        set_args_from(k, 2, float_rule_.lo_up, float_rule_.hi_down, float_rule_.lo,
-                      float_rule_.norm, float_rule_.delta, static_cast<cl_int>(float_rule_.bins));
-        if (float_edges_) {
-          set_args_from(k, 8, rule_.lo, rule_.step);
-          return 10;
-        }
-        set_arg(k, 8, as_mem(aux_.handle()));
-        return 9;
-      default:
-        set_args_from(k, 2, as_mem(aux_.handle()), static_cast<cl_long>(p_.bins));
-        return 4;
-    }
+    return rule_.bind(k, 2);
   }
 
-  Device device_;
   OpenclDevice& cl_;
   HistogramProblem p_;
   Strategy strategy_;
-  EvenRule rule_;
-  FloatEvenRule float_rule_;  // usable only for `fast` on float32 input with even bins
-  int rule_id_ = 0;           // RULE of histogram.cl
-  bool float_edges_ = false;  // RULE 3 settles against the float64 edges, not thresholds
   FastLayout layout_;
-  Buffer aux_;  // value → slot (or merge-cell) table, explicit edges or float thresholds
+  ClBinRule rule_;
   cl::Kernel kernel_;
   std::size_t local_size_ = 256, groups_ = 1, local_bytes_ = 0;
 };
@@ -371,7 +283,7 @@ std::vector<HistogramVariant> opencl_histogram_variants() {
        supports_any, make<Strategy::global_atomic>},
       {info("interleaved", "grid-stride (coalesced) reads, one 64-bit global atomic per value",
             "group=256", fp64),
-       supports_any, make<Strategy::interleaved>},
+       supports_any, make<Strategy::interleaved>, make_opencl_weighted_interleaved},
       {info("privatized",
             "a 32-bit histogram per group in local memory, added to the 64-bit counts at the end",
             "group=256",
@@ -399,7 +311,7 @@ std::vector<HistogramVariant> opencl_histogram_variants() {
             "no warp aggregation (OpenCL 1.2 has no warp vote); integer input of 4 or 8 bytes, "
             "float64 input, explicit edges and float32 ranges beyond the float rule's bound need "
             "cl_khr_fp64"),
-       supports_fast, make<Strategy::fast>},
+       supports_fast, make<Strategy::fast>, make_opencl_weighted_fast},
   };
 }
 

@@ -1,6 +1,7 @@
 // The histogram reference: every value converted to float64 (64-bit integers rounded to the
 // nearest, a bool's byte to 0 or 1) and placed by a binary search over the float64 edges
-// (histogram_internal.hpp's reference_slot), one at a time, in order.
+// (histogram_internal.hpp's reference_slot), one at a time, in order; a weighted histogram adds
+// each value's float64 weight to its slot in the same order.
 #include <cfloat>
 #include <limits>
 #include <type_traits>
@@ -20,6 +21,24 @@ void histogram_reference(const void* in, const HistogramProblem& p, std::uint64_
       } else {
         ++counts[reference_slot(p, table_value(p.dtype, x[i]))];
       }
+    }
+  });
+}
+
+void weighted_histogram_reference(const void* in, const void* weights, const HistogramProblem& p,
+                                  double* sums) {
+  std::fill(sums, sums + p.slots(), 0.0);
+  visit_dtype(p.dtype, [&](auto t) {
+    using T = kernel_element_t<decltype(t)>;
+    const T* x = static_cast<const T*>(in);
+    for (std::int64_t i = 0; i < p.n; ++i) {
+      double value = 0;
+      if constexpr (std::is_same_v<T, decltype(t)>) {
+        value = static_cast<double>(x[i]);
+      } else {
+        value = table_value(p.dtype, x[i]);
+      }
+      sums[reference_slot(p, value)] += weight_at(weights, p.weights, i);
     }
   });
 }

@@ -45,11 +45,12 @@ std::vector<ReduceResult> reduce_stream(SourceImpl& source, const Device& device
 
 // The histogram's two streamed passes (stream_histogram.cpp): [min, max] of the elements, and
 // the counts of every element into `slots` uint64 on the device (bins, then underflow,
-// overflow and NaN; zeros when the source is empty).
+// overflow and NaN; zeros when the source is empty) — or, with `weights` (float32 or float64,
+// one per element, read beside the source in the same chunks), the float64 sums of the weights.
 std::pair<double, double> stream_range(SourceImpl& source, const Device& device,
                                        const StreamOptions& stream, StreamStats& stats);
-Buffer count_stream(SourceImpl& source, const Device& device, const HistogramBins& resolved,
-                    const HistogramOptions& options, const StreamOptions& stream,
-                    StreamStats& stats, int pass, int passes);
+Buffer count_stream(SourceImpl& source, SourceImpl* weights, const Device& device,
+                    const HistogramBins& resolved, const HistogramOptions& options,
+                    const StreamOptions& stream, StreamStats& stats, int pass, int passes);
 
 }  // namespace parpat::detail

@@ -1,6 +1,5 @@
-// parpat histogram [--bins N] [--range LO HI | --edges FILE] [--per-value] [COMMON] [--csv]
-// [--density]
-//                  [--plot OUT.svg] FILE
+// parpat histogram [--bins N] [--range LO HI | --edges FILE] [--per-value [--minlength N]]
+//                  [--weights FILE] [COMMON] [--csv] [--density] [--plot OUT.svg] FILE
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -25,13 +24,22 @@ nlohmann::json number_json(double v) {
   return v;
 }
 
+// Each bin's count, or its sum of weights, as a float64 (what the bars and the listing show).
+std::vector<double> bin_values(const HistogramResult& r) {
+  if (r.weighted()) return r.sums;
+  return std::vector<double>(r.counts.begin(), r.counts.end());
+}
+
 void write_svg(const std::string& path, const std::vector<double>& edges,
-               const std::vector<std::uint64_t>& counts, const std::string& title) {
+               const std::vector<double>& counts, const std::string& title) {
   std::ofstream out(path);
   if (!out) throw Error(ErrorKind::io, "cannot write " + path);
   const double width = 800, height = 400, left = 70, bottom = 40, top = 30, right = 20;
   const double plot_w = width - left - right, plot_h = height - top - bottom;
-  std::uint64_t peak = std::max<std::uint64_t>(1, *std::max_element(counts.begin(), counts.end()));
+  double peak = 0;
+  for (double c : counts)
+    peak = std::isfinite(c) ? std::max(peak, std::fabs(c)) : peak;
+  if (peak == 0) peak = 1;
   double lo = edges.front(), hi = edges.back();
   auto x_of = [&](double e) { return left + (e - lo) / (hi - lo) * plot_w; };
   out << fmt::format(
@@ -42,7 +50,7 @@ void write_svg(const std::string& path, const std::vector<double>& edges,
       width, height, left, title);
   for (std::size_t i = 0; i < counts.size(); ++i) {
     double x0 = x_of(edges[i]), x1 = x_of(edges[i + 1]);
-    double h = plot_h * static_cast<double>(counts[i]) / static_cast<double>(peak);
+    double h = std::isfinite(counts[i]) ? plot_h * std::fabs(counts[i]) / peak : 0;
     out << fmt::format(
         "<rect x=\"{:.3f}\" y=\"{:.3f}\" width=\"{:.3f}\" height=\"{:.3f}\" fill=\"#4477aa\" "
         "stroke=\"white\" stroke-width=\"{}\"><title>[{}, {}{}: {}</title></rect>\n",
@@ -68,9 +76,9 @@ void add_histogram_command(CLI::App& app) {
     CommonOptions common;
     StreamFlags stream;
     RankFlags ranks;
-    std::int64_t bins = 10;
+    std::int64_t bins = 10, minlength = 0;
     std::pair<double, double> range;
-    std::string edges, file, plot;
+    std::string edges, file, plot, weights;
     bool per_value = false, csv = false, density = false;
   };
   auto o = std::make_shared<Opts>();
@@ -83,6 +91,14 @@ void add_histogram_command(CLI::App& app) {
                                   "one bin per integer value (default for raw byte files)");
   per_value->excludes(bins)->excludes(range)->excludes(edges);
   edges->excludes(bins);
+  cmd->add_option("--minlength", o->minlength,
+                  "with --per-value: at least this many bins (numpy.bincount's minlength)")
+      ->needs(per_value)
+      ->check(CLI::Range(std::int64_t{0}, kMaxHistogramBins));
+  cmd->add_option("--weights", o->weights,
+                  "a float32 or float64 file of one weight per value, of the values' shape "
+                  "(.npy, FILE.npz[:NAME]): each bin gets the float64 sum of its values' weights, "
+                  "as numpy.histogram(..., weights=) and numpy.bincount(x, weights)");
   o->common.add_to(*cmd);
   o->stream.add_to(*cmd);
   o->ranks.add_to(*cmd);
@@ -122,13 +138,19 @@ void add_histogram_command(CLI::App& app) {
       OpenedInput& input = *in.opened;
       HistogramBins rank_spec = spec;
       if (o->per_value || (input.source.raw() && !*bins && !*range && !*edges))
-        rank_spec = HistogramBins::per_value();
+        rank_spec = HistogramBins::per_value(o->minlength);
       StreamOptions stream = in.reports() ? o->stream.options() : StreamOptions{};
       StreamStats stats;
-      HistogramResult r =
-          in.comm
-              ? histogram(input.source, input.device, *in.comm, rank_spec, options, stream, &stats)
-              : histogram(input.source, input.device, rank_spec, options, stream, &stats);
+      HistogramResult r;
+      if (!o->weights.empty()) {
+        if (in.comm) throw_invalid("--weights is not supported across ranks yet");
+        Source weights = Source::open(o->weights);
+        r = histogram(input.source, weights, input.device, rank_spec, options, stream, &stats);
+      } else if (in.comm) {
+        r = histogram(input.source, input.device, *in.comm, rank_spec, options, stream, &stats);
+      } else {
+        r = histogram(input.source, input.device, rank_spec, options, stream, &stats);
+      }
       return Answer{std::move(r), rank_spec, stats, input, RankSummary(in)};
     });
     if (!answer) return;
@@ -139,12 +161,14 @@ void add_histogram_command(CLI::App& app) {
     for (auto c : r.counts)
       n += c;
     n += r.underflow + r.overflow + r.nan;
+    if (r.weighted()) n = static_cast<std::uint64_t>(input.source.size());
+    const std::vector<double> values = bin_values(r);
     std::string variant = options.variant;
     if (variant.empty()) variant = device.backend() == Backend::cpu ? "parallel" : "fast";
     std::vector<double> edge_values = r.bins.edge_values();
     const std::vector<double> density = o->density ? histogram_density(r) : std::vector<double>{};
     if (!o->plot.empty())
-      write_svg(o->plot, edge_values, r.counts,
+      write_svg(o->plot, edge_values, values,
                 fmt::format("{} ({} values of {})", o->file, n, dtype_name(dtype)));
     if (o->common.json) {
       nlohmann::json j = {{"pattern", "histogram"},
@@ -160,16 +184,28 @@ void add_histogram_command(CLI::App& app) {
         j["range"] = {number_json(r.bins.lo), number_json(r.bins.hi)};
       }
       if (spec_used.kind == HistogramBins::Kind::per_value) j["per_value"] = true;
-      j["counts"] = r.counts;
-      if (o->density) {
-        nlohmann::json d = nlohmann::json::array();
-        for (double v : density)
-          d.push_back(number_json(v));
-        j["density"] = d;
+      auto numbers = [](const std::vector<double>& v) {
+        nlohmann::json a = nlohmann::json::array();
+        for (double x : v)
+          a.push_back(number_json(x));
+        return a;
+      };
+      if (r.weighted()) {
+        j["weighted"] = true;
+        j["sums"] = numbers(r.sums);
+      } else {
+        j["counts"] = r.counts;
       }
-      j["underflow"] = r.underflow;
-      j["overflow"] = r.overflow;
-      j["nan"] = r.nan;
+      if (o->density) j["density"] = numbers(density);
+      if (r.weighted()) {
+        j["underflow"] = number_json(r.underflow_sum);
+        j["overflow"] = number_json(r.overflow_sum);
+        j["nan"] = number_json(r.nan_sum);
+      } else {
+        j["underflow"] = r.underflow;
+        j["overflow"] = r.overflow;
+        j["nan"] = r.nan;
+      }
       j["backend"] = backend_name(device.backend());
       j["device"] = device.info().name;
       j["variant"] = variant;
@@ -179,35 +215,47 @@ void add_histogram_command(CLI::App& app) {
       std::cout << j.dump() << "\n";
       return;
     }
+    // A bin's number as the CSV and the listing give it: the density, the count or the sum.
+    auto bin_text = [&](std::size_t i, const char* float_format) {
+      if (o->density) return fmt::format(fmt::runtime(float_format), density[i]);
+      if (r.weighted()) return fmt::format(fmt::runtime(float_format), r.sums[i]);
+      return fmt::format("{}", r.counts[i]);
+    };
     if (o->csv) {
-      std::cout << (o->density ? "left,right,density\n" : "left,right,count\n");
-      for (std::size_t i = 0; i < r.counts.size(); ++i)
-        std::cout << (o->density ? fmt::format("{},{},{}\n", edge_values[i], edge_values[i + 1],
-                                               density[i])
-                                 : fmt::format("{},{},{}\n", edge_values[i], edge_values[i + 1],
-                                               r.counts[i]));
+      std::cout << (o->density     ? "left,right,density\n"
+                    : r.weighted() ? "left,right,sum\n"
+                                   : "left,right,count\n");
+      for (std::size_t i = 0; i < values.size(); ++i)
+        std::cout << fmt::format("{},{},{}\n", edge_values[i], edge_values[i + 1],
+                                 bin_text(i, "{}"));
       return;
     }
     std::cout << fmt::format(
-        "histogram of {} {} values of {} on {} [{}]{}, {:.4f} ms on the device, {:.1f} ms in "
+        "{}histogram of {} {} values of {} on {} [{}]{}, {:.4f} ms on the device, {:.1f} ms in "
         "all{}\n",
-        n, dtype_name(dtype), o->file, device.label(), variant, ranks.text(), r.time_ms,
-        process_ms(), stats.passes > 1 ? " (a first pass found the range)" : "");
-    std::uint64_t peak = r.counts.empty() ? 0 : *std::max_element(r.counts.begin(), r.counts.end());
+        r.weighted() ? "weighted " : "", n, dtype_name(dtype), o->file, device.label(), variant,
+        ranks.text(), r.time_ms, process_ms(),
+        stats.passes > 1 ? " (a first pass found the range)" : "");
+    double peak = 0;
+    for (double v : values)
+      peak = std::isfinite(v) ? std::max(peak, std::fabs(v)) : peak;
     const bool per = spec_used.kind == HistogramBins::Kind::per_value;
-    for (std::size_t i = 0; i < r.counts.size(); ++i) {
+    for (std::size_t i = 0; i < values.size(); ++i) {
       std::string label = per ? fmt::format("{}", i)
                               : fmt::format("[{}, {}{}", edge_values[i], edge_values[i + 1],
-                                            i + 1 == r.counts.size() ? "]" : ")");
-      auto bar =
-          peak ? static_cast<std::size_t>(
-                     40.0 * static_cast<double>(r.counts[i]) / static_cast<double>(peak) + 0.5)
-               : 0;
-      std::string value =
-          o->density ? fmt::format("{:.6g}", density[i]) : fmt::format("{}", r.counts[i]);
-      std::cout << fmt::format("{:>28} {:>14} {}\n", label, value, std::string(bar, '#'));
+                                            i + 1 == values.size() ? "]" : ")");
+      auto bar = peak > 0 && std::isfinite(values[i])
+                     ? static_cast<std::size_t>(40.0 * std::fabs(values[i]) / peak + 0.5)
+                     : 0;
+      std::cout << fmt::format("{:>28} {:>14} {}\n", label, bin_text(i, "{:.6g}"),
+                               std::string(bar, '#'));
     }
-    std::cout << fmt::format("underflow {}, overflow {}, nan {}\n", r.underflow, r.overflow, r.nan);
+    if (r.weighted())
+      std::cout << fmt::format("weights below {:.6g}, above {:.6g}, of NaN values {:.6g}\n",
+                               r.underflow_sum, r.overflow_sum, r.nan_sum);
+    else
+      std::cout << fmt::format("underflow {}, overflow {}, nan {}\n", r.underflow, r.overflow,
+                               r.nan);
   });
 }
 

@@ -1,0 +1,94 @@
+// The OpenCL histogram's bin rule on a device (opencl_rule.hpp).
+#include "histogram/opencl_rule.hpp"
+
+#include "histogram/tuning.hpp"
+
+namespace parpat::detail {
+
+namespace {
+
+// The element type the kernels read: bool, int8 and int16 as the unsigned integer of their width
+// (their bits index the value → slot table), the other dtypes as themselves.
+const char* cl_type(DType t) {
+  if (is_table_dtype(t)) return dtype_size(t) == 1 ? "uchar" : "ushort";
+  return opencl_type_name(t);
+}
+
+// The value → merge-cell table of the fast kernel's 1-byte path: table[v] is the cell value v is
+// merged into, table[256 + cell] the slot of the cell, one cell per distinct slot, so a group
+// adds each slot to the global counts once however many values share it.
+std::vector<std::uint32_t> merge_table(const HistogramProblem& p) {
+  std::vector<std::uint32_t> slots = slot_table(p), table(512, 0);
+  std::uint32_t cells = 0;
+  for (std::uint32_t v = 0; v < 256; ++v) {
+    std::uint32_t cell = 0;
+    while (cell < cells && table[256 + cell] != slots[v])
+      ++cell;
+    if (cell == cells) table[256 + cells++] = slots[v];
+    table[v] = cell;
+  }
+  return table;
+}
+
+}  // namespace
+
+bool table_rule(const HistogramProblem& p) {
+  return is_table_dtype(p.dtype);
+}
+
+ClBinRule::ClBinRule(const Device& d, const HistogramProblem& p, bool fast, bool count_values)
+    : device_(d), p_(p), even_(p) {
+  const auto& info = d.info();
+  // `fast` places float32 values and 16-bit integers (each exactly a float) in float arithmetic
+  // where the rule's bound holds: fewer instructions than a load from the 256 KiB value table.
+  const bool float_input =
+      p.dtype == DType::float32 || p.dtype == DType::uint16 || p.dtype == DType::int16;
+  if (fast && float_input && p.even) float_rule_ = FloatEvenRule(p);
+  id_ = float_rule_.usable ? 3 : table_rule(p) ? 0 : p.even ? 1 : 2;
+  // The float rule settles values near an edge against the float64 edges (a few float64
+  // operations, no table load) where the device has them.
+  float_edges_ = id_ == 3 && info.fp64 && tuned<HistogramOpenclPolicy>(info).float_edges;
+  if (count_values) {
+    upload(merge_table(p));
+  } else if (id_ == 0) {
+    upload(slot_table(p));
+  } else if (id_ == 2) {
+    upload(p.edges);
+  } else if (id_ == 3 && !float_edges_) {
+    upload(float_thresholds(p));
+  }
+}
+
+std::string ClBinRule::options() const {
+  return std::string("-DT=") + cl_type(p_.dtype) +
+         " -DVEC=" + std::to_string(16 / dtype_size(p_.dtype)) + " -DRULE=" + std::to_string(id_) +
+         " -DINT64_ATOMICS=" + (device_.info().int64_atomics ? "1" : "0") +
+         " -DFLOAT_EDGES=" + (float_edges_ ? "1" : "0") +
+         " -DSIGNED16=" + (p_.dtype == DType::int16 ? "1" : "0");
+}
+
+cl_uint ClBinRule::bind(cl::Kernel& k, cl_uint first) const {
+  switch (id_) {
+    case 0:
+      set_arg(k, first, as_mem(aux_.handle()));
+      return first + 1;
+    case 1:
+      set_args_from(k, first, static_cast<cl_long>(even_.bins), even_.lo, even_.hi, even_.step,
+                    even_.norm);
+      return first + 5;
+    case 3:
+      set_args_from(k, first, float_rule_.lo_up, float_rule_.hi_down, float_rule_.lo,
+                    float_rule_.norm, float_rule_.delta, static_cast<cl_int>(float_rule_.bins));
+      if (float_edges_) {
+        set_args_from(k, first + 6, even_.lo, even_.step);
+        return first + 8;
+      }
+      set_arg(k, first + 6, as_mem(aux_.handle()));
+      return first + 7;
+    default:
+      set_args_from(k, first, as_mem(aux_.handle()), static_cast<cl_long>(p_.bins));
+      return first + 2;
+  }
+}
+
+}  // namespace parpat::detail

@@ -1,0 +1,64 @@
+// What the OpenCL histogram kernels share on the host: binding kernel arguments, and the bin
+// rule of a problem on one device (RULE of histogram_rules.cl, the table, edges or thresholds
+// it reads, its build options and its arguments).
+#pragma once
+
+#include <string>
+#include <type_traits>
+
+#include "histogram/histogram_internal.hpp"
+#include "runtime/opencl/opencl_device.hpp"
+
+namespace parpat::detail {
+
+// One kernel argument: cl_mem handles by size and address (the C++ bindings refuse raw
+// pointers), cl::Local sizes and scalars through the bindings.
+template <class T>
+void set_arg(cl::Kernel& k, cl_uint index, const T& value) {
+  if constexpr (std::is_pointer_v<T>) {
+    k.setArg(index, sizeof(T), &value);
+  } else {
+    k.setArg(index, value);
+  }
+}
+
+template <class... Args>
+void set_args_from(cl::Kernel& k, cl_uint first, const Args&... args) {
+  (set_arg(k, first++, args), ...);
+}
+
+// Whether the problem's dtype is read as the bits that index a value → slot table (bool and the
+// 1- and 2-byte integers).
+bool table_rule(const HistogramProblem& p);
+
+// The bin rule of a problem on one device: RULE of histogram_rules.cl (the value → slot table
+// of 1- and 2-byte input — or the merge table of `fast` counting 1-byte input per value — the
+// float rule of `fast` for float32 and 16-bit integers, the even rule or explicit edges), the
+// table, edges or thresholds it reads, its build options and its kernel arguments.
+class ClBinRule {
+ public:
+  // `count_values`: `fast` counts 1-byte input per value and reads the merge table instead.
+  ClBinRule(const Device& d, const HistogramProblem& p, bool fast, bool count_values);
+  // -DT, -DVEC, -DRULE, -DINT64_ATOMICS, -DFLOAT_EDGES and -DSIGNED16 of histogram_rules.cl.
+  std::string options() const;
+  // Binds the rule's parameters from argument `first` on; returns the next argument index.
+  cl_uint bind(cl::Kernel& k, cl_uint first) const;
+  std::size_t temp_bytes() const { return aux_.bytes(); }
+
+ private:
+  template <class V>
+  void upload(const std::vector<V>& values) {
+    aux_ = Buffer(device_, values.size() * sizeof(V));
+    aux_.upload(values.data(), aux_.bytes());
+  }
+
+  Device device_;
+  HistogramProblem p_;
+  EvenRule even_;
+  FloatEvenRule float_rule_;  // usable only for `fast` on float32 input with even bins
+  int id_ = 0;                // RULE of histogram_rules.cl
+  bool float_edges_ = false;  // RULE 3 settles against the float64 edges, not thresholds
+  Buffer aux_;  // value → slot (or merge-cell) table, explicit edges or float thresholds
+};
+
+}  // namespace parpat::detail
