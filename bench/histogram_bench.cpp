@@ -140,12 +140,13 @@ void bench_weighted(const Device& device, const BenchOptions& o, const Peaks& pe
         row.verified = true;
         for (std::int64_t b = 0; b < bins && row.verified; ++b) {
           const double want = expected.sums[static_cast<std::size_t>(b)];
-          const double bound = 2.0 * static_cast<double>(counts.counts[static_cast<std::size_t>(b)]) *
+          const double bound = 2.0 *
+                               static_cast<double>(counts.counts[static_cast<std::size_t>(b)]) *
                                0x1p-52 * want;
           if (!(std::fabs(got[static_cast<std::size_t>(b)] - want) <= bound)) {
             row.verified = false;
-            row.note = fmt::format("bin {}: {} instead of {}", b, got[static_cast<std::size_t>(b)],
-                                   want);
+            row.note =
+                fmt::format("bin {}: {} instead of {}", b, got[static_cast<std::size_t>(b)], want);
           }
         }
         row.time_ms = median_time_ms(

@@ -43,8 +43,7 @@ class OpenclWeightedHistogram final : public WeightedHistogramKernel {
     std::string options =
         rule_.options() + " -DW=" + (p.weights == DType::float32 ? "float" : "double") +
         " -DCOLUMNS=" + std::to_string(columns) + " -DLOCAL_SUMS=" + (local_sums ? "1" : "0");
-    if (info.vendor.find("NVIDIA") != std::string::npos &&
-        tuned<HistogramOpenclPolicy>(info).ptx)
+    if (info.vendor.find("NVIDIA") != std::string::npos && tuned<HistogramOpenclPolicy>(info).ptx)
       options += " -DNVIDIA_PTX=1";
     static const std::string source =
         std::string(parpat_cl_histogram_rules) + parpat_cl_histogram_weighted;
