@@ -95,7 +95,7 @@ struct FloatRuleDevice {
   }
   __device__ float value(int x) const { return float(x); }
   __device__ float value(unsigned x) const { return float(x); }
-  __device__ static bool exactly_float(int x) { return unsigned(x + (1 << 24)) <= (2u << 24); }
+  __device__ static bool exactly_float(int x) { return unsigned(x) + (1u << 24) <= (2u << 24); }
   __device__ static bool exactly_float(unsigned x) { return x <= (1u << 24); }
   template <class T>
   __device__ unsigned quick(T x, bool& exact) const {
