@@ -95,6 +95,31 @@ std::string bytes_label(std::size_t b) {
   return fmt::format("{} B", b);
 }
 
+// Whether the sweep times variant v on `device`: of its backend, among --variant when given, and
+// not the one-value-at-a-time reference on more than 2^24 values.
+bool timed_variant(const VariantInfo& v, const Device& device, const BenchOptions& o,
+                   std::int64_t n) {
+  if (v.backend != backend_name(device.backend())) return false;
+  if (!o.variants.empty() &&
+      std::find(o.variants.begin(), o.variants.end(), v.name) == o.variants.end())
+    return false;
+  return !(v.name == "serial" && n > (1 << 24));
+}
+
+// The row of variant v on a case, before it is timed.
+BenchRow case_row(const Device& device, const VariantInfo& v, DType t, std::string op,
+                  std::string shape) {
+  BenchRow row;
+  row.pattern = "histogram";
+  row.backend = v.backend;
+  row.device = device.info().name;
+  row.variant = v.name;
+  row.dtype = dtype_name(t);
+  row.op = std::move(op);
+  row.shape = std::move(shape);
+  return row;
+}
+
 // Weighted histograms (numpy.histogram's weights=): float32 values and float32 weights over 256,
 // 1024 and 65536 even bins, every variant that takes weights, verified against the CPU
 // `parallel` sums within the bound of float64 addition in any order (k·2^-52 of the sum of the k
@@ -117,20 +142,11 @@ void bench_weighted(const Device& device, const BenchOptions& o, const Peaks& pe
     const HistogramResult expected = histogram(values_cpu, weights_cpu, spec, {"parallel"});
     const HistogramResult counts = histogram(values_cpu, spec, {"parallel"});
     for (const auto& v : list_variants("histogram")) {
-      if (v.backend != backend_name(device.backend())) continue;
-      if (!detail::find_histogram_variant(device.backend(), v.name).make_weighted) continue;
-      if (!o.variants.empty() &&
-          std::find(o.variants.begin(), o.variants.end(), v.name) == o.variants.end())
+      if (!timed_variant(v, device, o, n) ||
+          !detail::find_histogram_variant(device.backend(), v.name).make_weighted)
         continue;
-      if (v.name == "serial" && n > (1 << 24)) continue;
-      BenchRow row;
-      row.pattern = "histogram";
-      row.backend = v.backend;
-      row.device = device.info().name;
-      row.variant = v.name;
-      row.dtype = dtype_name(t);
-      row.op = "uniform, float32 weights";
-      row.shape = fmt::format("{} bins, {}", bins, size_label(n));
+      BenchRow row = case_row(device, v, t, "uniform, float32 weights",
+                              fmt::format("{} bins, {}", bins, size_label(n)));
       try {
         Histogrammer plan(device, t, t, n, spec, {v.name});
         Buffer sums(device, static_cast<std::size_t>(plan.slots()) * 8);
@@ -225,19 +241,9 @@ std::vector<BenchRow> bench_histogram(const Device& device, const BenchOptions& 
           double cub_ms =
               cuda ? cub_histogram_even_ms(device, t, bins, 0.0, hi, inputs, o.reps, cub_temp) : 0;
           for (const auto& v : list_variants("histogram")) {
-            if (v.backend != backend_name(device.backend())) continue;
-            if (!o.variants.empty() &&
-                std::find(o.variants.begin(), o.variants.end(), v.name) == o.variants.end())
-              continue;
-            if (cpu && v.name == "serial" && n > (1 << 24)) continue;
-            BenchRow row;
-            row.pattern = "histogram";
-            row.backend = v.backend;
-            row.device = device.info().name;
-            row.variant = v.name;
-            row.dtype = dtype_name(t);
-            row.op = distribution_name(dist);
-            row.shape = fmt::format("{} bins, {}", bins, size_label(n));
+            if (!timed_variant(v, device, o, n)) continue;
+            BenchRow row = case_row(device, v, t, distribution_name(dist),
+                                    fmt::format("{} bins, {}", bins, size_label(n)));
             try {
               Histogrammer plan(device, t, n, spec, {v.name});
               Buffer counts(device, expected.size() * 8);

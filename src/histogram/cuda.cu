@@ -86,31 +86,13 @@ class CudaHistogram final : public HistogramKernel {
   // Calls f with the slot rule of this dtype, bins and strategy.
   template <class F>
   void with_rule(F f) {
-    const bool fast = strategy_ == Strategy::fast;
     if constexpr (sizeof(T) == 1) {
-      const auto* table = static_cast<const unsigned*>(aux_.handle());
-      if (fast) {
-        f(PerValueRule{table});
-      } else {
-        f(TableRule{table});
+      if (strategy_ == Strategy::fast) {
+        f(PerValueRule{static_cast<const unsigned*>(aux_.handle())});
+        return;
       }
-    } else if constexpr (sizeof(T) == 2) {
-      if (fast && float_rule_.usable) {
-        f(FloatRuleDevice{float_rule_, even_rule_device(p_), p_.dtype == DType::int16});
-      } else {
-        f(TableRule{static_cast<const unsigned*>(aux_.handle())});
-      }
-    } else if (p_.even) {
-      if constexpr (sizeof(T) == 4) {
-        if (fast && float_rule_.usable) {
-          f(FloatRuleDevice{float_rule_, even_rule_device(p_)});
-          return;
-        }
-      }
-      f(even_rule_device(p_));
-    } else {
-      f(EdgesRuleDevice{static_cast<const double*>(aux_.handle()), p_.bins});
     }
+    with_slot_rule<T>(p_, float_rule_, aux_.handle(), f);
   }
 
   template <class Rule>
@@ -297,35 +279,27 @@ void histogram_even(const void* d_in, DType dtype, std::int64_t n, std::int64_t 
   const DeviceInfo& info = cuda_device_info(ordinal);
   const int sms = info.compute_units;
   const HistogramFastPolicy policy = tuned<HistogramFastPolicy>(info);
-  const EvenRuleDevice even = even_rule_device(p);
   visit_dtype(dtype, [&](auto t) {
     using T = kernel_element_t<decltype(t)>;
     const T* x = static_cast<const T*>(d_in);
-    if constexpr (std::is_same_v<T, std::uint8_t> || std::is_same_v<T, std::uint16_t>) {
+    auto run = [&](auto rule) {
+      auto c = fast_config<T, decltype(rule)>(info, policy, sms, slots, n);
+      launch_fast(c, x, n, rule, slots, d_counts, stream);
+    };
+    if constexpr (sizeof(T) <= 2) {
       auto* table = static_cast<unsigned*>(d_workspace);
       unsigned values = sizeof(T) == 1 ? 256u : 65536u;
-      fill_table_kernel<<<(values + 255) / 256, 256, 0, stream>>>(table, dtype, values, even);
+      fill_table_kernel<<<(values + 255) / 256, 256, 0, stream>>>(table, dtype, values,
+                                                                  even_rule_device(p));
       check_launch("histogram fill_table_kernel");
       if constexpr (sizeof(T) == 1) {
-        auto c = fast_config<T, PerValueRule>(info, policy, sms, slots, n);
-        launch_fast(c, x, n, PerValueRule{table}, slots, d_counts, stream);
-      } else {
-        auto c = fast_config<T, TableRule>(info, policy, sms, slots, n);
-        launch_fast(c, x, n, TableRule{table}, slots, d_counts, stream);
+        run(PerValueRule{table});
+        return;
       }
-    } else if constexpr (std::is_same_v<T, float>) {
-      FloatEvenRule rule(p);
-      if (rule.usable) {
-        auto c = fast_config<T, FloatRuleDevice>(info, policy, sms, slots, n);
-        launch_fast(c, x, n, FloatRuleDevice{rule, even}, slots, d_counts, stream);
-      } else {
-        auto c = fast_config<T, EvenRuleDevice>(info, policy, sms, slots, n);
-        launch_fast(c, x, n, even, slots, d_counts, stream);
-      }
-    } else {
-      auto c = fast_config<T, EvenRuleDevice>(info, policy, sms, slots, n);
-      launch_fast(c, x, n, even, slots, d_counts, stream);
     }
+    // This entry point places float32 alone in float arithmetic.
+    with_slot_rule<T>(p, std::is_same_v<T, float> ? FloatEvenRule(p) : FloatEvenRule(), d_workspace,
+                      run);
   });
 }
 

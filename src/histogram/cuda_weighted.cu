@@ -62,19 +62,7 @@ class CudaWeightedHistogram final : public WeightedHistogramKernel {
  private:
   template <class F>
   void with_rule(F f) {
-    if constexpr (sizeof(T) <= 2) {
-      f(TableRule{static_cast<const unsigned*>(aux_.handle())});
-    } else if (p_.even) {
-      if constexpr (std::is_same_v<T, float>) {
-        if (float_rule_.usable) {
-          f(FloatRuleDevice{float_rule_, even_rule_device(p_)});
-          return;
-        }
-      }
-      f(even_rule_device(p_));
-    } else {
-      f(EdgesRuleDevice{static_cast<const double*>(aux_.handle()), p_.bins});
-    }
+    with_slot_rule<T>(p_, float_rule_, aux_.handle(), f);
   }
 
   template <class Rule>

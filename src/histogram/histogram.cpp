@@ -228,28 +228,33 @@ std::size_t histogram_slots(const HistogramBins& resolved) {
                                   3);
 }
 
+namespace {
+
+// Slots as bins and outliers: the last three slots (underflow, overflow, NaN) move to `outliers`,
+// the rest to `bins`.
+template <class V>
+void split_slots(std::vector<V> slots, std::vector<V>& bins, V* const (&outliers)[3]) {
+  const std::size_t bins_n = slots.size() - 3;
+  for (std::size_t k = 0; k < 3; ++k)
+    *outliers[k] = slots[bins_n + k];
+  slots.resize(bins_n);
+  bins = std::move(slots);
+}
+
+}  // namespace
+
 HistogramResult histogram_of_slots(const HistogramBins& resolved,
                                    std::vector<std::uint64_t> slots) {
   HistogramResult r;
   r.bins = resolved;
-  const std::size_t bins_n = slots.size() - 3;
-  r.underflow = slots[bins_n];
-  r.overflow = slots[bins_n + 1];
-  r.nan = slots[bins_n + 2];
-  slots.resize(bins_n);
-  r.counts = std::move(slots);
+  split_slots(std::move(slots), r.counts, {&r.underflow, &r.overflow, &r.nan});
   return r;
 }
 
 HistogramResult histogram_of_sums(const HistogramBins& resolved, std::vector<double> slots) {
   HistogramResult r;
   r.bins = resolved;
-  const std::size_t bins_n = slots.size() - 3;
-  r.underflow_sum = slots[bins_n];
-  r.overflow_sum = slots[bins_n + 1];
-  r.nan_sum = slots[bins_n + 2];
-  slots.resize(bins_n);
-  r.sums = std::move(slots);
+  split_slots(std::move(slots), r.sums, {&r.underflow_sum, &r.overflow_sum, &r.nan_sum});
   return r;
 }
 

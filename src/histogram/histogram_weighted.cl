@@ -29,21 +29,17 @@ void add_weight_local(volatile __local ulong* sum, double v) {
   asm volatile("red.shared.add.f64 [%0], %1;" ::"r"((uint)(size_t)sum), "d"(v) : "memory");
 }
 #else
-void add_weight(volatile __global ulong* sum, double v) {
-  ulong seen, old = *sum;
-  do {
-    seen = old;
-    old = atom_cmpxchg(sum, seen, as_ulong(as_double(seen) + v));
-  } while (old != seen);
-}
-
-void add_weight_local(volatile __local ulong* sum, double v) {
-  ulong seen, old = *sum;
-  do {
-    seen = old;
-    old = atom_cmpxchg(sum, seen, as_ulong(as_double(seen) + v));
-  } while (old != seen);
-}
+// The compare-and-swap loop, once per address space (OpenCL 1.2 has no generic pointers).
+#define ADD_WEIGHT(name, space)                                     \
+  void name(volatile space ulong* sum, double v) {                  \
+    ulong seen, old = *sum;                                         \
+    do {                                                            \
+      seen = old;                                                   \
+      old = atom_cmpxchg(sum, seen, as_ulong(as_double(seen) + v)); \
+    } while (old != seen);                                          \
+  }
+ADD_WEIGHT(add_weight, __global)
+ADD_WEIGHT(add_weight_local, __local)
 #endif
 
 __kernel void weighted_interleaved(__global const T* in, long n, RULE_PARAMS,

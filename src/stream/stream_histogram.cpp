@@ -5,7 +5,6 @@
 // A weighted histogram reads its weights beside the values, chunk for chunk, and adds float64
 // sums instead.
 #include <algorithm>
-#include <cstring>
 #include <map>
 
 #include "histogram/histogram_internal.hpp"
@@ -166,17 +165,18 @@ HistogramResult stream_histogram(detail::SourceImpl& s, detail::SourceImpl* weig
   }
   const HistogramBins resolved = detail::resolve_bins_with(
       s.dtype, n < 0 ? 1 : n, bins, [&] { return detail::stream_range(s, device, stream, local); });
-  std::vector<std::uint64_t> all(detail::histogram_slots(resolved));
-  detail::count_stream(s, weights, device, resolved, options, stream, local, local.passes,
-                       local.passes)
-      .download(all.data(), all.size() * sizeof(std::uint64_t));
+  const std::size_t slots = detail::histogram_slots(resolved);
+  Buffer counted = detail::count_stream(s, weights, device, resolved, options, stream, local,
+                                        local.passes, local.passes);
   HistogramResult r;
   if (weights) {
-    std::vector<double> sums(all.size());
-    std::memcpy(sums.data(), all.data(), all.size() * sizeof(double));
+    std::vector<double> sums(slots);
+    counted.download(sums.data(), slots * sizeof(double));
     r = detail::histogram_of_sums(resolved, std::move(sums));
   } else {
-    r = detail::histogram_of_slots(resolved, std::move(all));
+    std::vector<std::uint64_t> counts(slots);
+    counted.download(counts.data(), slots * sizeof(std::uint64_t));
+    r = detail::histogram_of_slots(resolved, std::move(counts));
   }
   local.wall_ms = detail::ms_since(start);
   r.time_ms = local.kernel_ms;

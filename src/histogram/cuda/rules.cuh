@@ -125,6 +125,28 @@ struct PerValueRule {
 template <class Rule>
 constexpr bool kCountsPerValue = std::is_same_v<Rule, PerValueRule>;
 
+// Calls f with the slot rule of kernel element type T (1- and 2-byte input as its bits) for `p`:
+// the float rule where `float_rule` is usable (built by the caller for the dtypes it places in
+// float arithmetic), else the bits → slot table of 1- and 2-byte input (`aux`), the even rule, or
+// a binary search over the explicit edges (`aux`).
+template <class T, class F>
+void with_slot_rule(const HistogramProblem& p, const FloatEvenRule& float_rule, const void* aux,
+                    F f) {
+  if constexpr (sizeof(T) == 2 || sizeof(T) == 4) {
+    if (float_rule.usable) {
+      f(FloatRuleDevice{float_rule, even_rule_device(p), p.dtype == DType::int16});
+      return;
+    }
+  }
+  if constexpr (sizeof(T) <= 2) {
+    f(TableRule{static_cast<const unsigned*>(aux)});
+  } else if (p.even) {
+    f(even_rule_device(p));
+  } else {
+    f(EdgesRuleDevice{static_cast<const double*>(aux), p.bins});
+  }
+}
+
 // `fast` asks every rule for a quick slot and, where that is not exact, a correction. Only the
 // float rule ever needs one.
 template <class Rule, class T>
