@@ -9,6 +9,7 @@
 #include "parpat/dtype.hpp"
 #include "parpat/error.hpp"
 #include "parpat/histogram.hpp"
+#include "parpat/histogramdd.hpp"
 #include "parpat/io.hpp"
 #include "parpat/measure.hpp"
 #include "parpat/pairwise.hpp"

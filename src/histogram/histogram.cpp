@@ -111,8 +111,12 @@ void check_input(const Array& in) {
     throw_invalid("histogram takes contiguous input (row stride equal to the row length)");
 }
 
-detail::HistogramProblem problem_of(DType dtype, std::int64_t n, const HistogramBins& b) {
-  detail::HistogramProblem p;
+}  // namespace
+
+namespace detail {
+
+HistogramProblem problem_of(DType dtype, std::int64_t n, const HistogramBins& b) {
+  HistogramProblem p;
   p.dtype = dtype;
   p.n = n;
   if (b.kind == HistogramBins::Kind::per_value ||
@@ -142,6 +146,10 @@ detail::HistogramProblem problem_of(DType dtype, std::int64_t n, const Histogram
   }
   return p;
 }
+
+}  // namespace detail
+
+namespace {
 
 // [min, max] of non-empty data, from the reduce pattern, as float64 (numpy's edges of an integer
 // range: the extremes rounded to the nearest float64).
@@ -334,13 +342,13 @@ struct Histogrammer::Impl {
 
 Histogrammer::Histogrammer(const Device& device, DType dtype, std::int64_t n,
                            const HistogramBins& resolved, const HistogramOptions& options)
-    : impl_(new Impl{device, problem_of(dtype, n, resolved), nullptr, nullptr, {}}) {
+    : impl_(new Impl{device, detail::problem_of(dtype, n, resolved), nullptr, nullptr, {}}) {
   impl_->make(options);
 }
 
 Histogrammer::Histogrammer(const Device& device, DType dtype, DType weights, std::int64_t n,
                            const HistogramBins& resolved, const HistogramOptions& options)
-    : impl_(new Impl{device, problem_of(dtype, n, resolved), nullptr, nullptr, {}}) {
+    : impl_(new Impl{device, detail::problem_of(dtype, n, resolved), nullptr, nullptr, {}}) {
   detail::check_weights(weights, {n}, {n});
   impl_->problem.weighted = true;
   impl_->problem.weights = weights;

@@ -276,6 +276,11 @@ inline double weight_at(const void* weights, DType dtype, std::int64_t i) {
                                  : static_cast<const double*>(weights)[i];
 }
 
+// The problem of resolved bins on n values of `dtype`; throws Error(invalid_argument) for bins
+// that are not resolved or not valid (a bin count beyond kMaxHistogramBins, a range that is not
+// finite or not increasing, edges that are not finite or not strictly increasing).
+HistogramProblem problem_of(DType dtype, std::int64_t n, const HistogramBins& resolved);
+
 // resolve_bins's rules on input known by its dtype and size: `data_range()` gives the data's
 // [min, max] (finite or not) when the bins need it (bins_need_data), and only then is called.
 HistogramBins resolve_bins_with(DType dtype, std::int64_t n, const HistogramBins& bins,

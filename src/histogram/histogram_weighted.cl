@@ -1,6 +1,5 @@
-// Weighted histogram kernels (OpenCL 1.2), built after histogram_rules.cl: each adds the float64
-// weight (W, float or double) of every value to the sum of the value's slot. A float64 atomic add
-// is a compare-and-swap loop on the sum's bits (cl_khr_int64_base_atomics).
+// Weighted histogram kernels (OpenCL 1.2), built after histogram_rules.cl and histogram_add_f64.cl:
+// each adds the float64 weight (W, float or double) of every value to the sum of the value's slot.
 //  - weighted_interleaved: grid-stride (coalesced) reads, one global add per value;
 //  - weighted_fast: grid-stride reads, four values and weights in flight per work-item; each
 //    work-item sums the weights of a run of equal slots
@@ -9,37 +8,11 @@
 //    s·COLUMNS + l mod COLUMNS) with LOCAL_SUMS, else into the global sums. A group adds its
 //    sums (a slot's copies together) to the global ones at the end, one add per slot that took
 //    a weight.
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
-
 #ifndef W
 #define W float
 #endif
 #ifndef LOCAL_SUMS
 #define LOCAL_SUMS 1
-#endif
-
-// With NVIDIA_PTX (set by the host on NVIDIA only) the adds are the hardware's float64 reductions
-// on a 32-bit shared-window or a global address, as the CUDA kernels' atomicAdd.
-#if NVIDIA_PTX
-void add_weight(volatile __global ulong* sum, double v) {
-  asm volatile("red.global.add.f64 [%0], %1;" ::"l"((ulong)(size_t)sum), "d"(v) : "memory");
-}
-void add_weight_local(volatile __local ulong* sum, double v) {
-  asm volatile("red.shared.add.f64 [%0], %1;" ::"r"((uint)(size_t)sum), "d"(v) : "memory");
-}
-#else
-// The compare-and-swap loop, once per address space (OpenCL 1.2 has no generic pointers).
-#define ADD_WEIGHT(name, space)                                     \
-  void name(volatile space ulong* sum, double v) {                  \
-    ulong seen, old = *sum;                                         \
-    do {                                                            \
-      seen = old;                                                   \
-      old = atom_cmpxchg(sum, seen, as_ulong(as_double(seen) + v)); \
-    } while (old != seen);                                          \
-  }
-ADD_WEIGHT(add_weight, __global)
-ADD_WEIGHT(add_weight_local, __local)
 #endif
 
 __kernel void weighted_interleaved(__global const T* in, long n, RULE_PARAMS,

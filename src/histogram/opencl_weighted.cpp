@@ -12,6 +12,7 @@
 #include "histogram/tuning.hpp"
 
 extern const char* const parpat_cl_histogram_rules;
+extern const char* const parpat_cl_histogram_add_f64;
 extern const char* const parpat_cl_histogram_weighted;
 
 namespace parpat::detail {
@@ -46,7 +47,8 @@ class OpenclWeightedHistogram final : public WeightedHistogramKernel {
     if (info.vendor.find("NVIDIA") != std::string::npos && tuned<HistogramOpenclPolicy>(info).ptx)
       options += " -DNVIDIA_PTX=1";
     static const std::string source =
-        std::string(parpat_cl_histogram_rules) + parpat_cl_histogram_weighted;
+        std::string(parpat_cl_histogram_rules) + parpat_cl_histogram_add_f64 +
+        parpat_cl_histogram_weighted;
     kernel_ = cl_.kernel("histogram_weighted.cl", source, options,
                          fast ? "weighted_fast" : "weighted_interleaved");
     local_size_ =

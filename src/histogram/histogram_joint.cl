@@ -1,0 +1,183 @@
+// Joint histogram kernels (numpy.histogramdd; OpenCL 1.2, cl_khr_fp64, built after
+// histogram_add_f64.cl). A sample's slot is the C-order index of its coordinates' bins, then one
+// slot for the samples in no bin (a coordinate outside its range, or NaN). Coordinate d of sample
+// i is c0[i·DIMS + d] of one (N, DIMS) array (INTERLEAVED) or c<d>[i] of DIMS arrays; it is
+// compared as a double. Each axis is six doubles of `axes` (lo, hi, step, norm, bins, offset of
+// its edges in `edges`, −1 for even bins): even bins take the candidate (x − lo)·norm corrected
+// against the exact edges i·step + lo (FP_CONTRACT off: no fused multiply-add changes an edge),
+// explicit edges a binary search.
+//  - joint_count: a grid-stride loop; 32-bit counters per slot in local memory lane-striped over
+//    COLUMNS copies (LOCAL_COUNTS; added to the 64-bit global counts at the end), else 64-bit
+//    global atomics. Groups are sized so none sees 2^31 samples.
+//  - joint_weighted: the float64 weights (W) of a run of equal slots summed in a register, then
+//    added to float64 sums in local memory (LOCAL_SUMS) or to the global sums.
+#pragma OPENCL FP_CONTRACT OFF
+
+#ifndef T
+#define T float
+#endif
+#ifndef BOOL_INPUT
+#define BOOL_INPUT 0
+#endif
+#ifndef DIMS
+#define DIMS 2
+#endif
+#ifndef INTERLEAVED
+#define INTERLEAVED 1
+#endif
+#ifndef COLUMNS
+#define COLUMNS 1
+#endif
+#ifndef LOCAL_COUNTS
+#define LOCAL_COUNTS 1
+#endif
+#ifndef LOCAL_SUMS
+#define LOCAL_SUMS 1
+#endif
+#ifndef W
+#define W double
+#endif
+
+#define NO_SLOT 0xFFFFFFFFu
+#define COORDINATES                                                                        \
+  __global const T *c0, __global const T *c1, __global const T *c2, __global const T *c3, \
+      __global const T *c4, __global const T *c5, __global const T *c6, __global const T *c7
+
+#if INTERLEAVED
+#define COORD(i, d) c0[(i) * DIMS + (d)]
+#else
+#define COORD(i, d)                                                           \
+  ((d) == 0   ? c0[i]                                                         \
+   : (d) == 1 ? c1[i]                                                         \
+   : (d) == 2 ? c2[i]                                                         \
+   : (d) == 3 ? c3[i]                                                         \
+   : (d) == 4 ? c4[i]                                                         \
+   : (d) == 5 ? c5[i]                                                         \
+   : (d) == 6 ? c6[i]                                                         \
+              : c7[i])
+#endif
+
+// The bin of x on one axis; `bins` when x is outside the axis or NaN.
+long axis_bin(double x, __constant const double* axis, __global const double* edges) {
+  const long bins = (long)axis[4];
+  const long offset = (long)axis[5];
+  if (offset < 0) {
+    const double lo = axis[0], hi = axis[1], step = axis[2], norm = axis[3];
+    if (!(x >= lo) || x > hi) return bins;
+    const double t = (x - lo) * norm;
+    long c = t < (double)bins ? (long)t : bins - 1;
+    while (c > 0 && x < (double)c * step + lo)
+      --c;
+    while (c < bins - 1 && x >= (double)(c + 1) * step + lo)
+      ++c;
+    return c;
+  }
+  __global const double* e = edges + offset;
+  if (!(x >= e[0]) || x > e[bins]) return bins;
+  long below = 0, above = bins;
+  while (above - below > 1) {
+    const long mid = below + (above - below) / 2;
+    if (e[mid] <= x) {
+      below = mid;
+    } else {
+      above = mid;
+    }
+  }
+  return below;
+}
+
+double coordinate(T v) {
+#if BOOL_INPUT
+  return v != 0 ? 1.0 : 0.0;
+#else
+  return (double)v;
+#endif
+}
+
+// The slot of sample i: `outside` when a coordinate is in no bin.
+#define SAMPLE_SLOT(i, result)                                                 \
+  do {                                                                         \
+    uint s = 0;                                                                \
+    bool inside = true;                                                        \
+    for (int d = 0; d < DIMS; ++d) {                                           \
+      const long bins = (long)axes[6 * d + 4];                                 \
+      const long b = axis_bin(coordinate(COORD(i, d)), axes + 6 * d, edges);   \
+      inside = inside && b < bins;                                             \
+      s = s * (uint)bins + (uint)b;                                            \
+    }                                                                          \
+    result = inside ? s : outside;                                             \
+  } while (0)
+
+__kernel void joint_count(COORDINATES, long n, __constant const double* axes,
+                          __global const double* edges, uint outside, __local uint* hist,
+                          __global ulong* counts) {
+  const uint slots = outside + 1;
+#if LOCAL_COUNTS
+  for (uint k = get_local_id(0); k < slots * COLUMNS; k += get_local_size(0))
+    hist[k] = 0;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  __local uint* column = hist + get_local_id(0) % 32 % COLUMNS;
+#endif
+  const long stride = get_global_size(0);
+  for (long i = get_global_id(0); i < n; i += stride) {
+    uint s;
+    SAMPLE_SLOT(i, s);
+#if LOCAL_COUNTS
+    atomic_inc(column + s * COLUMNS);
+#else
+    atom_inc(counts + s);
+#endif
+  }
+#if LOCAL_COUNTS
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint r = get_local_id(0); r < slots; r += get_local_size(0)) {
+    ulong sum = 0;
+    for (uint c = 0; c < COLUMNS; ++c)
+      sum += hist[r * COLUMNS + c];
+    if (sum) atom_add(counts + r, sum);
+  }
+#endif
+}
+
+#if LOCAL_SUMS
+#define ADD_SUM(s, v) add_weight_local(part + (s) * COLUMNS + column, (v))
+#else
+#define ADD_SUM(s, v) add_weight(sums + (s), (v))
+#endif
+
+__kernel void joint_weighted(COORDINATES, long n, __constant const double* axes,
+                             __global const double* edges, uint outside, __global const W* w,
+                             __local ulong* part, __global ulong* sums) {
+  const uint slots = outside + 1;
+  const uint column = get_local_id(0) % 32 % COLUMNS;
+#if LOCAL_SUMS
+  for (uint k = get_local_id(0); k < slots * COLUMNS; k += get_local_size(0))
+    part[k] = as_ulong(0.0);
+  barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+  uint run_slot = NO_SLOT;
+  double run = 0;
+  const long stride = get_global_size(0);
+  for (long i = get_global_id(0); i < n; i += stride) {
+    uint s;
+    SAMPLE_SLOT(i, s);
+    const double v = (double)w[i];
+    if (s == run_slot) {
+      run += v;
+      continue;
+    }
+    if (run_slot != NO_SLOT) ADD_SUM(run_slot, run);
+    run_slot = s;
+    run = v;
+  }
+  if (run_slot != NO_SLOT) ADD_SUM(run_slot, run);
+#if LOCAL_SUMS
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint r = get_local_id(0); r < slots; r += get_local_size(0)) {
+    double sum = 0;
+    for (uint c = 0; c < COLUMNS; ++c)
+      sum += as_double(part[r * COLUMNS + c]);
+    if (sum != 0) add_weight(sums + r, sum);
+  }
+#endif
+}

@@ -1,0 +1,255 @@
+// Joint histograms (numpy.histogramdd): the bins of each dimension resolved as the
+// one-dimensional histogram resolves them, the samples counted on their device by the
+// backend's joint kernel (CPU: `parallel`, or the reference as `serial`; CUDA and OpenCL:
+// `fast`), and numpy's density.
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "histogram/joint.hpp"
+#include "parpat/error.hpp"
+#include "parpat/reduce.hpp"
+#include "runtime/device_impl.hpp"
+
+namespace parpat {
+
+std::int64_t HistogramDDResult::size() const {
+  std::int64_t b = 1;
+  for (std::int64_t s : shape)
+    b *= s;
+  return b;
+}
+
+namespace detail {
+
+void joint_histogram_reference(const JointProblem& p, const std::vector<const void*>& in,
+                               const void* weights, void* out) {
+  const std::int64_t bins = p.bins();
+  auto* counts = static_cast<std::uint64_t*>(out);
+  auto* sums = static_cast<double*>(out);
+  std::fill(counts, counts + p.slots(), 0);  // +0.0 has the bits of 0
+  for (std::int64_t i = 0; i < p.n; ++i) {
+    std::int64_t slot = 0;
+    for (int d = 0; d < p.dims() && slot < bins; ++d) {
+      const HistogramProblem& axis = p.axes[static_cast<std::size_t>(d)];
+      const std::int64_t s = reference_slot(axis, joint_coordinate(p, in, i, d));
+      slot = s < axis.bins ? slot * axis.bins + s : bins;
+    }
+    if (p.weighted) {
+      sums[slot] += weight_at(weights, p.weights, i);
+    } else {
+      ++counts[slot];
+    }
+  }
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::JointProblem;
+
+// The samples' arrays as one problem's input: dtype, length, layout and dimension count.
+struct Samples {
+  std::vector<Array> arrays;
+  bool interleaved = true;
+  std::int64_t n = 0;
+  int dims = 0;
+};
+
+Samples samples_of(const Array& sample) {
+  if (sample.ndim() != 1 && sample.ndim() != 2)
+    throw_invalid("histogramdd takes an (N, D) array of samples, got " +
+                  std::to_string(sample.ndim()) + " dimensions");
+  if (sample.ndim() == 2 && sample.row_stride() != sample.cols())
+    throw_invalid("histogramdd takes contiguous samples (row stride equal to the row length)");
+  Samples s{{sample}, true, sample.ndim() == 1 ? sample.size() : sample.rows(),
+            sample.ndim() == 1 ? 1 : static_cast<int>(sample.cols())};
+  if (sample.ndim() == 2 && (sample.cols() < 1 || sample.cols() > kMaxHistogramDims))
+    throw_invalid("histogramdd takes 1 to " + std::to_string(kMaxHistogramDims) +
+                  " dimensions, got " + std::to_string(sample.cols()));
+  return s;
+}
+
+Samples samples_of(const std::vector<Array>& coordinates) {
+  if (coordinates.empty() || coordinates.size() > static_cast<std::size_t>(kMaxHistogramDims))
+    throw_invalid("histogramdd takes 1 to " + std::to_string(kMaxHistogramDims) +
+                  " coordinate arrays, got " + std::to_string(coordinates.size()));
+  const Array& first = coordinates.front();
+  for (const Array& a : coordinates) {
+    if (a.ndim() != 1) throw_invalid("histogramdd's coordinate arrays must be one-dimensional");
+    if (a.size() != first.size())
+      throw_invalid("histogramdd's coordinate arrays must have one length, got " +
+                    std::to_string(first.size()) + " and " + std::to_string(a.size()));
+    if (a.dtype() != first.dtype())
+      throw_invalid(std::string("histogramdd's coordinate arrays must have one dtype, got ") +
+                    dtype_name(first.dtype()) + " and " + dtype_name(a.dtype()));
+    if (&a.device().impl() != &first.device().impl())
+      throw_invalid("histogramdd's coordinate arrays must be on one device");
+  }
+  return {coordinates, false, first.size(), static_cast<int>(coordinates.size())};
+}
+
+// [min, max] of each coordinate, found with parpat::reduce on the samples' device.
+std::vector<std::pair<double, double>> coordinate_ranges(const Samples& s) {
+  std::vector<std::pair<double, double>> ranges;
+  auto value = [](const ReduceResult& r, std::size_t i) { return r.values.at(i).as_double(); };
+  if (s.interleaved) {
+    const Array& a = s.arrays[0];
+    const Array table = a.ndim() == 2 ? a : Array::view(a.buffer(), a.dtype(), {s.n, 1});
+    const ReduceResult lo = reduce(table, {ReduceOp::min, Axis::cols, {}});
+    const ReduceResult hi = reduce(table, {ReduceOp::max, Axis::cols, {}});
+    for (int d = 0; d < s.dims; ++d)
+      ranges.emplace_back(value(lo, std::size_t(d)), value(hi, std::size_t(d)));
+  } else {
+    for (const Array& a : s.arrays)
+      ranges.emplace_back(value(reduce(a, {ReduceOp::min, Axis::all, {}}), 0),
+                          value(reduce(a, {ReduceOp::max, Axis::all, {}}), 0));
+  }
+  return ranges;
+}
+
+JointProblem problem_of(const Samples& s, const std::vector<HistogramBins>& bins) {
+  if (bins.size() != 1 && bins.size() != static_cast<std::size_t>(s.dims))
+    throw_invalid("histogramdd of " + std::to_string(s.dims) + " dimensions takes 1 or " +
+                  std::to_string(s.dims) + " bin specifications, got " +
+                  std::to_string(bins.size()));
+  JointProblem p;
+  p.dtype = s.arrays[0].dtype();
+  p.n = s.n;
+  p.interleaved = s.interleaved;
+  std::vector<std::pair<double, double>> ranges;  // found once, when a dimension needs them
+  std::int64_t total = 1;
+  for (int d = 0; d < s.dims; ++d) {
+    const HistogramBins& b = bins.size() == 1 ? bins[0] : bins[std::size_t(d)];
+    if (b.kind == HistogramBins::Kind::per_value)
+      throw_invalid("histogramdd takes even bins or edges per dimension, not per-value bins");
+    const HistogramBins resolved = detail::resolve_bins_with(p.dtype, p.n, b, [&] {
+      if (ranges.empty()) ranges = coordinate_ranges(s);
+      return ranges[std::size_t(d)];
+    });
+    p.axes.push_back(detail::problem_of(p.dtype, p.n, resolved));
+    total *= p.axes.back().bins;
+    if (total > kMaxHistogramBins)
+      throw_invalid("histogramdd takes at most " + std::to_string(kMaxHistogramBins) +
+                    " bins in all (2^26)");
+  }
+  return p;
+}
+
+std::unique_ptr<detail::JointKernel> make_kernel(const Device& device, const JointProblem& p,
+                                                 const std::string& variant) {
+  const Backend backend = device.backend();
+  const std::string name = variant.empty() ? (backend == Backend::cpu ? "parallel" : "fast")
+                                           : variant;
+  if (backend == Backend::cpu && name == "serial") return nullptr;  // the reference
+  if (backend == Backend::cpu && name == "parallel") return detail::make_cpu_joint(device, p);
+#if defined(PARPAT_HAVE_CUDA)
+  if (backend == Backend::cuda && name == "fast") return detail::make_cuda_joint(device, p);
+#endif
+#if defined(PARPAT_HAVE_OPENCL)
+  if (backend == Backend::opencl && name == "fast") return detail::make_opencl_joint(device, p);
+#endif
+  throw Error(ErrorKind::unsupported,
+              "histogramdd has no variant " + name + " on " + backend_name(backend) +
+                  " (serial and parallel on the CPU, fast on GPUs)");
+}
+
+HistogramDDResult count(const Samples& s, const Array* weights,
+                        const std::vector<HistogramBins>& bins, const HistogramOptions& options) {
+  JointProblem p = problem_of(s, bins);
+  const Device device = s.arrays[0].device();
+  if (weights) {
+    detail::check_weights(weights->dtype(), weights->shape(), {s.n});
+    if (&weights->device().impl() != &device.impl())
+      throw_invalid("the weights must be on the samples' device");
+    p.weighted = true;
+    p.weights = weights->dtype();
+  }
+  const std::size_t bytes = static_cast<std::size_t>(p.slots()) * 8;
+  std::vector<std::uint64_t> slots(static_cast<std::size_t>(p.slots()), 0);
+  HistogramDDResult r;
+  auto kernel = make_kernel(device, p, options.variant);
+  if (p.n > 0 && kernel) {
+    detail::JointInput in;
+    for (const Array& a : s.arrays)
+      in.coordinates.push_back(&a.buffer());
+    in.weights = weights ? &weights->buffer() : nullptr;
+    Buffer out(device, bytes);
+    if (options.timed) device.impl().timer_start(detail::TimerMode::events_only);
+    kernel->run(in, out);
+    if (options.timed) r.time_ms = device.impl().timer_stop_ms();
+    out.download(slots.data(), bytes);
+  } else if (p.n > 0) {  // the CPU reference reads host memory in place
+    std::vector<const void*> in;
+    for (const Array& a : s.arrays)
+      in.push_back(a.buffer().handle());
+    detail::joint_histogram_reference(p, in, weights ? weights->buffer().handle() : nullptr,
+                                      slots.data());
+  }
+  for (const auto& axis : p.axes) {
+    r.bins.push_back(axis.even ? HistogramBins::even(axis.bins, axis.lo, axis.hi)
+                               : HistogramBins::explicit_edges(axis.edges));
+    r.shape.push_back(axis.bins);
+  }
+  if (p.weighted) {
+    r.sums.resize(slots.size());
+    std::memcpy(r.sums.data(), slots.data(), bytes);
+    r.outside_sum = r.sums.back();
+    r.sums.pop_back();
+  } else {
+    r.outside = slots.back();
+    slots.pop_back();
+    r.counts = std::move(slots);
+  }
+  return r;
+}
+
+}  // namespace
+
+HistogramDDResult histogramdd(const Array& sample, const std::vector<HistogramBins>& bins,
+                              const HistogramOptions& options) {
+  return count(samples_of(sample), nullptr, bins, options);
+}
+
+HistogramDDResult histogramdd(const std::vector<Array>& coordinates,
+                              const std::vector<HistogramBins>& bins,
+                              const HistogramOptions& options) {
+  return count(samples_of(coordinates), nullptr, bins, options);
+}
+
+HistogramDDResult histogramdd(const Array& sample, const Array& weights,
+                              const std::vector<HistogramBins>& bins,
+                              const HistogramOptions& options) {
+  return count(samples_of(sample), &weights, bins, options);
+}
+
+HistogramDDResult histogramdd(const std::vector<Array>& coordinates, const Array& weights,
+                              const std::vector<HistogramBins>& bins,
+                              const HistogramOptions& options) {
+  return count(samples_of(coordinates), &weights, bins, options);
+}
+
+std::vector<double> histogramdd_density(const HistogramDDResult& r) {
+  std::vector<double> density(static_cast<std::size_t>(r.size()));
+  double total = 0;
+  for (std::size_t i = 0; i < density.size(); ++i) {
+    density[i] = r.weighted() ? r.sums[i] : static_cast<double>(r.counts[i]);
+    total += density[i];
+  }
+  // Divided by each dimension's widths in turn, then by the total, as numpy does.
+  std::int64_t inner = r.size();
+  for (std::size_t d = 0; d < r.shape.size(); ++d) {
+    const std::vector<double> edges = r.bins[d].edge_values();
+    inner /= r.shape[d];
+    for (std::size_t i = 0; i < density.size(); ++i) {
+      const auto bin = static_cast<std::size_t>(static_cast<std::int64_t>(i) / inner % r.shape[d]);
+      density[i] /= edges[bin + 1] - edges[bin];
+    }
+  }
+  for (double& v : density)
+    v /= total;
+  return density;
+}
+
+}  // namespace parpat
