@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <iostream>
 
 #include "bench.hpp"
@@ -14,6 +15,7 @@
 #include "histogram/histogram_internal.hpp"
 #include "parpat/error.hpp"
 #include "parpat/histogram.hpp"
+#include "parpat/histogramdd.hpp"
 #include "parpat/registry.hpp"
 #include "runtime/device_impl.hpp"
 
@@ -183,6 +185,71 @@ void bench_weighted(const Device& device, const BenchOptions& o, const Peaks& pe
   }
 }
 
+// Joint histograms (numpy.histogram2d): float32 (x, y) pairs, uniform over the range, as one
+// (N, 2) array and as two arrays, 64 × 64, 256 × 256 and 1024 × 1024 bins, verified exactly
+// against the CPU `parallel` counts. Device time of the counting (HistogramOptions::timed), the
+// median of o.reps calls. No vendor library has a joint histogram (CUB's multi-channel histogram
+// counts each channel alone): cupy.histogram2d is timed beside parpat by `python -m parpat.bench`.
+void bench_joint(const Device& device, const BenchOptions& o, const Peaks& peaks, bool gpu,
+                 std::vector<BenchRow>& rows) {
+  const DType t = DType::float32;
+  const std::int64_t n = gpu ? (o.quick ? 1 << 24 : 1 << 27) : (o.quick ? 1 << 21 : 1 << 24);
+  Device host_cpu = Device::open(Backend::cpu);
+  const auto pairs = make_input(t, 2 * n, 303, Distribution::uniform);
+  std::vector<unsigned char> xs(static_cast<std::size_t>(n) * 4), ys(xs.size());
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::memcpy(xs.data() + i * 4, pairs.data() + i * 8, 4);
+    std::memcpy(ys.data() + i * 4, pairs.data() + i * 8 + 4, 4);
+  }
+  const Array table = Array::from_host(device, t, {n, 2}, pairs.data());
+  const std::vector<Array> columns{Array::from_host(device, t, {n}, xs.data()),
+                                   Array::from_host(device, t, {n}, ys.data())};
+  const Array on_cpu = Array::from_host(host_cpu, t, {n, 2}, pairs.data());
+  const std::string variant = device.backend() == Backend::cpu ? "parallel" : "fast";
+  if (!o.variants.empty() &&
+      std::find(o.variants.begin(), o.variants.end(), variant) == o.variants.end())
+    return;
+  for (std::int64_t bins : {64, 256, 1024}) {
+    const std::vector<HistogramBins> spec{HistogramBins::even(bins, 0.0, 1.0)};
+    const HistogramDDResult expected = histogramdd(on_cpu, spec, {"parallel"});
+    for (bool interleaved : {true, false}) {
+      BenchRow row;
+      row.pattern = "histogram";
+      row.backend = backend_name(device.backend());
+      row.device = device.info().name;
+      row.variant = variant;
+      row.dtype = dtype_name(t);
+      row.op = interleaved ? "2-D uniform, (N, 2)" : "2-D uniform, 2 arrays";
+      row.shape = fmt::format("{}x{} bins, {} pairs", bins, bins, size_label(n));
+      HistogramOptions options{variant, true};
+      auto run = [&] {
+        return interleaved ? histogramdd(table, spec, options)
+                           : histogramdd(columns, spec, options);
+      };
+      try {
+        const HistogramDDResult got = run();
+        row.verified = got.counts == expected.counts && got.outside == expected.outside;
+        if (!row.verified) row.note = "counts differ from the CPU's";
+        std::vector<double> times;
+        for (int rep = 0; rep < std::max(o.reps, 1); ++rep)
+          times.push_back(run().time_ms);
+        std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+        row.time_ms = times[times.size() / 2];
+      } catch (const Error& e) {
+        if (e.kind() == ErrorKind::unsupported) continue;
+        row.note = e.what();
+      }
+      row.bytes = static_cast<double>(n) * 8 + static_cast<double>(bins * bins) * 8;
+      row.gbps = row.time_ms > 0 ? row.bytes / (row.time_ms * 1e6) : 0;
+      row.pct_peak = peaks.read_gbps > 0 ? 100.0 * row.gbps / peaks.read_gbps : 0;
+      rows.push_back(row);
+      std::cerr << fmt::format("  histogram {:<13} {:<8} {:<26} {:<18} {:10.2f} µs {}\n",
+                               row.variant, row.dtype, row.op, row.shape, row.time_ms * 1e3,
+                               row.verified ? "" : "NOT VERIFIED " + row.note);
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<BenchRow> bench_histogram(const Device& device, const BenchOptions& o,
@@ -307,8 +374,11 @@ std::vector<BenchRow> bench_histogram(const Device& device, const BenchOptions& 
     rows[numpy_rows[k]].baseline = "numpy";
     rows[numpy_rows[k]].baseline_ms = times[k];
   }
-  if (o.dtypes.empty() || std::find(o.dtypes.begin(), o.dtypes.end(), "float32") != o.dtypes.end())
+  if (o.dtypes.empty() ||
+      std::find(o.dtypes.begin(), o.dtypes.end(), "float32") != o.dtypes.end()) {
     bench_weighted(device, o, peaks, gpu, rows);
+    bench_joint(device, o, peaks, gpu, rows);
+  }
   return rows;
 }
 

@@ -134,9 +134,9 @@ TEST_P(HistogramDD, EveryDTypeDimensionAndLayoutMatchesNumpysPlacement) {
   std::mt19937_64 rng(run_seed());
   std::uniform_real_distribution<double> u(-12, 76);
   std::bernoulli_distribution nan(0.02);
-  for (DType t : {DType::float32, DType::float64, DType::int32, DType::uint8, DType::int16,
-                  DType::int64, DType::uint32, DType::boolean, DType::int8, DType::uint16,
-                  DType::uint64}) {
+  for (DType t :
+       {DType::float32, DType::float64, DType::int32, DType::uint8, DType::int16, DType::int64,
+        DType::uint32, DType::boolean, DType::int8, DType::uint16, DType::uint64}) {
     for (int dims : {1, 2, 3, 8}) {
       const std::int64_t n = dims == 8 ? 3001 : 20011;
       // NaN only where the range is given: numpy refuses a range found from NaN data.
@@ -195,9 +195,8 @@ TEST_P(HistogramDD, LargeBinCountsAndSkewedData) {
   std::normal_distribution<double> normal(0, 1.5);
   for (std::int64_t bins : {256, 1024}) {
     const std::int64_t n = bins == 256 ? 1 << 21 : 1 << 18;
-    const Samples spread = make_samples(DType::float32, 2, n, [&](std::int64_t) {
-      return normal(rng);
-    });
+    const Samples spread =
+        make_samples(DType::float32, 2, n, [&](std::int64_t) { return normal(rng); });
     const std::vector<HistogramBins> b{HistogramBins::even(bins, -4, 4)};
     expect_counts(spread, histogramdd(spread.table(dev), b), std::to_string(bins) + " spread");
     expect_counts(spread, histogramdd(spread.columns(dev), b), std::to_string(bins) + " arrays");
@@ -206,9 +205,8 @@ TEST_P(HistogramDD, LargeBinCountsAndSkewedData) {
     expect_counts(same, histogramdd(same.table(dev), b), std::to_string(bins) + " all equal");
   }
   // An odd count of samples of 8-byte coordinates: vectors and a tail.
-  const Samples odd = make_samples(DType::float64, 2, 100003, [&](std::int64_t) {
-    return normal(rng);
-  });
+  const Samples odd =
+      make_samples(DType::float64, 2, 100003, [&](std::int64_t) { return normal(rng); });
   expect_counts(odd, histogramdd(odd.table(dev), {HistogramBins::even(100)}), "float64 odd");
 }
 
@@ -235,8 +233,8 @@ TEST_P(HistogramDD, WeightedSumsMatch) {
       const Array weights = Array::from_host(dev, wt, {n}, wb.data());
       const std::vector<HistogramBins> b{HistogramBins::even(bins, -0.9, 0.9)};
       for (bool table : {true, false}) {
-        const HistogramDDResult r = table ? histogramdd(s.table(dev), weights, b)
-                                          : histogramdd(s.columns(dev), weights, b);
+        const HistogramDDResult r =
+            table ? histogramdd(s.table(dev), weights, b) : histogramdd(s.columns(dev), weights, b);
         ASSERT_TRUE(r.weighted());
         const Expected e = expected(s, r, &w);
         for (std::size_t k = 0; k < e.sums.size(); ++k) {
@@ -266,8 +264,8 @@ TEST(HistogramDDDensity, IsNumpysDensity) {
   const Device cpu = Device::open(Backend::cpu);
   const std::vector<double> xy{0.1, 0.1, 0.2, 2.5, 0.9, 2.9, 0.95, 0.4};  // (4, 2)
   const Array a = Array::from_host(cpu, DType::float64, {4, 2}, xy.data());
-  const HistogramDDResult r = histogramdd(
-      a, {HistogramBins::even(2, 0, 1), HistogramBins::explicit_edges({0, 1, 3})});
+  const HistogramDDResult r =
+      histogramdd(a, {HistogramBins::even(2, 0, 1), HistogramBins::explicit_edges({0, 1, 3})});
   ASSERT_EQ(r.counts, (std::vector<std::uint64_t>{1, 1, 1, 1}));
   // numpy: hist / width_x / width_y / total.
   const std::vector<double> density = histogramdd_density(r);
@@ -307,8 +305,11 @@ TEST(HistogramDDErrors, BadInputIsRefusedWithOneLine) {
   refused([&] { histogramdd({x, y}, {HistogramBins::even(2)}); }, "lengths differ");
   refused([&] { histogramdd({x, z}, {HistogramBins::even(2)}); }, "dtypes differ");
   refused([&] { histogramdd({x, x}, {HistogramBins::per_value()}); }, "per-value bins");
-  refused([&] { histogramdd({x, x, x}, {HistogramBins::even(2), HistogramBins::even(2)}); },
-          "two bins for three dimensions");
+  refused(
+      [&] {
+        histogramdd({x, x, x}, {HistogramBins::even(2), HistogramBins::even(2)});
+      },
+      "two bins for three dimensions");
   refused([&] { histogramdd({x, x}, {HistogramBins::even(1 << 14, 0, 1)}); }, "2^28 bins");
   refused([&] { histogramdd({x, x}, {HistogramBins::even(3, 1, 1)}); }, "empty range");
   refused([&] { histogramdd({x, x}, {HistogramBins::explicit_edges({0, 2, 1})}); }, "edges");

@@ -19,8 +19,8 @@ constexpr int kMaxHistogramDims = 8;
 // it; here it is counted in `outside`). Every coordinate is compared as a float64, as
 // numpy.histogramdd compares it.
 struct HistogramDDResult {
-  std::vector<HistogramBins> bins;   // resolved per dimension: even with a range, or edges
-  std::vector<std::int64_t> shape;   // bins per dimension
+  std::vector<HistogramBins> bins;    // resolved per dimension: even with a range, or edges
+  std::vector<std::int64_t> shape;    // bins per dimension
   std::vector<std::uint64_t> counts;  // C order over `shape`; empty when weighted
   std::vector<double> sums;           // weighted: float64 sums of the weights, C order
   std::uint64_t outside = 0;          // samples in no bin

@@ -17,11 +17,12 @@ from . import _parpat
 from ._api import (all, any, argmax, argmin, bincount, clear, count_nonzero, devices, histogram,
                    max, mean, min, nanargmax, nanargmin, nanmax, nanmean, nanmin, nanprod, nanstd,
                    nansum, nanvar, pairwise, prod, std, sum, var)
+from ._histogramdd import histogram2d, histogramdd
 
 Device = _parpat.Device
 __version__ = "0.1.0"
 __all__ = ["Device", "all", "any", "argmax", "argmin", "bincount", "count_nonzero", "devices",
-           "histogram",
+           "histogram", "histogram2d", "histogramdd",
            "max", "mean", "min", "nanargmax", "nanargmin", "nanmax", "nanmean", "nanmin",
            "nanprod", "nanstd", "nansum", "nanvar", "pairwise", "prod", "std", "sum", "var"]
 

@@ -37,6 +37,10 @@ def weighted_histogram(device: Device, ptr: int, host: bool, dtype: str, n: int,
                        weights_host: bool, weights_dtype: str, count: int, lo: float, hi: float,
                        edges: Sequence[float], out: int, out_host: bool, accumulate: bool,
                        variant: str, stream: int) -> None: ...
+def histogramdd(device: Device, coordinates: Sequence[int], host: bool, dtype: str, n: int,
+                table: bool, bins: Sequence[Tuple[int, bool, float, float, Sequence[float]]],
+                weights: int, weights_host: bool, weights_dtype: str, variant: str,
+                stream: int) -> Tuple[Any, List[Any]]: ...  # (counts or sums, [edges]): numpy
 def pairwise(device: Device, a: int, a_host: bool, x: int, b: int, b_host: bool, y: int, c: int,
              c_host: bool, kernel: str, h: float, expression: str, variant: str,
              stream: int) -> None: ...

@@ -6,7 +6,10 @@ stream, the call queued behind a sleeping kernel so that host time does not show
 time of a call that waits for its answer, each the median of --reps after a warm-up; bincount
 (whose answer's length depends on the data) and host cases report the wall time. The
 host-overhead case runs each library's sum on a 1024-element tensor in loops of 2000 calls and
-reports the median wall time per call minus the device time of its kernels (measured with the calls queued behind a sleeping kernel)."""
+reports the median wall time per call minus the device time of its kernels (measured with the calls queued behind a sleeping kernel).
+parpat.histogram2d waits for its counts, so its device time is that of the whole call after
+the sleeping kernel. The histogram2d cases also check that parpat's counts equal the
+baseline's exactly."""
 
 from __future__ import annotations
 
@@ -127,7 +130,18 @@ def markdown_rows(rows):
     return lines
 
 
-def gpu_cases(table, reps):
+HIST2D_RANGE = [(0, 1), (0, 1)]
+
+
+def same_counts(case, ours, theirs, baseline):
+    """Refuses a result of parpat's that differs from the baseline library's."""
+    to_numpy = (lambda a: a.cpu().numpy() if hasattr(a, "cpu") else
+                a.get() if hasattr(a, "get") else np.asarray(a))
+    if not np.array_equal(to_numpy(ours), to_numpy(theirs)):
+        raise SystemExit(f"{case}: parpat's counts differ from {baseline}'s")
+
+
+def gpu_cases(table, reps, pairs):
     try:
         import torch
     except ImportError:
@@ -189,6 +203,24 @@ def gpu_cases(table, reps):
             + [("parpat.nanmean", lambda: parpat.nanmean(x))])
     del x, xc
 
+    xy = torch.rand((2, 1 << pairs), device="cuda")
+    x, y = xy[0], xy[1]
+    case = f"histogram2d float32 2^{pairs} (x, y) pairs, 256 × 256 bins"
+    if cupy is not None:
+        xc, yc = cupy.from_dlpack(x), cupy.from_dlpack(y)
+    compare(case,
+            ([("cupy.histogram2d",
+               lambda: cupy.histogram2d(xc, yc, bins=256, range=HIST2D_RANGE))]
+             if cupy is not None else [])
+            + [("parpat.histogram2d",
+                lambda: parpat.histogram2d(x, y, bins=256, range=HIST2D_RANGE))])
+    if cupy is not None:
+        same_counts(case, parpat.histogram2d(x, y, bins=256, range=HIST2D_RANGE)[0],
+                    cupy.histogram2d(xc, yc, bins=256, range=HIST2D_RANGE)[0],
+                    "cupy.histogram2d")
+        del xc, yc
+    del xy, x, y
+
     b = torch.randint(0, 256, (1 << 30,), dtype=torch.uint8, device="cuda")
     case = "bincount uint8 1 GiB (the answer's length known on the host)"
     row = table.add(case, "torch.bincount", wall_ms=wall_ms(lambda: torch.bincount(b), reps, sync))
@@ -196,7 +228,7 @@ def gpu_cases(table, reps):
               baseline=row)
 
 
-def host_cases(table, reps):
+def host_cases(table, reps, pairs):
     rng = np.random.default_rng(1)
     x = rng.random(1 << 26, dtype=np.float32)
     case = "numpy float32 2^26 on the CPU backend: sum"
@@ -223,6 +255,19 @@ def host_cases(table, reps):
               wall_ms=wall_ms(lambda: parpat.histogram(x, bins=1024, range=(0, 1), weights=w),
                               reps),
               baseline=row)
+    del w
+    pairs = min(pairs, 26)
+    x, y = rng.random((2, 1 << pairs), dtype=np.float32)
+    case = f"numpy float32 2^{pairs} (x, y) pairs on the CPU backend: histogram2d, 256 × 256 bins"
+    row = table.add(case, "numpy.histogram2d",
+                    wall_ms=wall_ms(lambda: np.histogram2d(x, y, bins=256, range=HIST2D_RANGE),
+                                    max(reps // 4, 3)))
+    table.add(case, "parpat.histogram2d",
+              wall_ms=wall_ms(lambda: parpat.histogram2d(x, y, bins=256, range=HIST2D_RANGE),
+                              reps),
+              baseline=row)
+    same_counts(case, parpat.histogram2d(x, y, bins=256, range=HIST2D_RANGE)[0],
+                np.histogram2d(x, y, bins=256, range=HIST2D_RANGE)[0], "numpy.histogram2d")
 
 
 def main(argv=None):
@@ -230,11 +275,14 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=20, help="timed repetitions per case")
     ap.add_argument("--json", help="also write the rows and the machine as JSON here")
     ap.add_argument("--no-gpu", action="store_true", help="host cases only")
+    ap.add_argument("--pairs", type=int, default=27,
+                    help="log2 of the (x, y) pairs of the histogram2d cases (default 27; the "
+                         "host case takes at most 26, as the other host cases)")
     args = ap.parse_args(argv)
     table = Table()
     if not args.no_gpu:
-        gpu_cases(table, args.reps)
-    host_cases(table, args.reps)
+        gpu_cases(table, args.reps, args.pairs)
+    host_cases(table, args.reps, args.pairs)
     versions = {"python": platform.python_version(), "numpy": np.__version__}
     for name in ("torch", "cupy"):
         if name in sys.modules:

@@ -3,7 +3,8 @@
 // allocates the outputs in the caller's framework; this module turns those into parpat arrays
 // (a view of the caller's memory, or a copy when host data goes to a GPU), runs a plan (a
 // ReduceCall the package keeps per call signature, or one from the calling thread's plan
-// cache), and leaves device results on the caller's stream.
+// cache), and leaves device results on the caller's stream. Joint histograms
+// (histogramdd_call.hpp) have no plan: they wait for the caller's stream and return host arrays.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
@@ -17,6 +18,7 @@
 #include <tuple>
 #include <vector>
 
+#include "histogramdd_call.hpp"
 #include "memory.hpp"
 #include "parpat/parpat.hpp"
 #include "plan_cache.hpp"
@@ -215,11 +217,8 @@ NB_MODULE(_parpat, m) {
       "device"_a, "ptr"_a, "host"_a, "dtype"_a, "n"_a, "kind"_a, "count"_a, "has_range"_a, "lo"_a,
       "hi"_a, "edges"_a, "stream"_a);
   m.def("edges", [](std::int64_t count, double lo, double hi) {
-    // numpy.histogram's edges of even bins, as a numpy array (a list of 65537 floats is slow).
-    auto* values = new std::vector<double>(HistogramBins::even(count, lo, hi).edge_values());
-    nb::capsule owner(values,
-                      [](void* p) noexcept { delete static_cast<std::vector<double>*>(p); });
-    return nb::ndarray<nb::numpy, double, nb::ndim<1>>(values->data(), {values->size()}, owner);
+    // numpy.histogram's edges of even bins.
+    return numpy_array(HistogramBins::even(count, lo, hi).edge_values());
   });
   m.def(
       "histogram",
@@ -244,6 +243,9 @@ NB_MODULE(_parpat, m) {
       "device"_a, "ptr"_a, "host"_a, "dtype"_a, "n"_a, "weights"_a, "weights_host"_a,
       "weights_dtype"_a, "count"_a, "lo"_a, "hi"_a, "edges"_a, "out"_a, "out_host"_a,
       "accumulate"_a, "variant"_a, "stream"_a);
+  m.def("histogramdd", &histogramdd_call, "device"_a, "coordinates"_a, "host"_a, "dtype"_a, "n"_a,
+        "table"_a, "bins"_a, "weights"_a, "weights_host"_a, "weights_dtype"_a, "variant"_a,
+        "stream"_a);
   m.def(
       "pairwise",
       [](const Device& d, std::uintptr_t a, bool a_host, std::int64_t x, std::uintptr_t b,

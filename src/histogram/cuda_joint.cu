@@ -77,8 +77,8 @@ class CudaJoint final : public JointKernel {
     auto* counts = static_cast<unsigned long long*>(out.handle());
     switch (sink_) {
       case JointSink::striped:
-        joint_count_kernel<T, JointSink::striped><<<blocks_, block_, shared_, st>>>(
-            s, pairs, unsigned(slots), columns_, vote_, counts);
+        joint_count_kernel<T, JointSink::striped>
+            <<<blocks_, block_, shared_, st>>>(s, pairs, unsigned(slots), columns_, vote_, counts);
         break;
       case JointSink::packed:
         joint_count_kernel<T, JointSink::packed>
@@ -111,7 +111,8 @@ class CudaJoint final : public JointKernel {
   void plan(const DeviceInfo& info) {
     const HistogramFastPolicy policy = tuned<HistogramFastPolicy>(info);
     const std::size_t budget = std::min<std::size_t>(info.local_memory, 200u << 10);
-    const std::size_t striped = std::min<std::size_t>(budget, std::size_t(policy.striped_kib) << 10);
+    const std::size_t striped =
+        std::min<std::size_t>(budget, std::size_t(policy.striped_kib) << 10);
     const std::size_t slots = std::size_t(p_.slots());
     const std::size_t row = slots * (p_.weighted ? sizeof(double) : sizeof(unsigned));
     if (row <= budget) {
@@ -136,12 +137,12 @@ class CudaJoint final : public JointKernel {
     block_ = std::min(policy.block, attr.maxThreadsPerBlock) / 32 * 32;
     int per_sm = 0;
     PARPAT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, block_, shared_));
-    const long long most = std::max(1ll, (p_.n + block_ - 1) / block_);
-    blocks_ = int(std::max(1ll, std::min((long long)std::max(per_sm, 1) *
-                                             cuda_.props().multiProcessorCount,
-                                         most)));
+    const long long most = std::max<long long>(1, (p_.n + block_ - 1) / block_);
+    blocks_ = int(std::max(
+        1ll, std::min((long long)std::max(per_sm, 1) * cuda_.props().multiProcessorCount, most)));
     // 32-bit shared counters of one block must not wrap.
-    blocks_ = int(std::max<long long>(blocks_, (p_.n + kMaxValuesPerBlock - 1) / kMaxValuesPerBlock));
+    blocks_ =
+        int(std::max<long long>(blocks_, (p_.n + kMaxValuesPerBlock - 1) / kMaxValuesPerBlock));
   }
 
   CudaDevice& cuda_;

@@ -95,18 +95,20 @@ double coordinate(T v) {
 }
 
 // The slot of sample i: `outside` when a coordinate is in no bin.
-#define SAMPLE_SLOT(i, result)                                                 \
-  do {                                                                         \
-    uint s = 0;                                                                \
-    bool inside = true;                                                        \
-    for (int d = 0; d < DIMS; ++d) {                                           \
-      const long bins = (long)axes[6 * d + 4];                                 \
-      const long b = axis_bin(coordinate(COORD(i, d)), axes + 6 * d, edges);   \
-      inside = inside && b < bins;                                             \
-      s = s * (uint)bins + (uint)b;                                            \
-    }                                                                          \
-    result = inside ? s : outside;                                             \
-  } while (0)
+uint sample_slot(long i, COORDINATES, __constant const double* axes, __global const double* edges,
+                 uint outside) {
+  uint slot = 0;
+  bool inside = true;
+  for (int d = 0; d < DIMS; ++d) {
+    const long bins = (long)axes[6 * d + 4];
+    const long b = axis_bin(coordinate(COORD(i, d)), axes + 6 * d, edges);
+    inside = inside && b < bins;
+    slot = slot * (uint)bins + (uint)b;
+  }
+  return inside ? slot : outside;
+}
+
+#define SAMPLE_SLOT(i) sample_slot(i, c0, c1, c2, c3, c4, c5, c6, c7, axes, edges, outside)
 
 __kernel void joint_count(COORDINATES, long n, __constant const double* axes,
                           __global const double* edges, uint outside, __local uint* hist,
@@ -120,8 +122,7 @@ __kernel void joint_count(COORDINATES, long n, __constant const double* axes,
 #endif
   const long stride = get_global_size(0);
   for (long i = get_global_id(0); i < n; i += stride) {
-    uint s;
-    SAMPLE_SLOT(i, s);
+    const uint s = SAMPLE_SLOT(i);
 #if LOCAL_COUNTS
     atomic_inc(column + s * COLUMNS);
 #else
@@ -159,8 +160,7 @@ __kernel void joint_weighted(COORDINATES, long n, __constant const double* axes,
   double run = 0;
   const long stride = get_global_size(0);
   for (long i = get_global_id(0); i < n; i += stride) {
-    uint s;
-    SAMPLE_SLOT(i, s);
+    const uint s = SAMPLE_SLOT(i);
     const double v = (double)w[i];
     if (s == run_slot) {
       run += v;

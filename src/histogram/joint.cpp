@@ -63,7 +63,9 @@ Samples samples_of(const Array& sample) {
                   std::to_string(sample.ndim()) + " dimensions");
   if (sample.ndim() == 2 && sample.row_stride() != sample.cols())
     throw_invalid("histogramdd takes contiguous samples (row stride equal to the row length)");
-  Samples s{{sample}, true, sample.ndim() == 1 ? sample.size() : sample.rows(),
+  Samples s{{sample},
+            true,
+            sample.ndim() == 1 ? sample.size() : sample.rows(),
             sample.ndim() == 1 ? 1 : static_cast<int>(sample.cols())};
   if (sample.ndim() == 2 && (sample.cols() < 1 || sample.cols() > kMaxHistogramDims))
     throw_invalid("histogramdd takes 1 to " + std::to_string(kMaxHistogramDims) +
@@ -140,8 +142,8 @@ JointProblem problem_of(const Samples& s, const std::vector<HistogramBins>& bins
 std::unique_ptr<detail::JointKernel> make_kernel(const Device& device, const JointProblem& p,
                                                  const std::string& variant) {
   const Backend backend = device.backend();
-  const std::string name = variant.empty() ? (backend == Backend::cpu ? "parallel" : "fast")
-                                           : variant;
+  const std::string name =
+      variant.empty() ? (backend == Backend::cpu ? "parallel" : "fast") : variant;
   if (backend == Backend::cpu && name == "serial") return nullptr;  // the reference
   if (backend == Backend::cpu && name == "parallel") return detail::make_cpu_joint(device, p);
 #if defined(PARPAT_HAVE_CUDA)
@@ -150,9 +152,9 @@ std::unique_ptr<detail::JointKernel> make_kernel(const Device& device, const Joi
 #if defined(PARPAT_HAVE_OPENCL)
   if (backend == Backend::opencl && name == "fast") return detail::make_opencl_joint(device, p);
 #endif
-  throw Error(ErrorKind::unsupported,
-              "histogramdd has no variant " + name + " on " + backend_name(backend) +
-                  " (serial and parallel on the CPU, fast on GPUs)");
+  throw Error(ErrorKind::unsupported, "histogramdd has no variant " + name + " on " +
+                                          backend_name(backend) +
+                                          " (serial and parallel on the CPU, fast on GPUs)");
 }
 
 HistogramDDResult count(const Samples& s, const Array* weights,

@@ -65,14 +65,13 @@ class OpenclJoint final : public JointKernel {
            row * columns * 2 <= budget)
       columns *= 2;
     local_bytes_ = local ? row * columns : 0;
-    std::string options = std::string("-DT=") + cl_type(p.dtype) +
-                          " -DBOOL_INPUT=" + (p.dtype == DType::boolean ? "1" : "0") +
-                          " -DDIMS=" + std::to_string(p.dims()) +
-                          " -DINTERLEAVED=" + (p.interleaved ? "1" : "0") +
-                          " -DCOLUMNS=" + std::to_string(columns) +
-                          " -DLOCAL_COUNTS=" + (local ? "1" : "0") +
-                          " -DLOCAL_SUMS=" + (local ? "1" : "0") +
-                          " -DW=" + (p.weights == DType::float32 ? "float" : "double");
+    std::string options =
+        std::string("-DT=") + cl_type(p.dtype) +
+        " -DBOOL_INPUT=" + (p.dtype == DType::boolean ? "1" : "0") +
+        " -DDIMS=" + std::to_string(p.dims()) + " -DINTERLEAVED=" + (p.interleaved ? "1" : "0") +
+        " -DCOLUMNS=" + std::to_string(columns) + " -DLOCAL_COUNTS=" + (local ? "1" : "0") +
+        " -DLOCAL_SUMS=" + (local ? "1" : "0") +
+        " -DW=" + (p.weights == DType::float32 ? "float" : "double");
     if (info.vendor.find("NVIDIA") != std::string::npos && tuned<HistogramOpenclPolicy>(info).ptx)
       options += " -DNVIDIA_PTX=1";
     static const std::string source =
@@ -89,8 +88,8 @@ class OpenclJoint final : public JointKernel {
     const auto per_cu =
         static_cast<std::int64_t>(tuned<HistogramClassicPolicy>(info).groups_per_cu);
     const auto group = static_cast<std::int64_t>(local_size_);
-    std::int64_t groups = std::min<std::int64_t>(info.compute_units * per_cu,
-                                                 (p.n + group - 1) / group);
+    std::int64_t groups =
+        std::min<std::int64_t>(info.compute_units * per_cu, (p.n + group - 1) / group);
     groups = std::max<std::int64_t>(groups, p.n / (std::int64_t{1} << 30) + 1);
     groups_ = static_cast<std::size_t>(std::max<std::int64_t>(1, groups));
   }

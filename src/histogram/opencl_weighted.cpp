@@ -46,9 +46,8 @@ class OpenclWeightedHistogram final : public WeightedHistogramKernel {
         " -DCOLUMNS=" + std::to_string(columns) + " -DLOCAL_SUMS=" + (local_sums ? "1" : "0");
     if (info.vendor.find("NVIDIA") != std::string::npos && tuned<HistogramOpenclPolicy>(info).ptx)
       options += " -DNVIDIA_PTX=1";
-    static const std::string source =
-        std::string(parpat_cl_histogram_rules) + parpat_cl_histogram_add_f64 +
-        parpat_cl_histogram_weighted;
+    static const std::string source = std::string(parpat_cl_histogram_rules) +
+                                      parpat_cl_histogram_add_f64 + parpat_cl_histogram_weighted;
     kernel_ = cl_.kernel("histogram_weighted.cl", source, options,
                          fast ? "weighted_fast" : "weighted_interleaved");
     local_size_ =

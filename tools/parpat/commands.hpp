@@ -64,6 +64,7 @@ void add_info_command(CLI::App& app);
 void add_list_command(CLI::App& app);
 void add_reduce_command(CLI::App& app);
 void add_histogram_command(CLI::App& app);
+void add_histogramdd_command(CLI::App& app);  // histogramdd and histogram2d
 void add_pairwise_command(CLI::App& app);
 void add_barrier_command(CLI::App& app);
 void add_bench_command(CLI::App& app);

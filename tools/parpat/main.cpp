@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   parpat::cli::add_list_command(app);
   parpat::cli::add_reduce_command(app);
   parpat::cli::add_histogram_command(app);
+  parpat::cli::add_histogramdd_command(app);
   parpat::cli::add_pairwise_command(app);
   parpat::cli::add_barrier_command(app);
   parpat::cli::add_bench_command(app);

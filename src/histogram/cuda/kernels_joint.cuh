@@ -83,8 +83,7 @@ template <class Sink, int K>
 __device__ void add_unit(const Sink& sink, Run<Sink>& run, const unsigned (&slots)[K], bool valid,
                          bool vote) {
   const unsigned leader = __shfl_sync(0xFFFFFFFFu, slots[0], 0);
-  const bool skewed =
-      vote && __popc(__ballot_sync(0xFFFFFFFFu, valid && slots[0] == leader)) >= 8;
+  const bool skewed = vote && __popc(__ballot_sync(0xFFFFFFFFu, valid && slots[0] == leader)) >= 8;
   if (!valid) return;
   if (skewed) {
 #pragma unroll
@@ -113,8 +112,8 @@ __device__ long long count_pairs(const JointSamples<T>& in, const Sink& sink, Ru
     for (int u = 0; u < kUnits; ++u) {
       const long long unit = base + u * 32 + lane;
       const bool valid = unit < units;
-      raw[u][0] = valid ? __ldcs(in.interleaved ? first + 2 * unit : first + unit)
-                        : make_uint4(0, 0, 0, 0);
+      raw[u][0] =
+          valid ? __ldcs(in.interleaved ? first + 2 * unit : first + unit) : make_uint4(0, 0, 0, 0);
       raw[u][1] = valid ? __ldcs(in.interleaved ? first + 2 * unit + 1 : second + unit)
                         : make_uint4(0, 0, 0, 0);
     }
@@ -162,8 +161,8 @@ enum class JointSink { striped, packed, global };
 // Counts into a shared histogram of `slots` rows (lane-striped over `columns`, or packed), then
 // adds each row to the 64-bit counts; or (global) into the counts directly.
 template <class T, JointSink kSink>
-__global__ void joint_count_kernel(JointSamples<T> in, bool pairs, unsigned slots,
-                                   unsigned columns, bool vote, unsigned long long* counts) {
+__global__ void joint_count_kernel(JointSamples<T> in, bool pairs, unsigned slots, unsigned columns,
+                                   bool vote, unsigned long long* counts) {
   if constexpr (kSink == JointSink::global) {
     count_joint(in, pairs, GlobalSink{counts, kNone}, true);
   } else {

@@ -1,0 +1,80 @@
+// numpy.histogramdd for Python: the samples as the caller's memory (one (N, D) table, or D
+// coordinate arrays), each dimension's bins as the package parsed them, and optional weights,
+// counted by parpat::histogramdd on `device` once the caller's stream has produced the data. The
+// counts (or weighted sums) and each dimension's edges come back as numpy arrays.
+#pragma once
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "memory.hpp"
+#include "parpat/parpat.hpp"
+
+namespace parpat::python {
+
+namespace nb = nanobind;
+
+// `values` as a 1-D numpy array that owns them (a list of 65537 floats is slow to make).
+template <class T>
+nb::ndarray<nb::numpy, T, nb::ndim<1>> numpy_array(std::vector<T> values) {
+  auto* owned = new std::vector<T>(std::move(values));
+  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
+  return nb::ndarray<nb::numpy, T, nb::ndim<1>>(owned->data(), {owned->size()}, owner);
+}
+
+// One dimension's bins: (count, has_range, lo, hi, edges); non-empty edges stand for themselves.
+using BinsSpec = std::tuple<std::int64_t, bool, double, double, std::vector<double>>;
+
+// The joint histogram of `n` samples of dtype `dtype_name`: `coordinates` holds the one pointer of
+// an (n, D) C-order table (`table`) or the pointers of D arrays of n values, D being the number
+// of `specs`. `weights_dtype` empty: counts; else the float64 sums of the n weights at `weights`.
+// Returns (the counts as uint64 or the sums as float64 in C order, [the edges of each dimension]).
+inline nb::tuple histogramdd_call(const Device& device,
+                                  const std::vector<std::uintptr_t>& coordinates, bool host,
+                                  const std::string& dtype_name, std::int64_t n, bool table,
+                                  const std::vector<BinsSpec>& specs, std::uintptr_t weights,
+                                  bool weights_host, const std::string& weights_dtype,
+                                  const std::string& variant, std::uintptr_t stream) {
+  const DType dtype = parse_dtype(dtype_name);
+  std::vector<HistogramBins> bins;
+  for (const auto& [count, has_range, lo, hi, edges] : specs) {
+    if (!edges.empty())
+      bins.push_back(HistogramBins::explicit_edges(edges));
+    else
+      bins.push_back(has_range ? HistogramBins::even(count, lo, hi) : HistogramBins::even(count));
+  }
+  HistogramOptions options;
+  options.variant = variant;
+  HistogramDDResult r;
+  {
+    nb::gil_scoped_release unlocked;
+    // The library counts on the device's own stream: the caller's must have produced the data.
+    if ((!host || !weights_host) && device.backend() != Backend::cpu)
+      device.synchronize(stream_of(stream));
+    std::vector<Array> arrays;
+    for (std::uintptr_t p : coordinates)
+      arrays.push_back(table ? input_array(device, {p, host}, dtype,
+                                           {n, static_cast<std::int64_t>(specs.size())}, 0)
+                             : input_array(device, {p, host}, dtype, {n}, 0));
+    if (weights_dtype.empty()) {
+      r = table ? histogramdd(arrays[0], bins, options) : histogramdd(arrays, bins, options);
+    } else {
+      const Array w =
+          input_array(device, {weights, weights_host}, parse_dtype(weights_dtype), {n}, 0);
+      r = table ? histogramdd(arrays[0], w, bins, options) : histogramdd(arrays, w, bins, options);
+    }
+  }
+  nb::list edges;
+  for (const HistogramBins& b : r.bins)
+    edges.append(numpy_array(b.edge_values()));
+  if (r.weighted()) return nb::make_tuple(numpy_array(std::move(r.sums)), edges);
+  return nb::make_tuple(numpy_array(std::move(r.counts)), edges);
+}
+
+}  // namespace parpat::python
