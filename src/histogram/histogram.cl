@@ -61,7 +61,9 @@ __kernel void aggregated(__global const T* in, long n, RULE_PARAMS, uint slots, 
 // RULE 3 ever needs it). COUNT_VALUES counts 1-byte values themselves (mapped at the flush).
 uint quick_slot(T x, RULE_PARAMS, bool* exact) {
 #if RULE == 3
-  return float_quick(FLOAT_VALUE(x), lo_up, hi_down, lo, norm, delta, bins, exact);
+  uint s = float_quick(FLOAT_VALUE(x), lo_up, hi_down, lo, norm, delta, bins, exact);
+  *exact = *exact && EXACTLY_FLOAT(x);
+  return s;
 #else
   *exact = true;
 #if COUNT_VALUES
@@ -365,8 +367,8 @@ void count_values(__global const uint4* in, long n, RULE_PARAMS, uint first, SIN
   const long vectors = n / VEC;
   uint run_row = range, run_count = 0;
 #if RULE == 3
-  // The memo starts on a value no element matches (NaN), or for integers on 0 and its slot.
-  T memo_value = sizeof(T) == 4 ? NAN : 0;
+  // The memo starts on 0 and its slot.
+  T memo_value = 0;
   bool zero_exact;
   uint memo_slot = float_quick(FLOAT_VALUE(0), lo_up, hi_down, lo, norm, delta, bins, &zero_exact);
   if (!zero_exact) memo_slot = FLOAT_CORRECTED(0, (int)memo_slot);

@@ -3,11 +3,12 @@
 // RULE 0 a value → slot table (bool and 1- or 2-byte integers, read as uchar/ushort, the table
 // filled on the host by the reference), RULE 1 even bins (a float64 candidate (x − lo)·norm
 // corrected against the exact edges i·step + lo; integers converted to the nearest float64), RULE
-// 2 a binary search over explicit float64 edges, RULE 3 even bins for float32 input (and 16-bit
-// integers, each exactly a float) in float arithmetic (the candidate floor((x − lo)·norm) taken when its fractional part is at least
-// `delta` from an integer — histogram_internal.hpp's FloatEvenRule — else settled against the
-// float64 edges themselves with FLOAT_EDGES, or against the float thresholds, the smallest float
-// ≥ each edge, on devices without cl_khr_fp64). FP_CONTRACT is off so no fused multiply-add
+// 2 a binary search over explicit float64 edges, RULE 3 even bins for float32 input (and 16- and
+// 32-bit integers, SIGNED16 and INT32_FLOAT below) in float arithmetic (the candidate
+// floor((x − lo)·norm) taken when its fractional part is at least `delta` from an integer —
+// histogram_internal.hpp's FloatEvenRule — else settled against the float64 edges themselves
+// with FLOAT_EDGES, or against the float thresholds, the smallest float ≥ each edge, on devices
+// without cl_khr_fp64). FP_CONTRACT is off so no fused multiply-add
 // changes an edge or a candidate.
 // Counts are 64-bit: atom_add where cl_khr_int64_base_atomics exists (INT64_ATOMICS=1), else
 // two 32-bit words with a carry (correct for counters that are only read at the end).
@@ -76,6 +77,19 @@
 // RULE 3 on 16-bit integers (read as ushort bits; SIGNED16 for short): each is exactly a float.
 #ifndef SIGNED16
 #define SIGNED16 0
+#endif
+// RULE 3 on 32-bit integers (INT32_FLOAT 1: int, 2: uint; needs FLOAT_EDGES): those of magnitude
+// up to 2^24 are exactly floats; a larger one is never taken as exact and is placed by the
+// float64 edges whole.
+#ifndef INT32_FLOAT
+#define INT32_FLOAT 0
+#endif
+#if INT32_FLOAT == 1
+#define EXACTLY_FLOAT(x) ((uint)(x) + (1u << 24) <= (2u << 24))
+#elif INT32_FLOAT == 2
+#define EXACTLY_FLOAT(x) ((x) <= (1u << 24))
+#else
+#define EXACTLY_FLOAT(x) true
 #endif
 #if SIGNED16
 #define FLOAT_VALUE(x) ((float)(short)(x))
@@ -160,16 +174,30 @@ uint edges_slot(double x, __global const double* edges, long bins) {
 #else
 // lo_up: the smallest float ≥ lo; hi_down: the largest float ≤ hi (float comparisons decide
 // the range exactly). A candidate that is not exact is settled against the float64 edges
-// (FLOAT_EDGES: edge_lo is lo in float64, step the float64 bin width; a few float64 operations,
-// no load) or against thresholds[i], the smallest float ≥ edge i: for float x,
-// x ≥ edge i ⟺ x ≥ thresholds[i].
+// (FLOAT_EDGES: edge_lo and edge_hi are lo and hi in float64, step the float64 bin width; a few
+// float64 operations, no load) or against thresholds[i], the smallest float ≥ edge i: for float
+// x, x ≥ edge i ⟺ x ≥ thresholds[i].
 #if FLOAT_EDGES
 #define RULE_PARAMS                                                                        \
   float lo_up, float hi_down, float lo, float norm, float delta, int bins, double edge_lo, \
-      double step
-#define RULE_ARGS lo_up, hi_down, lo, norm, delta, bins, edge_lo, step
+      double step, double edge_hi
+#define RULE_ARGS lo_up, hi_down, lo, norm, delta, bins, edge_lo, step, edge_hi
+#if INT32_FLOAT
+#define FLOAT_CORRECTED(x, c) int_corrected((x), (c), bins, edge_lo, step, edge_hi)
+// The slot of a 32-bit integer from a candidate: settled from it when x is exactly a float,
+// else found whole from the float64 edges (a candidate from (x − lo) / step, then settled).
+uint int_corrected(T x, int c, int bins, double edge_lo, double step, double edge_hi) {
+  const double v = (double)x;
+  if (EXACTLY_FLOAT(x)) return (uint)even_settle(v, clamp(c, 0, bins - 1), bins, edge_lo, step);
+  if (v < edge_lo) return (uint)bins;
+  if (v > edge_hi) return (uint)bins + 1;
+  const double t = (v - edge_lo) / step;
+  return (uint)even_settle(v, t < (double)bins ? (long)t : bins - 1, bins, edge_lo, step);
+}
+#else
 #define FLOAT_CORRECTED(x, c) \
   (uint) even_settle((double)FLOAT_VALUE(x), clamp((c), 0, bins - 1), bins, edge_lo, step)
+#endif
 #else
 #define RULE_PARAMS                                                        \
   float lo_up, float hi_down, float lo, float norm, float delta, int bins, \
@@ -186,7 +214,11 @@ uint float_corrected(float x, int c, int bins, __global const float* thresholds)
   return (uint)c;
 }
 #endif
+#if INT32_FLOAT
+#define SLOT(x) int_even_slot((x), RULE_ARGS)
+#else
 #define SLOT(x) float_even_slot(FLOAT_VALUE(x), RULE_ARGS)
+#endif
 // The slot of x without branches when *exact comes back true; otherwise a candidate that
 // FLOAT_CORRECTED settles (the fast kernels correct the rare inexact values of a whole vector
 // at once).
@@ -215,4 +247,11 @@ uint float_even_slot(float x, RULE_PARAMS) {
   uint s = float_quick(x, lo_up, hi_down, lo, norm, delta, bins, &exact);
   return exact ? s : FLOAT_CORRECTED(x, (int)s);
 }
+#if INT32_FLOAT
+uint int_even_slot(T x, RULE_PARAMS) {
+  bool exact;
+  uint s = float_quick(FLOAT_VALUE(x), lo_up, hi_down, lo, norm, delta, bins, &exact);
+  return exact && EXACTLY_FLOAT(x) ? s : FLOAT_CORRECTED(x, (int)s);
+}
+#endif
 #endif

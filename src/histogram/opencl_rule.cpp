@@ -40,14 +40,18 @@ ClBinRule::ClBinRule(const Device& d, const HistogramProblem& p, bool fast, bool
     : device_(d), p_(p), even_(p) {
   const auto& info = d.info();
   // `fast` places float32 values and 16-bit integers (each exactly a float) in float arithmetic
-  // where the rule's bound holds: fewer instructions than a load from the 256 KiB value table.
-  const bool float_input =
-      p.dtype == DType::float32 || p.dtype == DType::uint16 || p.dtype == DType::int16;
+  // where the rule's bound holds: fewer instructions than a load from the 256 KiB value table;
+  // and 32-bit integers where the float64 edges can place those beyond 2^24. The float rule
+  // settles values near an edge against the float64 edges (a few float64 operations, no table
+  // load) where the device has them.
+  const bool fp64_edges = info.fp64 && tuned<HistogramOpenclPolicy>(info).float_edges;
+  const bool int32 = p.dtype == DType::int32 || p.dtype == DType::uint32;
+  const bool float_input = p.dtype == DType::float32 || p.dtype == DType::uint16 ||
+                           p.dtype == DType::int16 || (int32 && fp64_edges);
   if (fast && float_input && p.even) float_rule_ = FloatEvenRule(p);
   id_ = float_rule_.usable ? 3 : table_rule(p) ? 0 : p.even ? 1 : 2;
-  // The float rule settles values near an edge against the float64 edges (a few float64
-  // operations, no table load) where the device has them.
-  float_edges_ = id_ == 3 && info.fp64 && tuned<HistogramOpenclPolicy>(info).float_edges;
+  float_edges_ = id_ == 3 && fp64_edges;
+  int32_float_ = id_ == 3 && int32 ? (p.dtype == DType::int32 ? 1 : 2) : 0;
   if (count_values) {
     upload(merge_table(p));
   } else if (id_ == 0) {
@@ -64,7 +68,8 @@ std::string ClBinRule::options() const {
          " -DVEC=" + std::to_string(16 / dtype_size(p_.dtype)) + " -DRULE=" + std::to_string(id_) +
          " -DINT64_ATOMICS=" + (device_.info().int64_atomics ? "1" : "0") +
          " -DFLOAT_EDGES=" + (float_edges_ ? "1" : "0") +
-         " -DSIGNED16=" + (p_.dtype == DType::int16 ? "1" : "0");
+         " -DSIGNED16=" + (p_.dtype == DType::int16 ? "1" : "0") +
+         " -DINT32_FLOAT=" + std::to_string(int32_float_);
 }
 
 cl_uint ClBinRule::bind(cl::Kernel& k, cl_uint first) const {
@@ -80,8 +85,8 @@ cl_uint ClBinRule::bind(cl::Kernel& k, cl_uint first) const {
       set_args_from(k, first, float_rule_.lo_up, float_rule_.hi_down, float_rule_.lo,
                     float_rule_.norm, float_rule_.delta, static_cast<cl_int>(float_rule_.bins));
       if (float_edges_) {
-        set_args_from(k, first + 6, even_.lo, even_.step);
-        return first + 8;
+        set_args_from(k, first + 6, even_.lo, even_.step, even_.hi);
+        return first + 9;
       }
       set_arg(k, first + 6, as_mem(aux_.handle()));
       return first + 7;

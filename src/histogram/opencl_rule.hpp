@@ -33,13 +33,14 @@ bool table_rule(const HistogramProblem& p);
 
 // The bin rule of a problem on one device: RULE of histogram_rules.cl (the value → slot table
 // of 1- and 2-byte input — or the merge table of `fast` counting 1-byte input per value — the
-// float rule of `fast` for float32 and 16-bit integers, the even rule or explicit edges), the
-// table, edges or thresholds it reads, its build options and its kernel arguments.
+// float rule of `fast` for float32 and 16- and 32-bit integers, the even rule or explicit edges),
+// the table, edges or thresholds it reads, its build options and its kernel arguments.
 class ClBinRule {
  public:
   // `count_values`: `fast` counts 1-byte input per value and reads the merge table instead.
   ClBinRule(const Device& d, const HistogramProblem& p, bool fast, bool count_values);
-  // -DT, -DVEC, -DRULE, -DINT64_ATOMICS, -DFLOAT_EDGES and -DSIGNED16 of histogram_rules.cl.
+  // -DT, -DVEC, -DRULE, -DINT64_ATOMICS, -DFLOAT_EDGES, -DSIGNED16 and -DINT32_FLOAT of
+  // histogram_rules.cl.
   std::string options() const;
   // Binds the rule's parameters from argument `first` on; returns the next argument index.
   cl_uint bind(cl::Kernel& k, cl_uint first) const;
@@ -58,6 +59,7 @@ class ClBinRule {
   FloatEvenRule float_rule_;  // usable only for `fast` on float32 input with even bins
   int id_ = 0;                // RULE of histogram_rules.cl
   bool float_edges_ = false;  // RULE 3 settles against the float64 edges, not thresholds
+  int int32_float_ = 0;       // INT32_FLOAT of histogram_rules.cl: RULE 3 on int (1), uint (2)
   Buffer aux_;  // value → slot (or merge-cell) table, explicit edges or float thresholds
 };
 
