@@ -168,11 +168,13 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None, *, devi
         place; a 1-D array is D = 1), or D coordinate arrays (numpy, CuPy, torch or JAX, on one
         device), converted to their common dtype as numpy stacks them. bool, any integer dtype,
         float32 or float64; at most 8 dimensions. Every coordinate is compared with the float64
-        edges as a float64, as numpy does.
+        edges as a float64, as numpy does (for float32 data without a range numpy 2 makes
+        float32 edges, which can move a value within a float32 rounding of an edge to the
+        neighbouring bin).
     bins : int, sequence of ints, or sequence of arrays, optional
         Per dimension (or one int for all): a number of equal-width bins, or the bin edges.
-        Edges must be finite and strictly increasing (numpy also allows equal consecutive
-        edges; parpat raises ValueError for them).
+        Edges must be finite and strictly increasing, at least two (numpy also allows equal
+        consecutive edges, infinite ones and a single edge; parpat raises ValueError).
     range : sequence of (lo, hi) or None, optional
         Per dimension: the outer edges of an int's bins; None (the default) takes the data's
         minimum and maximum. A sample outside the bins of any dimension, or with a NaN

@@ -78,6 +78,7 @@ def test_one_dimensional_samples(target, rng):
     check(parpat.histogramdd(target.put(x), bins=7, **target.kw()), np.histogramdd(x, bins=7))
     scalars = [0.5, 1.5, 1.5, 3.0]  # a sequence of scalars is one coordinate, as in numpy
     check(parpat.histogramdd(scalars, bins=3), np.histogramdd(scalars, bins=3))
+    check(parpat.histogramdd(np.float64(5.0), bins=2), np.histogramdd(np.float64(5.0), bins=2))
 
 
 def test_edge_arrays_and_mixed_bins(target, rng):
@@ -207,8 +208,8 @@ BAD_CALLS = [  # (sample, keyword arguments, error, match): numpy raises the sam
     (np.zeros((5, 2)), {"range": [None, (0, np.inf)]}, ValueError, "not finite"),
     (np.zeros((5, 2)), {"range": [(np.nan, 1), None]}, ValueError, "not finite"),
     (np.array([[np.nan, 0.0]]), {}, ValueError, "not finite"),
-    (np.zeros((5, 2)), {"weights": np.ones(4)}, ValueError, ""),
-    (np.zeros((2, 2, 2)), {}, ValueError, ""),
+    (np.zeros((5, 2)), {"weights": np.ones(4)}, ValueError, "one value per sample"),
+    (np.zeros((2, 2, 2)), {}, ValueError, r"an \(N, D\) array"),
 ]
 
 
@@ -225,6 +226,10 @@ def test_errors_of_parpat_alone(target):
     x = target.put(np.zeros((5, 2)))
     with pytest.raises(ValueError, match="strictly increasing"):  # numpy allows empty bins
         parpat.histogramdd(x, bins=[[0, 1, 1, 2], 3], **target.kw())
+    with pytest.raises(ValueError, match="finite"):  # numpy allows infinite edges
+        parpat.histogramdd(x, bins=[[-np.inf, 0, np.inf], 3], **target.kw())
+    with pytest.raises(ValueError, match="two edges"):  # numpy: a dimension of no bins
+        parpat.histogramdd(x, bins=[[0.5], 3], **target.kw())
     with pytest.raises(ValueError, match="8"):
         parpat.histogramdd(target.put(np.zeros((5, 9))), bins=2, **target.kw())
     with pytest.raises(ValueError, match="one length"):
