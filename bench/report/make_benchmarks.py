@@ -11,6 +11,8 @@ Each folder bench/results/<machine>/ holds one device call of scripts/gpu-suite.
   barrier-<backend>.json     parpat barrier --json (optional)
   bench-python.json          python -m parpat.bench --json (optional): the package beside numpy,
                              CuPy and torch
+  histogram-floor.json       bench/floor/histogram_floor --json (optional): the counter-update
+                             rates that bound histograms with many bins
   python-floor.json          bench/floor/python_call_floor.py --json (optional): what one call
                              returning a torch tensor cannot go below
   bench-io*.json             parpat bench io --json (optional, one section each): the CLI end to end on files
@@ -107,6 +109,8 @@ class Machine:
         self.ranks = load(ranks_path)["runs"] if os.path.exists(ranks_path) else []
         floor_path = os.path.join(folder, "python-floor.json")
         self.python_floor = load(floor_path) if os.path.exists(floor_path) else None
+        floor_path = os.path.join(folder, "histogram-floor.json")
+        self.histogram_floor = load(floor_path) if os.path.exists(floor_path) else None
         # bench-io.json, bench-io-opencl.json, bench-io-16g.json, ...: one section each
         self.io = sorted((load(p) for p in glob.glob(os.path.join(folder, "bench-io*.json"))),
                          key=lambda d: (d.get("io_mib", 0), d.get("backend") != "cuda"))
@@ -413,6 +417,17 @@ def python_section(doc, floor=None):
     return lines + python_rows(doc.get("rows", [])) + python_floor(floor)
 
 
+def histogram_floor(floor):
+    """The counter-update rates under histograms with many bins, one update per value."""
+    def line(p):
+        where = p["counters"] + (f", clusters of {p['cluster']}" if p["cluster"] else "")
+        return (f"{where} over {p['bins']} bins {p['g_updates_per_s']:.0f} G/s "
+                f"(≤ {4 * p['g_updates_per_s']:.0f} GB/s of 4-byte values)")
+    probes = floor["probes"]
+    return ["Floor under many bins (`bench/floor/histogram_floor`, one counter update per value, no "
+            "input read): " + "; ".join(line(p) for p in probes) + "."]
+
+
 def python_floor(floor):
     """The floor under one small call: allocating the torch result plus the launch itself."""
     if not floor:
@@ -504,6 +519,8 @@ def machine_section(m, plots_dir, out_path):
                   "µs per call (speed-up over " + (", ".join(baselines) or "the baseline") +
                   " in the same run; % of the measured peak at the largest size):", ""]
         lines += body + [""]
+        if pattern == "histogram" and m.histogram_floor:
+            lines += histogram_floor(m.histogram_floor) + [""]
         if plots_dir:
             path = plot(m, pattern, rows, gpu.get("read_gbps") if pattern != "pairwise" else None,
                         plots_dir)

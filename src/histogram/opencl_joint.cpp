@@ -1,5 +1,6 @@
 // OpenCL joint histogram `fast` (histogram_joint.cl): one program per problem, built with the
-// dtype, the dimension count and the layout as constants. Counts go to lane-striped 32-bit
+// dtype, the dimension count and the layout as constants (2-D float32 samples of one array read
+// two to a load). Counts go to lane-striped 32-bit
 // counters in local memory (as many columns, up to 32, as histogram.fast.striped_kib allows,
 // within 48 KiB, NVIDIA's limit per group) or to the 64-bit global counts; weighted sums to
 // float64 local sums or the global sums (the hardware's float64 reductions through inline PTX
@@ -71,7 +72,8 @@ class OpenclJoint final : public JointKernel {
         " -DDIMS=" + std::to_string(p.dims()) + " -DINTERLEAVED=" + (p.interleaved ? "1" : "0") +
         " -DCOLUMNS=" + std::to_string(columns) + " -DLOCAL_COUNTS=" + (local ? "1" : "0") +
         " -DLOCAL_SUMS=" + (local ? "1" : "0") +
-        " -DW=" + (p.weights == DType::float32 ? "float" : "double");
+        " -DW=" + (p.weights == DType::float32 ? "float" : "double") +
+        " -DPAIRS=" + (p.dtype == DType::float32 && p.dims() == 2 && p.interleaved ? "1" : "0");
     if (info.vendor.find("NVIDIA") != std::string::npos && tuned<HistogramOpenclPolicy>(info).ptx)
       options += " -DNVIDIA_PTX=1";
     static const std::string source =
