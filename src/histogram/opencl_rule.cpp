@@ -41,11 +41,13 @@ ClBinRule::ClBinRule(const Device& d, const HistogramProblem& p, bool fast, bool
   const auto& info = d.info();
   // `fast` places float32 values and 16-bit integers (each exactly a float) in float arithmetic
   // where the rule's bound holds: fewer instructions than a load from the 256 KiB value table;
-  // and 32-bit integers where the float64 edges can place those beyond 2^24. The float rule
+  // and 32-bit integers where the float64 edges can place those beyond 2^24 (up to
+  // histogram.fast.int_float_max_bins bins). The float rule
   // settles values near an edge against the float64 edges (a few float64 operations, no table
   // load) where the device has them.
   const bool fp64_edges = info.fp64 && tuned<HistogramOpenclPolicy>(info).float_edges;
-  const bool int32 = p.dtype == DType::int32 || p.dtype == DType::uint32;
+  const bool int32 = (p.dtype == DType::int32 || p.dtype == DType::uint32) &&
+                     p.bins <= tuned<HistogramFastPolicy>(info).int_float_max_bins;
   const bool float_input = p.dtype == DType::float32 || p.dtype == DType::uint16 ||
                            p.dtype == DType::int16 || (int32 && fp64_edges);
   if (fast && float_input && p.even) float_rule_ = FloatEvenRule(p);

@@ -23,6 +23,7 @@ const std::vector<Field<HistogramFastPolicy>>& HistogramFastPolicy::fields() {
       {"packed", &P::packed, range(0, 1)},
       {"runs_below_columns", &P::runs_below_columns, range(0, 64)},
       {"vote_below_columns", &P::vote_below_columns, range(0, 64)},
+      {"int_float_max_bins", &P::int_float_max_bins, range(0, kLarge)},
   };
   return f;
 }

@@ -24,7 +24,9 @@ struct HistogramClassicPolicy : SameOnEveryDevice<HistogramClassicPolicy> {
 // counters (CUDA `packed`) when 32-bit ones would need more than one pass, at most `max_passes`
 // passes over slot ranges before it counts in global memory; register runs below
 // `runs_below_columns` columns (OpenCL), the per-vector warp vote for skewed data below
-// `vote_below_columns` (CUDA).
+// `vote_below_columns` (CUDA); 32-bit integers in float arithmetic up to `int_float_max_bins`
+// bins (beyond, integer data sits on an edge so often that the float rule's corrections cost
+// more than the float64 rule: H100, int32 at 65536 bins, 1088 against 804 µs on CUDA).
 struct HistogramFastPolicy {
   static constexpr const char* kName = "histogram.fast";
   int block = 1024;
@@ -36,6 +38,7 @@ struct HistogramFastPolicy {
   int packed = 1;
   int runs_below_columns = 0;
   int vote_below_columns = 16;
+  int int_float_max_bins = 4096;
   static const std::vector<Field<HistogramFastPolicy>>& fields();
   static const std::vector<TableValue<HistogramFastPolicy>>& table();
 };
