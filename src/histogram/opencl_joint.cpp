@@ -19,33 +19,6 @@ namespace parpat::detail {
 
 namespace {
 
-// The OpenCL C type of a dtype's elements (bool as uchar).
-const char* cl_type(DType t) {
-  switch (t) {
-    case DType::boolean:
-    case DType::uint8:
-      return "uchar";
-    case DType::int8:
-      return "char";
-    case DType::int16:
-      return "short";
-    case DType::uint16:
-      return "ushort";
-    case DType::int32:
-      return "int";
-    case DType::uint32:
-      return "uint";
-    case DType::int64:
-      return "long";
-    case DType::uint64:
-      return "ulong";
-    case DType::float32:
-      return "float";
-    default:
-      return "double";
-  }
-}
-
 class OpenclJoint final : public JointKernel {
  public:
   OpenclJoint(const Device& d, const JointProblem& p)
@@ -67,7 +40,7 @@ class OpenclJoint final : public JointKernel {
       columns *= 2;
     local_bytes_ = local ? row * columns : 0;
     std::string options =
-        std::string("-DT=") + cl_type(p.dtype) +
+        std::string("-DT=") + opencl_type_name(p.dtype) +
         " -DBOOL_INPUT=" + (p.dtype == DType::boolean ? "1" : "0") +
         " -DDIMS=" + std::to_string(p.dims()) + " -DINTERLEAVED=" + (p.interleaved ? "1" : "0") +
         " -DCOLUMNS=" + std::to_string(columns) + " -DLOCAL_COUNTS=" + (local ? "1" : "0") +
@@ -80,13 +53,8 @@ class OpenclJoint final : public JointKernel {
         std::string(parpat_cl_histogram_add_f64) + parpat_cl_histogram_joint;
     kernel_ = cl_.kernel("histogram_joint.cl", source, options,
                          p.weighted ? "joint_weighted" : "joint_count");
-    local_size_ = static_cast<std::size_t>(tuned<HistogramClassicPolicy>(info).block);
-    try {  // a kernel's registers may allow fewer work-items than the device
-      local_size_ = std::min({local_size_, static_cast<std::size_t>(info.max_group_size),
-                              kernel_.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(cl_.device())});
-    } catch (const cl::Error& e) {
-      rethrow_opencl(e);
-    }
+    local_size_ = group_size_for(
+        kernel_, cl_, static_cast<std::size_t>(tuned<HistogramClassicPolicy>(info).block));
     const auto per_cu =
         static_cast<std::int64_t>(tuned<HistogramClassicPolicy>(info).groups_per_cu);
     const auto group = static_cast<std::int64_t>(local_size_);

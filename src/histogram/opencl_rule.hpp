@@ -3,6 +3,7 @@
 // it reads, its build options and its arguments).
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <type_traits>
 
@@ -25,6 +26,17 @@ void set_arg(cl::Kernel& k, cl_uint index, const T& value) {
 template <class... Args>
 void set_args_from(cl::Kernel& k, cl_uint first, const Args&... args) {
   (set_arg(k, first++, args), ...);
+}
+
+// The work-group size of kernel k: `wanted`, or fewer where the device or the kernel's
+// registers allow fewer.
+inline std::size_t group_size_for(cl::Kernel& k, OpenclDevice& cl, std::size_t wanted) {
+  try {
+    return std::min({wanted, static_cast<std::size_t>(cl.info().max_group_size),
+                     k.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(cl.device())});
+  } catch (const cl::Error& e) {
+    rethrow_opencl(e);
+  }
 }
 
 // Whether the problem's dtype is read as the bits that index a value → slot table (bool and the

@@ -50,14 +50,9 @@ class OpenclWeightedHistogram final : public WeightedHistogramKernel {
                                       parpat_cl_histogram_add_f64 + parpat_cl_histogram_weighted;
     kernel_ = cl_.kernel("histogram_weighted.cl", source, options,
                          fast ? "weighted_fast" : "weighted_interleaved");
-    local_size_ =
-        static_cast<std::size_t>(fast ? policy.block : tuned<HistogramClassicPolicy>(info).block);
-    try {  // a kernel's registers may allow fewer work-items than the device
-      local_size_ = std::min({local_size_, static_cast<std::size_t>(info.max_group_size),
-                              kernel_.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(cl_.device())});
-    } catch (const cl::Error& e) {
-      rethrow_opencl(e);
-    }
+    local_size_ = group_size_for(
+        kernel_, cl_,
+        static_cast<std::size_t>(fast ? policy.block : tuned<HistogramClassicPolicy>(info).block));
     const auto per_cu =
         static_cast<std::int64_t>(tuned<HistogramClassicPolicy>(info).groups_per_cu);
     const auto local = static_cast<std::int64_t>(local_size_);
