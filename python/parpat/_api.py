@@ -131,8 +131,7 @@ def _axis(axis, ndim: int, op: str) -> Optional[Tuple[int, ...]]:
         return axes
     a = operator.index(axis)
     if not -n <= a < n:
-        raise np.exceptions.AxisError(a, ndim) if hasattr(np, "exceptions") else \
-            ValueError(f"axis {a} is out of bounds for array of dimension {ndim}")
+        raise getattr(np, "exceptions", np).AxisError(a, ndim)  # np.AxisError before numpy 1.25
     return (a % n,)
 
 
