@@ -21,17 +21,6 @@ namespace {
 
 using nlohmann::json;
 
-// Runs parpat and expects a failure: status 2, one line on stderr naming the problem.
-void expect_rejected(const std::string& args, const std::string& fragment) {
-  SCOPED_TRACE(args);
-  CliResult r = run_cli(args);
-  EXPECT_EQ(r.status, 2) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_EQ(r.err.rfind("parpat: error: ", 0), 0u) << r.err;
-  EXPECT_NE(r.err.find(fragment), std::string::npos) << "stderr: " << r.err;
-  EXPECT_TRUE(r.out.empty()) << r.out;
-}
-
 std::string write_random(const std::string& name, DType t, std::vector<std::int64_t> shape,
                          std::uint64_t seed) {
   std::int64_t n = 1;

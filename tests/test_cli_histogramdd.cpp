@@ -16,24 +16,6 @@ namespace {
 
 using nlohmann::json;
 
-// The backends the CLI runs on here: the CPU, and OpenCL where a device is present.
-std::vector<std::string> cli_backends() {
-  std::vector<std::string> b = {"cpu"};
-  if (std::any_of(devices().begin(), devices().end(),
-                  [](const Device& d) { return d.backend() == Backend::opencl; }))
-    b.push_back("opencl");
-  return b;
-}
-
-void expect_rejected(const std::string& args, const std::string& fragment) {
-  SCOPED_TRACE(args);
-  CliResult r = run_cli(args);
-  EXPECT_EQ(r.status, 2) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_EQ(r.err.rfind("parpat: error: ", 0), 0u) << r.err;
-  EXPECT_NE(r.err.find(fragment), std::string::npos) << r.err;
-}
-
 TEST(HistogramddCli, AgreesWithNumpy) {
   if (!python_numpy_available()) GTEST_SKIP() << "python3 with numpy is not available";
   const std::string dir = temp_path("joint");

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <sys/wait.h>
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -102,6 +103,29 @@ std::string cli_path() {
 
 CliResult run_cli(const std::string& args) {
   return run_command(cli_path() + " " + args);
+}
+
+void expect_rejected(const CliResult& r, const std::string& fragment) {
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("parpat: error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(fragment), std::string::npos) << "stderr: " << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+void expect_rejected(const std::string& args, const std::string& fragment) {
+  SCOPED_TRACE(args);
+  expect_rejected(run_cli(args), fragment);
+}
+
+std::vector<std::string> cli_backends() {
+  std::vector<std::string> out = {"cpu"};
+  for (const auto& d : devices())
+    if (d.backend() == Backend::opencl) {
+      out.push_back("opencl");
+      break;
+    }
+  return out;
 }
 
 CliResult run_command(const std::string& command) {

@@ -39,6 +39,14 @@ struct CliResult {
 };
 // Runs the parpat binary with `args` (shell-quoted by the caller where needed).
 CliResult run_cli(const std::string& args);
+// A command the CLI refuses: exit status 2, one "parpat: error: " line on stderr that names
+// `fragment`, nothing on stdout.
+void expect_rejected(const CliResult& r, const std::string& fragment);
+// run_cli(args), refused so.
+void expect_rejected(const std::string& args, const std::string& fragment);
+// The --backend values a CLI test runs: cpu, and opencl where an OpenCL device (PoCL here) is
+// present.
+std::vector<std::string> cli_backends();
 // Runs a shell command line (`cli_path()` names the parpat binary in it).
 CliResult run_command(const std::string& command);
 std::string cli_path();
