@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <iostream>
+#include <utility>
 
 #include "bench.hpp"
 #include "cub_baselines.hpp"
@@ -122,6 +123,17 @@ BenchRow case_row(const Device& device, const VariantInfo& v, DType t, std::stri
   return row;
 }
 
+// Adds a timed row of the weighted or joint sweeps, with its rate and share of the read peak,
+// and prints it.
+void add_row(BenchRow row, const Peaks& peaks, std::vector<BenchRow>& rows) {
+  row.gbps = row.time_ms > 0 ? row.bytes / (row.time_ms * 1e6) : 0;
+  row.pct_peak = peaks.read_gbps > 0 ? 100.0 * row.gbps / peaks.read_gbps : 0;
+  std::cerr << fmt::format("  histogram {:<13} {:<8} {:<26} {:<18} {:10.2f} µs {}\n", row.variant,
+                           row.dtype, row.op, row.shape, row.time_ms * 1e3,
+                           row.verified ? "" : "NOT VERIFIED " + row.note);
+  rows.push_back(std::move(row));
+}
+
 // Weighted histograms (numpy.histogram's weights=): float32 values and float32 weights over 256,
 // 1024 and 65536 even bins, every variant that takes weights, verified against the CPU
 // `parallel` sums within the bound of float64 addition in any order (k·2^-52 of the sum of the k
@@ -175,12 +187,7 @@ void bench_weighted(const Device& device, const BenchOptions& o, const Peaks& pe
         row.note = e.what();
       }
       row.bytes = 2.0 * static_cast<double>(n) * 4 + static_cast<double>(bins) * 8;
-      row.gbps = row.time_ms > 0 ? row.bytes / (row.time_ms * 1e6) : 0;
-      row.pct_peak = peaks.read_gbps > 0 ? 100.0 * row.gbps / peaks.read_gbps : 0;
-      rows.push_back(row);
-      std::cerr << fmt::format("  histogram {:<13} {:<8} {:<26} {:<18} {:10.2f} µs {}\n",
-                               row.variant, row.dtype, row.op, row.shape, row.time_ms * 1e3,
-                               row.verified ? "" : "NOT VERIFIED " + row.note);
+      add_row(std::move(row), peaks, rows);
     }
   }
 }
@@ -240,12 +247,7 @@ void bench_joint(const Device& device, const BenchOptions& o, const Peaks& peaks
         row.note = e.what();
       }
       row.bytes = static_cast<double>(n) * 8 + static_cast<double>(bins * bins) * 8;
-      row.gbps = row.time_ms > 0 ? row.bytes / (row.time_ms * 1e6) : 0;
-      row.pct_peak = peaks.read_gbps > 0 ? 100.0 * row.gbps / peaks.read_gbps : 0;
-      rows.push_back(row);
-      std::cerr << fmt::format("  histogram {:<13} {:<8} {:<26} {:<18} {:10.2f} µs {}\n",
-                               row.variant, row.dtype, row.op, row.shape, row.time_ms * 1e3,
-                               row.verified ? "" : "NOT VERIFIED " + row.note);
+      add_row(std::move(row), peaks, rows);
     }
   }
 }
