@@ -11,7 +11,7 @@
 //    COLUMNS copies (LOCAL_COUNTS; added to the 64-bit global counts at the end), else 64-bit
 //    global atomics. Groups are sized so none sees 2^31 samples.
 //  - joint_weighted: the float64 weights (W) of a run of equal slots summed in a register, then
-//    added to float64 sums in local memory (LOCAL_SUMS) or to the global sums.
+//    added to the sums of histogram_add_f64.cl (local with LOCAL_SUMS, else global).
 #pragma OPENCL FP_CONTRACT OFF
 
 #ifndef T
@@ -26,14 +26,8 @@
 #ifndef INTERLEAVED
 #define INTERLEAVED 1
 #endif
-#ifndef COLUMNS
-#define COLUMNS 1
-#endif
 #ifndef LOCAL_COUNTS
 #define LOCAL_COUNTS 1
-#endif
-#ifndef LOCAL_SUMS
-#define LOCAL_SUMS 1
 #endif
 #ifndef W
 #define W double
@@ -41,11 +35,7 @@
 #ifndef PAIRS
 #define PAIRS 0
 #endif
-#ifndef NVIDIA_PTX
-#define NVIDIA_PTX 0
-#endif
 
-#define NO_SLOT 0xFFFFFFFFu
 #define COORDINATES                                                                        \
   __global const T *c0, __global const T *c1, __global const T *c2, __global const T *c3, \
       __global const T *c4, __global const T *c5, __global const T *c6, __global const T *c7
@@ -181,44 +171,15 @@ __kernel void joint_count(COORDINATES, long n, __constant const double* axes,
 #endif
 }
 
-#if LOCAL_SUMS
-#define ADD_SUM(s, v) add_weight_local(part + (s) * COLUMNS + column, (v))
-#else
-#define ADD_SUM(s, v) add_weight(sums + (s), (v))
-#endif
-
 __kernel void joint_weighted(COORDINATES, long n, __constant const double* axes,
                              __global const double* edges, uint outside, __global const W* w,
                              __local ulong* part, __global ulong* sums) {
   const uint slots = outside + 1;
-  const uint column = get_local_id(0) % 32 % COLUMNS;
-#if LOCAL_SUMS
-  for (uint k = get_local_id(0); k < slots * COLUMNS; k += get_local_size(0))
-    part[k] = as_ulong(0.0);
-  barrier(CLK_LOCAL_MEM_FENCE);
-#endif
-  uint run_slot = NO_SLOT;
+  zero_sums(part, slots);
+  uint run_slot = NO_RUN;
   double run = 0;
   const long stride = get_global_size(0);
-  for (long i = get_global_id(0); i < n; i += stride) {
-    const uint s = SAMPLE_SLOT(i);
-    const double v = (double)w[i];
-    if (s == run_slot) {
-      run += v;
-      continue;
-    }
-    if (run_slot != NO_SLOT) ADD_SUM(run_slot, run);
-    run_slot = s;
-    run = v;
-  }
-  if (run_slot != NO_SLOT) ADD_SUM(run_slot, run);
-#if LOCAL_SUMS
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (uint r = get_local_id(0); r < slots; r += get_local_size(0)) {
-    double sum = 0;
-    for (uint c = 0; c < COLUMNS; ++c)
-      sum += as_double(part[r * COLUMNS + c]);
-    if (sum != 0) add_weight(sums + r, sum);
-  }
-#endif
+  for (long i = get_global_id(0); i < n; i += stride)
+    run_add(SAMPLE_SLOT(i), (double)w[i], &run_slot, &run, part, sums);
+  finish_sums(run_slot, run, part, slots, sums);
 }

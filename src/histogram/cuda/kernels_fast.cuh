@@ -198,16 +198,8 @@ __global__ void fast_shared_kernel(const T* __restrict__ in, long long n, Rule r
                          StripedSink(hist, columns, threadIdx.x % 32 % columns), vote);
   }
   __syncthreads();
-  for (unsigned r = threadIdx.x; r < range; r += blockDim.x) {
-    unsigned long long sum = 0;
-    if constexpr (kPacked) {
-      sum = (hist[r / 2] >> (16 * (r & 1))) & 0xFFFFu;
-    } else {
-      for (unsigned c = 0; c < columns; ++c)
-        sum += hist[r * columns + (c + r) % columns];  // rotated start: threads hit other banks
-    }
-    add_count(rule, counts, first, r, sum);
-  }
+  for (unsigned r = threadIdx.x; r < range; r += blockDim.x)
+    add_count(rule, counts, first, r, shared_row_count<kPacked>(hist, r, columns));
 }
 
 // Bin counts beyond the passes' limit: straight into the 64-bit global counts, with the same

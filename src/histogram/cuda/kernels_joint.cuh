@@ -179,14 +179,8 @@ __global__ void joint_count_kernel(JointSamples<T> in, bool pairs, unsigned slot
     }
     __syncthreads();
     for (unsigned r = threadIdx.x; r < slots; r += blockDim.x) {
-      unsigned long long sum = 0;
-      if constexpr (kPacked) {
-        sum = (hist[r / 2] >> (16 * (r & 1))) & 0xFFFFu;
-      } else {
-        for (unsigned c = 0; c < columns; ++c)
-          sum += hist[r * columns + (c + r) % columns];
-      }
-      if (sum) atomicAdd(counts + r, sum);
+      const unsigned long long count = shared_row_count<kPacked>(hist, r, columns);
+      if (count) atomicAdd(counts + r, count);
     }
   }
 }
@@ -195,36 +189,15 @@ template <class T, bool kShared>
 __global__ void joint_weighted_kernel(JointSamples<T> in, const void* weights, bool float_weights,
                                       unsigned slots, unsigned columns, double* sums) {
   extern __shared__ double part[];
-  if constexpr (kShared) {
-    for (unsigned i = threadIdx.x; i < slots * columns; i += blockDim.x)
-      part[i] = 0;
-    __syncthreads();
-  }
-  const unsigned column = threadIdx.x % 32 % columns;
-  auto flush = [&](unsigned s, double v) {
-    if constexpr (kShared) {
-      atomicAdd(part + s * columns + column, v);
-    } else {
-      atomicAdd(sums + s, v);
-    }
-  };
+  const BlockSums<kShared> block(part, sums, slots, columns);
   WeightRun run;
   const long long stride = (long long)gridDim.x * blockDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < in.n; i += stride) {
     const double w = float_weights ? double(__ldcs(static_cast<const float*>(weights) + i))
                                    : __ldcs(static_cast<const double*>(weights) + i);
-    run.add(in.slot_at(i), w, flush);
+    run.add(in.slot_at(i), w, block);
   }
-  if (run.slot != kNone) flush(run.slot, run.sum);
-  if constexpr (kShared) {
-    __syncthreads();
-    for (unsigned s = threadIdx.x; s < slots; s += blockDim.x) {
-      double sum = 0;
-      for (unsigned c = 0; c < columns; ++c)
-        sum += part[s * columns + c];
-      if (sum != 0) atomicAdd(sums + s, sum);
-    }
-  }
+  block.finish(run);
 }
 
 }  // namespace

@@ -45,23 +45,49 @@ struct WeightRun {
   }
 };
 
-template <class T, class W, class Rule, bool kShared>
-__global__ void weighted_fast_kernel(const T* __restrict__ in, const W* __restrict__ w, long long n,
-                                     Rule rule, unsigned slots, unsigned columns, double* sums) {
-  extern __shared__ double part[];
-  if constexpr (kShared) {
-    for (unsigned i = threadIdx.x; i < slots * columns; i += blockDim.x)
-      part[i] = 0;
-    __syncthreads();
+// A block's float64 sums per slot: lane-striped shared copies (kShared; slot s of lane l at
+// s·columns + l mod columns, zeroed on construction) that finish() adds to the global sums, the
+// copies of a slot together, one atomic per slot that took a weight; else the global sums.
+template <bool kShared>
+struct BlockSums {
+  double* part;
+  double* sums;
+  unsigned slots, columns, column;
+  __device__ BlockSums(double* part, double* sums, unsigned slots, unsigned columns)
+      : part(part), sums(sums), slots(slots), columns(columns), column(threadIdx.x % 32 % columns) {
+    if constexpr (kShared) {
+      for (unsigned i = threadIdx.x; i < slots * columns; i += blockDim.x)
+        part[i] = 0;
+      __syncthreads();
+    }
   }
-  const unsigned column = threadIdx.x % 32 % columns;
-  auto flush = [&](unsigned s, double v) {
+  __device__ void operator()(unsigned s, double v) const {
     if constexpr (kShared) {
       atomicAdd(part + s * columns + column, v);
     } else {
       atomicAdd(sums + s, v);
     }
-  };
+  }
+  // Adds the thread's last run, then (kShared) the block's sums to the global ones.
+  __device__ void finish(const WeightRun& run) const {
+    if (run.slot != kNone) (*this)(run.slot, run.sum);
+    if constexpr (kShared) {
+      __syncthreads();
+      for (unsigned s = threadIdx.x; s < slots; s += blockDim.x) {
+        double sum = 0;
+        for (unsigned c = 0; c < columns; ++c)
+          sum += part[s * columns + c];
+        if (sum != 0) atomicAdd(sums + s, sum);
+      }
+    }
+  }
+};
+
+template <class T, class W, class Rule, bool kShared>
+__global__ void weighted_fast_kernel(const T* __restrict__ in, const W* __restrict__ w, long long n,
+                                     Rule rule, unsigned slots, unsigned columns, double* sums) {
+  extern __shared__ double part[];
+  const BlockSums<kShared> block(part, sums, slots, columns);
   auto slot_of = [&](T x) {
     bool exact = true;
     unsigned s = quick_slot(rule, x, exact);
@@ -81,20 +107,11 @@ __global__ void weighted_fast_kernel(const T* __restrict__ in, const W* __restri
     }
 #pragma unroll
     for (int k = 0; k < kLoads; ++k)
-      run.add(slot_of(x[k]), double(v[k]), flush);
+      run.add(slot_of(x[k]), double(v[k]), block);
   }
   for (; i < n; i += stride)
-    run.add(slot_of(in[i]), double(w[i]), flush);
-  if (run.slot != kNone) flush(run.slot, run.sum);
-  if constexpr (kShared) {
-    __syncthreads();
-    for (unsigned s = threadIdx.x; s < slots; s += blockDim.x) {
-      double sum = 0;
-      for (unsigned c = 0; c < columns; ++c)
-        sum += part[s * columns + c];
-      if (sum != 0) atomicAdd(sums + s, sum);
-    }
-  }
+    run.add(slot_of(in[i]), double(w[i]), block);
+  block.finish(run);
 }
 
 }  // namespace

@@ -90,6 +90,20 @@ struct GlobalSink {
   }
 };
 
+// Row r's count in a block's shared histogram: its 16-bit field of the packed words, or the sum
+// of its lane-striped columns (from a rotated column, so the threads of a warp hit other banks).
+template <bool kPacked>
+__device__ unsigned long long shared_row_count(const unsigned* hist, unsigned r, unsigned columns) {
+  if constexpr (kPacked) {
+    return (hist[r / 2] >> (16 * (r & 1))) & 0xFFFFu;
+  } else {
+    unsigned long long sum = 0;
+    for (unsigned c = 0; c < columns; ++c)
+      sum += hist[r * columns + (c + r) % columns];
+    return sum;
+  }
+}
+
 // Adds 1 to each of a vector's rows: one add each, except where the sink batches them
 // (PackedSink::add_ones).
 template <class Sink, int K>
