@@ -1,5 +1,5 @@
-// parpat/distributed.hpp — reduce and histogram over the ranks of a Communicator. Every rank
-// opens the same input, reads only its own share of it (through the streaming engine), computes
+// parpat/distributed.hpp — reduce, histogram and pairwise over the ranks of a Communicator. Every
+// rank opens the same input, reads only its own share of it (through the streaming engine), computes
 // partial results on its own device, and one collective combines them; every rank returns the
 // whole answer.
 //
@@ -18,6 +18,7 @@
 // partial result is exchanged.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 
 #include "parpat/communicator.hpp"
@@ -33,6 +34,24 @@ ReduceResult reduce(Source& source, const Device& device, Communicator& comm,
 HistogramResult histogram(Source& source, const Device& device, Communicator& comm,
                           const HistogramBins& bins = {}, const HistogramOptions& options = {},
                           const StreamOptions& stream = {}, StreamStats* stats = nullptr);
+
+// How pairwise splits its work over `ranks`: the longer extent, so that each rank reads the
+// least. `x` (when X ≥ Y and every rank gets at least one x): rank r computes C over its share
+// of A against all of B, and the ranks gather their slices of C. `y`: every rank holds all of A
+// and streams its share of B, and the ranks' partial C are added in float64, in rank order.
+enum class PairwiseSplit { x, y };
+PairwiseSplit pairwise_split(std::int64_t x, std::int64_t y, int ranks);
+const char* pairwise_split_name(PairwiseSplit split);  // "x", "y"
+
+// C[x] = Σ_y f(A[x], B[y]) over the ranks, with `a` and `b` 1-D float32 sources (X ≥ 1) that
+// every rank opens; B streams through each rank in chunks. Every rank returns the whole C.
+// Split x gives each C[x] the bits of the one-rank streamed call; split y the same bits for the
+// same number of ranks, within the pattern's tolerance for any. With more than one rank both
+// inputs must be files or memory (each rank reads its own part). stats->bytes counts this rank's
+// reading of B.
+PairwiseResult pairwise(Source& a, Source& b, const Device& device, Communicator& comm,
+                        const PairwiseOptions& options = {}, const StreamOptions& stream = {},
+                        StreamStats* stats = nullptr);
 
 // Runs `step` on this rank, then agrees with the others: when `step` threw on any rank, every
 // rank throws the lowest failing rank's Error (its kind and message). For what a caller does

@@ -72,6 +72,13 @@ std::uint64_t signature_of(const std::string& text) {
   return h;
 }
 
+std::string source_signature(const SourceImpl& source) {
+  std::string text = dtype_name(source.dtype);
+  for (auto d : source.shape)
+    text += ' ' + std::to_string(d);
+  return text;
+}
+
 }  // namespace detail
 
 void on_every_rank(Communicator& comm, const std::function<void()>& step) {

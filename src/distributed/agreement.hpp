@@ -7,6 +7,7 @@
 #include <exception>
 #include <string>
 
+#include "io/source.hpp"
 #include "parpat/communicator.hpp"
 
 namespace parpat::detail {
@@ -32,5 +33,7 @@ void step_then_agree(Communicator& comm, Step&& step, std::uint64_t signature = 
 // A 64-bit hash of what must be equal on every rank (the options and the input's dtype and
 // shape, written as text).
 std::uint64_t signature_of(const std::string& text);
+// An input's part of a signature: its dtype and shape.
+std::string source_signature(const SourceImpl& source);
 
 }  // namespace parpat::detail

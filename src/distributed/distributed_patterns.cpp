@@ -46,14 +46,6 @@ std::shared_ptr<detail::SourceImpl> open_rank_share(detail::SourceImpl& whole,
   return detail::open_share_source(whole, first, {last - first});
 }
 
-std::string shape_text(const detail::SourceImpl& s) {
-  std::ostringstream out;
-  out << dtype_name(s.dtype);
-  for (auto d : s.shape)
-    out << ' ' << d;
-  return out.str();
-}
-
 // [min, max] over every rank's share (NaN when any rank saw one).
 std::pair<double, double> ranks_range(detail::SourceImpl& mine, const Device& device,
                                       Communicator& comm, const StreamOptions& stream,
@@ -88,7 +80,7 @@ ReduceResult reduce(Source& source, const Device& device, Communicator& comm,
   std::shared_ptr<detail::SourceImpl> mine;
   std::ostringstream call;
   call << "reduce " << static_cast<int>(options.op) << ' ' << static_cast<int>(options.axis) << ' '
-       << options.ddof << ' ' << options.variant << ' ' << shape_text(whole) << " axes";
+       << options.ddof << ' ' << options.variant << ' ' << detail::source_signature(whole) << " axes";
   for (int a : options.axes.value_or(std::vector<int>{-1000}))
     call << ' ' << a;
   call << (options.keepdims ? " keepdims" : "");
@@ -127,7 +119,7 @@ HistogramResult histogram(Source& source, const Device& device, Communicator& co
   std::ostringstream call;
   call.precision(17);
   call << "histogram " << static_cast<int>(bins.kind) << ' ' << bins.count << ' ' << bins.has_range
-       << ' ' << bins.lo << ' ' << bins.hi << ' ' << options.variant << ' ' << shape_text(whole);
+       << ' ' << bins.lo << ' ' << bins.hi << ' ' << options.variant << ' ' << detail::source_signature(whole);
   for (double e : bins.edges)
     call << ' ' << e;
   detail::step_then_agree(

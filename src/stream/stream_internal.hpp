@@ -53,4 +53,10 @@ Buffer count_stream(SourceImpl& source, SourceImpl* weights, const Device& devic
                     const HistogramBins& resolved, const HistogramOptions& options,
                     const StreamOptions& stream, StreamStats& stats, int pass, int passes);
 
+// C[x] = Σ_y f(A[x], B[y]) with B streamed from `b`, before its rounding to float32: the float64
+// sums of the chunks' C, in chunk order (stream_pairwise.cpp), adding to `stats`.
+std::vector<double> pairwise_stream_sums(const Array& a, SourceImpl& b,
+                                         const PairwiseOptions& options,
+                                         const StreamOptions& stream, StreamStats& stats);
+
 }  // namespace parpat::detail

@@ -7,28 +7,29 @@
 #include "io/source.hpp"
 #include "parpat/error.hpp"
 #include "stream/chunk_input.hpp"
+#include "stream/stream_internal.hpp"
 
 namespace parpat {
 
-PairwiseResult pairwise(const Array& a, Source& b, const PairwiseOptions& options,
-                        const StreamOptions& stream, StreamStats* stats) {
-  auto start = std::chrono::steady_clock::now();
-  detail::SourceImpl& s = b.impl();
+namespace detail {
+
+std::vector<double> pairwise_stream_sums(const Array& a, SourceImpl& s,
+                                         const PairwiseOptions& options,
+                                         const StreamOptions& stream, StreamStats& local) {
   if (a.dtype() != DType::float32 || a.ndim() != 1) throw_invalid("pairwise takes a 1-D float32 A");
   if (s.dtype != DType::float32 || s.shape.size() != 1 || s.shape[0] < 0)
     throw_invalid(s.name + ": pairwise takes a 1-D float32 B (.npy)");
   const Device device = a.device();
-  StreamStats local;
   std::vector<double> sum(static_cast<std::size_t>(a.size()), 0.0);
   std::vector<float> chunk_c(sum.size());
   Array c(device, DType::float32, {a.size()});
-  PairwiseResult result;
   if (s.elements() == 0) {
     Pairwise plan(device, a.size(), 0, options);
     plan.run(a, Array(device, DType::float32, {0}), c);
-    result.c = c.to_vector<float>();
+    c.download(chunk_c.data());
+    sum.assign(chunk_c.begin(), chunk_c.end());
   } else {
-    detail::PipelineOptions p = detail::pipeline_options(device, s, stream);
+    PipelineOptions p = pipeline_options(device, s, stream);
     const auto most = static_cast<std::int64_t>(p.chunk_bytes / sizeof(float));
     std::map<std::int64_t, Pairwise> plans;  // by chunk length
     auto plan_for = [&](std::int64_t y) -> Pairwise& {
@@ -36,15 +37,15 @@ PairwiseResult pairwise(const Array& a, Source& b, const PairwiseOptions& option
       if (it == plans.end()) it = plans.emplace(y, Pairwise(device, a.size(), y, options)).first;
       return it->second;
     };
-    detail::ChunkInput input(device, DType::float32, p.chunk_bytes);
-    auto pipeline = detail::make_pipeline_meanwhile(
+    ChunkInput input(device, DType::float32, p.chunk_bytes);
+    auto pipeline = make_pipeline_meanwhile(
         s, device, p, [&] { plan_for(std::min<std::int64_t>(most, s.elements())); });
     std::uint64_t done = 0;
     pipeline->run([most](std::uint64_t) { return most; },
-                  [&](const detail::HostChunk& chunk) {
+                  [&](const HostChunk& chunk) {
                     Array bv = input.array(chunk, {chunk.elements});
                     Pairwise& plan = plan_for(chunk.elements);
-                    if (options.timed) device.impl().timer_start(detail::TimerMode::events_only);
+                    if (options.timed) device.impl().timer_start(TimerMode::events_only);
                     plan.run(a, bv, c);
                     if (options.timed) local.kernel_ms += device.impl().timer_stop_ms();
                     c.download(chunk_c.data());
@@ -53,13 +54,24 @@ PairwiseResult pairwise(const Array& a, Source& b, const PairwiseOptions& option
                     done += static_cast<std::uint64_t>(chunk.elements) * sizeof(float);
                     if (stream.progress) stream.progress({done, s.data_bytes(), 1, 1});
                   },
-                  [&](const detail::HostChunk& chunk) { input.stage(chunk); });
-    result.c.assign(sum.begin(), sum.end());
-    local.bytes = done;
-    local.chunks = pipeline->chunks();
-    local.read_ms = pipeline->read_ms();
-    local.transfer_ms = input.transfer_ms();
+                  [&](const HostChunk& chunk) { input.stage(chunk); });
+    local.bytes += done;
+    local.chunks += pipeline->chunks();
+    local.read_ms += pipeline->read_ms();
+    local.transfer_ms += input.transfer_ms();
   }
+  return sum;
+}
+
+}  // namespace detail
+
+PairwiseResult pairwise(const Array& a, Source& b, const PairwiseOptions& options,
+                        const StreamOptions& stream, StreamStats* stats) {
+  auto start = std::chrono::steady_clock::now();
+  StreamStats local;
+  const std::vector<double> sum = detail::pairwise_stream_sums(a, b.impl(), options, stream, local);
+  PairwiseResult result;
+  result.c.assign(sum.begin(), sum.end());
   local.wall_ms = detail::ms_since(start);
   result.time_ms = local.kernel_ms;
   if (stats) *stats = local;
