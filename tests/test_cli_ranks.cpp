@@ -1,7 +1,7 @@
 // The distributed command line: `mpirun -n 2 parpat ...` (when mpirun and the MPI engine are
 // built; the cases skip by name otherwise) and `parpat ... --devices`, against the same command
-// on one rank: integer sums, arg indices and histograms identical, float sums within the
-// contract; rank 0 alone prints; a failure on one rank (a missing file, another op) is one line
+// on one rank: integer sums, arg indices and histograms identical, float sums and pairwise
+// within the contract; rank 0 alone prints; a failure on one rank (a missing file, another op) is one line
 // and exit status 2 on every rank.
 #include <nlohmann/json.hpp>
 
@@ -120,6 +120,47 @@ TEST_F(CliRanks, DevicesGiveTheAnswerOfOneRank) {
   expect_same_answers(
       [](const std::string& a) { return cli_path() + " " + a + " --devices opencl:0,cpu"; }, "cpu",
       2, "threads");
+}
+
+// Pairwise split along X (X ≥ Y) and along Y: rank 0 writes the C of one rank, within the
+// pattern's tolerance.
+TEST_F(CliRanks, PairwiseOverRanksWritesTheAnswerOfOneRank) {
+  std::mt19937_64 rng(run_seed() + 1);
+  std::uniform_real_distribution<double> u(-1, 1);
+  auto vector_file = [&](const std::string& name, std::int64_t n) {
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (auto& x : v)
+      x = static_cast<float>(u(rng));
+    const std::string path = temp_path(name);
+    write_npy(path, DType::float32, {n}, v.data());
+    return path;
+  };
+  const std::string b = vector_file("ranks_b.npy", 1000);
+  std::vector<std::pair<std::string, std::string>> runs = {
+      {"--devices cpu,cpu", "threads"}, {"--devices opencl:0,cpu,cpu", "threads"}};
+  if (mpi_available()) runs.push_back({"mpi", "mpi"});
+  for (auto [a, split] : {std::pair{vector_file("ranks_a_long.npy", 3001), "x"},
+                          std::pair{vector_file("ranks_a_short.npy", 100), "y"}})
+    for (const auto& [how, engine] : runs) {
+      SCOPED_TRACE("split " + std::string(split) + ", " + how);
+      const std::string alone_c = temp_path("ranks_c_alone.npy"),
+                        spread_c = temp_path("ranks_c_spread.npy");
+      const std::string args = "pairwise --kernel gaussian --h 0.5 --backend cpu --json " + a +
+                               " " + b + " -o ";
+      json_of(run_cli(args + alone_c));
+      const std::string spread = args + spread_c;
+      nlohmann::json j = json_of(run_command(how == "mpi" ? mpirun(2, spread)
+                                                          : cli_path() + " " + spread + " " + how));
+      if (HasFailure()) return;
+      EXPECT_EQ(j["engine"], engine);
+      EXPECT_EQ(j["split"], split);
+      HostArray want = read_npy(alone_c), got = read_npy(spread_c);
+      ASSERT_EQ(got.shape, want.shape);
+      const auto* w = reinterpret_cast<const float*>(want.data.data());
+      const auto* g = reinterpret_cast<const float*>(got.data.data());
+      for (std::int64_t k = 0; k < want.size(); ++k)
+        ASSERT_NEAR(g[k], w[k], 1e-4 * std::abs(w[k])) << "C[" << k << "]";
+    }
 }
 
 TEST_F(CliRanks, AFailureOnOneRankIsOneLineAndStatus2OnEveryRank) {

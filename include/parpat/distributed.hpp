@@ -44,11 +44,10 @@ PairwiseSplit pairwise_split(std::int64_t x, std::int64_t y, int ranks);
 const char* pairwise_split_name(PairwiseSplit split);  // "x", "y"
 
 // C[x] = Σ_y f(A[x], B[y]) over the ranks, with `a` and `b` 1-D float32 sources (X ≥ 1) that
-// every rank opens; B streams through each rank in chunks. Every rank returns the whole C.
-// Split x gives each C[x] the bits of the one-rank streamed call; split y the same bits for the
-// same number of ranks, within the pattern's tolerance for any. With more than one rank both
-// inputs must be files or memory (each rank reads its own part). stats->bytes counts this rank's
-// reading of B.
+// every rank opens; B streams through each rank in chunks. Every rank returns the whole C, the
+// same bits for the same number of ranks and within the pattern's tolerance for any. With more
+// than one rank both inputs must be files or memory (each rank reads its own part).
+// stats->bytes counts this rank's reading of B.
 PairwiseResult pairwise(Source& a, Source& b, const Device& device, Communicator& comm,
                         const PairwiseOptions& options = {}, const StreamOptions& stream = {},
                         StreamStats* stats = nullptr);
