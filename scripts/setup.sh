@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev
-          ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd python3 python3-numpy python3-venv
+          ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd python3 python3-dev python3-numpy python3-venv
           libzip-dev libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do
@@ -37,7 +37,10 @@ cmake --build "$BUILD_DIR" -j "$(nproc)"
 # built against it (`pip install .` alone builds the library again from source).
 if [ "${PARPAT_PYTHON_PACKAGE:-1}" = 1 ]; then
   venv="$BUILD_DIR/venv"
-  [ -x "$venv/bin/python" ] || python3 -m venv --system-site-packages "$venv"
+  # Its python is the first with numpy (the one on PATH, else Debian's, which has python3-numpy).
+  python=python3
+  python3 -c 'import numpy' 2>/dev/null || python=/usr/bin/python3
+  [ -x "$venv/bin/python" ] || "$python" -m venv --system-site-packages "$venv"
   "$venv/bin/pip" install -q --disable-pip-version-check "nanobind>=2.2" "scikit-build-core>=0.10" pytest
   cmake --install "$BUILD_DIR" --prefix "$BUILD_DIR/prefix" >/dev/null
   "$venv/bin/pip" install -q --disable-pip-version-check --no-build-isolation --no-deps \
