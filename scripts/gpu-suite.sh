@@ -168,29 +168,34 @@ for stage in "${stages[@]}"; do
       cat "$OUT/ranks-probe.log"
       py=${PYTHON:-/opt/torch/.venv/bin/python3}
       [ -x "$py" ] || py=python3
-      data=/tmp/ranks-f32.npy
-      "$py" -c "import numpy as np; np.save('$data', np.random.default_rng(1).standard_normal(2**28, dtype=np.float32))"
+      data=/tmp/ranks-f32.npy a=/tmp/ranks-a.npy b=/tmp/ranks-b.npy
+      "$py" -c "import numpy as np; g = np.random.default_rng(1); np.save('$data', g.standard_normal(2**28, dtype=np.float32)); np.save('$a', g.uniform(-1, 1, 2**21).astype(np.float32)); np.save('$b', g.uniform(-1, 1, 2**15).astype(np.float32))"
       gpus=$(nvidia-smi -L | wc -l)
       all=$(seq -s, -f 'cuda:%g' 0 $((gpus - 1)))
       [ "$gpus" -eq 1 ] && all=cuda:0,cuda:0
       mpi=()
       command -v mpirun >/dev/null && mpi=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe --bind-to none)
       k=0
-      for args in "reduce --op sum" "reduce --op argmax" "histogram --bins 1024 --range -4 4" "histogram --bins 65536 --range -4 4"; do
+      # Pairwise writes C per way of running (-o), which collect_ranks.py compares with one rank's.
+      for args in "reduce --op sum $data" "reduce --op argmax $data" "histogram --bins 1024 --range -4 4 $data" \
+                  "histogram --bins 65536 --range -4 4 $data" "pairwise --kernel gaussian --h 0.1 $a $b" \
+                  "pairwise --kernel product --brute-force $a $b"; do
         k=$((k + 1))
         cat "$data" >/dev/null
-        run "ranks-$k-cuda" 300 "$BIN/parpat" $args --backend cuda --json "$data"
-        run "ranks-$k-cuda-devices" 300 "$BIN/parpat" $args --devices "$all" --json "$data"
-        run "ranks-$k-cpu" 300 "$BIN/parpat" $args --backend cpu --json "$data"
-        run "ranks-$k-cpu-devices" 300 "$BIN/parpat" $args --devices cpu,cpu --json "$data"
-        if [ ${#mpi[@]} -gt 0 ]; then
-          for n in 1 2 4; do
-            run "ranks-$k-cpu-mpi$n" 300 "${mpi[@]}" -n $n "$BIN/parpat" $args --backend cpu --json "$data"
-          done
-          run "ranks-$k-cuda-mpi2" 300 "${mpi[@]}" -n 2 "$BIN/parpat" $args --backend cuda --json "$data"
-        fi
+        out() { [[ $args == pairwise* ]] && echo "-o $OUT/ranks-$k-$1.npy"; }
+        run "ranks-$k-cuda" 300 "$BIN/parpat" $args $(out cuda) --backend cuda --json
+        run "ranks-$k-cuda-devices" 300 "$BIN/parpat" $args $(out cuda-devices) --devices "$all" --json
+        [ ${#mpi[@]} -gt 0 ] &&
+          run "ranks-$k-cuda-mpi2" 300 "${mpi[@]}" -n 2 "$BIN/parpat" $args $(out cuda-mpi2) --backend cuda --json
+        [[ $args == pairwise* ]] && continue  # all-pairs on the host's cores: minutes, not a comparison
+        run "ranks-$k-cpu" 300 "$BIN/parpat" $args --backend cpu --json
+        run "ranks-$k-cpu-devices" 300 "$BIN/parpat" $args --devices cpu,cpu --json
+        [ ${#mpi[@]} -gt 0 ] && for n in 1 2 4; do
+          run "ranks-$k-cpu-mpi$n" 300 "${mpi[@]}" -n $n "$BIN/parpat" $args --backend cpu --json
+        done
       done
-      python3 bench/report/collect_ranks.py "$OUT" "$OUT/ranks.json"
+      "$py" bench/report/collect_ranks.py "$OUT" "$OUT/ranks.json"
+      rm -f "$OUT"/ranks-*.npy
       for f in "$OUT"/ranks-*.log; do echo "$(basename "$f"): $(head -c 300 "$f")"; done ;;
     quick)
       run quick 300 "$BIN/parpat" bench --quick --json "$OUT/quick.json"
