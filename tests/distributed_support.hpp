@@ -16,8 +16,9 @@
 namespace parpat::test {
 
 // Runs `body(comm)` on `size` threads, one rank each, and returns each rank's exception.
-inline std::vector<std::exception_ptr> on_ranks(int size, const std::function<void(Communicator&)>& body,
-                                         double timeout = 120) {
+inline std::vector<std::exception_ptr> on_ranks(int size,
+                                                const std::function<void(Communicator&)>& body,
+                                                double timeout = 120) {
   auto comms = thread_communicators(size, timeout);
   std::vector<std::exception_ptr> failed(static_cast<std::size_t>(size));
   std::vector<std::thread> threads;
@@ -47,7 +48,7 @@ inline std::pair<std::string, ErrorKind> error_of(std::exception_ptr e) {
 }
 
 inline void expect_every_rank_failed_alike(const std::vector<std::exception_ptr>& failed,
-                                    const std::string& part) {
+                                           const std::string& part) {
   ASSERT_TRUE(failed[0]) << "rank 0 did not fail";
   const auto first = error_of(failed[0]);
   EXPECT_NE(first.first.find(part), std::string::npos) << first.first;

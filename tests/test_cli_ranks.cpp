@@ -1,8 +1,8 @@
 // The distributed command line: `mpirun -n 2 parpat ...` (when mpirun and the MPI engine are
 // built; the cases skip by name otherwise) and `parpat ... --devices`, against the same command
 // on one rank: integer sums, arg indices and histograms identical, float sums and pairwise
-// within the contract; rank 0 alone prints; a failure on one rank (a missing file, another op) is one line
-// and exit status 2 on every rank.
+// within the contract; rank 0 alone prints; a failure on one rank (a missing file, another op) is
+// one line and exit status 2 on every rank.
 #include <nlohmann/json.hpp>
 
 #include <unistd.h>
@@ -145,12 +145,12 @@ TEST_F(CliRanks, PairwiseOverRanksWritesTheAnswerOfOneRank) {
       SCOPED_TRACE("split " + std::string(split) + ", " + how);
       const std::string alone_c = temp_path("ranks_c_alone.npy"),
                         spread_c = temp_path("ranks_c_spread.npy");
-      const std::string args = "pairwise --kernel gaussian --h 0.5 --backend cpu --json " + a +
-                               " " + b + " -o ";
+      const std::string args =
+          "pairwise --kernel gaussian --h 0.5 --backend cpu --json " + a + " " + b + " -o ";
       json_of(run_cli(args + alone_c));
       const std::string spread = args + spread_c;
-      nlohmann::json j = json_of(run_command(how == "mpi" ? mpirun(2, spread)
-                                                          : cli_path() + " " + spread + " " + how));
+      nlohmann::json j = json_of(
+          run_command(how == "mpi" ? mpirun(2, spread) : cli_path() + " " + spread + " " + how));
       if (HasFailure()) return;
       EXPECT_EQ(j["engine"], engine);
       EXPECT_EQ(j["split"], split);

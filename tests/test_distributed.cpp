@@ -13,11 +13,11 @@
 #include <random>
 #include <thread>
 
+#include "distributed_support.hpp"
 #include "parpat/distributed.hpp"
 #include "parpat/error.hpp"
 #include "parpat/io.hpp"
 #include "reduce/verify.hpp"
-#include "distributed_support.hpp"
 #include "test_support.hpp"
 
 namespace parpat::test {

@@ -38,10 +38,11 @@ class DistributedPairwiseTest : public ::testing::TestWithParam<Device> {
     StreamOptions so;
     so.chunk_bytes = chunk;
     auto failed = on_ranks(size, [&](Communicator& comm) {
-      Source as = Source::from_host(DType::float32, {static_cast<std::int64_t>(a.size())}, a.data());
-      Source bs = Source::from_host(DType::float32, {static_cast<std::int64_t>(b.size())}, b.data());
-      got[static_cast<std::size_t>(comm.rank())] =
-          pairwise(as, bs, device(), comm, options, so).c;
+      Source as =
+          Source::from_host(DType::float32, {static_cast<std::int64_t>(a.size())}, a.data());
+      Source bs =
+          Source::from_host(DType::float32, {static_cast<std::int64_t>(b.size())}, b.data());
+      got[static_cast<std::size_t>(comm.rank())] = pairwise(as, bs, device(), comm, options, so).c;
     });
     for (auto& f : failed)
       if (f) ADD_FAILURE() << error_of(f).first;

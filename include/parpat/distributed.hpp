@@ -1,7 +1,7 @@
 // parpat/distributed.hpp — reduce, histogram and pairwise over the ranks of a Communicator. Every
-// rank opens the same input, reads only its own share of it (through the streaming engine), computes
-// partial results on its own device, and one collective combines them; every rank returns the
-// whole answer.
+// rank opens the same input, reads only its own share of it (through the streaming engine),
+// computes partial results on its own device, and one collective combines them; every rank returns
+// the whole answer.
 //
 // The shares: rank r of P takes elements [r·n/P, (r+1)·n/P) of a flat input, or whole rows
 // [r·R/P, (r+1)·R/P) of a 2-D input reduced along rows or cols. A rank with an empty share takes

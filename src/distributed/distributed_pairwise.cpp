@@ -48,8 +48,7 @@ std::vector<float> read_all(detail::SourceImpl& s) {
 }
 
 // Split y's combine: the ranks' float64 partial C added in rank order, block by block.
-std::vector<float> add_partials_in_rank_order(const std::vector<double>& mine,
-                                              Communicator& comm) {
+std::vector<float> add_partials_in_rank_order(const std::vector<double>& mine, Communicator& comm) {
   const auto x = static_cast<std::int64_t>(mine.size());
   const auto ranks = static_cast<std::size_t>(comm.size());
   std::vector<float> c(mine.size());

@@ -80,7 +80,8 @@ ReduceResult reduce(Source& source, const Device& device, Communicator& comm,
   std::shared_ptr<detail::SourceImpl> mine;
   std::ostringstream call;
   call << "reduce " << static_cast<int>(options.op) << ' ' << static_cast<int>(options.axis) << ' '
-       << options.ddof << ' ' << options.variant << ' ' << detail::source_signature(whole) << " axes";
+       << options.ddof << ' ' << options.variant << ' ' << detail::source_signature(whole)
+       << " axes";
   for (int a : options.axes.value_or(std::vector<int>{-1000}))
     call << ' ' << a;
   call << (options.keepdims ? " keepdims" : "");
@@ -119,7 +120,8 @@ HistogramResult histogram(Source& source, const Device& device, Communicator& co
   std::ostringstream call;
   call.precision(17);
   call << "histogram " << static_cast<int>(bins.kind) << ' ' << bins.count << ' ' << bins.has_range
-       << ' ' << bins.lo << ' ' << bins.hi << ' ' << options.variant << ' ' << detail::source_signature(whole);
+       << ' ' << bins.lo << ' ' << bins.hi << ' ' << options.variant << ' '
+       << detail::source_signature(whole);
   for (double e : bins.edges)
     call << ' ' << e;
   detail::step_then_agree(

@@ -5,12 +5,12 @@
 #include <fmt/format.h>
 
 #include <fstream>
-#include <optional>
 #include <iostream>
+#include <optional>
 
 #include "commands.hpp"
-#include "parpat/error.hpp"
 #include "parpat/distributed.hpp"
+#include "parpat/error.hpp"
 #include "parpat/io.hpp"
 #include "parpat/pairwise.hpp"
 #include "ranks.hpp"
@@ -26,9 +26,9 @@ void check_vector(const Source& s, const std::string& path, const char* name) {
     shape += (shape.empty() ? "" : ", ") + std::to_string(d);
   if (s.raw() || s.dtype() != DType::float32 || s.shape().size() != 1)
     throw_invalid(fmt::format("{} ({}) must be a 1-D float32 .npy array, got {}", name, path,
-                              s.raw() ? std::string("raw bytes")
-                                      : fmt::format("{} of shape ({})", dtype_name(s.dtype()),
-                                                    shape)));
+                              s.raw()
+                                  ? std::string("raw bytes")
+                                  : fmt::format("{} of shape ({})", dtype_name(s.dtype()), shape)));
 }
 
 }  // namespace
@@ -109,8 +109,8 @@ void add_pairwise_command(CLI::App& app) {
       else
         prepare();
       StreamOptions stream = in.reports() ? o->stream.options() : StreamOptions{};
-      Answer answer{{}, {}, b, RankSummary(in), a->size(), plan->variant(), plan->threads_per_block(),
-                    {}};
+      Answer answer{
+          {}, {}, b, RankSummary(in), a->size(), plan->variant(), plan->threads_per_block(), {}};
       if (in.comm) {
         answer.split = pairwise_split(a->size(), b.source.size(), in.comm->size());
         answer.r = pairwise(*a, b.source, device, *in.comm, options, stream, &answer.stats);
@@ -150,11 +150,10 @@ void add_pairwise_command(CLI::App& app) {
       std::cout << j.dump() << "\n";
       return;
     }
-    std::cout << fmt::format("pairwise {} of X={} by Y={} on {} [{}{}]{}, {:.4f} ms -> {}\n", what,
-                             x, input.source.size(), device.label(), variant,
-                             o->brute_force ? ", brute force" : "",
-                             split ? ranks.text() + ", split " + pairwise_split_name(*split) : "",
-                             ms, o->out);
+    std::cout << fmt::format(
+        "pairwise {} of X={} by Y={} on {} [{}{}]{}, {:.4f} ms -> {}\n", what, x,
+        input.source.size(), device.label(), variant, o->brute_force ? ", brute force" : "",
+        split ? ranks.text() + ", split " + pairwise_split_name(*split) : "", ms, o->out);
   });
 }
 
