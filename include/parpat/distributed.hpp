@@ -35,6 +35,15 @@ HistogramResult histogram(Source& source, const Device& device, Communicator& co
                           const HistogramBins& bins = {}, const HistogramOptions& options = {},
                           const StreamOptions& stream = {}, StreamStats* stats = nullptr);
 
+// Resident data: each rank holds its part of one array on its own device (`part`, contiguous),
+// the parts stacked along axis 0 in rank order (their other axes equal). Every rank returns the
+// answer for the whole array, as the calls above do for a file: numpy's axes over the whole
+// (except axes that interleave with kept ones), arg indices into the whole, floats folded in
+// rank order. A part may be empty.
+ReduceResult reduce(const Array& part, Communicator& comm, const ReduceOptions& options = {});
+HistogramResult histogram(const Array& part, Communicator& comm, const HistogramBins& bins = {},
+                          const HistogramOptions& options = {});
+
 // How pairwise splits its work over `ranks`: the longer extent, so that each rank reads the
 // least. `x` (when X ≥ Y and every rank gets at least one x): rank r computes C over its share
 // of A against all of B, and the ranks gather their slices of C. `y`: every rank holds all of A

@@ -5,10 +5,9 @@
 //              fold them in rank order (reduce_stream with a RankShare)
 //   histogram  agree on the call → [min/max of the share → agree → all-gather, when the bins
 //              need the range] → count the share → agree → all-reduce the counts
-#include <cmath>
-#include <sstream>
 
 #include "distributed/agreement.hpp"
+#include "distributed/rank_steps.hpp"
 #include "histogram/histogram_internal.hpp"
 #include "parpat/distributed.hpp"
 #include "parpat/error.hpp"
@@ -46,30 +45,6 @@ std::shared_ptr<detail::SourceImpl> open_rank_share(detail::SourceImpl& whole,
   return detail::open_share_source(whole, first, {last - first});
 }
 
-// [min, max] over every rank's share (NaN when any rank saw one).
-std::pair<double, double> ranks_range(detail::SourceImpl& mine, const Device& device,
-                                      Communicator& comm, const StreamOptions& stream,
-                                      StreamStats& stats) {
-  struct Range {
-    double lo = 0, hi = 0;
-    std::uint64_t has = 0;
-  } range;
-  detail::step_then_agree(comm, [&] {
-    if (mine.elements() == 0) return;
-    auto [lo, hi] = detail::stream_range(mine, device, stream, stats);
-    range = {lo, hi, 1};
-  });
-  std::vector<Range> all(static_cast<std::size_t>(comm.size()));
-  comm.all_gather(&range, sizeof range, all.data());
-  std::pair<double, double> out{INFINITY, -INFINITY};
-  for (const Range& r : all) {
-    if (!r.has) continue;
-    out.first = std::isnan(out.first) || std::isnan(r.lo) ? NAN : std::min(out.first, r.lo);
-    out.second = std::isnan(out.second) || std::isnan(r.hi) ? NAN : std::max(out.second, r.hi);
-  }
-  return out;
-}
-
 }  // namespace
 
 ReduceResult reduce(Source& source, const Device& device, Communicator& comm,
@@ -78,28 +53,18 @@ ReduceResult reduce(Source& source, const Device& device, Communicator& comm,
   detail::SourceImpl& whole = source.impl();
   detail::RankShare share;
   std::shared_ptr<detail::SourceImpl> mine;
-  std::ostringstream call;
-  call << "reduce " << static_cast<int>(options.op) << ' ' << static_cast<int>(options.axis) << ' '
-       << options.ddof << ' ' << options.variant << ' ' << detail::source_signature(whole)
-       << " axes";
-  for (int a : options.axes.value_or(std::vector<int>{-1000}))
-    call << ' ' << a;
-  call << (options.keepdims ? " keepdims" : "");
+  const std::string call =
+      detail::reduce_call_text(options) + ' ' + detail::source_signature(whole);
   // Every rank streams the 2-D problem of the axes (a source of unknown length: 1-D).
   detail::StreamedReduce plan;
   detail::step_then_agree(
       comm,
       [&] {
-        plan = detail::streamed_reduce(
-            whole.elements() >= 0 ? whole.shape : std::vector<std::int64_t>{1}, {options});
-        if (!plan.streams)
-          throw_invalid(
-              "over several ranks, reduce cannot take axes that interleave with kept "
-              "ones (the reduced axes must make one block, before or after the kept "
-              "ones)");
+        plan = detail::ranks_reduce_plan(
+            whole.elements() >= 0 ? whole.shape : std::vector<std::int64_t>{1}, options);
         mine = open_rank_share(whole, plan.shape, plan.ops.front().axis != Axis::all, comm, share);
       },
-      detail::signature_of(call.str()));
+      detail::signature_of(call));
   StreamStats local;
   ReduceResult r =
       detail::reduce_stream(*mine, device, plan.ops, stream, local, 1, 1, &share).front();
@@ -117,23 +82,20 @@ HistogramResult histogram(Source& source, const Device& device, Communicator& co
   detail::SourceImpl& whole = source.impl();
   detail::RankShare share;
   std::shared_ptr<detail::SourceImpl> mine;
-  std::ostringstream call;
-  call.precision(17);
-  call << "histogram " << static_cast<int>(bins.kind) << ' ' << bins.count << ' ' << bins.has_range
-       << ' ' << bins.lo << ' ' << bins.hi << ' ' << options.variant << ' '
-       << detail::source_signature(whole);
-  for (double e : bins.edges)
-    call << ' ' << e;
+  const std::string call =
+      detail::histogram_call_text(bins, options) + ' ' + detail::source_signature(whole);
   detail::step_then_agree(
       comm, [&] { mine = open_rank_share(whole, whole.shape, false, comm, share); },
-      detail::signature_of(call.str()));
+      detail::signature_of(call));
   const std::int64_t n = whole.elements();
   if (n == 0) return histogram(Array(device, whole.dtype, whole.shape), bins, options);
   StreamStats local;
   // The range is asked for (on every rank alike) only when the bins need it.
   if (detail::bins_need_data(whole.dtype, bins)) local.passes = 2;
-  const HistogramBins resolved = detail::resolve_bins_with(
-      whole.dtype, n, bins, [&] { return ranks_range(*mine, device, comm, stream, local); });
+  const HistogramBins resolved = detail::resolve_bins_with(whole.dtype, n, bins, [&] {
+    return detail::ranks_range(comm, mine->elements() > 0,
+                               [&] { return detail::stream_range(*mine, device, stream, local); });
+  });
   std::vector<std::uint64_t> slots(detail::histogram_slots(resolved));
   detail::step_then_agree(comm, [&] {
     detail::count_stream(*mine, nullptr, device, resolved, options, stream, local, local.passes,

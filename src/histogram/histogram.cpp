@@ -151,13 +151,6 @@ HistogramProblem problem_of(DType dtype, std::int64_t n, const HistogramBins& b)
 
 namespace {
 
-// [min, max] of non-empty data, from the reduce pattern, as float64 (numpy's edges of an integer
-// range: the extremes rounded to the nearest float64).
-std::pair<double, double> data_range(const Array& in) {
-  return {reduce(in, {ReduceOp::min, Axis::all, {}}).values.at(0).as_double(),
-          reduce(in, {ReduceOp::max, Axis::all, {}}).values.at(0).as_double()};
-}
-
 // The bin count of per-value bins that the dtype alone decides: the non-negative values of bool
 // and the 8- and 16-bit integers; 0 for wider integers, whose largest value decides.
 std::int64_t per_value_bins_of_dtype(DType t) {
@@ -182,6 +175,11 @@ std::int64_t per_value_bins_up_to(DType t, double max) {
 }  // namespace
 
 namespace detail {
+
+std::pair<double, double> data_range(const Array& in) {
+  return {reduce(in, {ReduceOp::min, Axis::all, {}}).values.at(0).as_double(),
+          reduce(in, {ReduceOp::max, Axis::all, {}}).values.at(0).as_double()};
+}
 
 HistogramBins resolve_bins_with(DType dtype, std::int64_t n, const HistogramBins& bins,
                                 const std::function<std::pair<double, double>()>& data_range) {
@@ -293,7 +291,8 @@ HistogramBins resolve_bins(const Array& in, const HistogramBins& bins) {
                             reduce(in, {ReduceOp::max, Axis::all, {}}).values.at(0).as_double());
     });
   }
-  return detail::resolve_bins_with(in.dtype(), in.size(), bins, [&] { return data_range(in); });
+  return detail::resolve_bins_with(in.dtype(), in.size(), bins,
+                                   [&] { return detail::data_range(in); });
 }
 
 namespace detail {

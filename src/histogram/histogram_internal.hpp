@@ -281,6 +281,9 @@ inline double weight_at(const void* weights, DType dtype, std::int64_t i) {
 // finite or not increasing, edges that are not finite or not strictly increasing).
 HistogramProblem problem_of(DType dtype, std::int64_t n, const HistogramBins& resolved);
 
+// [min, max] of non-empty data, from the reduce pattern, as float64 (numpy's edges of an integer
+// range: the extremes rounded to the nearest float64).
+std::pair<double, double> data_range(const Array& in);
 // resolve_bins's rules on input known by its dtype and size: `data_range()` gives the data's
 // [min, max] (finite or not) when the bins need it (bins_need_data), and only then is called.
 HistogramBins resolve_bins_with(DType dtype, std::int64_t n, const HistogramBins& bins,

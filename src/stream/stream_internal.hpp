@@ -43,6 +43,13 @@ std::vector<ReduceResult> reduce_stream(SourceImpl& source, const Device& device
                                         const StreamOptions& stream, StreamStats& stats, int pass,
                                         int passes, const RankShare* share = nullptr);
 
+// A rank's share already in device memory (contiguous, the rows [first / cols, ...) of the
+// streamed 2-D shape `rank.whole_shape`, with ops of that shape's Axis), reduced as one chunk;
+// then the ranks agree and fold their accumulators in rank order, as reduce_stream does.
+std::vector<ReduceResult> reduce_resident_share(const Array& share,
+                                                const std::vector<ReduceOptions>& ops,
+                                                const RankShare& rank, double& kernel_ms);
+
 // The histogram's two streamed passes (stream_histogram.cpp): [min, max] of the elements, and
 // the counts of every element into `slots` uint64 on the device (bins, then underflow,
 // overflow and NaN; zeros when the source is empty) — or, with `weights` (float32 or float64,

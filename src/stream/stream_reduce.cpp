@@ -9,7 +9,8 @@
 // Float sums add the chunks' sums in float64, so the same chunking gives the same bits.
 // A rank of a distributed reduce streams its share (chunk positions offset by the share's first
 // element, so rows, columns and arg indices are those of the whole input), then the ranks
-// exchange their accumulators and fold them in rank order with the same algebra.
+// exchange their accumulators and fold them in rank order with the same algebra. A rank whose
+// share is resident in device memory adds it as one chunk (reduce_resident_share).
 #include <cstring>
 #include <limits>
 #include <map>
@@ -85,7 +86,16 @@ class StreamReducer {
 
   void add(ChunkInput& input, const HostChunk& chunk, double& kernel_ms) {
     ChunkJob job = job_of(chunk);
-    Array in = input.array(chunk, job.shape);
+    add(input.array(chunk, job.shape), job, kernel_ms);
+  }
+
+  // A rank's resident share (contiguous, in device memory) as one chunk of whole rows.
+  void add_resident(const Array& share, double& kernel_ms) {
+    ChunkJob job = job_of({nullptr, 0, share.size()});
+    add(Array::view(share.buffer(), dtype_, job.shape), job, kernel_ms);
+  }
+
+  void add(const Array& in, const ChunkJob& job, double& kernel_ms) {
     for (auto& st : states_) {
       ReduceKernel& plan = plan_for(st, job);
       const auto outputs = static_cast<std::size_t>(job_shape(st, job).outputs());
@@ -348,6 +358,18 @@ std::uint64_t read_share(SourceImpl& source, const Device& device, StreamReducer
   return done;
 }
 
+// Nothing to read: what the in-memory call answers for an empty array (identities, or the
+// empty-input error).
+std::vector<ReduceResult> reduce_empty(const Device& device, DType dtype,
+                                       const std::vector<std::int64_t>& shape,
+                                       const std::vector<ReduceOptions>& ops) {
+  std::vector<ReduceResult> out;
+  Array empty(device, dtype, shape);
+  for (const auto& o : ops)
+    out.push_back(reduce(empty, o));
+  return out;
+}
+
 }  // namespace
 
 StreamedReduce streamed_reduce(const std::vector<std::int64_t>& shape,
@@ -383,14 +405,7 @@ std::vector<ReduceResult> reduce_stream(SourceImpl& source, const Device& device
   std::int64_t whole = 1;
   for (auto d : whole_shape)
     whole *= d;
-  if (whole == 0) {
-    // Nothing to read: the in-memory call answers (identities, or the empty-input error).
-    std::vector<ReduceResult> out;
-    Array empty(device, source.dtype, whole_shape);
-    for (const auto& o : ops)
-      out.push_back(reduce(empty, o));
-    return out;
-  }
+  if (whole == 0) return reduce_empty(device, source.dtype, whole_shape, ops);
   StreamedReduce plan{whole_shape, ops, {}, true};
   if (n < 0) {
     plan = streamed_reduce({1}, ops);
@@ -412,18 +427,27 @@ std::vector<ReduceResult> reduce_stream(SourceImpl& source, const Device& device
     agree(*share->comm, failed);
     reducer.combine_ranks(*share->comm);
   } else if (done == 0) {
-    // Input of unknown length that turned out empty: what an empty array answers (identities,
-    // or the empty-input error).
-    std::vector<ReduceResult> out;
-    Array empty(device, source.dtype, {0});
-    for (const auto& o : ops)
-      out.push_back(reduce(empty, o));
-    return out;
+    return reduce_empty(device, source.dtype, {0}, ops);  // unknown length that was empty
   }
   std::vector<ReduceResult> out = reducer.results();
   for (auto& r : out)
     r.shape = plan.result_shape;
   return out;
+}
+
+std::vector<ReduceResult> reduce_resident_share(const Array& share,
+                                                const std::vector<ReduceOptions>& ops,
+                                                const RankShare& rank, double& kernel_ms) {
+  std::int64_t whole = 1;
+  for (auto d : rank.whole_shape)
+    whole *= d;
+  if (whole == 0) return reduce_empty(share.device(), share.dtype(), rank.whole_shape, ops);
+  StreamReducer reducer(share.device(), share.dtype(), rank.whole_shape, ops, rank.first);
+  step_then_agree(*rank.comm, [&] {
+    if (share.size() != 0) reducer.add_resident(share, kernel_ms);
+  });
+  reducer.combine_ranks(*rank.comm);
+  return reducer.results();
 }
 
 }  // namespace detail
