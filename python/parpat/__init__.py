@@ -18,10 +18,11 @@ from ._api import (all, any, argmax, argmin, bincount, clear, count_nonzero, dev
                    max, mean, min, nanargmax, nanargmin, nanmax, nanmean, nanmin, nanprod, nanstd,
                    nansum, nanvar, pairwise, prod, std, sum, var)
 from ._histogramdd import histogram2d, histogramdd
+from ._parts import Parts
 
 Device = _parpat.Device
 __version__ = "0.1.0"
-__all__ = ["Device", "all", "any", "argmax", "argmin", "bincount", "count_nonzero", "devices",
+__all__ = ["Device", "Parts", "all", "any", "argmax", "argmin", "bincount", "count_nonzero", "devices",
            "histogram", "histogram2d", "histogramdd",
            "max", "mean", "min", "nanargmax", "nanargmin", "nanmax", "nanmean", "nanmin",
            "nanprod", "nanstd", "nansum", "nanvar", "pairwise", "prod", "std", "sum", "var"]

@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _frameworks as fw
 from . import _parpat
+from ._parts import Parts
 
 _BINCOUNT_DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
                     "uint64")
@@ -142,8 +143,18 @@ _RUNNERS: dict = {}
 _MAX_RUNNERS = 256
 
 
+def _parts_alone(device, stream, copy: bool) -> None:
+    if device is not None or stream is not None or copy:
+        raise ValueError("with parpat.Parts, each part runs where it lives (or on the device "
+                         "named for it in Parts(arrays, devices)): device, stream and copy do "
+                         "not apply")
+
+
 def _reduce(op: str, x, axis, keepdims: bool, device, stream, copy: bool, variant: str,
             ddof: float = 0.0):
+    if isinstance(x, Parts):
+        _parts_alone(device, stream, copy)
+        return x._reduce(op, axis, keepdims, ddof, variant)
     sig = fw.signature(x)
     key = None
     if sig is not None:
@@ -458,6 +469,11 @@ def histogram(x, bins=10, range=None, density=False, weights=None, *, outliers=F
     (for float32 data numpy 2 makes float32 edges, which can move a value lying within a float32
     rounding of an edge to the neighbouring bin).
     """
+    if isinstance(x, Parts):
+        _parts_alone(device, stream, copy)
+        if weights is not None:
+            raise ValueError("parpat.histogram takes no weights with parpat.Parts")
+        return x._histogram(bins, range, density, outliers, variant)
     x, d, n = _flat(x, copy, "histogram", _HISTOGRAM_DTYPES)
     kind, count, has_range, lo, hi, edges = _bins_spec(bins, range)
     dev = _device_of(d, device)

@@ -44,4 +44,12 @@ def histogramdd(device: Device, coordinates: Sequence[int], host: bool, dtype: s
 def pairwise(device: Device, a: int, a_host: bool, x: int, b: int, b_host: bool, y: int, c: int,
              c_host: bool, kernel: str, h: float, expression: str, variant: str,
              stream: int) -> None: ...
+def reduce_parts(devices: Sequence[Device], pointers: Sequence[int], host: Sequence[bool],
+                 streams: Sequence[int], dtype: str, shapes: Sequence[Sequence[int]], op: str,
+                 axes: Any, keepdims: bool, ddof: float,
+                 variant: str) -> Tuple[List[Any], Any, List[int]]: ...  # values, indices, shape
+def histogram_parts(devices: Sequence[Device], pointers: Sequence[int], host: Sequence[bool],
+                    streams: Sequence[int], dtype: str, shapes: Sequence[Sequence[int]],
+                    kind: str, count: int, has_range: bool, lo: float, hi: float,
+                    edges: Sequence[float], variant: str) -> Tuple[Any, Any, Any]: ...
 def dlpack_describe(a: Any) -> Tuple[int, int, int, List[int], List[int], int, int]: ...

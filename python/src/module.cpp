@@ -21,6 +21,7 @@
 #include "histogramdd_call.hpp"
 #include "memory.hpp"
 #include "parpat/parpat.hpp"
+#include "parts_call.hpp"
 #include "plan_cache.hpp"
 #include "reduce_call.hpp"
 
@@ -257,6 +258,40 @@ NB_MODULE(_parpat, m) {
       },
       "device"_a, "a"_a, "a_host"_a, "x"_a, "b"_a, "b_host"_a, "y"_a, "c"_a, "c_host"_a, "kernel"_a,
       "h"_a, "expression"_a, "variant"_a, "stream"_a);
+
+  // One array in parts on several devices (parpat.Parts).
+  auto parts_input = [](std::vector<Device> devices, std::vector<std::uintptr_t> pointers,
+                        std::vector<bool> host, std::vector<std::uintptr_t> streams,
+                        const std::string& dtype, std::vector<std::vector<std::int64_t>> shapes) {
+    return PartsInput{std::move(devices), std::move(pointers), std::move(host),
+                      std::move(streams), std::move(shapes),   parse_dtype(dtype)};
+  };
+  m.def(
+      "reduce_parts",
+      [parts_input](std::vector<Device> devices, std::vector<std::uintptr_t> pointers,
+                    std::vector<bool> host, std::vector<std::uintptr_t> streams,
+                    const std::string& dtype, std::vector<std::vector<std::int64_t>> shapes,
+                    const std::string& op, std::optional<std::vector<int>> axes, bool keepdims,
+                    double ddof, const std::string& variant) {
+        return reduce_parts(parts_input(std::move(devices), std::move(pointers), std::move(host),
+                                        std::move(streams), dtype, std::move(shapes)),
+                            op, std::move(axes), keepdims, ddof, variant);
+      },
+      "devices"_a, "pointers"_a, "host"_a, "streams"_a, "dtype"_a, "shapes"_a, "op"_a,
+      "axes"_a.none(), "keepdims"_a, "ddof"_a, "variant"_a);
+  m.def(
+      "histogram_parts",
+      [parts_input](std::vector<Device> devices, std::vector<std::uintptr_t> pointers,
+                    std::vector<bool> host, std::vector<std::uintptr_t> streams,
+                    const std::string& dtype, std::vector<std::vector<std::int64_t>> shapes,
+                    const std::string& kind, std::int64_t count, bool has_range, double lo,
+                    double hi, std::vector<double> edges, const std::string& variant) {
+        return histogram_parts(parts_input(std::move(devices), std::move(pointers), std::move(host),
+                                           std::move(streams), dtype, std::move(shapes)),
+                               kind, count, has_range, lo, hi, std::move(edges), variant);
+      },
+      "devices"_a, "pointers"_a, "host"_a, "streams"_a, "dtype"_a, "shapes"_a, "kind"_a, "count"_a,
+      "has_range"_a, "lo"_a, "hi"_a, "edges"_a, "variant"_a);
 
   // Arrays that arrive only through DLPack (JAX and others): their pointer, dtype, shape,
   // strides (in elements) and device, read through nanobind's DLPack import.

@@ -1,0 +1,119 @@
+// One array given in parts on several devices (parpat.Parts): one thread per part, each a rank of
+// thread_communicators, runs the resident reduce or histogram of parpat/distributed.hpp on its
+// part, and rank 0's answer, the whole array's, comes back to Python. Each part is read where
+// it lives (a CUDA array on its GPU, host memory on the device named for it) once the caller's
+// streams have produced it.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "histogramdd_call.hpp"
+#include "memory.hpp"
+#include "parpat/parpat.hpp"
+
+namespace parpat::python {
+
+namespace nb = nanobind;
+
+// The parts as Python describes them: a device, a pointer (host or of that device), the stream
+// that produces it and a shape each, one dtype for all.
+struct PartsInput {
+  std::vector<Device> devices;
+  std::vector<std::uintptr_t> pointers;
+  std::vector<bool> host;
+  std::vector<std::uintptr_t> streams;
+  std::vector<std::vector<std::int64_t>> shapes;
+  DType dtype = DType::float32;
+};
+
+// Runs `work(part, comm)` on one thread per part, without the GIL, and returns rank 0's answer;
+// an error on any rank is every rank's (distributed.hpp), rethrown here.
+template <class Answer, class Work>
+Answer on_parts(const PartsInput& in, Work work) {
+  const std::size_t ranks = in.devices.size();
+  if (ranks == 0) throw_invalid("Parts needs at least one array");
+  if (in.pointers.size() != ranks || in.host.size() != ranks || in.streams.size() != ranks ||
+      in.shapes.size() != ranks)
+    throw_invalid("Parts: one device, pointer, stream and shape per part");
+  std::optional<Answer> answer;
+  std::vector<std::exception_ptr> failed(ranks);
+  {
+    nb::gil_scoped_release unlocked;
+    for (std::size_t k = 0; k < ranks; ++k)
+      if (!in.host[k] && in.devices[k].backend() != Backend::cpu)
+        in.devices[k].synchronize(stream_of(in.streams[k]));
+    auto comms = thread_communicators(static_cast<int>(ranks));
+    std::vector<std::thread> threads;
+    for (std::size_t k = 0; k < ranks; ++k)
+      threads.emplace_back([&, k] {
+        try {
+          const Array part =
+              input_array(in.devices[k], {in.pointers[k], in.host[k]}, in.dtype, in.shapes[k], 0);
+          Answer a = work(part, *comms[k]);
+          if (k == 0) answer = std::move(a);
+        } catch (...) {
+          failed[k] = std::current_exception();
+        }
+      });
+    for (auto& t : threads)
+      t.join();
+  }
+  for (auto& f : failed)
+    if (f) std::rethrow_exception(f);
+  return std::move(*answer);
+}
+
+// numpy's reduction of the stacked parts: (values as Python numbers, int64 indices of an arg
+// op, the result's shape).
+inline nb::tuple reduce_parts(const PartsInput& in, const std::string& op,
+                              std::optional<std::vector<int>> axes, bool keepdims, double ddof,
+                              const std::string& variant) {
+  ReduceOptions options;
+  options.op = parse_reduce_op(op);
+  options.axes = std::move(axes);
+  options.keepdims = keepdims;
+  options.ddof = ddof;
+  options.variant = variant;
+  const ReduceResult r = on_parts<ReduceResult>(
+      in, [&](const Array& part, Communicator& comm) { return reduce(part, comm, options); });
+  nb::list values;
+  for (const Scalar& v : r.values) {
+    if (is_float(v.dtype))
+      values.append(nb::float_(v.f));
+    else if (is_signed_integer(v.dtype))
+      values.append(nb::int_(v.i));
+    else
+      values.append(nb::int_(v.u));
+  }
+  return nb::make_tuple(values, numpy_array(r.indices), r.shape);
+}
+
+// numpy.histogram of the stacked parts (flattened): (the uint64 counts, the float64 edges,
+// [below, above, NaN]).
+inline nb::tuple histogram_parts(const PartsInput& in, const std::string& kind, std::int64_t count,
+                                 bool has_range, double lo, double hi, std::vector<double> edges,
+                                 const std::string& variant) {
+  HistogramBins bins;
+  if (kind == "edges")
+    bins = HistogramBins::explicit_edges(std::move(edges));
+  else if (kind == "per_value")
+    bins = HistogramBins::per_value();
+  else
+    bins = has_range ? HistogramBins::even(count, lo, hi) : HistogramBins::even(count);
+  HistogramOptions options;
+  options.variant = variant;
+  HistogramResult r = on_parts<HistogramResult>(in, [&](const Array& part, Communicator& comm) {
+    return histogram(part, comm, bins, options);
+  });
+  return nb::make_tuple(numpy_array(std::move(r.counts)), numpy_array(r.bins.edge_values()),
+                        numpy_array(std::vector<std::uint64_t>{r.underflow, r.overflow, r.nan}));
+}
+
+}  // namespace parpat::python
