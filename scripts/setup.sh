@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev
-          ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd python3 python3-dev python3-numpy python3-venv
+          ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd python3 python3-dev python3-numpy python3-mpi4py python3-venv
           libzip-dev libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do

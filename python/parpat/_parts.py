@@ -21,6 +21,11 @@ class Parts:
     devices : sequence of str, optional
         Where each host (numpy) part is reduced: ``"cpu"``, ``"cuda:1"``, ``"opencl:0"``
         (default: the CPU). A device part runs on its own GPU.
+    comm : mpi4py communicator, optional
+        The array is spread over the processes of `comm`: `arrays` is this process's one part
+        (an array, or a list of one), and the parts of ranks 0, 1, ... make the whole. Every
+        rank must make the same call; every rank gets the answer. A rank waits at most
+        PARPAT_COLLECTIVE_TIMEOUT_S (600) seconds for the others, then raises.
 
     The reductions (parpat.sum, parpat.argmax, ...) take numpy's axis and keepdims over the whole
     array, except axes that interleave with kept ones; parpat.histogram takes bins and range
@@ -28,7 +33,16 @@ class Parts:
     in float64, in order, so the same parts give the same bits; arg indices count in the whole.
     """
 
-    def __init__(self, arrays, devices=None):
+    def __init__(self, arrays, devices=None, comm=None):
+        self.comm = None
+        if comm is not None:
+            from ._mpi import MpiAdapter
+            self.comm = MpiAdapter(comm)
+            if not isinstance(arrays, (list, tuple)):
+                arrays = [arrays]
+            if len(arrays) != 1:
+                raise ValueError(f"Parts with a communicator takes this process's one part, not "
+                                 f"{len(arrays)}")
         self.arrays = list(arrays)
         if not self.arrays:
             raise ValueError("Parts needs at least one array")
@@ -75,7 +89,7 @@ class Parts:
             raise ValueError(f"ddof must be non-negative, not {ddof}")
         values, indices, shape = _parpat.reduce_parts(
             **parts, op=op, axes=None if axes is None else list(axes), keepdims=keepdims,
-            ddof=ddof, variant=variant)
+            ddof=ddof, variant=variant, comm=self.comm)
         if "arg" in op:
             out = np.asarray(indices, dtype=np.int64).reshape(shape)
         else:
@@ -88,7 +102,7 @@ class Parts:
         kind, count, has_range, lo, hi, edges = _api._bins_spec(bins, range)
         counts, edge_values, outside = _parpat.histogram_parts(
             **parts, kind=kind, count=count, has_range=has_range, lo=lo, hi=hi, edges=edges,
-            variant=variant)
+            variant=variant, comm=self.comm)
         if density:
             counts = counts.astype(np.float64) / np.diff(edge_values) / np.float64(counts.sum())
         return (counts, edge_values, outside) if outliers else (counts, edge_values)

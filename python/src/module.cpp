@@ -23,6 +23,7 @@
 #include "parpat/parpat.hpp"
 #include "parts_call.hpp"
 #include "plan_cache.hpp"
+#include "python_communicator.hpp"
 #include "reduce_call.hpp"
 
 namespace nb = nanobind;
@@ -266,32 +267,43 @@ NB_MODULE(_parpat, m) {
     return PartsInput{std::move(devices), std::move(pointers), std::move(host),
                       std::move(streams), std::move(shapes),   parse_dtype(dtype)};
   };
+  // An mpi4py communicator's adapter (parpat._mpi), or None for one thread rank per part.
+  auto outer_of = [](const nb::object& comm) {
+    return comm.is_none() ? std::optional<PythonCommunicator>()
+                          : std::optional<PythonCommunicator>(comm);
+  };
   m.def(
       "reduce_parts",
-      [parts_input](std::vector<Device> devices, std::vector<std::uintptr_t> pointers,
-                    std::vector<bool> host, std::vector<std::uintptr_t> streams,
-                    const std::string& dtype, std::vector<std::vector<std::int64_t>> shapes,
-                    const std::string& op, std::optional<std::vector<int>> axes, bool keepdims,
-                    double ddof, const std::string& variant) {
+      [parts_input, outer_of](std::vector<Device> devices, std::vector<std::uintptr_t> pointers,
+                              std::vector<bool> host, std::vector<std::uintptr_t> streams,
+                              const std::string& dtype,
+                              std::vector<std::vector<std::int64_t>> shapes, const std::string& op,
+                              std::optional<std::vector<int>> axes, bool keepdims, double ddof,
+                              const std::string& variant, nb::object comm) {
+        std::optional<PythonCommunicator> outer = outer_of(comm);
         return reduce_parts(parts_input(std::move(devices), std::move(pointers), std::move(host),
                                         std::move(streams), dtype, std::move(shapes)),
-                            op, std::move(axes), keepdims, ddof, variant);
+                            outer ? &*outer : nullptr, op, std::move(axes), keepdims, ddof,
+                            variant);
       },
       "devices"_a, "pointers"_a, "host"_a, "streams"_a, "dtype"_a, "shapes"_a, "op"_a,
-      "axes"_a.none(), "keepdims"_a, "ddof"_a, "variant"_a);
+      "axes"_a.none(), "keepdims"_a, "ddof"_a, "variant"_a, "comm"_a.none());
   m.def(
       "histogram_parts",
-      [parts_input](std::vector<Device> devices, std::vector<std::uintptr_t> pointers,
-                    std::vector<bool> host, std::vector<std::uintptr_t> streams,
-                    const std::string& dtype, std::vector<std::vector<std::int64_t>> shapes,
-                    const std::string& kind, std::int64_t count, bool has_range, double lo,
-                    double hi, std::vector<double> edges, const std::string& variant) {
+      [parts_input, outer_of](
+          std::vector<Device> devices, std::vector<std::uintptr_t> pointers, std::vector<bool> host,
+          std::vector<std::uintptr_t> streams, const std::string& dtype,
+          std::vector<std::vector<std::int64_t>> shapes, const std::string& kind,
+          std::int64_t count, bool has_range, double lo, double hi, std::vector<double> edges,
+          const std::string& variant, nb::object comm) {
+        std::optional<PythonCommunicator> outer = outer_of(comm);
         return histogram_parts(parts_input(std::move(devices), std::move(pointers), std::move(host),
                                            std::move(streams), dtype, std::move(shapes)),
-                               kind, count, has_range, lo, hi, std::move(edges), variant);
+                               outer ? &*outer : nullptr, kind, count, has_range, lo, hi,
+                               std::move(edges), variant);
       },
       "devices"_a, "pointers"_a, "host"_a, "streams"_a, "dtype"_a, "shapes"_a, "kind"_a, "count"_a,
-      "has_range"_a, "lo"_a, "hi"_a, "edges"_a, "variant"_a);
+      "has_range"_a, "lo"_a, "hi"_a, "edges"_a, "variant"_a, "comm"_a.none());
 
   // Arrays that arrive only through DLPack (JAX and others): their pointer, dtype, shape,
   // strides (in elements) and device, read through nanobind's DLPack import.

@@ -1,8 +1,10 @@
-// One array given in parts on several devices (parpat.Parts): one thread per part, each a rank of
-// thread_communicators, runs the resident reduce or histogram of parpat/distributed.hpp on its
-// part, and rank 0's answer, the whole array's, comes back to Python. Each part is read where
-// it lives (a CUDA array on its GPU, host memory on the device named for it) once the caller's
-// streams have produced it.
+// One array given in parts (parpat.Parts): on several devices of this process, one thread per
+// part, each a rank of thread_communicators; or this process's one part of an array spread over
+// the ranks of an outer communicator (an mpi4py one, through PythonCommunicator). Each rank runs
+// the resident reduce or histogram of parpat/distributed.hpp on its part, and rank 0's answer
+// (every rank's, for an outer communicator), the whole array's, comes back to Python. Each part
+// is read where it lives (a CUDA array on its GPU, host memory on the device named for it) once
+// the caller's streams have produced it.
 #pragma once
 
 #include <nanobind/nanobind.h>
@@ -33,15 +35,19 @@ struct PartsInput {
   DType dtype = DType::float32;
 };
 
-// Runs `work(part, comm)` on one thread per part, without the GIL, and returns rank 0's answer;
-// an error on any rank is every rank's (distributed.hpp), rethrown here.
+// Runs `work(part, comm)` without the GIL and returns rank 0's answer: with an `outer`
+// communicator on this thread for the one part, else on one thread per part. An error on any
+// rank is every rank's (distributed.hpp), rethrown here.
 template <class Answer, class Work>
-Answer on_parts(const PartsInput& in, Work work) {
+Answer on_parts(const PartsInput& in, Communicator* outer, Work work) {
   const std::size_t ranks = in.devices.size();
   if (ranks == 0) throw_invalid("Parts needs at least one array");
   if (in.pointers.size() != ranks || in.host.size() != ranks || in.streams.size() != ranks ||
       in.shapes.size() != ranks)
     throw_invalid("Parts: one device, pointer, stream and shape per part");
+  if (outer && ranks != 1)
+    throw_invalid("Parts with a communicator takes this process's one part, not " +
+                  std::to_string(ranks));
   std::optional<Answer> answer;
   std::vector<std::exception_ptr> failed(ranks);
   {
@@ -49,6 +55,10 @@ Answer on_parts(const PartsInput& in, Work work) {
     for (std::size_t k = 0; k < ranks; ++k)
       if (!in.host[k] && in.devices[k].backend() != Backend::cpu)
         in.devices[k].synchronize(stream_of(in.streams[k]));
+    auto part = [&](std::size_t k) {
+      return input_array(in.devices[k], {in.pointers[k], in.host[k]}, in.dtype, in.shapes[k], 0);
+    };
+    if (outer) return work(part(0), *outer);
     auto comms = thread_communicators(static_cast<int>(ranks));
     std::vector<std::thread> threads;
     for (std::size_t k = 0; k < ranks; ++k)
@@ -72,7 +82,7 @@ Answer on_parts(const PartsInput& in, Work work) {
 
 // numpy's reduction of the stacked parts: (values as Python numbers, int64 indices of an arg
 // op, the result's shape).
-inline nb::tuple reduce_parts(const PartsInput& in, const std::string& op,
+inline nb::tuple reduce_parts(const PartsInput& in, Communicator* outer, const std::string& op,
                               std::optional<std::vector<int>> axes, bool keepdims, double ddof,
                               const std::string& variant) {
   ReduceOptions options;
@@ -82,7 +92,8 @@ inline nb::tuple reduce_parts(const PartsInput& in, const std::string& op,
   options.ddof = ddof;
   options.variant = variant;
   const ReduceResult r = on_parts<ReduceResult>(
-      in, [&](const Array& part, Communicator& comm) { return reduce(part, comm, options); });
+      in, outer,
+      [&](const Array& part, Communicator& comm) { return reduce(part, comm, options); });
   nb::list values;
   for (const Scalar& v : r.values) {
     if (is_float(v.dtype))
@@ -97,9 +108,9 @@ inline nb::tuple reduce_parts(const PartsInput& in, const std::string& op,
 
 // numpy.histogram of the stacked parts (flattened): (the uint64 counts, the float64 edges,
 // [below, above, NaN]).
-inline nb::tuple histogram_parts(const PartsInput& in, const std::string& kind, std::int64_t count,
-                                 bool has_range, double lo, double hi, std::vector<double> edges,
-                                 const std::string& variant) {
+inline nb::tuple histogram_parts(const PartsInput& in, Communicator* outer, const std::string& kind,
+                                 std::int64_t count, bool has_range, double lo, double hi,
+                                 std::vector<double> edges, const std::string& variant) {
   HistogramBins bins;
   if (kind == "edges")
     bins = HistogramBins::explicit_edges(std::move(edges));
@@ -109,9 +120,9 @@ inline nb::tuple histogram_parts(const PartsInput& in, const std::string& kind, 
     bins = has_range ? HistogramBins::even(count, lo, hi) : HistogramBins::even(count);
   HistogramOptions options;
   options.variant = variant;
-  HistogramResult r = on_parts<HistogramResult>(in, [&](const Array& part, Communicator& comm) {
-    return histogram(part, comm, bins, options);
-  });
+  HistogramResult r = on_parts<HistogramResult>(
+      in, outer,
+      [&](const Array& part, Communicator& comm) { return histogram(part, comm, bins, options); });
   return nb::make_tuple(numpy_array(std::move(r.counts)), numpy_array(r.bins.edge_values()),
                         numpy_array(std::vector<std::uint64_t>{r.underflow, r.overflow, r.nan}));
 }
