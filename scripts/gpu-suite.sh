@@ -3,7 +3,8 @@
 # the OpenCL ICD loader from carried .deb files, then runs the stages named on the command line
 # (default: info tests sanitize bench); logs and JSON are packed into $OUT/gpu-suite.tgz, laid
 # out as bench/report/make_benchmarks.py reads a machine's folder of bench/results/.
-#   BIN   folder with parpat and the test binaries (default .carry/bin; BIN.tar.xz is unpacked)
+#   BIN   folder with parpat, ranks_scaling and the test binaries (default .carry/bin; BIN.tar.xz
+#         is unpacked)
 #   BIN_PREVIOUS  a previous build's folder (or .tar.xz): the bench and barrier stages run it too,
 #         in the same call, into previous/ (the regression check); GIT_COMMIT / GIT_COMMIT_PREVIOUS name the builds
 #   BENCH_ARGS    arguments of every bench run (default --variant fast; quick covers every variant)
@@ -14,6 +15,7 @@
 #   PREFIX  `cmake --install` of the library for the python stage (default .carry/prefix; a
 #         libcudart_static.a in its lib/ stands in for a CUDA toolkit the machine lacks)
 #   PYTHON  the interpreter of the python stage (default /opt/torch/.venv/bin/python3, python3)
+#   SCALING_ELEMENTS  the scaling stage's float32 elements (default 2^31)
 #   IO_BACKENDS, IO_LARGE_MIB  the io stage's backends (cuda opencl) and large file (16384 MiB;
 #         empty: none)
 #   SWEEP a file for the `sweep` stage: lines "name|PARPAT_TUNING value|parpat arguments", each
@@ -197,6 +199,15 @@ for stage in "${stages[@]}"; do
       "$py" bench/report/collect_ranks.py "$OUT" "$OUT/ranks.json"
       rm -f "$OUT"/ranks-*.npy
       for f in "$OUT"/ranks-*.log; do echo "$(basename "$f"): $(head -c 300 "$f")"; done ;;
+    scaling)
+      # Resident data over every GPU of the host against the first alone (bench/scaling): float32
+      # sum and histograms of 2^31 values (SCALING_ELEMENTS), collective included. One GPU: twice.
+      gpus=$(nvidia-smi -L | wc -l)
+      all=$(seq -s, -f 'cuda:%g' 0 $((gpus - 1)))
+      [ "$gpus" -eq 1 ] && all=cuda:0,cuda:0
+      run scaling 600 "$BIN/ranks_scaling" --devices "$all" --elements "${SCALING_ELEMENTS:-2147483648}" \
+        --json "$OUT/scaling.json"
+      cat "$OUT/scaling.log" ;;
     quick)
       run quick 300 "$BIN/parpat" bench --quick --json "$OUT/quick.json"
       cat "$OUT/quick.log" ;;
