@@ -1,7 +1,7 @@
-// Distributed pairwise (parpat/distributed.hpp) over thread communicators on every device: 1 to 4
-// ranks give the float64 reference within the pattern's tolerance, every rank the same whole C,
-// and the same ranks the same bits twice; shares may be empty and chunks fall inside them; a bad
-// or mismatched call stops every rank alike.
+// Distributed pairwise (parpat/distributed.hpp), of files and of resident parts of A, over thread
+// communicators on every device: 1 to 4 ranks give the float64 reference within the pattern's
+// tolerance, every rank the same whole C, and the same ranks the same bits twice; shares may be
+// empty and chunks fall inside them; a bad or mismatched call stops every rank alike.
 #include <cstring>
 #include <random>
 
@@ -92,6 +92,53 @@ TEST_P(DistributedPairwiseTest, RanksMatchTheReferenceWithTheSameBitsTwice) {
     }
 }
 
+// Resident parts of A (unequal, one empty with 3 ranks), B whole on every rank's device: the
+// reference within the tolerance, every C[x] the bits of the one-device call over its part.
+TEST_P(DistributedPairwiseTest, ResidentPartsOfAGiveTheWholeC) {
+  std::mt19937_64 rng(run_seed() + 7);
+  const auto a = uniform(3001, rng), b = uniform(517, rng);
+  PairwiseOptions options;
+  options.kernel = PairwiseKernel::gaussian;
+  options.h = 0.5;
+  detail::PairwiseProblem p;
+  p.x = 3001;
+  p.y = 517;
+  p.kernel = options.kernel;
+  p.h = 0.5f;
+  std::vector<double> expected(a.size()), magnitude(a.size());
+  detail::pairwise_reference(a.data(), b.data(), p, expected.data());
+  detail::pairwise_magnitude(a.data(), b.data(), p, magnitude.data());
+  for (int size : {1, 2, 3, 4}) {
+    std::vector<std::int64_t> first;
+    for (int r = 0; r <= size; ++r)
+      first.push_back(3001 * r * r / (size * size));
+    if (size == 3) first[2] = first[1];
+    std::vector<std::vector<float>> got(static_cast<std::size_t>(size));
+    std::vector<float> alone;
+    for (int r = 0; r < size; ++r) {
+      const std::int64_t n =
+          first[static_cast<std::size_t>(r) + 1] - first[static_cast<std::size_t>(r)];
+      if (n == 0) continue;
+      const Array part = Array::from_host(device(), DType::float32, {n},
+                                          a.data() + first[static_cast<std::size_t>(r)]);
+      const std::vector<float> c = pairwise(part, Array::from_vector(device(), b), options).c;
+      alone.insert(alone.end(), c.begin(), c.end());
+    }
+    auto failed = on_ranks(size, [&](Communicator& comm) {
+      const auto r = static_cast<std::size_t>(comm.rank());
+      const Array part = Array::from_host(device(), DType::float32, {first[r + 1] - first[r]},
+                                          a.data() + first[r]);
+      got[r] = pairwise(part, Array::from_vector(device(), b), comm, options).c;
+    });
+    for (auto& f : failed)
+      if (f) ADD_FAILURE() << error_of(f).first;
+    SCOPED_TRACE(std::to_string(size) + " ranks, seed " + std::to_string(run_seed()));
+    for (const auto& c : got)
+      EXPECT_TRUE(same_bits(c, alone));
+    EXPECT_LE(detail::pairwise_max_relative_error(got[0], expected, magnitude), kTolerance);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, DistributedPairwiseTest, ::testing::ValuesIn(devices()),
                          device_test_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(DistributedPairwiseTest);
@@ -128,6 +175,15 @@ TEST(DistributedPairwiseFaults, BadOrMismatchedCallsStopEveryRankAlike) {
     pairwise(a, b, cpu, comm);
   });
   expect_every_rank_failed_alike(failed, "1-D float32 B");
+  failed = on_ranks(2, [&](Communicator& comm) {  // resident: B of another length on rank 1
+    pairwise(Array::from_vector(cpu, v), Array(cpu, DType::float32, {comm.rank() == 0 ? 10 : 11}),
+             comm);
+  });
+  expect_every_rank_failed_alike(failed, "rank 1 was given another call than rank 0");
+  failed = on_ranks(2, [&](Communicator& comm) {
+    pairwise(Array(cpu, DType::float32, {0}), Array::from_vector(cpu, v), comm);
+  });
+  expect_every_rank_failed_alike(failed, "X must be at least 1");
 }
 
 }  // namespace

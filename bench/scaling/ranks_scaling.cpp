@@ -1,7 +1,7 @@
 // ranks_scaling: resident data over the devices of one host, one thread rank per device
-// (parpat/distributed.hpp's reduce and histogram of each rank's part), against the same problem
-// on the first device alone, in one run. Each case times whole calls, collective included: every
-// rank loops over the call, and rank 0's wall time per call (which ends after every rank's
+// (parpat/distributed.hpp's reduce, histogram and pairwise of each rank's part), against the same
+// problem on the first device alone, in one run. Each case times whole calls, collective included:
+// every rank loops over the call, and rank 0's wall time per call (which ends after every rank's
 // partials are combined) is taken, median of --repeat after a warm-up. The calls are the one-shot
 // ones, which make their plans per call, as a user's call does.
 //
@@ -143,6 +143,35 @@ int main(int argc, char** argv) {
                         {"median_ms", ms},
                         {"gbps", gbps}});
       }
+      // Pairwise, split x: each rank's part of A against all of B (2^21 × 2^15, gaussian), both
+      // from the first values.
+      const std::int64_t x = std::int64_t{1} << 21, y = std::int64_t{1} << 15;
+      if (n < x) {
+        if (ranks == devices.size()) break;
+        continue;
+      }
+      std::vector<Array> a_parts, bs;
+      for (std::size_t r = 0; r < ranks; ++r) {
+        const auto first = x * static_cast<std::int64_t>(r) / static_cast<std::int64_t>(ranks);
+        const auto last = x * static_cast<std::int64_t>(r + 1) / static_cast<std::int64_t>(ranks);
+        a_parts.push_back(Array::from_host(devices[r], parpat::DType::float32, {last - first},
+                                           host.data() + first));
+        bs.push_back(Array::from_host(devices[r], parpat::DType::float32, {y}, host.data()));
+      }
+      parpat::PairwiseOptions gaussian;
+      gaussian.kernel = parpat::PairwiseKernel::gaussian;
+      const double ms = time_over_ranks(a_parts, repeat, [&](const Array& a, Communicator& c) {
+        parpat::pairwise(a, bs[static_cast<std::size_t>(c.rank())], c, gaussian);
+      });
+      const double pairs = static_cast<double>(x) * static_cast<double>(y) / ms / 1e9;
+      std::cout << fmt::format("{:32} {} rank(s) on {}: {:9.3f} ms, {:7.3f} Tpairs/s\n",
+                               "pairwise gaussian 2^21 x 2^15", ranks,
+                               ranks == 1 ? devices[0].label() : spec, ms, pairs);
+      rows.push_back({{"case", "pairwise gaussian 2^21 x 2^15"},
+                      {"ranks", ranks},
+                      {"devices", ranks == 1 ? devices[0].label() : spec},
+                      {"median_ms", ms},
+                      {"tpairs_per_s", pairs}});
       if (ranks == devices.size()) break;
     }
     if (!json_path.empty()) std::ofstream(json_path) << rows.dump(1) << "\n";

@@ -61,6 +61,13 @@ PairwiseResult pairwise(Source& a, Source& b, const Device& device, Communicator
                         const PairwiseOptions& options = {}, const StreamOptions& stream = {},
                         StreamStats* stats = nullptr);
 
+// Resident pairwise, split x: each rank holds its part of A (1-D float32, the parts stacked in
+// rank order make A; a part may be empty) and all of B on its own device, computes C over its
+// part, and every rank returns the whole C, each C[x] as the one-device call over that part
+// gives it. time_ms: this rank's device time, when options.timed.
+PairwiseResult pairwise(const Array& a_part, const Array& b, Communicator& comm,
+                        const PairwiseOptions& options = {});
+
 // Runs `step` on this rank, then agrees with the others: when `step` threw on any rank, every
 // rank throws the lowest failing rank's Error (its kind and message). For what a caller does
 // before a distributed call, such as opening the input, so that a missing file on one rank

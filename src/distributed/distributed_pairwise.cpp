@@ -3,10 +3,12 @@
 //            all-gather the float32 slices of C (each padded to the largest share)
 //   split y  agree on the call, read all of A and open B's share → stream the share → agree →
 //            all-gather the float64 partial C block by block, added in rank order
+// Resident parts of A (each rank's on its device, with all of B there) run as split x.
 // Either way every rank ends with the whole C, and a failure on one rank stops all of them
 // before the next collective.
 #include <algorithm>
 #include <chrono>
+#include <numeric>
 #include <sstream>
 
 #include "distributed/agreement.hpp"
@@ -69,21 +71,29 @@ std::vector<float> add_partials_in_rank_order(const std::vector<double>& mine, C
   return c;
 }
 
-// Split x's combine: rank r's slice lands at r·X/P.
-std::vector<float> gather_slices(const std::vector<double>& mine, std::int64_t x,
-                                 Communicator& comm) {
-  const std::int64_t p = comm.size();
-  const std::int64_t widest = (x + p - 1) / p;
+// Split x's combine: every rank's slice of C (`lengths[r]` values each), in rank order.
+template <class T>
+std::vector<float> gather_slices(const std::vector<T>& mine,
+                                 const std::vector<std::int64_t>& lengths, Communicator& comm) {
+  const std::int64_t widest = *std::max_element(lengths.begin(), lengths.end());
   std::vector<float> slice(static_cast<std::size_t>(widest), 0.0f);
   std::copy(mine.begin(), mine.end(), slice.begin());
-  std::vector<float> all(slice.size() * static_cast<std::size_t>(p));
+  std::vector<float> all(slice.size() * lengths.size());
   comm.all_gather(slice.data(), slice.size() * sizeof(float), all.data());
-  std::vector<float> c(static_cast<std::size_t>(x));
-  for (std::int64_t r = 0; r < p; ++r) {
-    const std::int64_t first = x * r / p, last = x * (r + 1) / p;
-    std::copy_n(all.begin() + r * widest, last - first, c.begin() + first);
-  }
+  std::vector<float> c;
+  for (std::size_t r = 0; r < lengths.size(); ++r)
+    c.insert(c.end(), all.begin() + static_cast<std::ptrdiff_t>(r) * widest,
+             all.begin() + static_cast<std::ptrdiff_t>(r) * widest + lengths[r]);
   return c;
+}
+
+std::string call_text(const PairwiseOptions& options) {
+  std::ostringstream call;
+  call.precision(17);
+  call << "pairwise " << static_cast<int>(options.kernel) << ' ' << options.h << ' '
+       << options.expression << ' ' << options.variant << ' ' << options.brute_force << ' '
+       << options.threads_per_block;
+  return call.str();
 }
 
 }  // namespace
@@ -102,12 +112,8 @@ PairwiseResult pairwise(Source& a, Source& b, const Device& device, Communicator
   auto start = std::chrono::steady_clock::now();
   detail::SourceImpl& whole_a = a.impl();
   detail::SourceImpl& whole_b = b.impl();
-  std::ostringstream call;
-  call.precision(17);
-  call << "pairwise " << static_cast<int>(options.kernel) << ' ' << options.h << ' '
-       << options.expression << ' ' << options.variant << ' ' << options.brute_force << ' '
-       << options.threads_per_block << " A " << detail::source_signature(whole_a) << " B "
-       << detail::source_signature(whole_b);
+  const std::string call = call_text(options) + " A " + detail::source_signature(whole_a) + " B " +
+                           detail::source_signature(whole_b);
   const std::int64_t r = comm.rank(), p = comm.size();
   PairwiseSplit split = PairwiseSplit::x;
   std::int64_t x = 0, a_first = 0;
@@ -129,7 +135,7 @@ PairwiseResult pairwise(Source& a, Source& b, const Device& device, Communicator
                      ? open_part(whole_b, y * r / p, y * (r + 1) / p - y * r / p, comm.size())
                      : open_part(whole_b, 0, y, comm.size());
       },
-      detail::signature_of(call.str()));
+      detail::signature_of(call));
   StreamStats local;
   std::vector<double> mine;
   detail::step_then_agree(comm, [&] {
@@ -138,11 +144,52 @@ PairwiseResult pairwise(Source& a, Source& b, const Device& device, Communicator
     mine = detail::pairwise_stream_sums(av, *b_part, options, stream, local);
   });
   PairwiseResult result;
-  result.c = split == PairwiseSplit::x ? gather_slices(mine, x, comm)
-                                       : add_partials_in_rank_order(mine, comm);
+  if (split == PairwiseSplit::x) {
+    std::vector<std::int64_t> lengths;
+    for (std::int64_t k = 0; k < p; ++k)
+      lengths.push_back(x * (k + 1) / p - x * k / p);
+    result.c = gather_slices(mine, lengths, comm);
+  } else {
+    result.c = add_partials_in_rank_order(mine, comm);
+  }
   local.wall_ms = detail::ms_since(start);
   result.time_ms = local.kernel_ms;
   if (stats) *stats = local;
+  return result;
+}
+
+PairwiseResult pairwise(const Array& a_part, const Array& b, Communicator& comm,
+                        const PairwiseOptions& options) {
+  const std::string call = call_text(options) + " B " + std::to_string(b.size());
+  detail::step_then_agree(
+      comm,
+      [&] {
+        if (a_part.dtype() != DType::float32 || a_part.ndim() != 1)
+          throw_invalid("pairwise takes a 1-D float32 part of A");
+        if (b.dtype() != DType::float32 || b.ndim() != 1)
+          throw_invalid("pairwise takes a 1-D float32 B");
+      },
+      detail::signature_of(call));
+  const std::int64_t length = a_part.size();
+  std::vector<std::int64_t> lengths(static_cast<std::size_t>(comm.size()));
+  comm.all_gather(&length, sizeof length, lengths.data());
+  if (std::accumulate(lengths.begin(), lengths.end(), std::int64_t{0}) == 0)
+    throw_invalid("pairwise: A is empty on every rank, X must be at least 1");
+  std::vector<float> mine(static_cast<std::size_t>(length));
+  double kernel_ms = 0;
+  detail::step_then_agree(comm, [&] {
+    if (length == 0) return;
+    const Device device = a_part.device();
+    Pairwise plan(device, length, b.size(), options);
+    Array c(device, DType::float32, {length});
+    if (options.timed) device.impl().timer_start(detail::TimerMode::events_only);
+    plan.run(a_part, b, c);
+    if (options.timed) kernel_ms = device.impl().timer_stop_ms();
+    c.download(mine.data());
+  });
+  PairwiseResult result;
+  result.c = gather_slices(mine, lengths, comm);
+  result.time_ms = kernel_ms;
   return result;
 }
 
