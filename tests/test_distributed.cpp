@@ -23,35 +23,6 @@
 namespace parpat::test {
 namespace {
 
-std::vector<unsigned char> random_values(DType t, std::int64_t n, std::mt19937_64& rng) {
-  std::vector<unsigned char> out(static_cast<std::size_t>(n) * dtype_size(t));
-  visit_dtype(t, [&](auto v) {
-    using T = decltype(v);
-    T* p = reinterpret_cast<T*>(out.data());
-    std::uniform_real_distribution<double> u(-1.0, 1.0);
-    for (std::int64_t i = 0; i < n; ++i) {
-      if constexpr (std::is_same_v<T, bool>) {
-        p[i] = rng() % 3 == 0;
-      } else if constexpr (std::is_floating_point_v<T>) {
-        p[i] = static_cast<T>(i % 97 == 5 ? NAN : u(rng));
-      } else {
-        p[i] = static_cast<T>(rng());
-      }
-    }
-  });
-  return out;
-}
-
-bool same_bits(const ReduceResult& a, const ReduceResult& b) {
-  if (a.dtype != b.dtype || a.values.size() != b.values.size() || a.indices != b.indices)
-    return false;
-  for (std::size_t k = 0; k < a.values.size(); ++k)
-    if (std::memcmp(&a.values[k].f, &b.values[k].f, sizeof(double)) ||
-        a.values[k].i != b.values[k].i || a.values[k].u != b.values[k].u)
-      return false;
-  return true;
-}
-
 class DistributedTest : public ::testing::TestWithParam<Device> {
  protected:
   const Device& device() const { return GetParam(); }

@@ -1,9 +1,11 @@
 // The caller's memory as parpat arrays and buffers: a pointer on the host (numpy) or on the
 // plan's device (CuPy, torch, JAX), viewed in place where the device can read it, else copied to
-// the device (inputs) or back to the host when the call ends (outputs).
+// the device (inputs) or back to the host when the call ends (outputs); and bins as the package
+// describes them.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -79,5 +81,14 @@ class Output {
   void* host_;
   std::size_t bytes_;
 };
+
+// numpy.histogram's bins as the package parsed them: "even" (with or without a range),
+// "edges" or "per_value".
+inline HistogramBins bins_of(const std::string& kind, std::int64_t count, bool has_range, double lo,
+                             double hi, std::vector<double> edges) {
+  if (kind == "edges") return HistogramBins::explicit_edges(std::move(edges));
+  if (kind == "per_value") return HistogramBins::per_value();
+  return has_range ? HistogramBins::even(count, lo, hi) : HistogramBins::even(count);
+}
 
 }  // namespace parpat::python

@@ -39,13 +39,7 @@ std::tuple<std::int64_t, double, double, std::vector<double>> resolve(
     const Device& device, Memory in, const std::string& dtype_name, std::int64_t n,
     const std::string& kind, std::int64_t count, bool has_range, double lo, double hi,
     std::vector<double> edges, std::uintptr_t stream) {
-  HistogramBins bins;
-  if (kind == "edges")
-    bins = HistogramBins::explicit_edges(std::move(edges));
-  else if (kind == "per_value")
-    bins = HistogramBins::per_value();
-  else
-    bins = has_range ? HistogramBins::even(count, lo, hi) : HistogramBins::even(count);
+  HistogramBins bins = bins_of(kind, count, has_range, lo, hi, std::move(edges));
   {
     nb::gil_scoped_release unlocked;
     const bool reads_data = kind == "per_value" || (kind == "even" && !has_range);

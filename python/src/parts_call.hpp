@@ -111,13 +111,7 @@ inline nb::tuple reduce_parts(const PartsInput& in, Communicator* outer, const s
 inline nb::tuple histogram_parts(const PartsInput& in, Communicator* outer, const std::string& kind,
                                  std::int64_t count, bool has_range, double lo, double hi,
                                  std::vector<double> edges, const std::string& variant) {
-  HistogramBins bins;
-  if (kind == "edges")
-    bins = HistogramBins::explicit_edges(std::move(edges));
-  else if (kind == "per_value")
-    bins = HistogramBins::per_value();
-  else
-    bins = has_range ? HistogramBins::even(count, lo, hi) : HistogramBins::even(count);
+  const HistogramBins bins = bins_of(kind, count, has_range, lo, hi, std::move(edges));
   HistogramOptions options;
   options.variant = variant;
   HistogramResult r = on_parts<HistogramResult>(
