@@ -68,23 +68,17 @@ std::vector<float> make_values(std::int64_t n) {
 // Median wall ms per call of `call(part, comm)` on each rank, over the first `ranks` devices.
 double time_over_ranks(const std::vector<Array>& parts, int repeat,
                        const std::function<void(const Array&, Communicator&)>& call) {
-  const int ranks = static_cast<int>(parts.size());
-  auto comms = parpat::thread_communicators(ranks);
   std::vector<double> ms;
-  std::vector<std::thread> threads;
-  for (int r = 0; r < ranks; ++r)
-    threads.emplace_back([&, r] {
-      for (int k = 0; k < 3 + repeat; ++k) {
-        const auto start = std::chrono::steady_clock::now();
-        call(parts[static_cast<std::size_t>(r)], *comms[static_cast<std::size_t>(r)]);
-        if (r == 0 && k >= 3)
-          ms.push_back(
-              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                  .count());
-      }
-    });
-  for (auto& t : threads)
-    t.join();
+  parpat::on_thread_ranks(static_cast<int>(parts.size()), [&](Communicator& comm) {
+    for (int k = 0; k < 3 + repeat; ++k) {
+      const auto start = std::chrono::steady_clock::now();
+      call(parts[static_cast<std::size_t>(comm.rank())], comm);
+      if (comm.rank() == 0 && k >= 3)
+        ms.push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count());
+    }
+  });
   std::nth_element(ms.begin(), ms.begin() + static_cast<std::ptrdiff_t>(ms.size() / 2), ms.end());
   return ms[ms.size() / 2];
 }

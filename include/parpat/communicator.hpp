@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,5 +47,10 @@ class Communicator {
 // unusable.
 std::vector<std::shared_ptr<Communicator>> thread_communicators(int size,
                                                                 double timeout_seconds = 600);
+
+// Runs `rank(comm)` on `size` new threads, one rank each of thread_communicators(size), and waits
+// for them all; when any rank threw, rethrows the lowest such rank's exception.
+void on_thread_ranks(int size, const std::function<void(Communicator&)>& rank,
+                     double timeout_seconds = 600);
 
 }  // namespace parpat

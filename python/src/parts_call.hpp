@@ -10,10 +10,8 @@
 #include <nanobind/nanobind.h>
 
 #include <cstdint>
-#include <exception>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "histogramdd_call.hpp"
@@ -48,35 +46,19 @@ Answer on_parts(const PartsInput& in, Communicator* outer, Work work) {
   if (outer && ranks != 1)
     throw_invalid("Parts with a communicator takes this process's one part, not " +
                   std::to_string(ranks));
+  nb::gil_scoped_release unlocked;
+  for (std::size_t k = 0; k < ranks; ++k)
+    if (!in.host[k] && in.devices[k].backend() != Backend::cpu)
+      in.devices[k].synchronize(stream_of(in.streams[k]));
+  auto part = [&](std::size_t k) {
+    return input_array(in.devices[k], {in.pointers[k], in.host[k]}, in.dtype, in.shapes[k], 0);
+  };
+  if (outer) return work(part(0), *outer);
   std::optional<Answer> answer;
-  std::vector<std::exception_ptr> failed(ranks);
-  {
-    nb::gil_scoped_release unlocked;
-    for (std::size_t k = 0; k < ranks; ++k)
-      if (!in.host[k] && in.devices[k].backend() != Backend::cpu)
-        in.devices[k].synchronize(stream_of(in.streams[k]));
-    auto part = [&](std::size_t k) {
-      return input_array(in.devices[k], {in.pointers[k], in.host[k]}, in.dtype, in.shapes[k], 0);
-    };
-    if (outer) return work(part(0), *outer);
-    auto comms = thread_communicators(static_cast<int>(ranks));
-    std::vector<std::thread> threads;
-    for (std::size_t k = 0; k < ranks; ++k)
-      threads.emplace_back([&, k] {
-        try {
-          const Array part =
-              input_array(in.devices[k], {in.pointers[k], in.host[k]}, in.dtype, in.shapes[k], 0);
-          Answer a = work(part, *comms[k]);
-          if (k == 0) answer = std::move(a);
-        } catch (...) {
-          failed[k] = std::current_exception();
-        }
-      });
-    for (auto& t : threads)
-      t.join();
-  }
-  for (auto& f : failed)
-    if (f) std::rethrow_exception(f);
+  on_thread_ranks(static_cast<int>(ranks), [&](Communicator& comm) {
+    Answer a = work(part(static_cast<std::size_t>(comm.rank())), comm);
+    if (comm.rank() == 0) answer = std::move(a);
+  });
   return std::move(*answer);
 }
 

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <exception>
 #include <mutex>
+#include <thread>
 
 #include "parpat/communicator.hpp"
 #include "parpat/error.hpp"
@@ -115,6 +117,25 @@ std::vector<std::shared_ptr<Communicator>> thread_communicators(int size, double
   for (int r = 0; r < size; ++r)
     out.push_back(std::make_shared<ThreadCommunicator>(group, r));
   return out;
+}
+
+void on_thread_ranks(int size, const std::function<void(Communicator&)>& rank,
+                     double timeout_seconds) {
+  auto comms = thread_communicators(size, timeout_seconds);
+  std::vector<std::exception_ptr> failed(comms.size());
+  std::vector<std::thread> threads;
+  for (std::size_t k = 0; k < comms.size(); ++k)
+    threads.emplace_back([&, k] {
+      try {
+        rank(*comms[k]);
+      } catch (...) {
+        failed[k] = std::current_exception();
+      }
+    });
+  for (auto& t : threads)
+    t.join();
+  for (auto& f : failed)
+    if (f) std::rethrow_exception(f);
 }
 
 }  // namespace parpat

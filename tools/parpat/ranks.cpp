@@ -229,26 +229,18 @@ void for_each_rank(const CommonOptions& common, const RankFlags& flags, const st
     const auto start = std::chrono::steady_clock::now();
     std::vector<Device> devices = devices_of(flags.devices);
     const double startup = ms_since(start);
-    auto comms = thread_communicators(static_cast<int>(devices.size()), collective_timeout());
-    std::vector<std::exception_ptr> failed(devices.size());
-    std::vector<std::thread> threads;
-    for (std::size_t k = 0; k < devices.size(); ++k)
-      threads.emplace_back([&, k] {
-        try {
+    on_thread_ranks(
+        static_cast<int>(devices.size()),
+        [&](Communicator& comm) {
           RankInput in;
-          in.comm = comms[k].get();
-          on_every_rank(*in.comm, [&] {
-            in.opened = OpenedInput{Source::open(file), devices[k], startup};
+          in.comm = &comm;
+          on_every_rank(comm, [&] {
+            in.opened = OpenedInput{Source::open(file),
+                                    devices[static_cast<std::size_t>(comm.rank())], startup};
           });
           step(in);
-        } catch (...) {
-          failed[k] = std::current_exception();
-        }
-      });
-    for (auto& t : threads)
-      t.join();
-    for (auto& f : failed)
-      if (f) std::rethrow_exception(f);
+        },
+        collective_timeout());
     return;
   }
   auto comm = mpi_world();
