@@ -16,6 +16,7 @@
 
 #include "parpat/communicator.hpp"
 #include "parpat/error.hpp"
+#include "parpat/histogram.hpp"
 #include "parpat/reduce.hpp"
 
 namespace parpat::test {
@@ -98,6 +99,20 @@ inline bool same_bits(const ReduceResult& a, const ReduceResult& b) {
         a.values[k].i != b.values[k].i || a.values[k].u != b.values[k].u)
       return false;
   return true;
+}
+
+// Every rank's histogram is `want`, exactly: counts, outliers and bins.
+inline void expect_histograms(const std::vector<HistogramResult>& got,
+                              const HistogramResult& want) {
+  for (const auto& g : got) {
+    EXPECT_EQ(g.counts, want.counts);
+    EXPECT_EQ(g.underflow, want.underflow);
+    EXPECT_EQ(g.overflow, want.overflow);
+    EXPECT_EQ(g.nan, want.nan);
+    EXPECT_EQ(g.bins.lo, want.bins.lo);
+    EXPECT_EQ(g.bins.hi, want.bins.hi);
+    EXPECT_EQ(g.bins.count, want.bins.count);
+  }
 }
 
 }  // namespace parpat::test

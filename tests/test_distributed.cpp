@@ -77,15 +77,7 @@ class DistributedTest : public ::testing::TestWithParam<Device> {
     });
     for (auto& f : failed)
       if (f) ADD_FAILURE() << error_of(f).first;
-    for (const auto& g : got) {
-      EXPECT_EQ(g.counts, want.counts);
-      EXPECT_EQ(g.underflow, want.underflow);
-      EXPECT_EQ(g.overflow, want.overflow);
-      EXPECT_EQ(g.nan, want.nan);
-      EXPECT_EQ(g.bins.lo, want.bins.lo);
-      EXPECT_EQ(g.bins.hi, want.bins.hi);
-      EXPECT_EQ(g.bins.count, want.bins.count);
-    }
+    expect_histograms(got, want);
   }
 };
 

@@ -138,14 +138,7 @@ TEST_P(ResidentTest, HistogramOfPartsIsTheHistogramOfTheWhole) {
             });
         for (auto& f : failed)
           if (f) ADD_FAILURE() << error_of(f).first;
-        for (const auto& g : got) {
-          EXPECT_EQ(g.counts, want.counts);
-          EXPECT_EQ(g.underflow, want.underflow);
-          EXPECT_EQ(g.overflow, want.overflow);
-          EXPECT_EQ(g.nan, want.nan);
-          EXPECT_EQ(g.bins.lo, want.bins.lo);
-          EXPECT_EQ(g.bins.hi, want.bins.hi);
-        }
+        expect_histograms(got, want);
         if (HasFailure()) return;
       }
     }
