@@ -18,7 +18,6 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
-#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -30,22 +29,6 @@ namespace {
 using parpat::Array;
 using parpat::Communicator;
 using parpat::Device;
-
-std::vector<Device> devices_of(const std::string& spec) {
-  std::vector<Device> out;
-  std::size_t at = 0;
-  while (at <= spec.size()) {
-    const std::size_t end = std::min(spec.find(',', at), spec.size());
-    const std::string item = spec.substr(at, end - at);
-    const std::size_t colon = item.find(':');
-    const std::string index = colon == std::string::npos ? "0" : item.substr(colon + 1);
-    if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos)
-      throw std::invalid_argument("--devices: '" + item + "' is not BACKEND or BACKEND:INDEX");
-    out.push_back(Device::open(parpat::parse_backend(item.substr(0, colon)), std::stoi(index)));
-    at = end + 1;
-  }
-  return out;
-}
 
 // Uniform values in [−4, 4) from a 64-bit LCG, filled by every core.
 std::vector<float> make_values(std::int64_t n) {
@@ -96,7 +79,7 @@ int main(int argc, char** argv) {
   app.add_option("--json", json_path, "write the rows here");
   CLI11_PARSE(app, argc, argv);
   try {
-    const std::vector<Device> devices = devices_of(spec);
+    const std::vector<Device> devices = parpat::open_devices(spec);
     const std::vector<float> host = make_values(n);
     struct Case {
       std::string name;
@@ -169,7 +152,7 @@ int main(int argc, char** argv) {
       if (ranks == devices.size()) break;
     }
     if (!json_path.empty()) std::ofstream(json_path) << rows.dump(1) << "\n";
-  } catch (const std::exception& e) {  // parpat::Error, or a --devices item that is no device
+  } catch (const parpat::Error& e) {
     std::cerr << "ranks_scaling: error: " << e.what() << "\n";
     return 2;
   }

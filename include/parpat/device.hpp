@@ -76,4 +76,10 @@ class Device {
 // contribute no devices (never an error).
 std::vector<DeviceInfo> list_devices();
 
+// The devices of a list such as "cuda:0,cuda:1", "cuda:all" or "cpu,opencl:0": one per
+// comma-separated item, BACKEND[:INDEX] (index 0 by default) or BACKEND:all (every device of that
+// backend). Throws Error(invalid_argument) for an item of another form, and the errors of
+// Device::open for a device that does not exist.
+std::vector<Device> open_devices(const std::string& list);
+
 }  // namespace parpat

@@ -1,5 +1,7 @@
 // Errors, dtypes, backends and the device list: the backend-independent part of the runtime.
 #include <algorithm>
+#include <climits>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 
@@ -72,6 +74,31 @@ std::vector<DeviceInfo> list_devices() {
       all.push_back(info);
   }
   return all;
+}
+
+std::vector<Device> open_devices(const std::string& spec) {
+  std::vector<Device> out;
+  std::size_t at = 0;
+  while (at <= spec.size()) {
+    const std::size_t end = std::min(spec.find(',', at), spec.size());
+    const std::string item = spec.substr(at, end - at);
+    at = end + 1;
+    const std::size_t colon = item.find(':');
+    const Backend backend = parse_backend(item.substr(0, colon));
+    const std::string index = colon == std::string::npos ? "0" : item.substr(colon + 1);
+    if (index == "all") {
+      for (const auto& d : list_devices())
+        if (d.backend == backend) out.push_back(Device::open(backend, d.index));
+      continue;
+    }
+    char* tail = nullptr;
+    const long k = std::strtol(index.c_str(), &tail, 10);
+    if (index.empty() || *tail || k < 0 || k > INT_MAX)
+      throw_invalid("'" + item + "' is not BACKEND, BACKEND:INDEX or BACKEND:all");
+    out.push_back(Device::open(backend, static_cast<int>(k)));
+  }
+  if (out.empty()) throw_invalid("'" + spec + "' names no device");
+  return out;
 }
 
 Device::Device(std::shared_ptr<detail::DeviceImpl> impl) : impl_(std::move(impl)) {}

@@ -179,31 +179,6 @@ void RankFlags::add_to(CLI::App& app) {
                  "(also cpu, opencl:N); under mpirun each process is one rank instead");
 }
 
-std::vector<Device> devices_of(const std::string& spec) {
-  std::vector<Device> out;
-  std::size_t at = 0;
-  while (at <= spec.size()) {
-    const std::size_t end = std::min(spec.find(',', at), spec.size());
-    const std::string item = spec.substr(at, end - at);
-    at = end + 1;
-    const std::size_t colon = item.find(':');
-    const Backend backend = parse_backend(item.substr(0, colon));
-    const std::string index = colon == std::string::npos ? "0" : item.substr(colon + 1);
-    if (index == "all") {
-      for (const auto& d : list_devices())
-        if (d.backend == backend) out.push_back(Device::open(backend, d.index));
-      continue;
-    }
-    char* tail = nullptr;
-    const long k = std::strtol(index.c_str(), &tail, 10);
-    if (index.empty() || *tail || k < 0 || k > INT_MAX)
-      throw_invalid("--devices: '" + item + "' is not BACKEND, BACKEND:INDEX or BACKEND:all");
-    out.push_back(Device::open(backend, static_cast<int>(k)));
-  }
-  if (out.empty()) throw_invalid("--devices " + spec + " names no device");
-  return out;
-}
-
 std::shared_ptr<Communicator> mpi_world() {
   if (world()) return world();
   if (launched_ranks() <= 1) return nullptr;
@@ -227,7 +202,13 @@ void for_each_rank(const CommonOptions& common, const RankFlags& flags, const st
     if (launched_ranks() > 1) throw_invalid("--devices does not combine with mpirun's ranks");
     detail::set_verbose(common.verbose);
     const auto start = std::chrono::steady_clock::now();
-    std::vector<Device> devices = devices_of(flags.devices);
+    std::vector<Device> devices;
+    try {
+      devices = open_devices(flags.devices);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::invalid_argument) throw;
+      throw_invalid(std::string("--devices: ") + e.what());
+    }
     const double startup = ms_since(start);
     on_thread_ranks(
         static_cast<int>(devices.size()),

@@ -72,8 +72,4 @@ bool secondary_rank();
 // gave up waiting in a collective, which cannot be finished).
 void finish_ranks(int status, bool collective_timed_out);
 
-// Rank k's device of --devices `spec`: one device per comma-separated item, BACKEND[:INDEX] or
-// BACKEND:all (every device of that backend). Throws for a device that does not exist.
-std::vector<Device> devices_of(const std::string& spec);
-
 }  // namespace parpat::cli
