@@ -16,6 +16,8 @@
 #         libcudart_static.a in its lib/ stands in for a CUDA toolkit the machine lacks)
 #   PYTHON  the interpreter of the python stage (default /opt/torch/.venv/bin/python3, python3)
 #   SCALING_ELEMENTS  the scaling stage's float32 elements (default 2^31)
+#   PARPAT_NCCL_LIBRARY  NCCL's library when the loader does not find libnccl.so.2 (default: a
+#         Python framework's under /opt, when there is one)
 #   IO_BACKENDS, IO_LARGE_MIB  the io stage's backends (cuda opencl) and large file (16384 MiB;
 #         empty: none)
 #   SWEEP a file for the `sweep` stage: lines "name|PARPAT_TUNING value|parpat arguments", each
@@ -35,6 +37,12 @@ PREFIX=${PREFIX:-.carry/prefix}
 DEBS=${DEBS:-.carry/debs}
 LIBS=${LIBS:-.carry/lib}
 [ -d "$LIBS" ] && export LD_LIBRARY_PATH=$PWD/$LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# NCCL for the communicators: the system's, else the one a Python framework ships.
+if ! ldconfig -p | grep -q libnccl.so.2 && [ -z "${PARPAT_NCCL_LIBRARY:-}" ]; then
+  nccl_lib=$(ls /opt/*/.venv/lib/python3*/site-packages/nvidia/nccl/lib/libnccl.so.2 \
+    /usr/local/lib/python3*/dist-packages/nvidia/nccl/lib/libnccl.so.2 2>/dev/null | head -1)
+  [ -n "$nccl_lib" ] && export PARPAT_NCCL_LIBRARY=$nccl_lib
+fi
 ARCHIVE_DIR=${OUT:-gpu-out}
 OUT=$(mktemp -d /tmp/gpu-suite.XXXXXX)
 mkdir -p "$ARCHIVE_DIR"

@@ -21,24 +21,30 @@
 
 namespace parpat::test {
 
-// Runs `body(comm)` on `size` threads, one rank each, and returns each rank's exception.
-inline std::vector<std::exception_ptr> on_ranks(int size,
-                                                const std::function<void(Communicator&)>& body,
-                                                double timeout = 120) {
-  auto comms = thread_communicators(size, timeout);
-  std::vector<std::exception_ptr> failed(static_cast<std::size_t>(size));
+// Runs `body(comm)` on one thread per communicator and returns each rank's exception.
+inline std::vector<std::exception_ptr> run_ranks(
+    const std::vector<std::shared_ptr<Communicator>>& comms,
+    const std::function<void(Communicator&)>& body) {
+  std::vector<std::exception_ptr> failed(comms.size());
   std::vector<std::thread> threads;
-  for (int r = 0; r < size; ++r)
+  for (std::size_t r = 0; r < comms.size(); ++r)
     threads.emplace_back([&, r] {
       try {
-        body(*comms[static_cast<std::size_t>(r)]);
+        body(*comms[r]);
       } catch (...) {
-        failed[static_cast<std::size_t>(r)] = std::current_exception();
+        failed[r] = std::current_exception();
       }
     });
   for (auto& t : threads)
     t.join();
   return failed;
+}
+
+// The same on `size` thread ranks.
+inline std::vector<std::exception_ptr> on_ranks(int size,
+                                                const std::function<void(Communicator&)>& body,
+                                                double timeout = 120) {
+  return run_ranks(thread_communicators(size, timeout), body);
 }
 
 // The message of `e`'s Error and its kind; fails the test for anything else.

@@ -57,7 +57,7 @@ std::string device_test_name(const ::testing::TestParamInfo<Device>& info) {
 TEST_P(ResidentTest, ReduceOfPartsIsTheReduceOfTheWhole) {
   std::mt19937_64 rng(run_seed());
   const std::vector<std::vector<std::int64_t>> shapes = {{1025}, {9, 333}, {5, 4, 3, 7}};
-  const ReduceOp ops[] = {ReduceOp::sum, ReduceOp::max,    ReduceOp::argmax,
+  const ReduceOp ops[] = {ReduceOp::sum, ReduceOp::nansum, ReduceOp::max,          ReduceOp::argmax,
                           ReduceOp::var, ReduceOp::nanmin, ReduceOp::count_nonzero};
   for (DType t : {DType::int16, DType::int64, DType::float32, DType::float64})
     for (const auto& shape : shapes) {
@@ -182,6 +182,43 @@ TEST(ResidentFaults, PartsThatDoNotFitOrCallsThatDifferStopEveryRank) {
     reduce(part, comm, {ReduceOp::max});  // numpy: zero-size array
   });
   expect_every_rank_failed_alike(failed, "zero-size");
+}
+
+// One rank per CUDA device of this machine: each device's plain call gives the same bits, and the
+// parts spread over the devices give the one-device answer.
+TEST(ResidentOnDevices, PartsOnEveryCudaDeviceGiveTheOneDeviceAnswer) {
+  std::vector<Device> gpus;
+  for (const DeviceInfo& info : list_devices())
+    if (info.backend == Backend::cuda) gpus.push_back(Device::open(Backend::cuda, info.index));
+  if (gpus.size() < 2) GTEST_SKIP() << "needs two CUDA devices";
+  std::mt19937_64 rng(run_seed());
+  const std::int64_t n = (std::int64_t{1} << 20) + 3;
+  const auto host = random_values(DType::float32, n, rng);
+  const auto bins = HistogramBins::even(1000, -1, 1);
+  std::vector<ReduceResult> alone;
+  for (const Device& d : gpus) {
+    const Array whole = Array::from_host(d, DType::float32, {n}, host.data());
+    alone.push_back(reduce(whole, {ReduceOp::nansum}));
+    EXPECT_TRUE(same_bits(alone.back(), alone.front())) << d.label();
+  }
+  const HistogramResult want =
+      histogram(Array::from_host(gpus[0], DType::float32, {n}, host.data()), bins);
+  const auto starts = part_starts(n, static_cast<int>(gpus.size()));
+  std::vector<ReduceResult> sums(gpus.size());
+  std::vector<HistogramResult> histograms(gpus.size());
+  auto failed = on_ranks(static_cast<int>(gpus.size()), [&](Communicator& comm) {
+    const auto r = static_cast<std::size_t>(comm.rank());
+    const Array part = Array::from_host(gpus[r], DType::float32, {starts[r + 1] - starts[r]},
+                                        host.data() + starts[r] * sizeof(float));
+    sums[r] = reduce(part, comm, {ReduceOp::nansum});
+    histograms[r] = histogram(part, comm, bins);
+  });
+  for (auto& f : failed)
+    if (f) ADD_FAILURE() << error_of(f).first;
+  const double want_sum = alone.front().values.at(0).f;
+  for (const auto& got : sums)
+    EXPECT_NEAR(got.values.at(0).f, want_sum, 1e-5 * static_cast<double>(n));
+  expect_histograms(histograms, want);
 }
 
 }  // namespace

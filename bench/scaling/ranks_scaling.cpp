@@ -1,9 +1,12 @@
 // ranks_scaling: resident data over the devices of one host, one thread rank per device
 // (parpat/distributed.hpp's reduce, histogram and pairwise of each rank's part), against the same
-// problem on the first device alone, in one run. Each case times whole calls, collective included:
-// every rank loops over the call, and rank 0's wall time per call (which ends after every rank's
-// partials are combined) is taken, median of --repeat after a warm-up. The calls are the one-shot
-// ones, which make their plans per call, as a user's call does.
+// problem on the first device alone (the plain one-device call), in one run. Each case times whole
+// calls, collective included: every rank loops over the call, and rank 0's wall time per call
+// (which ends after every rank's partials are combined) is taken, median of --repeat after a
+// warm-up. The calls are the one-shot ones, which make their plans per call, as a user's call
+// does. The ranks run over each engine there is: the threads' rendezvous, and NCCL when the
+// devices are distinct CUDA devices; the all-reduce of a 65536-bin histogram's counts (uint64) is
+// timed alone on each, from host memory and (NCCL) from device memory.
 //
 //   ranks_scaling --devices cuda:0,cuda:1 [--elements N] [--repeat R] [--json OUT]
 //
@@ -48,11 +51,18 @@ std::vector<float> make_values(std::int64_t n) {
   return v;
 }
 
-// Median wall ms per call of `call(part, comm)` on each rank, over the first `ranks` devices.
-double time_over_ranks(const std::vector<Array>& parts, int repeat,
+using Comms = std::vector<std::shared_ptr<Communicator>>;
+
+double median(std::vector<double> ms) {
+  std::nth_element(ms.begin(), ms.begin() + static_cast<std::ptrdiff_t>(ms.size() / 2), ms.end());
+  return ms[ms.size() / 2];
+}
+
+// Median wall ms per call of `call(part, comm)` on each rank of `comms`.
+double time_over_ranks(const Comms& comms, const std::vector<Array>& parts, int repeat,
                        const std::function<void(const Array&, Communicator&)>& call) {
   std::vector<double> ms;
-  parpat::on_thread_ranks(static_cast<int>(parts.size()), [&](Communicator& comm) {
+  parpat::on_ranks(comms, [&](Communicator& comm) {
     for (int k = 0; k < 3 + repeat; ++k) {
       const auto start = std::chrono::steady_clock::now();
       call(parts[static_cast<std::size_t>(comm.rank())], comm);
@@ -62,14 +72,27 @@ double time_over_ranks(const std::vector<Array>& parts, int repeat,
                 .count());
     }
   });
-  std::nth_element(ms.begin(), ms.begin() + static_cast<std::ptrdiff_t>(ms.size() / 2), ms.end());
-  return ms[ms.size() / 2];
+  return median(ms);
+}
+
+// Median wall ms of `call()` on the host.
+double time_alone(int repeat, const std::function<void()>& call) {
+  std::vector<double> ms;
+  for (int k = 0; k < 3 + repeat; ++k) {
+    const auto start = std::chrono::steady_clock::now();
+    call();
+    if (k >= 3)
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count());
+  }
+  return median(ms);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app("resident reduce and histogram over the devices of this host, beside one device");
+  CLI::App app("resident reduce, histogram and pairwise over the devices of this host, beside one");
   std::string spec = "cuda:0,cuda:1", json_path;
   std::int64_t n = std::int64_t{1} << 31;
   int repeat = 20;
@@ -80,76 +103,123 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     const std::vector<Device> devices = parpat::open_devices(spec);
+    const std::size_t ranks = devices.size();
     const std::vector<float> host = make_values(n);
+    const std::int64_t x = std::int64_t{1} << 21, y = std::int64_t{1} << 15;
+    parpat::PairwiseOptions gaussian;
+    gaussian.kernel = parpat::PairwiseKernel::gaussian;
     struct Case {
       std::string name;
-      std::function<void(const Array&, Communicator&)> call;
+      std::function<void(const Array&)> alone;  // the one-device call on the whole
+      std::function<void(const Array&, Communicator&)> ranked;
     };
+    const parpat::ReduceOptions sum{parpat::ReduceOp::sum, parpat::Axis::all, {}};
+    const auto bins_1024 = parpat::HistogramBins::even(1024, -4, 4);
+    const auto bins_65536 = parpat::HistogramBins::even(65536, -4, 4);
     const std::vector<Case> cases = {
-        {"sum float32",
-         [](const Array& a, Communicator& c) {
-           parpat::reduce(a, c, {parpat::ReduceOp::sum, parpat::Axis::all, {}});
-         }},
-        {"histogram float32, 1024 bins",
-         [](const Array& a, Communicator& c) {
-           parpat::histogram(a, c, parpat::HistogramBins::even(1024, -4, 4));
-         }},
-        {"histogram float32, 65536 bins", [](const Array& a, Communicator& c) {
-           parpat::histogram(a, c, parpat::HistogramBins::even(65536, -4, 4));
-         }}};
-    nlohmann::json rows = nlohmann::json::array();
-    for (std::size_t ranks : {std::size_t{1}, devices.size()}) {
+        {"sum float32", [&](const Array& a) { parpat::reduce(a, sum); },
+         [&](const Array& a, Communicator& c) { parpat::reduce(a, c, sum); }},
+        {"histogram float32, 1024 bins", [&](const Array& a) { parpat::histogram(a, bins_1024); },
+         [&](const Array& a, Communicator& c) { parpat::histogram(a, c, bins_1024); }},
+        {"histogram float32, 65536 bins", [&](const Array& a) { parpat::histogram(a, bins_65536); },
+         [&](const Array& a, Communicator& c) { parpat::histogram(a, c, bins_65536); }}};
+
+    // Each rank's share of the whole, and the whole on the first device.
+    auto split = [&](std::int64_t total, std::size_t parts_count) {
       std::vector<Array> parts;
-      for (std::size_t r = 0; r < ranks; ++r) {
-        const std::int64_t first =
-            n * static_cast<std::int64_t>(r) / static_cast<std::int64_t>(ranks);
-        const std::int64_t last =
-            n * static_cast<std::int64_t>(r + 1) / static_cast<std::int64_t>(ranks);
+      for (std::size_t r = 0; r < parts_count; ++r) {
+        const auto first =
+            total * static_cast<std::int64_t>(r) / static_cast<std::int64_t>(parts_count);
+        const auto last =
+            total * static_cast<std::int64_t>(r + 1) / static_cast<std::int64_t>(parts_count);
         parts.push_back(Array::from_host(devices[r], parpat::DType::float32, {last - first},
                                          host.data() + first));
       }
+      return parts;
+    };
+    std::vector<std::pair<std::string, std::function<Comms()>>> engines = {
+        {"threads", [&] { return parpat::thread_communicators(static_cast<int>(ranks)); }}};
+    try {
+      parpat::nccl_communicators(devices);
+      engines.push_back({"nccl", [&] { return parpat::nccl_communicators(devices); }});
+    } catch (const parpat::Error& e) {
+      std::cout << "no NCCL rows: " << e.what() << "\n";
+    }
+
+    nlohmann::json rows = nlohmann::json::array();
+    auto row = [&](const std::string& name, const std::string& engine, std::size_t r, double ms,
+                   nlohmann::json extra) {
+      std::string where = engine == "part" ? "rank 0's part alone"
+                          : r == 1         ? devices[0].label()
+                                           : spec + " over " + engine;
+      std::string rate;
+      for (auto& [key, value] : extra.items())
+        rate += fmt::format("{}{:.4g} {}", rate.empty() ? "" : ", ", value.get<double>(), key);
+      std::cout << fmt::format("{:32} {}: {:9.4f} ms, {}\n", name, where, ms, rate);
+      extra["case"] = name;
+      extra["ranks"] = r;
+      extra["engine"] = engine == "part" ? "rank 0's part" : r == 1 ? "one device" : engine;
+      extra["devices"] = r == 1 ? devices[0].label() : spec;
+      extra["median_ms"] = ms;
+      rows.push_back(extra);
+    };
+    {
+      const std::vector<Array> whole = split(n, 1), parts = split(n, ranks);
       for (const Case& c : cases) {
-        const double ms = time_over_ranks(parts, repeat, c.call);
-        const double gbps = static_cast<double>(n) * sizeof(float) / ms / 1e6;
-        std::cout << fmt::format("{:32} {} rank(s) on {}: {:9.3f} ms, {:7.1f} GB/s\n", c.name,
-                                 ranks, ranks == 1 ? devices[0].label() : spec, ms, gbps);
-        rows.push_back({{"case", c.name},
-                        {"ranks", ranks},
-                        {"devices", ranks == 1 ? devices[0].label() : spec},
-                        {"elements", n},
-                        {"median_ms", ms},
-                        {"gbps", gbps}});
+        const double gb = static_cast<double>(n) * sizeof(float) / 1e6;
+        const double alone = time_alone(repeat, [&] { c.alone(whole[0]); });
+        row(c.name, "", 1, alone, {{"gbps", gb / alone}, {"elements", n}});
+        // Rank 0's part alone on its device: what the ranks would take without the collectives
+        // and agreements.
+        const double part = time_alone(repeat, [&] { c.alone(parts[0]); });
+        row(c.name, "part", 1, part, {{"elements", parts[0].size()}});
+        for (const auto& [engine, make] : engines) {
+          const double ms = time_over_ranks(make(), parts, repeat, c.ranked);
+          row(c.name, engine, ranks, ms,
+              {{"gbps", gb / ms}, {"elements", n}, {"speedup", alone / ms}});
+        }
       }
-      // Pairwise, split x: each rank's part of A against all of B (2^21 × 2^15, gaussian), both
-      // from the first values.
-      const std::int64_t x = std::int64_t{1} << 21, y = std::int64_t{1} << 15;
-      if (n < x) {
-        if (ranks == devices.size()) break;
-        continue;
+    }
+    if (n >= x) {
+      // Pairwise, split x: each rank's part of A against all of B (2^21 × 2^15, gaussian).
+      const std::vector<Array> a_whole = split(x, 1), a_parts = split(x, ranks);
+      std::vector<Array> bs;
+      for (const Device& d : devices)
+        bs.push_back(Array::from_host(d, parpat::DType::float32, {y}, host.data()));
+      const std::string name = "pairwise gaussian 2^21 x 2^15";
+      const double tpairs = static_cast<double>(x) * static_cast<double>(y) / 1e9;
+      const double alone =
+          time_alone(repeat, [&] { parpat::pairwise(a_whole[0], bs[0], gaussian); });
+      row(name, "", 1, alone, {{"tpairs_per_s", tpairs / alone}});
+      const double part =
+          time_alone(repeat, [&] { parpat::pairwise(a_parts[0], bs[0], gaussian); });
+      row(name, "part", 1, part, {{"elements", a_parts[0].size()}});
+      for (const auto& [engine, make] : engines) {
+        const double ms =
+            time_over_ranks(make(), a_parts, repeat, [&](const Array& a, Communicator& c) {
+              parpat::pairwise(a, bs[static_cast<std::size_t>(c.rank())], c, gaussian);
+            });
+        row(name, engine, ranks, ms, {{"tpairs_per_s", tpairs / ms}, {"speedup", alone / ms}});
       }
-      std::vector<Array> a_parts, bs;
-      for (std::size_t r = 0; r < ranks; ++r) {
-        const auto first = x * static_cast<std::int64_t>(r) / static_cast<std::int64_t>(ranks);
-        const auto last = x * static_cast<std::int64_t>(r + 1) / static_cast<std::int64_t>(ranks);
-        a_parts.push_back(Array::from_host(devices[r], parpat::DType::float32, {last - first},
-                                           host.data() + first));
-        bs.push_back(Array::from_host(devices[r], parpat::DType::float32, {y}, host.data()));
-      }
-      parpat::PairwiseOptions gaussian;
-      gaussian.kernel = parpat::PairwiseKernel::gaussian;
-      const double ms = time_over_ranks(a_parts, repeat, [&](const Array& a, Communicator& c) {
-        parpat::pairwise(a, bs[static_cast<std::size_t>(c.rank())], c, gaussian);
-      });
-      const double pairs = static_cast<double>(x) * static_cast<double>(y) / ms / 1e9;
-      std::cout << fmt::format("{:32} {} rank(s) on {}: {:9.3f} ms, {:7.3f} Tpairs/s\n",
-                               "pairwise gaussian 2^21 x 2^15", ranks,
-                               ranks == 1 ? devices[0].label() : spec, ms, pairs);
-      rows.push_back({{"case", "pairwise gaussian 2^21 x 2^15"},
-                      {"ranks", ranks},
-                      {"devices", ranks == 1 ? devices[0].label() : spec},
-                      {"median_ms", ms},
-                      {"tpairs_per_s", pairs}});
-      if (ranks == devices.size()) break;
+    }
+    // The collective alone: the counts of a 65536-bin histogram (plus its 3 outlier slots).
+    const std::size_t slots = 65539;
+    std::vector<Array> counts;
+    for (const Device& d : devices)
+      counts.emplace_back(d, parpat::DType::uint64, std::vector<std::int64_t>{std::int64_t(slots)});
+    for (const auto& [engine, make] : engines) {
+      const double host_ms =
+          time_over_ranks(make(), counts, 10 * repeat, [&](const Array&, Communicator& c) {
+            std::vector<std::uint64_t> values(slots, 1);
+            c.all_reduce_sum(values.data(), values.size());
+          });
+      row("all-reduce 65539 uint64 (host)", engine, ranks, host_ms, {{"bytes", slots * 8.0}});
+      if (engine != "nccl") continue;
+      const double device_ms =
+          time_over_ranks(make(), counts, 10 * repeat, [&](const Array& a, Communicator& c) {
+            c.all_reduce_sum_on_device(static_cast<std::uint64_t*>(a.buffer().handle()), slots);
+          });
+      row("all-reduce 65539 uint64 (device)", engine, ranks, device_ms, {{"bytes", slots * 8.0}});
     }
     if (!json_path.empty()) std::ofstream(json_path) << rows.dump(1) << "\n";
   } catch (const parpat::Error& e) {

@@ -1,9 +1,9 @@
-// parpat/communicator.hpp — the ranks a distributed pattern runs on, and the two collectives it
-// needs. A rank is one process (MPI), one GPU of a process (NCCL) or one thread of a process
-// (thread_communicators); every rank holds its own Device and its own share of the input.
+// parpat/communicator.hpp — the ranks a distributed pattern runs on, and the collectives it
+// needs. A rank is one process (MPI), one GPU of a process (nccl_communicators) or one thread of a
+// process (thread_communicators); every rank holds its own Device and its own share of the input.
 //
-// This header is self-contained (no library symbols), so a communicator over an engine the
-// caller already runs (parpat/mpi.hpp) is a few inline lines.
+// The Communicator class needs no library symbol, so a communicator over an engine the caller
+// already runs (parpat/mpi.hpp) is a few inline lines.
 #pragma once
 
 #include <cstddef>
@@ -14,6 +14,8 @@
 #include <vector>
 
 namespace parpat {
+
+class Device;
 
 // Collectives are called by every rank, in the same order, with the same sizes. Each call
 // returns on every rank or throws on every rank that waited longer than the communicator's
@@ -34,6 +36,14 @@ class Communicator {
   // rank. Integer sums do not depend on the order of the ranks.
   virtual void all_reduce_sum(std::uint64_t* values, std::size_t count) = 0;
 
+  // The same sum over `count` uint64 values in this rank's device memory (a CUDA pointer), in
+  // place, after the work queued on the device's current stream, when the communicator moves
+  // data through device memory (NCCL); returns false and leaves the values alone otherwise, and
+  // the caller sums on the host. Every rank of a communicator answers alike.
+  virtual bool all_reduce_sum_on_device(std::uint64_t* device_values, std::size_t count) {
+    return false;
+  }
+
   std::vector<unsigned char> all_gather(const void* data, std::size_t bytes) {
     std::vector<unsigned char> out(bytes * static_cast<std::size_t>(size()));
     all_gather(data, bytes, out.data());
@@ -48,8 +58,28 @@ class Communicator {
 std::vector<std::shared_ptr<Communicator>> thread_communicators(int size,
                                                                 double timeout_seconds = 600);
 
-// Runs `rank(comm)` on `size` new threads, one rank each of thread_communicators(size), and waits
-// for them all; when any rank threw, rethrows the lowest such rank's exception.
+// One communicator per device of `devices`, rank k on devices[k], over NCCL within this process
+// (one clique, as ncclCommInitAll makes): collectives run on the devices' streams over NVLink or
+// PCIe, and the on-device sum above is NCCL's. The devices must be distinct CUDA devices. NCCL
+// is loaded at run time: PARPAT_NCCL_LIBRARY, else libnccl.so.2 on the loader's path. Throws
+// Error(unsupported) when parpat was built without CUDA or nccl.h, or NCCL cannot be loaded;
+// Error(invalid_argument) for a device that is not CUDA or appears twice. NVLink multicast
+// stays off (NCCL_NVLS_ENABLE=0 is set in this process's environment). A collective that waits
+// longer than `timeout_seconds` aborts its NCCL communicator and throws call() "timeout".
+std::vector<std::shared_ptr<Communicator>> nccl_communicators(const std::vector<Device>& devices,
+                                                              double timeout_seconds = 600);
+
+// The communicators a call over `devices` in one process uses: NCCL's when every device is a
+// distinct CUDA device and NCCL loads, else the threads'.
+std::vector<std::shared_ptr<Communicator>> device_communicators(const std::vector<Device>& devices,
+                                                                double timeout_seconds = 600);
+
+// Runs `rank(*comms[k])` on one new thread per communicator and waits for them all; when any
+// rank threw, rethrows the lowest such rank's exception.
+void on_ranks(const std::vector<std::shared_ptr<Communicator>>& comms,
+              const std::function<void(Communicator&)>& rank);
+
+// on_ranks over thread_communicators(size, timeout_seconds).
 void on_thread_ranks(int size, const std::function<void(Communicator&)>& rank,
                      double timeout_seconds = 600);
 

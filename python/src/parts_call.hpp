@@ -1,10 +1,11 @@
 // One array given in parts (parpat.Parts): on several devices of this process, one thread per
-// part, each a rank of thread_communicators; or this process's one part of an array spread over
-// the ranks of an outer communicator (an mpi4py one, through PythonCommunicator). Each rank runs
-// the resident reduce or histogram of parpat/distributed.hpp on its part, and rank 0's answer
-// (every rank's, for an outer communicator), the whole array's, comes back to Python. Each part
-// is read where it lives (a CUDA array on its GPU, host memory on the device named for it) once
-// the caller's streams have produced it.
+// part, each a rank of device_communicators (NCCL over distinct CUDA devices, else threads); or
+// this process's one part of an array spread over the ranks of an outer communicator (an mpi4py
+// one, through PythonCommunicator). Each rank runs the resident reduce or histogram of
+// parpat/distributed.hpp on its part, and rank 0's answer (every rank's, for an outer
+// communicator), the whole array's, comes back to Python. Each part is read where it lives (a CUDA
+// array on its GPU, host memory on the device named for it) once the caller's streams have produced
+// it.
 #pragma once
 
 #include <nanobind/nanobind.h>
@@ -55,7 +56,7 @@ Answer on_parts(const PartsInput& in, Communicator* outer, Work work) {
   };
   if (outer) return work(part(0), *outer);
   std::optional<Answer> answer;
-  on_thread_ranks(static_cast<int>(ranks), [&](Communicator& comm) {
+  on_ranks(device_communicators(in.devices), [&](Communicator& comm) {
     Answer a = work(part(static_cast<std::size_t>(comm.rank())), comm);
     if (comm.rank() == 0) answer = std::move(a);
   });

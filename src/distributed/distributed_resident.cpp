@@ -5,7 +5,7 @@
 //   reduce     reduce the part as one chunk of the whole's 2-D problem → fold the ranks'
 //              accumulators in rank order (reduce_resident_share)
 //   histogram  [min/max of the part → all-gather, when the bins need the range] → count the
-//              part → all-reduce the counts
+//              part → all-reduce the counts (on the devices when the communicator can)
 #include <numeric>
 
 #include "distributed/agreement.hpp"
@@ -34,6 +34,9 @@ Stacked stack_parts(const Array& part, Communicator& comm, const std::string& ca
       comm,
       [&] {
         if (part.ndim() == 0) throw_invalid("each rank's part needs at least one axis");
+        if (comm.engine() == "nccl" && part.device().backend() != Backend::cuda)
+          throw_invalid("a rank of an NCCL communicator holds its part on its CUDA device, not " +
+                        part.device().label());
         if (part.ndim() == 2 && part.row_stride() != part.cols())
           throw_invalid("each rank's part must be contiguous (it has a row stride of " +
                         std::to_string(part.row_stride()) + " for " + std::to_string(part.cols()) +
@@ -84,15 +87,23 @@ HistogramResult histogram(const Array& part, Communicator& comm, const Histogram
     return detail::ranks_range(comm, part.size() > 0, [&] { return detail::data_range(part); });
   });
   std::vector<std::uint64_t> slots(detail::histogram_slots(resolved));
+  const std::size_t bytes = slots.size() * sizeof(std::uint64_t);
+  Buffer counts;
   detail::step_then_agree(comm, [&] {
-    if (part.size() == 0) return;
+    counts = Buffer(part.device(), bytes);
+    if (part.size() == 0) {
+      counts.upload(slots.data(), bytes);  // zeros
+      return;
+    }
     const Array flat = Array::view(part.buffer(), part.dtype(), {part.size()});
     Histogrammer plan(part.device(), part.dtype(), part.size(), resolved, options);
-    Buffer counts(part.device(), slots.size() * sizeof(std::uint64_t));
     plan.run(flat, counts);
-    counts.download(slots.data(), slots.size() * sizeof(std::uint64_t));
   });
-  comm.all_reduce_sum(slots.data(), slots.size());
+  // Through the devices when the communicator can (NCCL), else through the host.
+  const bool on_device =
+      comm.all_reduce_sum_on_device(static_cast<std::uint64_t*>(counts.handle()), slots.size());
+  counts.download(slots.data(), bytes);
+  if (!on_device) comm.all_reduce_sum(slots.data(), slots.size());
   return detail::histogram_of_slots(resolved, std::move(slots));
 }
 

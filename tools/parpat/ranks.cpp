@@ -209,19 +209,17 @@ void for_each_rank(const CommonOptions& common, const RankFlags& flags, const st
       if (e.kind() != ErrorKind::invalid_argument) throw;
       throw_invalid(std::string("--devices: ") + e.what());
     }
-    const double startup = ms_since(start);
-    on_thread_ranks(
-        static_cast<int>(devices.size()),
-        [&](Communicator& comm) {
-          RankInput in;
-          in.comm = &comm;
-          on_every_rank(comm, [&] {
-            in.opened = OpenedInput{Source::open(file),
-                                    devices[static_cast<std::size_t>(comm.rank())], startup};
-          });
-          step(in);
-        },
-        collective_timeout());
+    const auto comms = device_communicators(devices, collective_timeout());
+    const double startup = ms_since(start);  // devices and communicators (NCCL's set-up)
+    on_ranks(comms, [&](Communicator& comm) {
+      RankInput in;
+      in.comm = &comm;
+      on_every_rank(comm, [&] {
+        in.opened = OpenedInput{Source::open(file), devices[static_cast<std::size_t>(comm.rank())],
+                                startup};
+      });
+      step(in);
+    });
     return;
   }
   auto comm = mpi_world();

@@ -58,6 +58,7 @@ class TreeReduce final : public CudaReduce<T, Op> {
     b_ = Buffer(d, std::max<std::int64_t>(ceil_div(first, block_), 1) * sizeof(Acc));
   }
   void run(const Buffer& in, const Buffer& values, const Buffer& indices) override {
+    this->cuda_.activate();
     auto stream = this->cuda_.stream();
     std::size_t smem = block_ * sizeof(Acc);
     std::int64_t n = this->s_.size();
@@ -98,6 +99,7 @@ class SerialReduce final : public CudaReduce<T, Op> {
     b_ = Buffer(d, std::max<std::int64_t>(ceil_div(first, items_), 1) * sizeof(Acc));
   }
   void run(const Buffer& in, const Buffer& values, const Buffer& indices) override {
+    this->cuda_.activate();
     auto stream = this->cuda_.stream();
     std::int64_t n = this->s_.size();
     std::int64_t threads = ceil_div(n, items_);
@@ -137,6 +139,7 @@ class GridStrideReduce final : public CudaReduce<T, Op> {
     partials_ = Buffer(d, grid_ * sizeof(Acc));
   }
   void run(const Buffer& in, const Buffer& values, const Buffer& indices) override {
+    this->cuda_.activate();
     auto stream = this->cuda_.stream();
     std::size_t smem = block_ * sizeof(Acc);
     gridstride_partials<T, Op><<<grid_, block_, smem, stream>>>(this->input(in), this->s_.size(),
@@ -167,6 +170,7 @@ class AtomicReduce final : public CudaReduce<T, Op> {
     slot_ = Buffer(d, sizeof(Acc));
   }
   void run(const Buffer& in, const Buffer& values, const Buffer&) override {
+    this->cuda_.activate();
     auto stream = this->cuda_.stream();
     Acc* slot = this->acc_buffer(slot_);
     atomic_init<Op><<<1, 1, 0, stream>>>(slot);

@@ -66,6 +66,7 @@ class FastReduce final : public CudaReduce<T, Op> {
   }
 
   void run(const Buffer& in, const Buffer& values, const Buffer& indices) override {
+    this->cuda_.activate();
     const auto& s = this->s_;
     auto stream = this->cuda_.stream();
     const T* x = this->input(in);

@@ -1,0 +1,241 @@
+// Communicators over NCCL for the CUDA devices of one process. NCCL is loaded with dlopen on the
+// first use, so parpat's binaries start on machines without it. The communicators are
+// non-blocking (ncclConfig_t::blocking = 0): every NCCL call returns at once, and this side polls
+// ncclCommGetAsyncError and the stream until the work is done, no longer than the time limit —
+// a rank that stopped makes the others abort their communicator and throw, never hang.
+// The ranks are threads of this process, so collectives on host memory (a few bytes of
+// agreement, partial results already on the host) meet in shared memory through a thread
+// communicator of the same ranks; NCCL moves what is in device memory.
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <nccl.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "parpat/communicator.hpp"
+#include "parpat/device.hpp"
+#include "parpat/error.hpp"
+#include "runtime/cuda/cuda_device.hpp"
+
+namespace parpat {
+
+namespace {
+
+#define PARPAT_NCCL_FUNCTIONS(X) \
+  X(ncclGetVersion)              \
+  X(ncclGetUniqueId)             \
+  X(ncclCommInitRankConfig)      \
+  X(ncclGroupStart)              \
+  X(ncclGroupEnd)                \
+  X(ncclAllReduce)               \
+  X(ncclAllGather)               \
+  X(ncclCommGetAsyncError)       \
+  X(ncclCommAbort)               \
+  X(ncclGetErrorString)
+
+struct Nccl {
+#define PARPAT_NCCL_MEMBER(name) decltype(&::name) name = nullptr;
+  PARPAT_NCCL_FUNCTIONS(PARPAT_NCCL_MEMBER)
+#undef PARPAT_NCCL_MEMBER
+  std::string missing;  // why NCCL could not be loaded; empty when it was
+};
+
+const Nccl& nccl() {
+  static const Nccl api = [] {
+    Nccl n;
+    std::vector<std::string> names;
+    if (const char* path = std::getenv("PARPAT_NCCL_LIBRARY")) names.push_back(path);
+    names.push_back("libnccl.so.2");
+    void* lib = nullptr;
+    for (const auto& name : names)
+      if ((lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL))) break;
+    if (!lib) {
+      n.missing =
+          "NCCL (libnccl.so.2) was not found on the loader's path; set "
+          "PARPAT_NCCL_LIBRARY to its file";
+      return n;
+    }
+#define PARPAT_NCCL_LOAD(name)                                     \
+  n.name = reinterpret_cast<decltype(&::name)>(dlsym(lib, #name)); \
+  if (!n.name && n.missing.empty()) n.missing = "the NCCL library lacks " #name;
+    PARPAT_NCCL_FUNCTIONS(PARPAT_NCCL_LOAD)
+#undef PARPAT_NCCL_LOAD
+    return n;
+  }();
+  if (!api.missing.empty()) throw Error(ErrorKind::unsupported, api.missing, "nccl", "dlopen");
+  return api;
+}
+#undef PARPAT_NCCL_FUNCTIONS
+
+[[noreturn]] void throw_nccl(ncclResult_t status, const std::string& call) {
+  throw Error(ErrorKind::backend, call + " failed: " + nccl().ncclGetErrorString(status), "nccl",
+              call, static_cast<int>(status));
+}
+
+// Polls until `done()` holds and `comm` has no NCCL work in progress, for no longer than
+// `timeout_seconds`: the first millisecond by yielding, then by sleeps that double up to 1 ms.
+// Returns false on timeout; throws NCCL's asynchronous error.
+template <class Done>
+bool poll_bounded(ncclComm_t comm, double timeout_seconds, const char* call, Done&& done) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto limit = std::chrono::duration<double>(timeout_seconds);
+  auto pause = std::chrono::microseconds(0);
+  for (;;) {
+    ncclResult_t state = ncclSuccess;
+    nccl().ncclCommGetAsyncError(comm, &state);
+    if (state != ncclSuccess && state != ncclInProgress) throw_nccl(state, call);
+    if (state == ncclSuccess && done()) return true;
+    const auto waited = std::chrono::steady_clock::now() - start;
+    if (waited > limit) return false;
+    if (waited < std::chrono::milliseconds(1)) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(pause);
+      pause = std::min(std::chrono::microseconds(1000), pause * 2 + std::chrono::microseconds(1));
+    }
+  }
+}
+
+// The clique's NCCL communicators, aborted (which frees them without waiting for the others) when
+// the last rank's Communicator goes.
+struct Clique {
+  std::vector<ncclComm_t> comms;
+  ~Clique() {
+    for (ncclComm_t c : comms)
+      if (c) nccl().ncclCommAbort(c);
+  }
+};
+
+class NcclCommunicator final : public Communicator {
+ public:
+  NcclCommunicator(std::shared_ptr<Clique> clique, std::shared_ptr<Communicator> host, int rank,
+                   Device device, double timeout)
+      : clique_(std::move(clique)),
+        host_(std::move(host)),
+        comm_(clique_->comms[static_cast<std::size_t>(rank)]),
+        rank_(rank),
+        device_(std::move(device)),
+        timeout_(timeout) {}
+
+  int rank() const override { return rank_; }
+  int size() const override { return static_cast<int>(clique_->comms.size()); }
+  std::string engine() const override { return "nccl"; }
+
+  void all_gather(const void* data, std::size_t bytes, void* out) override {
+    host_->all_gather(data, bytes, out);
+  }
+
+  void all_reduce_sum(std::uint64_t* values, std::size_t count) override {
+    host_->all_reduce_sum(values, count);
+  }
+
+  bool all_reduce_sum_on_device(std::uint64_t* device_values, std::size_t count) override {
+    if (count == 0) return true;
+    cuda().activate();
+    run("ncclAllReduce", [&](cudaStream_t s) {
+      return nccl().ncclAllReduce(device_values, device_values, count, ncclUint64, ncclSum, comm_,
+                                  s);
+    });
+    return true;
+  }
+
+ private:
+  detail::CudaDevice& cuda() const { return static_cast<detail::CudaDevice&>(device_.impl()); }
+
+  // Enqueues one collective on the device's stream and waits, bounded, until it completed.
+  template <class Enqueue>
+  void run(const char* call, Enqueue&& enqueue) {
+    const cudaStream_t stream = cuda().stream();
+    const ncclResult_t status = enqueue(stream);
+    if (status != ncclSuccess && status != ncclInProgress) throw_nccl(status, call);
+    cudaError_t query = cudaSuccess;
+    const bool done = poll_bounded(comm_, timeout_, call, [&] {
+      query = cudaStreamQuery(stream);
+      return query != cudaErrorNotReady;
+    });
+    if (!done) {
+      // The others stopped: this rank's communicator cannot finish the collective; aborting it
+      // ends its kernel. The clique is unusable from here on.
+      nccl().ncclCommAbort(comm_);
+      clique_->comms[static_cast<std::size_t>(rank_)] = nullptr;
+      throw Error(ErrorKind::backend,
+                  "rank " + std::to_string(rank_) + " waited " + std::to_string(timeout_) +
+                      " s in " + call + " for ranks that stopped",
+                  "nccl", "timeout");
+    }
+    PARPAT_CUDA(query);
+  }
+
+  std::shared_ptr<Clique> clique_;
+  std::shared_ptr<Communicator> host_;  // the same ranks, for host memory
+  ncclComm_t comm_;
+  int rank_;
+  Device device_;
+  double timeout_;
+};
+
+int ordinal_of(const Device& device) {
+  return static_cast<const detail::CudaDevice&>(device.impl()).ordinal();
+}
+
+}  // namespace
+
+std::vector<std::shared_ptr<Communicator>> nccl_communicators(const std::vector<Device>& devices,
+                                                              double timeout_seconds) {
+  if (devices.empty()) throw_invalid("NCCL communicators need at least one device");
+  std::set<int> ordinals;
+  for (const Device& d : devices) {
+    if (d.backend() != Backend::cuda)
+      throw_invalid("NCCL communicators take CUDA devices, not " + d.label());
+    if (!ordinals.insert(ordinal_of(d)).second)
+      throw_invalid("NCCL communicators take distinct devices; " + d.label() + " appears twice");
+  }
+  const Nccl& api = nccl();
+  // Never NVLink multicast, in this process or any it starts.
+  ::setenv("NCCL_NVLS_ENABLE", "0", 1);
+  ::setenv("NVSHMEM_DISABLE_NVLS", "1", 1);
+  ::setenv("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1", 1);
+
+  // NCCL may read the environment only once, so the cliques of a process are made one at a time.
+  static std::mutex making;
+  std::lock_guard<std::mutex> lock(making);
+  ncclUniqueId id;
+  if (const ncclResult_t s = api.ncclGetUniqueId(&id); s != ncclSuccess)
+    throw_nccl(s, "ncclGetUniqueId");
+  auto clique = std::make_shared<Clique>();
+  clique->comms.assign(devices.size(), nullptr);
+  int current = 0;
+  PARPAT_CUDA(cudaGetDevice(&current));
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  api.ncclGroupStart();
+  ncclResult_t init = ncclSuccess;
+  for (std::size_t k = 0; k < devices.size() && init == ncclSuccess; ++k) {
+    PARPAT_CUDA(cudaSetDevice(ordinal_of(devices[k])));
+    init = api.ncclCommInitRankConfig(&clique->comms[k], static_cast<int>(devices.size()), id,
+                                      static_cast<int>(k), &config);
+    if (init == ncclInProgress) init = ncclSuccess;
+  }
+  const ncclResult_t group = api.ncclGroupEnd();
+  cudaSetDevice(current);
+  if (init != ncclSuccess) throw_nccl(init, "ncclCommInitRankConfig");
+  if (group != ncclSuccess && group != ncclInProgress) throw_nccl(group, "ncclGroupEnd");
+  for (ncclComm_t c : clique->comms)
+    if (!poll_bounded(c, timeout_seconds, "ncclCommInitRankConfig", [] { return true; }))
+      throw Error(
+          ErrorKind::backend,
+          "NCCL's communicators were not ready after " + std::to_string(timeout_seconds) + " s",
+          "nccl", "timeout");
+  const auto host = thread_communicators(static_cast<int>(devices.size()), timeout_seconds);
+  std::vector<std::shared_ptr<Communicator>> out;
+  for (std::size_t k = 0; k < devices.size(); ++k)
+    out.push_back(std::make_shared<NcclCommunicator>(clique, host[k], static_cast<int>(k),
+                                                     devices[k], timeout_seconds));
+  return out;
+}
+
+}  // namespace parpat

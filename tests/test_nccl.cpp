@@ -1,0 +1,185 @@
+// The NCCL communicators: what they refuse (every machine), and on this machine's CUDA devices,
+// when NCCL loads, their collectives from host and device memory, the resident reduce and
+// histogram over them against the threads' ranks and the one-device call, and a rank that stops.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <random>
+
+#include "distributed_support.hpp"
+#include "parpat/array.hpp"
+#include "parpat/distributed.hpp"
+#include "test_support.hpp"
+
+namespace parpat::test {
+namespace {
+
+using Comms = std::vector<std::shared_ptr<Communicator>>;
+
+std::vector<Device> cuda_devices() {
+  std::vector<Device> out;
+  for (const DeviceInfo& info : list_devices())
+    if (info.backend == Backend::cuda) out.push_back(Device::open(Backend::cuda, info.index));
+  return out;
+}
+
+// NCCL's communicators over `devices`, or why there are none (the test then skips).
+Comms nccl_over(const std::vector<Device>& devices, std::string& why, double timeout = 120) {
+  try {
+    return nccl_communicators(devices, timeout);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::unsupported) throw;
+    why = e.what();
+    return {};
+  }
+}
+
+// The device sets to try: the first GPU alone and, when there are more, all of them.
+std::vector<std::vector<Device>> device_sets() {
+  const auto all = cuda_devices();
+  std::vector<std::vector<Device>> sets;
+  if (!all.empty()) sets.push_back({all[0]});
+  if (all.size() > 1) sets.push_back(all);
+  return sets;
+}
+
+TEST(NcclCommunicators, RefuseWhatTheyCannotJoin) {
+  const Device cpu = Device::open(Backend::cpu);
+  EXPECT_THROW(nccl_communicators({}), Error);
+  try {
+    nccl_communicators({cpu});
+    ADD_FAILURE() << "a CPU rank was taken";
+  } catch (const Error& e) {
+    // Built with NCCL: not a CUDA device; built without: no NCCL at all.
+    EXPECT_TRUE(e.kind() == ErrorKind::invalid_argument || e.kind() == ErrorKind::unsupported);
+  }
+  // What NCCL cannot join runs over threads.
+  const Comms comms = device_communicators({cpu, cpu});
+  ASSERT_EQ(comms.size(), 2u);
+  EXPECT_EQ(comms[0]->engine(), "threads");
+  const auto gpus = cuda_devices();
+  if (gpus.empty()) return;
+  try {
+    nccl_communicators({gpus[0], gpus[0]});
+    ADD_FAILURE() << "one GPU was taken twice";
+  } catch (const Error& e) {
+    EXPECT_TRUE(e.kind() == ErrorKind::invalid_argument || e.kind() == ErrorKind::unsupported);
+  }
+  EXPECT_EQ(device_communicators({gpus[0], gpus[0]})[0]->engine(), "threads");
+}
+
+TEST(NcclCommunicators, CollectivesFromHostAndDeviceMemory) {
+  const auto sets = device_sets();
+  if (sets.empty()) GTEST_SKIP() << "no CUDA device";
+  for (const auto& devices : sets) {
+    std::string why;
+    const Comms comms = nccl_over(devices, why);
+    if (comms.empty()) GTEST_SKIP() << why;
+    const auto size = static_cast<std::uint64_t>(devices.size());
+    const std::size_t count = 65539, bytes = 1001;
+    auto failed = run_ranks(comms, [&](Communicator& comm) {
+      EXPECT_EQ(comm.engine(), "nccl");
+      const auto rank = static_cast<std::uint64_t>(comm.rank());
+      std::vector<unsigned char> mine(bytes);
+      for (std::size_t k = 0; k < bytes; ++k)
+        mine[k] = static_cast<unsigned char>(rank * 31 + k);
+      const auto all = comm.all_gather(mine.data(), bytes);
+      for (std::uint64_t r = 0; r < size; ++r)
+        for (std::size_t k = 0; k < bytes; k += 97)
+          ASSERT_EQ(all[r * bytes + k], static_cast<unsigned char>(r * 31 + k));
+      std::vector<std::uint64_t> values(count);
+      for (std::size_t k = 0; k < count; ++k)
+        values[k] = (rank + 1) * k + (std::uint64_t{1} << 40);
+      std::vector<std::uint64_t> on_host = values;
+      comm.all_reduce_sum(on_host.data(), count);
+      Buffer on_device(devices[rank], count * sizeof(std::uint64_t));
+      on_device.upload(values.data(), count * sizeof(std::uint64_t));
+      ASSERT_TRUE(
+          comm.all_reduce_sum_on_device(static_cast<std::uint64_t*>(on_device.handle()), count));
+      std::vector<std::uint64_t> from_device(count);
+      on_device.download(from_device.data(), count * sizeof(std::uint64_t));
+      for (std::size_t k = 0; k < count; ++k) {
+        const std::uint64_t want = size * (size + 1) / 2 * k + size * (std::uint64_t{1} << 40);
+        ASSERT_EQ(on_host[k], want) << k;
+        ASSERT_EQ(from_device[k], want) << k;
+      }
+    });
+    for (auto& f : failed)
+      if (f) ADD_FAILURE() << error_of(f).first;
+  }
+}
+
+TEST(NcclCommunicators, ResidentReduceAndHistogramAgreeWithThreadsAndOneDevice) {
+  const auto sets = device_sets();
+  if (sets.empty()) GTEST_SKIP() << "no CUDA device";
+  std::mt19937_64 rng(run_seed());
+  const std::int64_t n = (std::int64_t{1} << 20) + 3;
+  const auto host = random_values(DType::float32, n, rng);
+  const Array whole = Array::from_host(sets[0][0], DType::float32, {n}, host.data());
+  const auto bins = HistogramBins::even(4096, -1, 1);
+  const HistogramResult want_histogram = histogram(whole, bins);
+  const ReduceOptions sum{ReduceOp::nansum, Axis::all, {}};
+  const double want_sum = reduce(whole, sum).values.at(0).f;
+  for (const auto& devices : sets) {
+    std::string why;
+    const Comms nccl = nccl_over(devices, why);
+    if (nccl.empty()) GTEST_SKIP() << why;
+    const std::size_t ranks = devices.size();
+    std::vector<std::int64_t> edges{0};  // unequal parts: the first is the smallest
+    for (std::size_t r = 1; r < ranks; ++r)
+      edges.push_back(n / 3 + (n - n / 3) * static_cast<std::int64_t>(r - 1) /
+                                  static_cast<std::int64_t>(ranks - 1));
+    edges.push_back(n);
+    std::vector<Array> parts;
+    for (std::size_t r = 0; r < ranks; ++r)
+      parts.push_back(Array::from_host(devices[r], DType::float32, {edges[r + 1] - edges[r]},
+                                       host.data() + edges[r]));
+    std::vector<ReduceResult> over_nccl(ranks), over_threads(ranks);
+    std::vector<HistogramResult> histograms(ranks);
+    auto run = [&](const Comms& comms, std::vector<ReduceResult>& sums, bool with_histogram) {
+      auto failed = run_ranks(comms, [&](Communicator& comm) {
+        const auto r = static_cast<std::size_t>(comm.rank());
+        sums[r] = reduce(parts[r], comm, sum);
+        if (with_histogram) histograms[r] = histogram(parts[r], comm, bins);
+      });
+      for (auto& f : failed)
+        if (f) ADD_FAILURE() << error_of(f).first;
+    };
+    run(nccl, over_nccl, true);
+    run(thread_communicators(static_cast<int>(ranks)), over_threads, false);
+    SCOPED_TRACE(std::to_string(ranks) + " rank(s)");
+    expect_histograms(histograms, want_histogram);
+    for (std::size_t r = 0; r < ranks; ++r) {
+      EXPECT_TRUE(same_bits(over_nccl[r], over_threads[0])) << "rank " << r;
+      EXPECT_NEAR(over_nccl[r].values.at(0).f, want_sum, 1e-4 * std::sqrt(double(n)));
+    }
+  }
+}
+
+TEST(NcclCommunicators, ARankThatStopsMakesTheOthersThrowInTime) {
+  const auto gpus = cuda_devices();
+  if (gpus.size() < 2) GTEST_SKIP() << "needs two CUDA devices";
+  std::string why;
+  const Comms comms = nccl_over({gpus[0], gpus[1]}, why, 2.0);
+  if (comms.empty()) GTEST_SKIP() << why;
+  const auto start = std::chrono::steady_clock::now();
+  Buffer counts(gpus[0], 1024 * sizeof(std::uint64_t));
+  auto failed = run_ranks(comms, [&](Communicator& comm) {
+    if (comm.rank() == 1) return;  // stops before the collective
+    comm.all_reduce_sum_on_device(static_cast<std::uint64_t*>(counts.handle()), 1024);
+  });
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(failed[0]) << "rank 0 returned from a collective rank 1 never joined";
+  try {
+    std::rethrow_exception(failed[0]);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.call(), "timeout") << e.what();
+  }
+  EXPECT_FALSE(failed[1]);
+  EXPECT_LT(seconds, 30.0);
+}
+
+}  // namespace
+}  // namespace parpat::test
