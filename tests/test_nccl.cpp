@@ -134,7 +134,7 @@ TEST(NcclCommunicators, ResidentReduceAndHistogramAgreeWithThreadsAndOneDevice) 
     std::vector<Array> parts;
     for (std::size_t r = 0; r < ranks; ++r)
       parts.push_back(Array::from_host(devices[r], DType::float32, {edges[r + 1] - edges[r]},
-                                       host.data() + edges[r]));
+                                       host.data() + edges[r] * sizeof(float)));
     std::vector<ReduceResult> over_nccl(ranks), over_threads(ranks);
     std::vector<HistogramResult> histograms(ranks);
     auto run = [&](const Comms& comms, std::vector<ReduceResult>& sums, bool with_histogram) {
@@ -146,9 +146,20 @@ TEST(NcclCommunicators, ResidentReduceAndHistogramAgreeWithThreadsAndOneDevice) 
       for (auto& f : failed)
         if (f) ADD_FAILURE() << error_of(f).first;
     };
-    run(nccl, over_nccl, true);
-    run(thread_communicators(static_cast<int>(ranks)), over_threads, false);
     SCOPED_TRACE(std::to_string(ranks) + " rank(s)");
+    run(thread_communicators(static_cast<int>(ranks)), over_threads, true);
+    {
+      SCOPED_TRACE("over threads");
+      expect_histograms(histograms, want_histogram);
+    }
+    for (std::size_t r = 0; r < ranks; ++r) {  // each part alone, on its device
+      SCOPED_TRACE("part " + std::to_string(r) + " alone");
+      const Array whole_part = Array::from_host(sets[0][0], DType::float32, {parts[r].size()},
+                                                host.data() + edges[r] * sizeof(float));
+      expect_histograms({histogram(parts[r], bins)}, histogram(whole_part, bins));
+    }
+    run(nccl, over_nccl, true);
+    SCOPED_TRACE("over NCCL");
     expect_histograms(histograms, want_histogram);
     for (std::size_t r = 0; r < ranks; ++r) {
       EXPECT_TRUE(same_bits(over_nccl[r], over_threads[0])) << "rank " << r;

@@ -136,6 +136,10 @@ class NcclCommunicator final : public Communicator {
   bool all_reduce_sum_on_device(std::uint64_t* device_values, std::size_t count) override {
     if (count == 0) return true;
     cuda().activate();
+    // The values must be final before NCCL reads them: the kernels that wrote them may let the
+    // next launch start early (programmatic dependent launch), so their stream is drained
+    // first (it holds only this rank's own bounded work).
+    PARPAT_CUDA(cudaStreamSynchronize(cuda().stream()));
     run("ncclAllReduce", [&](cudaStream_t s) {
       return nccl().ncclAllReduce(device_values, device_values, count, ncclUint64, ncclSum, comm_,
                                   s);
