@@ -105,6 +105,8 @@ class Machine:
         self.previous_barrier = self._barriers(os.path.join(folder, "previous"))
         python_path = os.path.join(folder, "bench-python.json")
         self.python = load(python_path) if os.path.exists(python_path) else None
+        scaling_path = os.path.join(folder, "scaling.json")
+        self.scaling = load(scaling_path) if os.path.exists(scaling_path) else []
         ranks_path = os.path.join(folder, "ranks.json")
         self.ranks = load(ranks_path)["runs"] if os.path.exists(ranks_path) else []
         floor_path = os.path.join(folder, "python-floor.json")
@@ -500,7 +502,47 @@ def plot(machine, pattern, rows, peak_gbps, out_dir):
     return path
 
 
+def scaling_section(rows):
+    """bench/scaling/ranks_scaling: resident data over the GPUs of one host against one GPU."""
+    cases = list(dict.fromkeys(r["case"] for r in rows if not r["case"].startswith("all-reduce")))
+    engines = list(dict.fromkeys(r["engine"] for r in rows if r["ranks"] > 1))
+    by = {(r["case"], r["engine"]): r for r in rows}
+    body = []
+    for c in cases:
+        alone, part = by.get((c, "one device")), by.get((c, "rank 0's part"))
+        cells = [c, f"{alone['median_ms']:.2f}" if alone else "—",
+                 f"{part['median_ms']:.2f}" if part else "—"]
+        for e in engines:
+            r = by.get((c, e))
+            cells.append(f"{r['median_ms']:.2f} ({r['speedup']:.2f}×)" if r else "—")
+        body.append(cells)
+    ranks = max(r["ranks"] for r in rows)
+    lines = [f"### Resident data over {ranks} GPUs of one host (`ranks_scaling`, ms per call)", "",
+             "Each rank holds its share of one array on its own GPU; whole calls (agreements, "
+             "per-call plans and the collective included), median of 20, against the plain call "
+             "on the whole array on one GPU (× in brackets). Rank 0's part alone is the same call "
+             "on one GPU for that rank's share only: the difference to the ranks' time is what the "
+             "distribution costs. Sum and histograms: 2^31 float32 values in [−4, 4); pairwise: "
+             "gaussian, 2^21 × 2^15, split x.", ""]
+    lines += table(["case", "one GPU", "rank 0's part alone"] +
+                   [f"{ranks} GPUs over {e}" for e in engines], body)
+    reduce_rows = [r for r in rows if r["case"].startswith("all-reduce")]
+    if reduce_rows:
+        lines += ["", "The collective alone, the counts of a 65536-bin histogram (65539 uint64, "
+                  "512 KiB), rank 0's wall time per call (µs): " +
+                  "; ".join(f"{r['case'][len('all-reduce 65539 uint64 '):].strip('()')} memory "
+                            f"over {r['engine']} {r['median_ms'] * 1e3:.0f}" for r in reduce_rows) +
+                  "."]
+    return lines
+
+
 def machine_section(m, plots_dir, out_path):
+    if m.scaling and not m.bench:
+        devices = m.meta.get("devices", m.name)
+        lines = [f"## {devices}", "",
+                 f"Measured {m.meta.get('date', '?')}, build {m.meta.get('commit', '?')}. Runs: " +
+                 "; ".join(m.meta.get("commands", [])) + ".", ""]
+        return lines + scaling_section(m.scaling) + [""]
     gpu = m.gpu()
     lines = [f"## {gpu.get('name', m.name)}", ""]
     lines.append(f"Measured {m.meta.get('date', '?')}, build {m.meta.get('commit', '?')}, "
