@@ -505,13 +505,14 @@ def plot(machine, pattern, rows, peak_gbps, out_dir):
 def scaling_section(rows):
     """bench/scaling/ranks_scaling: resident data over the GPUs of one host against one GPU."""
     cases = list(dict.fromkeys(r["case"] for r in rows if not r["case"].startswith("all-reduce")))
-    engines = list(dict.fromkeys(r["engine"] for r in rows if r["ranks"] > 1))
+    side = "parts at once"
+    engines = list(dict.fromkeys(r["engine"] for r in rows if r["ranks"] > 1 and r["engine"] != side))
     by = {(r["case"], r["engine"]): r for r in rows}
+    with_side = any(r["engine"] == side for r in rows)
     body = []
     for c in cases:
-        alone, part = by.get((c, "one device")), by.get((c, "rank 0's part"))
-        cells = [c, f"{alone['median_ms']:.2f}" if alone else "—",
-                 f"{part['median_ms']:.2f}" if part else "—"]
+        cells = [c] + [f"{by[(c, e)]['median_ms']:.2f}" if (c, e) in by else "—"
+                       for e in ["one device", "rank 0's part"] + ([side] if with_side else [])]
         for e in engines:
             r = by.get((c, e))
             cells.append(f"{r['median_ms']:.2f} ({r['speedup']:.2f}×)" if r else "—")
@@ -521,10 +522,11 @@ def scaling_section(rows):
              "Each rank holds its share of one array on its own GPU; whole calls (agreements, "
              "per-call plans and the collective included), median of 20, against the plain call "
              "on the whole array on one GPU (× in brackets). Rank 0's part alone is the same call "
-             "on one GPU for that rank's share only: the difference to the ranks' time is what the "
-             "distribution costs. Sum and histograms: 2^31 float32 values in [−4, 4); pairwise: "
+             "on one GPU for that rank's share only; parts at once runs every rank's plain call on its "
+             "own GPU at the same time, with no collective: the differences between these and the "
+             "ranks' time show what working side by side and what the distribution cost. Sum and histograms: 2^31 float32 values in [−4, 4); pairwise: "
              "gaussian, 2^21 × 2^15, split x.", ""]
-    lines += table(["case", "one GPU", "rank 0's part alone"] +
+    lines += table(["case", "one GPU", "rank 0's part alone"] + (["parts at once"] if with_side else []) +
                    [f"{ranks} GPUs over {e}" for e in engines], body)
     reduce_rows = [r for r in rows if r["case"].startswith("all-reduce")]
     if reduce_rows:

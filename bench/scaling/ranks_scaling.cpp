@@ -6,7 +6,9 @@
 // warm-up. The calls are the one-shot ones, which make their plans per call, as a user's call
 // does. The ranks run over each engine there is: the threads' rendezvous, and NCCL when the
 // devices are distinct CUDA devices; the all-reduce of a 65536-bin histogram's counts (uint64) is
-// timed alone on each, from host memory and (NCCL) from device memory.
+// timed alone on each, from host memory and (NCCL) from device memory. Two rows isolate the
+// costs: rank 0's part alone (the plain call on its share), and every part at once (each rank's
+// plain call on its own device at the same time, no collective).
 //
 //   ranks_scaling --devices cuda:0,cuda:1 [--elements N] [--repeat R] [--json OUT]
 //
@@ -173,6 +175,15 @@ int main(int argc, char** argv) {
         // and agreements.
         const double part = time_alone(repeat, [&] { c.alone(parts[0]); });
         row(c.name, "part", 1, part, {{"elements", parts[0].size()}});
+        // Every rank's part at once, each the plain call on its device, no collective: what the
+        // devices and the host cost when they work side by side.
+        const double side_by_side =
+            time_over_ranks(parpat::thread_communicators(static_cast<int>(ranks)), parts, repeat,
+                            [&](const Array& a, Communicator& comm) {
+                              comm.all_gather(nullptr, 0);  // start together
+                              c.alone(a);
+                            });
+        row(c.name, "parts at once", ranks, side_by_side, {{"elements", n}});
         for (const auto& [engine, make] : engines) {
           const double ms = time_over_ranks(make(), parts, repeat, c.ranked);
           row(c.name, engine, ranks, ms,
@@ -194,6 +205,13 @@ int main(int argc, char** argv) {
       const double part =
           time_alone(repeat, [&] { parpat::pairwise(a_parts[0], bs[0], gaussian); });
       row(name, "part", 1, part, {{"elements", a_parts[0].size()}});
+      const double side_by_side = time_over_ranks(
+          parpat::thread_communicators(static_cast<int>(ranks)), a_parts, repeat,
+          [&](const Array& a, Communicator& comm) {
+            comm.all_gather(nullptr, 0);  // start together
+            parpat::pairwise(a, bs[static_cast<std::size_t>(comm.rank())], gaussian);
+          });
+      row(name, "parts at once", ranks, side_by_side, {});
       for (const auto& [engine, make] : engines) {
         const double ms =
             time_over_ranks(make(), a_parts, repeat, [&](const Array& a, Communicator& c) {

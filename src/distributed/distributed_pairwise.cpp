@@ -10,6 +10,7 @@
 #include <chrono>
 #include <numeric>
 #include <sstream>
+#include <type_traits>
 
 #include "distributed/agreement.hpp"
 #include "parpat/distributed.hpp"
@@ -76,14 +77,24 @@ template <class T>
 std::vector<float> gather_slices(const std::vector<T>& mine,
                                  const std::vector<std::int64_t>& lengths, Communicator& comm) {
   const std::int64_t widest = *std::max_element(lengths.begin(), lengths.end());
-  std::vector<float> slice(static_cast<std::size_t>(widest), 0.0f);
-  std::copy(mine.begin(), mine.end(), slice.begin());
-  std::vector<float> all(slice.size() * lengths.size());
-  comm.all_gather(slice.data(), slice.size() * sizeof(float), all.data());
-  std::vector<float> c;
-  for (std::size_t r = 0; r < lengths.size(); ++r)
-    c.insert(c.end(), all.begin() + static_cast<std::ptrdiff_t>(r) * widest,
-             all.begin() + static_cast<std::ptrdiff_t>(r) * widest + lengths[r]);
+  std::vector<float> all(static_cast<std::size_t>(widest) * lengths.size());
+  const auto bytes = static_cast<std::size_t>(widest) * sizeof(float);
+  if (std::is_same_v<T, float> && static_cast<std::int64_t>(mine.size()) == widest) {
+    comm.all_gather(mine.data(), bytes, all.data());
+  } else {
+    std::vector<float> slice(static_cast<std::size_t>(widest), 0.0f);
+    std::copy(mine.begin(), mine.end(), slice.begin());
+    comm.all_gather(slice.data(), bytes, all.data());
+  }
+  if (std::all_of(lengths.begin(), lengths.end(), [&](std::int64_t l) { return l == widest; }))
+    return all;  // no padding to drop
+  std::vector<float> c(
+      static_cast<std::size_t>(std::accumulate(lengths.begin(), lengths.end(), std::int64_t{0})));
+  auto out = c.begin();
+  for (std::size_t r = 0; r < lengths.size(); ++r) {
+    const auto first = all.begin() + static_cast<std::ptrdiff_t>(r) * widest;
+    out = std::copy(first, first + lengths[r], out);
+  }
   return c;
 }
 

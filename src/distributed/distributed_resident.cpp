@@ -18,6 +18,9 @@ namespace parpat {
 
 namespace {
 
+// Counts at least this large are all-reduced in device memory where the communicator can.
+constexpr std::size_t kDeviceAllReduceMinBytes = 64 << 10;
+
 struct Stacked {
   std::vector<std::int64_t> whole_shape;
   std::int64_t first = 0;  // this rank's first element in the whole
@@ -99,8 +102,11 @@ HistogramResult histogram(const Array& part, Communicator& comm, const Histogram
     Histogrammer plan(part.device(), part.dtype(), part.size(), resolved, options);
     plan.run(flat, counts);
   });
-  // Through the devices when the communicator can (NCCL), else through the host.
+  // Large counts through the devices when the communicator can (NCCL: 75 µs for 65539 slots on
+  // two H100, against ~300 µs through the host); small ones through the host, where a few KiB
+  // cost less than NCCL's launch and the stream's drain.
   const bool on_device =
+      bytes >= kDeviceAllReduceMinBytes &&
       comm.all_reduce_sum_on_device(static_cast<std::uint64_t*>(counts.handle()), slots.size());
   counts.download(slots.data(), bytes);
   if (!on_device) comm.all_reduce_sum(slots.data(), slots.size());

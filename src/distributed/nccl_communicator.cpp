@@ -7,7 +7,6 @@
 // agreement, partial results already on the host) meet in shared memory through a thread
 // communicator of the same ranks; NCCL moves what is in device memory.
 #include <cuda_runtime.h>
-#include <dlfcn.h>
 #include <nccl.h>
 
 #include <chrono>
@@ -20,6 +19,7 @@
 #include "parpat/device.hpp"
 #include "parpat/error.hpp"
 #include "runtime/cuda/cuda_device.hpp"
+#include "runtime/loaded_library.hpp"
 
 namespace parpat {
 
@@ -38,9 +38,7 @@ namespace {
   X(ncclGetErrorString)
 
 struct Nccl {
-#define PARPAT_NCCL_MEMBER(name) decltype(&::name) name = nullptr;
-  PARPAT_NCCL_FUNCTIONS(PARPAT_NCCL_MEMBER)
-#undef PARPAT_NCCL_MEMBER
+  PARPAT_NCCL_FUNCTIONS(PARPAT_LIBRARY_MEMBER)
   std::string missing;  // why NCCL could not be loaded; empty when it was
 };
 
@@ -50,20 +48,16 @@ const Nccl& nccl() {
     std::vector<std::string> names;
     if (const char* path = std::getenv("PARPAT_NCCL_LIBRARY")) names.push_back(path);
     names.push_back("libnccl.so.2");
-    void* lib = nullptr;
-    for (const auto& name : names)
-      if ((lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL))) break;
+    void* lib = detail::open_first_library(names);
     if (!lib) {
       n.missing =
           "NCCL (libnccl.so.2) was not found on the loader's path; set "
           "PARPAT_NCCL_LIBRARY to its file";
       return n;
     }
-#define PARPAT_NCCL_LOAD(name)                                     \
-  n.name = reinterpret_cast<decltype(&::name)>(dlsym(lib, #name)); \
-  if (!n.name && n.missing.empty()) n.missing = "the NCCL library lacks " #name;
-    PARPAT_NCCL_FUNCTIONS(PARPAT_NCCL_LOAD)
-#undef PARPAT_NCCL_LOAD
+#define PARPAT_NCCL_BIND(name) detail::bind_function(lib, #name, n.name, n.missing, "NCCL");
+    PARPAT_NCCL_FUNCTIONS(PARPAT_NCCL_BIND)
+#undef PARPAT_NCCL_BIND
     return n;
   }();
   if (!api.missing.empty()) throw Error(ErrorKind::unsupported, api.missing, "nccl", "dlopen");

@@ -24,7 +24,7 @@ class ThreadGroup {
       : size_(size), timeout_(timeout_seconds), arrived_(static_cast<std::size_t>(size), false) {}
 
   // Rank `rank`'s part of one collective: `contribute` adds this rank's data to the round's
-  // answer (under the lock), `take` reads the finished answer (under the lock).
+  // answer (under the lock), `take` reads the finished answer (after it).
   template <class Contribute, class Take>
   void rendezvous(int rank, Contribute&& contribute, Take&& take) {
     std::unique_lock<std::mutex> lock(mutex_);
@@ -57,6 +57,9 @@ class ThreadGroup {
                     "threads", "timeout");
       }
     }
+    // Round g's answer stays as it is until round g + 2 begins, which needs this rank in round
+    // g + 1 first: the ranks read it at once, outside the lock.
+    lock.unlock();
     take(answer);
   }
 

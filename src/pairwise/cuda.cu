@@ -5,7 +5,6 @@
 // runs in one launch for a short B (every block sums B itself, then scales its share of A); a
 // longer B is summed with the library's reduce when CUDA has one, else with one block, then A is
 // scaled.
-#include <dlfcn.h>
 #include <nvrtc.h>
 
 #include <algorithm>
@@ -23,6 +22,7 @@
 #include "parpat/error.hpp"
 #include "runtime/backends.hpp"
 #include "runtime/cuda/cuda_device.hpp"
+#include "runtime/loaded_library.hpp"
 
 extern const char* const parpat_cl_pairwise_kernels;
 
@@ -91,9 +91,7 @@ struct Nvrtc {
   X(nvrtcGetPTXSize)              \
   X(nvrtcGetPTX)                  \
   X(nvrtcGetLoweredName)
-#define PARPAT_NVRTC_MEMBER(name) decltype(&::name) name = nullptr;
-  PARPAT_NVRTC_FUNCTIONS(PARPAT_NVRTC_MEMBER)
-#undef PARPAT_NVRTC_MEMBER
+  PARPAT_NVRTC_FUNCTIONS(PARPAT_LIBRARY_MEMBER)
   std::string missing;  // why NVRTC could not be loaded; empty when it was
 };
 
@@ -101,24 +99,20 @@ const Nvrtc& nvrtc() {
   static const Nvrtc api = [] {
     Nvrtc n;
     std::string major = std::to_string(CUDART_VERSION / 1000);
-    void* lib = nullptr;
     // The loader's search path first, then the toolkit's usual homes.
     std::vector<std::string> names = {"libnvrtc.so." + major, "libnvrtc.so"};
     for (const char* env : {"CUDA_HOME", "CUDA_PATH"})
       if (const char* home = std::getenv(env))
         names.push_back(std::string(home) + "/lib64/libnvrtc.so." + major);
     names.push_back("/usr/local/cuda/lib64/libnvrtc.so." + major);
-    for (const auto& name : names)
-      if ((lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL))) break;
+    void* lib = open_first_library(names);
     if (!lib) {
       n.missing = "the NVRTC library (libnvrtc.so." + major + ") was not found";
       return n;
     }
-#define PARPAT_NVRTC_LOAD(name)                                    \
-  n.name = reinterpret_cast<decltype(&::name)>(dlsym(lib, #name)); \
-  if (!n.name && n.missing.empty()) n.missing = "the NVRTC library lacks " #name;
-    PARPAT_NVRTC_FUNCTIONS(PARPAT_NVRTC_LOAD)
-#undef PARPAT_NVRTC_LOAD
+#define PARPAT_NVRTC_BIND(name) bind_function(lib, #name, n.name, n.missing, "the NVRTC library");
+    PARPAT_NVRTC_FUNCTIONS(PARPAT_NVRTC_BIND)
+#undef PARPAT_NVRTC_BIND
     return n;
   }();
   if (!api.missing.empty())
