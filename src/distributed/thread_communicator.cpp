@@ -1,6 +1,7 @@
 // Communicators over the threads of one process: each collective is a rendezvous under one
-// mutex. The last rank to arrive builds the answer and opens the next round; the others wait on
-// a condition variable for the round to change, no longer than the time limit. Answers alternate
+// mutex (an all-gather is two: the ranks read each other's bytes in place between them). The
+// last rank to arrive builds the answer and opens the next round; the others wait on a
+// condition variable for the round to change, no longer than the time limit. Answers alternate
 // between two buffers: a rank that starts round g + 1 before a slow rank has read round g's answer
 // writes the other one, and round g + 2 cannot start before every rank has arrived in g + 1.
 #include <atomic>
@@ -85,18 +86,26 @@ class ThreadCommunicator final : public Communicator {
   int size() const override { return group_->size(); }
   std::string engine() const override { return "threads"; }
 
+  // Each rank publishes where its bytes are and copies every rank's bytes into its own `out`
+  // itself, all at once; a second rendezvous keeps each rank's bytes alive until all have read.
   void all_gather(const void* data, std::size_t bytes, void* out) override {
-    const std::size_t whole = bytes * static_cast<std::size_t>(size());
+    const auto ranks = static_cast<std::size_t>(size());
     group_->rendezvous(
         rank_,
         [&](std::vector<unsigned char>& answer) {
-          answer.resize(whole);
-          if (bytes)
-            std::memcpy(answer.data() + bytes * static_cast<std::size_t>(rank_), data, bytes);
+          answer.resize(ranks * sizeof data);
+          std::memcpy(answer.data() + static_cast<std::size_t>(rank_) * sizeof data, &data,
+                      sizeof data);
         },
         [&](const std::vector<unsigned char>& answer) {
-          if (whole) std::memcpy(out, answer.data(), whole);
+          for (std::size_t r = 0; r < ranks && bytes; ++r) {
+            const void* from = nullptr;
+            std::memcpy(&from, answer.data() + r * sizeof from, sizeof from);
+            std::memcpy(static_cast<unsigned char*>(out) + r * bytes, from, bytes);
+          }
         });
+    group_->rendezvous(
+        rank_, [](std::vector<unsigned char>&) {}, [](const std::vector<unsigned char>&) {});
   }
 
   void all_reduce_sum(std::uint64_t* values, std::size_t count) override {
