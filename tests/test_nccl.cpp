@@ -1,6 +1,7 @@
 // The NCCL communicators: what they refuse (every machine), and on this machine's CUDA devices,
-// when NCCL loads, their collectives from host and device memory, the resident reduce and
-// histogram over them against the threads' ranks and the one-device call, and a rank that stops.
+// when NCCL loads, their collectives from host and device memory, the resident reduce, histogram
+// and pairwise over them against the threads' ranks and the one-device call, and a rank that
+// stops.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -10,6 +11,7 @@
 #include "distributed_support.hpp"
 #include "parpat/array.hpp"
 #include "parpat/distributed.hpp"
+#include "parpat/pairwise.hpp"
 #include "test_support.hpp"
 
 namespace parpat::test {
@@ -58,6 +60,7 @@ TEST(NcclCommunicators, RefuseWhatTheyCannotJoin) {
   const Comms comms = device_communicators({cpu, cpu});
   ASSERT_EQ(comms.size(), 2u);
   EXPECT_EQ(comms[0]->engine(), "threads");
+  EXPECT_FALSE(comms[0]->has_device_collectives());
   const auto gpus = cuda_devices();
   if (gpus.empty()) return;
   try {
@@ -104,6 +107,14 @@ TEST(NcclCommunicators, CollectivesFromHostAndDeviceMemory) {
         ASSERT_EQ(on_host[k], want) << k;
         ASSERT_EQ(from_device[k], want) << k;
       }
+      ASSERT_TRUE(comm.has_device_collectives());
+      Buffer mine_on_device(devices[rank], bytes), all_on_device(devices[rank], bytes * size);
+      mine_on_device.upload(mine.data(), bytes);
+      ASSERT_TRUE(
+          comm.all_gather_on_device(mine_on_device.handle(), bytes, all_on_device.handle()));
+      std::vector<unsigned char> gathered(bytes * size);
+      all_on_device.download(gathered.data(), gathered.size());
+      EXPECT_EQ(gathered, all);
     });
     for (auto& f : failed)
       if (f) ADD_FAILURE() << error_of(f).first;
@@ -165,6 +176,37 @@ TEST(NcclCommunicators, ResidentReduceAndHistogramAgreeWithThreadsAndOneDevice) 
       EXPECT_TRUE(same_bits(over_nccl[r], over_threads[0])) << "rank " << r;
       EXPECT_NEAR(over_nccl[r].values.at(0).f, want_sum, 1e-4 * std::sqrt(double(n)));
     }
+    // Pairwise, split x over the parts' first values (C gathered between the devices under
+    // NCCL): every rank's C has the bits of the one-device call on each part.
+    std::vector<float> a(3001), b(257);
+    std::uniform_real_distribution<float> u(-1, 1);
+    for (auto& v : a)
+      v = u(rng);
+    for (auto& v : b)
+      v = u(rng);
+    PairwiseOptions gaussian;
+    gaussian.kernel = PairwiseKernel::gaussian;
+    std::vector<std::int64_t> a_edges{0};
+    for (std::size_t r = 1; r <= ranks; ++r)
+      a_edges.push_back(static_cast<std::int64_t>(a.size() * r * r / (ranks * ranks)));
+    std::vector<float> want_c;
+    for (std::size_t r = 0; r < ranks; ++r) {
+      const auto part = Array::from_host(devices[r], DType::float32, {a_edges[r + 1] - a_edges[r]},
+                                         a.data() + a_edges[r]);
+      const auto c = pairwise(part, Array::from_vector(devices[r], b), gaussian).c;
+      want_c.insert(want_c.end(), c.begin(), c.end());
+    }
+    std::vector<std::vector<float>> got_c(ranks);
+    auto failed = run_ranks(nccl, [&](Communicator& comm) {
+      const auto r = static_cast<std::size_t>(comm.rank());
+      const auto part = Array::from_host(devices[r], DType::float32, {a_edges[r + 1] - a_edges[r]},
+                                         a.data() + a_edges[r]);
+      got_c[r] = pairwise(part, Array::from_vector(devices[r], b), comm, gaussian).c;
+    });
+    for (auto& f : failed)
+      if (f) ADD_FAILURE() << error_of(f).first;
+    for (const auto& c : got_c)
+      EXPECT_EQ(c, want_c);
   }
 }
 

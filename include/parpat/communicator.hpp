@@ -36,11 +36,17 @@ class Communicator {
   // rank. Integer sums do not depend on the order of the ranks.
   virtual void all_reduce_sum(std::uint64_t* values, std::size_t count) = 0;
 
-  // The same sum over `count` uint64 values in this rank's device memory (a CUDA pointer), in
-  // place, after the work queued on the device's current stream, when the communicator moves
-  // data through device memory (NCCL); returns false and leaves the values alone otherwise, and
-  // the caller sums on the host. Every rank of a communicator answers alike.
+  // Whether the communicator moves data through device memory (NCCL): then the two collectives
+  // below work on this rank's device memory (CUDA pointers), after the work queued on the
+  // device's current stream. Every rank of a communicator answers alike. Without them the two
+  // return false and touch nothing, and the caller goes through the host.
+  virtual bool has_device_collectives() const { return false; }
+  // The sum over ranks of `count` uint64 values, in place.
   virtual bool all_reduce_sum_on_device(std::uint64_t* device_values, std::size_t count) {
+    return false;
+  }
+  // Every rank's `bytes` bytes, rank after rank, into `device_out` (size() × bytes).
+  virtual bool all_gather_on_device(const void* device_data, std::size_t bytes, void* device_out) {
     return false;
   }
 

@@ -72,6 +72,21 @@ std::vector<float> add_partials_in_rank_order(const std::vector<double>& mine, C
   return c;
 }
 
+// `all`, the ranks' slices of C each padded to the widest, without the padding.
+std::vector<float> drop_padding(std::vector<float> all, const std::vector<std::int64_t>& lengths) {
+  const std::int64_t widest = *std::max_element(lengths.begin(), lengths.end());
+  if (std::all_of(lengths.begin(), lengths.end(), [&](std::int64_t l) { return l == widest; }))
+    return all;
+  std::vector<float> c(
+      static_cast<std::size_t>(std::accumulate(lengths.begin(), lengths.end(), std::int64_t{0})));
+  auto out = c.begin();
+  for (std::size_t r = 0; r < lengths.size(); ++r) {
+    const auto first = all.begin() + static_cast<std::ptrdiff_t>(r) * widest;
+    out = std::copy(first, first + lengths[r], out);
+  }
+  return c;
+}
+
 // Split x's combine: every rank's slice of C (`lengths[r]` values each), in rank order.
 template <class T>
 std::vector<float> gather_slices(const std::vector<T>& mine,
@@ -86,16 +101,7 @@ std::vector<float> gather_slices(const std::vector<T>& mine,
     std::copy(mine.begin(), mine.end(), slice.begin());
     comm.all_gather(slice.data(), bytes, all.data());
   }
-  if (std::all_of(lengths.begin(), lengths.end(), [&](std::int64_t l) { return l == widest; }))
-    return all;  // no padding to drop
-  std::vector<float> c(
-      static_cast<std::size_t>(std::accumulate(lengths.begin(), lengths.end(), std::int64_t{0})));
-  auto out = c.begin();
-  for (std::size_t r = 0; r < lengths.size(); ++r) {
-    const auto first = all.begin() + static_cast<std::ptrdiff_t>(r) * widest;
-    out = std::copy(first, first + lengths[r], out);
-  }
-  return c;
+  return drop_padding(std::move(all), lengths);
 }
 
 std::string call_text(const PairwiseOptions& options) {
@@ -186,21 +192,32 @@ PairwiseResult pairwise(const Array& a_part, const Array& b, Communicator& comm,
   comm.all_gather(&length, sizeof length, lengths.data());
   if (std::accumulate(lengths.begin(), lengths.end(), std::int64_t{0}) == 0)
     throw_invalid("pairwise: A is empty on every rank, X must be at least 1");
-  std::vector<float> mine(static_cast<std::size_t>(length));
+  // This rank's C, padded to the widest slice, so that the slices gather in one collective.
+  const std::int64_t widest = *std::max_element(lengths.begin(), lengths.end());
+  const Device device = a_part.device();
+  Buffer slice(device, static_cast<std::size_t>(widest) * sizeof(float));
   double kernel_ms = 0;
   detail::step_then_agree(comm, [&] {
     if (length == 0) return;
-    const Device device = a_part.device();
     Pairwise plan(device, length, b.size(), options);
-    Array c(device, DType::float32, {length});
+    Array c = Array::view(slice, DType::float32, {length});
     if (options.timed) device.impl().timer_start(detail::TimerMode::events_only);
     plan.run(a_part, b, c);
     if (options.timed) kernel_ms = device.impl().timer_stop_ms();
-    c.download(mine.data());
   });
   PairwiseResult result;
-  result.c = gather_slices(mine, lengths, comm);
   result.time_ms = kernel_ms;
+  if (comm.has_device_collectives()) {  // gathered between the devices, then one download
+    Buffer gathered(device, slice.bytes() * lengths.size());
+    comm.all_gather_on_device(slice.handle(), slice.bytes(), gathered.handle());
+    std::vector<float> all(static_cast<std::size_t>(widest) * lengths.size());
+    gathered.download(all.data(), gathered.bytes());
+    result.c = drop_padding(std::move(all), lengths);
+    return result;
+  }
+  std::vector<float> mine(static_cast<std::size_t>(length));
+  if (length) slice.download(mine.data(), mine.size() * sizeof(float));
+  result.c = gather_slices(mine, lengths, comm);
   return result;
 }
 

@@ -127,13 +127,10 @@ class NcclCommunicator final : public Communicator {
     host_->all_reduce_sum(values, count);
   }
 
+  bool has_device_collectives() const override { return true; }
+
   bool all_reduce_sum_on_device(std::uint64_t* device_values, std::size_t count) override {
     if (count == 0) return true;
-    cuda().activate();
-    // The values must be final before NCCL reads them: the kernels that wrote them may let the
-    // next launch start early (programmatic dependent launch), so their stream is drained
-    // first (it holds only this rank's own bounded work).
-    PARPAT_CUDA(cudaStreamSynchronize(cuda().stream()));
     run("ncclAllReduce", [&](cudaStream_t s) {
       return nccl().ncclAllReduce(device_values, device_values, count, ncclUint64, ncclSum, comm_,
                                   s);
@@ -141,13 +138,26 @@ class NcclCommunicator final : public Communicator {
     return true;
   }
 
+  bool all_gather_on_device(const void* device_data, std::size_t bytes, void* device_out) override {
+    if (bytes == 0) return true;
+    run("ncclAllGather", [&](cudaStream_t s) {
+      return nccl().ncclAllGather(device_data, device_out, bytes, ncclUint8, comm_, s);
+    });
+    return true;
+  }
+
  private:
   detail::CudaDevice& cuda() const { return static_cast<detail::CudaDevice&>(device_.impl()); }
 
-  // Enqueues one collective on the device's stream and waits, bounded, until it completed.
+  // Enqueues one collective on the device's stream and waits, bounded, until it completed. The
+  // data must be final before NCCL reads it: the kernels that wrote it may let the next launch
+  // start early (programmatic dependent launch), so the stream is drained first (it holds only
+  // this rank's own bounded work).
   template <class Enqueue>
   void run(const char* call, Enqueue&& enqueue) {
+    cuda().activate();
     const cudaStream_t stream = cuda().stream();
+    PARPAT_CUDA(cudaStreamSynchronize(stream));
     const ncclResult_t status = enqueue(stream);
     if (status != ncclSuccess && status != ncclInProgress) throw_nccl(status, call);
     cudaError_t query = cudaSuccess;
