@@ -145,6 +145,72 @@ TEST_P(ResidentTest, HistogramOfPartsIsTheHistogramOfTheWhole) {
   }
 }
 
+// Plans made on one batch of parts and run on the next ones give the one-shot answers for each
+// batch (a histogram without a range keeps the range of the batch it was made on); a part of
+// another shape stops every rank alike.
+TEST_P(ResidentTest, PlansRunOnNewPartsGiveTheOneShotAnswers) {
+  std::mt19937_64 rng(run_seed() + 2);
+  const std::vector<std::int64_t> shape = {999, 4};
+  const int ranks = 3;
+  const auto starts = part_starts(shape[0], ranks);
+  std::vector<std::vector<unsigned char>> batches;
+  for (int k = 0; k < 3; ++k) {  // without NaN, so that the histogram may find its range
+    batches.push_back(random_values(DType::float32, 999 * 4, rng));
+    auto* v = reinterpret_cast<float*>(batches.back().data());
+    for (int i = 0; i < 999 * 4; ++i)
+      if (std::isnan(v[i])) v[i] = 0.25f * static_cast<float>(k);
+  }
+  const Array first = Array::from_host(device(), DType::float32, shape, batches[0].data());
+  const HistogramBins no_range = HistogramBins::even(50);
+  const HistogramResult first_bins = histogram(first, no_range);
+  ReduceOptions argmax;
+  argmax.op = ReduceOp::argmax;
+  argmax.axes = std::vector<int>{0};
+  auto part_of = [&](const std::vector<unsigned char>& batch, std::size_t r) {
+    return Array::from_host(device(), DType::float32, {starts[r + 1] - starts[r], shape[1]},
+                            batch.data() + starts[r] * shape[1] * sizeof(float));
+  };
+  std::vector<std::vector<ReduceResult>> sums(ranks), args(ranks);
+  std::vector<std::vector<HistogramResult>> counts(ranks);
+  auto failed = on_ranks(ranks, [&](Communicator& comm) {
+    const auto r = static_cast<std::size_t>(comm.rank());
+    RankReducer sum(part_of(batches[0], r), comm, {ReduceOp::nansum});
+    RankReducer arg(part_of(batches[0], r), comm, argmax);
+    RankHistogrammer count(part_of(batches[0], r), comm, no_range);
+    for (const auto& batch : batches) {
+      const Array part = part_of(batch, r);
+      sums[r].push_back(sum.run(part));
+      args[r].push_back(arg.run(part));
+      counts[r].push_back(count.run(part));
+    }
+  });
+  for (auto& f : failed)
+    if (f) ADD_FAILURE() << error_of(f).first;
+  for (std::size_t k = 0; k < batches.size(); ++k) {
+    SCOPED_TRACE("batch " + std::to_string(k));
+    const Array whole = Array::from_host(device(), DType::float32, shape, batches[k].data());
+    const double want_sum = reduce(whole, {ReduceOp::nansum}).values.at(0).f;
+    const ReduceResult want_arg = reduce(whole, argmax);
+    const HistogramResult want_counts =
+        histogram(whole, HistogramBins::even(50, first_bins.bins.lo, first_bins.bins.hi));
+    std::vector<HistogramResult> batch_counts;
+    for (int r = 0; r < ranks; ++r) {
+      EXPECT_NEAR(sums[r].at(k).values.at(0).f, want_sum, 1e-9 * 999 * 4);
+      EXPECT_EQ(args[r].at(k).indices, want_arg.indices);
+      EXPECT_EQ(args[r].at(k).shape, want_arg.shape);
+      EXPECT_TRUE(same_bits(sums[r].at(k), sums[0].at(k)));
+      batch_counts.push_back(counts[r].at(k));
+    }
+    expect_histograms(batch_counts, want_counts);
+  }
+  failed = on_ranks(ranks, [&](Communicator& comm) {
+    const auto r = static_cast<std::size_t>(comm.rank());
+    RankHistogrammer count(part_of(batches[0], r), comm, HistogramBins::even(8, -1, 1));
+    count.run(r == 1 ? Array(device(), DType::float32, {2, 4}) : part_of(batches[1], r));
+  });
+  expect_every_rank_failed_alike(failed, "a rank plan runs on parts of the dtype, shape");
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, ResidentTest, ::testing::ValuesIn(devices()), device_test_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ResidentTest);
 

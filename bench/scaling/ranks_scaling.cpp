@@ -77,6 +77,26 @@ double time_over_ranks(const Comms& comms, const std::vector<Array>& parts, int 
   return median(ms);
 }
 
+// The same for plans: `make(part, comm)` makes each rank's plan once (untimed) and returns its
+// run, which is timed.
+double time_plans_over_ranks(
+    const Comms& comms, const std::vector<Array>& parts, int repeat,
+    const std::function<std::function<void()>(const Array&, Communicator&)>& make) {
+  std::vector<double> ms;
+  parpat::on_ranks(comms, [&](Communicator& comm) {
+    const std::function<void()> run = make(parts[static_cast<std::size_t>(comm.rank())], comm);
+    for (int k = 0; k < 3 + repeat; ++k) {
+      const auto start = std::chrono::steady_clock::now();
+      run();
+      if (comm.rank() == 0 && k >= 3)
+        ms.push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count());
+    }
+  });
+  return median(ms);
+}
+
 // Median wall ms of `call()` on the host.
 double time_alone(int repeat, const std::function<void()>& call) {
   std::vector<double> ms;
@@ -110,21 +130,58 @@ int main(int argc, char** argv) {
     const std::int64_t x = std::int64_t{1} << 21, y = std::int64_t{1} << 15;
     parpat::PairwiseOptions gaussian;
     gaussian.kernel = parpat::PairwiseKernel::gaussian;
+    using Run = std::function<void()>;
     struct Case {
       std::string name;
       std::function<void(const Array&)> alone;  // the one-device call on the whole
       std::function<void(const Array&, Communicator&)> ranked;
+      std::function<Run(const Array&)> plan_alone;  // the one-device plan: its run + download
+      std::function<Run(const Array&, Communicator&)> plan_ranked;
     };
     const parpat::ReduceOptions sum{parpat::ReduceOp::sum, parpat::Axis::all, {}};
     const auto bins_1024 = parpat::HistogramBins::even(1024, -4, 4);
     const auto bins_65536 = parpat::HistogramBins::even(65536, -4, 4);
+    // A one-device plan's run with its result downloaded, as a looping user's call is.
+    auto reducer_run = [&](const Array& a) -> Run {
+      auto plan = std::make_shared<parpat::Reducer>(a.device(), a.dtype(), a.shape(), 0, sum);
+      const std::size_t bytes =
+          static_cast<std::size_t>(plan->outputs()) * parpat::dtype_size(plan->result_dtype());
+      auto values = std::make_shared<parpat::Buffer>(a.device(), bytes);
+      return [=, out = std::vector<unsigned char>(bytes)]() mutable {
+        plan->run(a, *values, parpat::Buffer());
+        values->download(out.data(), bytes);
+      };
+    };
+    auto histogrammer_run = [&](const parpat::HistogramBins& bins) {
+      return [&, bins](const Array& a) -> Run {
+        auto plan = std::make_shared<parpat::Histogrammer>(a.device(), a.dtype(), a.size(), bins);
+        const std::size_t bytes = static_cast<std::size_t>(plan->slots()) * 8;
+        auto counts = std::make_shared<parpat::Buffer>(a.device(), bytes);
+        return [=, out = std::vector<unsigned char>(bytes)]() mutable {
+          plan->run(a, *counts);
+          counts->download(out.data(), bytes);
+        };
+      };
+    };
+    auto rank_histogrammer_run = [&](const parpat::HistogramBins& bins) {
+      return [bins](const Array& a, Communicator& c) -> Run {
+        auto plan = std::make_shared<parpat::RankHistogrammer>(a, c, bins);
+        return [=] { plan->run(a); };
+      };
+    };
     const std::vector<Case> cases = {
         {"sum float32", [&](const Array& a) { parpat::reduce(a, sum); },
-         [&](const Array& a, Communicator& c) { parpat::reduce(a, c, sum); }},
+         [&](const Array& a, Communicator& c) { parpat::reduce(a, c, sum); }, reducer_run,
+         [&](const Array& a, Communicator& c) -> Run {
+           auto plan = std::make_shared<parpat::RankReducer>(a, c, sum);
+           return [=] { plan->run(a); };
+         }},
         {"histogram float32, 1024 bins", [&](const Array& a) { parpat::histogram(a, bins_1024); },
-         [&](const Array& a, Communicator& c) { parpat::histogram(a, c, bins_1024); }},
+         [&](const Array& a, Communicator& c) { parpat::histogram(a, c, bins_1024); },
+         histogrammer_run(bins_1024), rank_histogrammer_run(bins_1024)},
         {"histogram float32, 65536 bins", [&](const Array& a) { parpat::histogram(a, bins_65536); },
-         [&](const Array& a, Communicator& c) { parpat::histogram(a, c, bins_65536); }}};
+         [&](const Array& a, Communicator& c) { parpat::histogram(a, c, bins_65536); },
+         histogrammer_run(bins_65536), rank_histogrammer_run(bins_65536)}};
 
     // Each rank's share of the whole, and the whole on the first device.
     auto split = [&](std::int64_t total, std::size_t parts_count) {
@@ -188,6 +245,19 @@ int main(int argc, char** argv) {
           const double ms = time_over_ranks(make(), parts, repeat, c.ranked);
           row(c.name, engine, ranks, ms,
               {{"gbps", gb / ms}, {"elements", n}, {"speedup", alone / ms}});
+        }
+        // Plans made once (Reducer / Histogrammer on one GPU, RankReducer / RankHistogrammer
+        // over the ranks), each call their run and the result's download.
+        const std::string planned = c.name + ", plans";
+        const Run run_alone = c.plan_alone(whole[0]);
+        const double plan_alone = time_alone(repeat, run_alone);
+        row(planned, "", 1, plan_alone, {{"gbps", gb / plan_alone}, {"elements", n}});
+        const Run run_part = c.plan_alone(parts[0]);
+        row(planned, "part", 1, time_alone(repeat, run_part), {{"elements", parts[0].size()}});
+        for (const auto& [engine, make] : engines) {
+          const double ms = time_plans_over_ranks(make(), parts, repeat, c.plan_ranked);
+          row(planned, engine, ranks, ms,
+              {{"gbps", gb / ms}, {"elements", n}, {"speedup", plan_alone / ms}});
         }
       }
     }

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 
 #include "parpat/communicator.hpp"
 #include "parpat/stream.hpp"
@@ -43,6 +44,39 @@ HistogramResult histogram(Source& source, const Device& device, Communicator& co
 ReduceResult reduce(const Array& part, Communicator& comm, const ReduceOptions& options = {});
 HistogramResult histogram(const Array& part, Communicator& comm, const HistogramBins& bins = {},
                           const HistogramOptions& options = {});
+
+// The two calls above as plans, for a loop over parts of the same shapes (a new batch each
+// step): the agreement on the call and the parts' shapes, the bins (their range from the parts
+// given here when `bins` has none) and each rank's kernels and buffers are made once, by every
+// rank together; run() is then one agreement and one collective. run()'s part must have the
+// dtype, shape and device of the part given here (else every rank throws alike). `comm` must
+// outlive the plan. The one-shot calls above are a plan made and run once.
+class RankReducer {
+ public:
+  RankReducer(const Array& part, Communicator& comm, const ReduceOptions& options = {});
+  ~RankReducer();
+  RankReducer(RankReducer&&) noexcept;
+  RankReducer& operator=(RankReducer&&) noexcept;
+  ReduceResult run(const Array& part);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+class RankHistogrammer {
+ public:
+  RankHistogrammer(const Array& part, Communicator& comm, const HistogramBins& bins = {},
+                   const HistogramOptions& options = {});
+  ~RankHistogrammer();
+  RankHistogrammer(RankHistogrammer&&) noexcept;
+  RankHistogrammer& operator=(RankHistogrammer&&) noexcept;
+  HistogramResult run(const Array& part);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // How pairwise splits its work over `ranks`: the longer extent, so that each rank reads the
 // least. `x` (when X ≥ Y and every rank gets at least one x): rank r computes C over its share

@@ -1,6 +1,8 @@
 // The streamed patterns' shared entry points (a histogram's range pass is a streamed reduce).
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <vector>
 
 #include "io/source.hpp"
@@ -43,12 +45,26 @@ std::vector<ReduceResult> reduce_stream(SourceImpl& source, const Device& device
                                         const StreamOptions& stream, StreamStats& stats, int pass,
                                         int passes, const RankShare* share = nullptr);
 
-// A rank's share already in device memory (contiguous, the rows [first / cols, ...) of the
-// streamed 2-D shape `rank.whole_shape`, with ops of that shape's Axis), reduced as one chunk;
-// then the ranks agree and fold their accumulators in rank order, as reduce_stream does.
-std::vector<ReduceResult> reduce_resident_share(const Array& share,
-                                                const std::vector<ReduceOptions>& ops,
-                                                const RankShare& rank, double& kernel_ms);
+// A rank's shares already in device memory (contiguous, the rows [first / cols, ...) of the
+// streamed 2-D shape `rank.whole_shape`, with ops of that shape's Axis), each reduced as one
+// chunk; then the ranks agree and fold their accumulators in rank order, as reduce_stream does.
+// The plans and buffers are made on the first run and kept for the next ones.
+class ShareReducer {
+ public:
+  ShareReducer(const Device& device, DType dtype, const RankShare& rank,
+               const std::vector<ReduceOptions>& ops);
+  ~ShareReducer();
+  // Collective. `check` runs first, inside the step the ranks agree on (a rank's failure there
+  // stops every rank alike).
+  std::vector<ReduceResult> run(const Array& share, double& kernel_ms,
+                                const std::function<void()>& check);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;       // none when the whole input is empty
+  std::vector<ReduceResult> empty_;  // the answer then
+  Communicator* comm_;
+};
 
 // The histogram's two streamed passes (stream_histogram.cpp): [min, max] of the elements, and
 // the counts of every element into `slots` uint64 on the device (bins, then underflow,

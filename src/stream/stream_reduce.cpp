@@ -10,7 +10,8 @@
 // A rank of a distributed reduce streams its share (chunk positions offset by the share's first
 // element, so rows, columns and arg indices are those of the whole input), then the ranks
 // exchange their accumulators and fold them in rank order with the same algebra. A rank whose
-// share is resident in device memory adds it as one chunk (reduce_resident_share).
+// share is resident in device memory adds it as one chunk (ShareReducer, kept for repeated
+// calls).
 #include <cstring>
 #include <limits>
 #include <map>
@@ -52,19 +53,24 @@ class StreamReducer {
     cols_ = shape_.back();
     axis_ = ops_.front().axis;
     outputs_ = axis_ == Axis::all ? 1 : (axis_ == Axis::rows ? rows_ : cols_);
-    for (const auto& o : ops_) {
+    for (const auto& o : ops_)
       states_.push_back({o, reduce_result_dtype(dtype_, o.op), {}});
+    reset();
+  }
+
+  // Every accumulator back to its op's identity (the plans and buffers stay for the next input).
+  void reset() {
+    for (auto& st : states_)
       visit_dtype(dtype_, [&](auto t) {
         using T = decltype(t);
-        visit_reduce_op<T>(o.op, [&](auto op) {
+        visit_reduce_op<T>(st.options.op, [&](auto op) {
           using Op = decltype(op);
           auto* acc =
               new std::vector<typename Op::Acc>(static_cast<std::size_t>(outputs_), Op::identity());
-          states_.back().acc = std::shared_ptr<void>(
+          st.acc = std::shared_ptr<void>(
               acc, [](void* p) { delete static_cast<std::vector<typename Op::Acc>*>(p); });
         });
       });
-    }
   }
 
   // Elements of the chunk that starts at `first`, for chunks of at most `most` elements.
@@ -435,19 +441,37 @@ std::vector<ReduceResult> reduce_stream(SourceImpl& source, const Device& device
   return out;
 }
 
-std::vector<ReduceResult> reduce_resident_share(const Array& share,
-                                                const std::vector<ReduceOptions>& ops,
-                                                const RankShare& rank, double& kernel_ms) {
+struct ShareReducer::Impl {
+  StreamReducer reducer;
+};
+
+ShareReducer::ShareReducer(const Device& device, DType dtype, const RankShare& rank,
+                           const std::vector<ReduceOptions>& ops)
+    : comm_(rank.comm) {
   std::int64_t whole = 1;
   for (auto d : rank.whole_shape)
     whole *= d;
-  if (whole == 0) return reduce_empty(share.device(), share.dtype(), rank.whole_shape, ops);
-  StreamReducer reducer(share.device(), share.dtype(), rank.whole_shape, ops, rank.first);
-  step_then_agree(*rank.comm, [&] {
-    if (share.size() != 0) reducer.add_resident(share, kernel_ms);
+  if (whole == 0)
+    empty_ = reduce_empty(device, dtype, rank.whole_shape, ops);
+  else
+    impl_.reset(new Impl{StreamReducer(device, dtype, rank.whole_shape, ops, rank.first)});
+}
+
+ShareReducer::~ShareReducer() = default;
+
+std::vector<ReduceResult> ShareReducer::run(const Array& share, double& kernel_ms,
+                                            const std::function<void()>& check) {
+  if (!impl_) {
+    step_then_agree(*comm_, check);
+    return empty_;
+  }
+  impl_->reducer.reset();
+  step_then_agree(*comm_, [&] {
+    check();
+    if (share.size() != 0) impl_->reducer.add_resident(share, kernel_ms);
   });
-  reducer.combine_ranks(*rank.comm);
-  return reducer.results();
+  impl_->reducer.combine_ranks(*comm_);
+  return impl_->reducer.results();
 }
 
 }  // namespace detail
