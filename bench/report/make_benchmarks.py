@@ -520,11 +520,14 @@ def scaling_section(rows):
     ranks = max(r["ranks"] for r in rows)
     lines = [f"### Resident data over {ranks} GPUs of one host (`ranks_scaling`, ms per call)", "",
              "Each rank holds its share of one array on its own GPU; whole calls (agreements, "
-             "per-call plans and the collective included), median of 20, against the plain call "
+             "per-call plans and the collective included), median of 15 or more, against the plain call "
              "on the whole array on one GPU (× in brackets). Rank 0's part alone is the same call "
              "on one GPU for that rank's share only; parts at once runs every rank's plain call on its "
              "own GPU at the same time, with no collective: the differences between these and the "
-             "ranks' time show what working side by side and what the distribution cost. Sum and histograms: 2^31 float32 values in [−4, 4); pairwise: "
+             "ranks' time show what working side by side and what the distribution cost. Rows "
+             "marked “plans” make their plans once (`Reducer` / `Histogrammer` on one GPU, "
+             "`RankReducer` / `RankHistogrammer` over the ranks) and time each run with its "
+             "result's download, as a loop over batches calls them. Sum and histograms: 2^31 float32 values in [−4, 4); pairwise: "
              "gaussian, 2^21 × 2^15, split x.", ""]
     lines += table(["case", "one GPU", "rank 0's part alone"] + (["parts at once"] if with_side else []) +
                    [f"{ranks} GPUs over {e}" for e in engines], body)
