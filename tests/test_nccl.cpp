@@ -72,6 +72,52 @@ TEST(NcclCommunicators, RefuseWhatTheyCannotJoin) {
   EXPECT_EQ(device_communicators({gpus[0], gpus[0]})[0]->engine(), "threads");
 }
 
+TEST(NcclCommunicators, BootstrappedRanksRefuseWhatTheyCannotJoin) {
+  const Device cpu = Device::open(Backend::cpu);
+  const auto boots = thread_communicators(2, 60);
+  auto failed = run_ranks(boots, [&](Communicator& comm) {
+    nccl_communicator(cpu, boots[static_cast<std::size_t>(comm.rank())]);
+  });
+  expect_every_rank_failed_alike(failed, "NCCL");
+}
+
+// One NCCL rank per thread of a thread communicator, as MPI ranks across machines would be: the
+// ranks' sums and gathers from device memory, and host collectives through the bootstrap.
+TEST(NcclCommunicators, BootstrappedRanksJoinOneClique) {
+  const auto gpus = cuda_devices();
+  if (gpus.empty()) GTEST_SKIP() << "no CUDA device";
+  const auto boots = thread_communicators(static_cast<int>(gpus.size()), 120);
+  const std::size_t count = 4099;
+  auto failed = run_ranks(boots, [&](Communicator& boot) {
+    const auto r = static_cast<std::size_t>(boot.rank());
+    std::shared_ptr<Communicator> comm;
+    try {
+      comm = nccl_communicator(gpus[r], boots[r], 120);
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::unsupported) return;  // no NCCL here
+      throw;
+    }
+    EXPECT_EQ(comm->engine(), "nccl");
+    EXPECT_EQ(comm->rank(), boot.rank());
+    std::vector<std::uint64_t> values(count, r + 1);
+    Buffer on_device(gpus[r], count * sizeof(std::uint64_t));
+    on_device.upload(values.data(), on_device.bytes());
+    ASSERT_TRUE(
+        comm->all_reduce_sum_on_device(static_cast<std::uint64_t*>(on_device.handle()), count));
+    on_device.download(values.data(), on_device.bytes());
+    const std::uint64_t size = gpus.size();
+    for (auto v : values)
+      ASSERT_EQ(v, size * (size + 1) / 2);
+    const std::int64_t mine = static_cast<std::int64_t>(r) * 10;
+    std::vector<std::int64_t> all(gpus.size());
+    comm->all_gather(&mine, sizeof mine, all.data());
+    for (std::size_t q = 0; q < all.size(); ++q)
+      EXPECT_EQ(all[q], static_cast<std::int64_t>(q) * 10);
+  });
+  for (auto& f : failed)
+    if (f) ADD_FAILURE() << error_of(f).first;
+}
+
 TEST(NcclCommunicators, CollectivesFromHostAndDeviceMemory) {
   const auto sets = device_sets();
   if (sets.empty()) GTEST_SKIP() << "no CUDA device";

@@ -75,6 +75,16 @@ std::vector<std::shared_ptr<Communicator>> thread_communicators(int size,
 std::vector<std::shared_ptr<Communicator>> nccl_communicators(const std::vector<Device>& devices,
                                                               double timeout_seconds = 600);
 
+// One rank's communicator over NCCL for ranks in several processes or machines: every rank of
+// `bootstrap` (an MpiCommunicator across machines; any communicator) calls it with its own CUDA
+// device; rank 0 makes NCCL's id, sends it through `bootstrap`, and all join one clique. The
+// on-device collectives go through NCCL, the host-memory ones through `bootstrap`, which the
+// result keeps. Collective: a rank that cannot join (no CUDA device, no NCCL) stops every rank
+// with its error. Loading, multicast and the time limit as for nccl_communicators.
+std::shared_ptr<Communicator> nccl_communicator(const Device& device,
+                                                std::shared_ptr<Communicator> bootstrap,
+                                                double timeout_seconds = 600);
+
 // The communicators a call over `devices` in one process uses: NCCL's when every device is a
 // distinct CUDA device and NCCL loads, else the threads'.
 std::vector<std::shared_ptr<Communicator>> device_communicators(const std::vector<Device>& devices,

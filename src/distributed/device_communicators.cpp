@@ -3,6 +3,7 @@
 #include <iostream>
 #include <set>
 
+#include "distributed/agreement.hpp"
 #include "parpat/communicator.hpp"
 #include "parpat/device.hpp"
 #include "parpat/error.hpp"
@@ -11,9 +12,23 @@
 namespace parpat {
 
 #ifndef PARPAT_HAVE_NCCL
-std::vector<std::shared_ptr<Communicator>> nccl_communicators(const std::vector<Device>&, double) {
+namespace {
+[[noreturn]] void no_nccl() {
   throw Error(ErrorKind::unsupported,
               "this parpat was built without NCCL (it needs the CUDA backend and nccl.h)", "nccl");
+}
+}  // namespace
+
+std::vector<std::shared_ptr<Communicator>> nccl_communicators(const std::vector<Device>&, double) {
+  no_nccl();
+}
+
+std::shared_ptr<Communicator> nccl_communicator(const Device&,
+                                                std::shared_ptr<Communicator> bootstrap, double) {
+  if (!bootstrap) throw_invalid("an NCCL rank needs a bootstrap communicator");
+  // Still a collective of `bootstrap`'s ranks, so that every rank stops alike.
+  detail::step_then_agree(*bootstrap, [] { no_nccl(); });
+  no_nccl();
 }
 #endif
 

@@ -15,6 +15,7 @@
 #include <set>
 #include <thread>
 
+#include "distributed/agreement.hpp"
 #include "parpat/communicator.hpp"
 #include "parpat/device.hpp"
 #include "parpat/error.hpp"
@@ -106,17 +107,19 @@ struct Clique {
 
 class NcclCommunicator final : public Communicator {
  public:
-  NcclCommunicator(std::shared_ptr<Clique> clique, std::shared_ptr<Communicator> host, int rank,
-                   Device device, double timeout)
+  // The rank of `host` (the same ranks, for host memory) whose NCCL communicator is
+  // clique->comms[slot].
+  NcclCommunicator(std::shared_ptr<Clique> clique, std::size_t slot,
+                   std::shared_ptr<Communicator> host, Device device, double timeout)
       : clique_(std::move(clique)),
+        slot_(slot),
         host_(std::move(host)),
-        comm_(clique_->comms[static_cast<std::size_t>(rank)]),
-        rank_(rank),
+        comm_(clique_->comms[slot]),
         device_(std::move(device)),
         timeout_(timeout) {}
 
-  int rank() const override { return rank_; }
-  int size() const override { return static_cast<int>(clique_->comms.size()); }
+  int rank() const override { return host_->rank(); }
+  int size() const override { return host_->size(); }
   std::string engine() const override { return "nccl"; }
 
   void all_gather(const void* data, std::size_t bytes, void* out) override {
@@ -169,9 +172,9 @@ class NcclCommunicator final : public Communicator {
       // The others stopped: this rank's communicator cannot finish the collective; aborting it
       // ends its kernel. The clique is unusable from here on.
       nccl().ncclCommAbort(comm_);
-      clique_->comms[static_cast<std::size_t>(rank_)] = nullptr;
+      clique_->comms[slot_] = nullptr;
       throw Error(ErrorKind::backend,
-                  "rank " + std::to_string(rank_) + " waited " + std::to_string(timeout_) +
+                  "rank " + std::to_string(rank()) + " waited " + std::to_string(timeout_) +
                       " s in " + call + " for ranks that stopped",
                   "nccl", "timeout");
     }
@@ -179,15 +182,31 @@ class NcclCommunicator final : public Communicator {
   }
 
   std::shared_ptr<Clique> clique_;
-  std::shared_ptr<Communicator> host_;  // the same ranks, for host memory
+  std::size_t slot_;
+  std::shared_ptr<Communicator> host_;
   ncclComm_t comm_;
-  int rank_;
   Device device_;
   double timeout_;
 };
 
 int ordinal_of(const Device& device) {
   return static_cast<const detail::CudaDevice&>(device.impl()).ordinal();
+}
+
+// Never NVLink multicast, in this process or any it starts: set before NCCL starts.
+void keep_multicast_off() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    ::setenv("NCCL_NVLS_ENABLE", "0", 1);
+    ::setenv("NVSHMEM_DISABLE_NVLS", "1", 1);
+    ::setenv("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1", 1);
+  });
+}
+
+ncclConfig_t non_blocking() {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  return config;
 }
 
 }  // namespace
@@ -203,14 +222,7 @@ std::vector<std::shared_ptr<Communicator>> nccl_communicators(const std::vector<
       throw_invalid("NCCL communicators take distinct devices; " + d.label() + " appears twice");
   }
   const Nccl& api = nccl();
-  // Never NVLink multicast, in this process or any it starts.
-  ::setenv("NCCL_NVLS_ENABLE", "0", 1);
-  ::setenv("NVSHMEM_DISABLE_NVLS", "1", 1);
-  ::setenv("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1", 1);
-
-  // NCCL may read the environment only once, so the cliques of a process are made one at a time.
-  static std::mutex making;
-  std::lock_guard<std::mutex> lock(making);
+  keep_multicast_off();
   ncclUniqueId id;
   if (const ncclResult_t s = api.ncclGetUniqueId(&id); s != ncclSuccess)
     throw_nccl(s, "ncclGetUniqueId");
@@ -218,8 +230,7 @@ std::vector<std::shared_ptr<Communicator>> nccl_communicators(const std::vector<
   clique->comms.assign(devices.size(), nullptr);
   int current = 0;
   PARPAT_CUDA(cudaGetDevice(&current));
-  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-  config.blocking = 0;
+  ncclConfig_t config = non_blocking();
   api.ncclGroupStart();
   ncclResult_t init = ncclSuccess;
   for (std::size_t k = 0; k < devices.size() && init == ncclSuccess; ++k) {
@@ -241,9 +252,49 @@ std::vector<std::shared_ptr<Communicator>> nccl_communicators(const std::vector<
   const auto host = thread_communicators(static_cast<int>(devices.size()), timeout_seconds);
   std::vector<std::shared_ptr<Communicator>> out;
   for (std::size_t k = 0; k < devices.size(); ++k)
-    out.push_back(std::make_shared<NcclCommunicator>(clique, host[k], static_cast<int>(k),
-                                                     devices[k], timeout_seconds));
+    out.push_back(
+        std::make_shared<NcclCommunicator>(clique, k, host[k], devices[k], timeout_seconds));
   return out;
+}
+
+std::shared_ptr<Communicator> nccl_communicator(const Device& device,
+                                                std::shared_ptr<Communicator> bootstrap,
+                                                double timeout_seconds) {
+  if (!bootstrap) throw_invalid("an NCCL rank needs a bootstrap communicator");
+  Communicator& boot = *bootstrap;
+  ncclUniqueId id{};
+  detail::step_then_agree(boot, [&] {
+    if (device.backend() != Backend::cuda)
+      throw_invalid("an NCCL rank takes a CUDA device, not " + device.label());
+    const Nccl& api = nccl();
+    keep_multicast_off();
+    if (boot.rank() == 0)
+      if (const ncclResult_t s = api.ncclGetUniqueId(&id); s != ncclSuccess)
+        throw_nccl(s, "ncclGetUniqueId");
+  });
+  std::vector<ncclUniqueId> ids(static_cast<std::size_t>(boot.size()));
+  boot.all_gather(&id, sizeof id, ids.data());
+  auto clique = std::make_shared<Clique>();
+  clique->comms.assign(1, nullptr);
+  detail::step_then_agree(boot, [&] {
+    int current = 0;
+    PARPAT_CUDA(cudaGetDevice(&current));
+    PARPAT_CUDA(cudaSetDevice(ordinal_of(device)));
+    ncclConfig_t config = non_blocking();
+    const ncclResult_t init =
+        nccl().ncclCommInitRankConfig(&clique->comms[0], boot.size(), ids[0], boot.rank(), &config);
+    cudaSetDevice(current);
+    if (init != ncclSuccess && init != ncclInProgress) throw_nccl(init, "ncclCommInitRankConfig");
+    if (!poll_bounded(clique->comms[0], timeout_seconds, "ncclCommInitRankConfig",
+                      [] { return true; }))
+      throw Error(ErrorKind::backend,
+                  "rank " + std::to_string(boot.rank()) +
+                      "'s NCCL communicator was not ready after " +
+                      std::to_string(timeout_seconds) + " s",
+                  "nccl", "timeout");
+  });
+  return std::make_shared<NcclCommunicator>(clique, 0, std::move(bootstrap), device,
+                                            timeout_seconds);
 }
 
 }  // namespace parpat
