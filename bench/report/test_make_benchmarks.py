@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks make_benchmarks.py on a synthetic results folder with known numbers: the speed-ups,
 the OpenCL / CUDA and regression ratios it prints, the end-to-end files section (absent without
-bench-io.json, rendered with it), and the length of the document. Exits 1 on a mismatch (run by
+bench-io.json, rendered with it), a machine with only scaling.json, and the length of the
+document. Exits 1 on a mismatch (run by
 CTest)."""
 import json
 import os
@@ -76,8 +77,24 @@ def main():
                      io_row("histogram", "1024 MiB", gib, 600.0, 16, numpy_wall_ms=1500.0),
                      io_row("histogram", "1024 MiB", gib, 650.0, 8, chunk_kib=131072,
                             status="mismatch")]})
+        two = os.path.join(tmp, "results", "gpu-pair")
+        write(os.path.join(two, "meta.json"), {"date": "2026-01-04", "commit": "def5678",
+                                                "devices": "Two Test GPUs", "commands": ["x"]})
+
+        def scaling_row(case, engine, ranks, ms, **extra):
+            return dict(case=case, engine=engine, ranks=ranks, median_ms=ms, **extra)
+        write(os.path.join(two, "scaling.json"), [
+            scaling_row("sum float32", "one device", 1, 4.0),
+            scaling_row("sum float32", "rank 0's part", 1, 2.1),
+            scaling_row("sum float32", "parts at once", 2, 2.2),
+            scaling_row("sum float32", "nccl", 2, 2.5, speedup=1.6),
+            scaling_row("all-reduce 65539 uint64 (device)", "nccl", 2, 0.05)])
         text = generate()
         expect = {
+            "scaling section heading": "## Two Test GPUs",
+            "scaling row: one GPU, part alone, parts at once, ranks with the speed-up":
+                "| sum float32 | 4.00 | 2.10 | 2.20 | 2.50 (1.60×) |",
+            "the all-reduce alone in µs": "device memory over nccl 50.",
             "speed-up over CUB at 2^20": "4.00 (1.25×)",
             "time and % of peak at 2^28": "400.0 (1.00×) 80 %",
             "OpenCL / CUDA geometric mean over both sizes": f"| {(2.0 * 1.1) ** 0.5:.3f} |",
