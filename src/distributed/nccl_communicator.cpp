@@ -1,11 +1,12 @@
-// Communicators over NCCL for the CUDA devices of one process. NCCL is loaded with dlopen on the
-// first use, so parpat's binaries start on machines without it. The communicators are
-// non-blocking (ncclConfig_t::blocking = 0): every NCCL call returns at once, and this side polls
-// ncclCommGetAsyncError and the stream until the work is done, no longer than the time limit —
-// a rank that stopped makes the others abort their communicator and throw, never hang.
-// The ranks are threads of this process, so collectives on host memory (a few bytes of
-// agreement, partial results already on the host) meet in shared memory through a thread
-// communicator of the same ranks; NCCL moves what is in device memory.
+// Communicators over NCCL: a clique of the CUDA devices of one process (nccl_communicators), or
+// one rank per process of a bootstrap communicator (nccl_communicator). NCCL is loaded with
+// dlopen on the first use, so parpat's binaries start on machines without it. The communicators
+// are non-blocking (ncclConfig_t::blocking = 0): every NCCL call returns at once, and this side
+// polls ncclCommGetAsyncError and the stream until the work is done, no longer than the time
+// limit — a rank that stopped makes the others abort their communicator and throw, never hang.
+// NCCL moves what is in device memory; collectives on host memory (a few bytes of agreement,
+// partial results already on the host) go through a host communicator of the same ranks: the
+// threads' shared memory within a process, the bootstrap (MPI) between processes.
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -27,7 +28,6 @@ namespace parpat {
 namespace {
 
 #define PARPAT_NCCL_FUNCTIONS(X) \
-  X(ncclGetVersion)              \
   X(ncclGetUniqueId)             \
   X(ncclCommInitRankConfig)      \
   X(ncclGroupStart)              \
