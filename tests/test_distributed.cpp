@@ -335,6 +335,27 @@ TEST(DistributedFaults, ARankThatNeverArrivesCostsTheOthersOnlyTheTimeLimit) {
   EXPECT_LT(s, 30.0);
 }
 
+// A rank that arrives after another timed out at the same collective throws too, rather than
+// completing the round with what the timed-out rank published (and has since freed).
+TEST(DistributedFaults, ARankArrivingAfterATimeoutThrowsToo) {
+  auto failed = on_ranks(
+      2,
+      [&](Communicator& comm) {
+        std::vector<unsigned char> mine(4096, static_cast<unsigned char>(comm.rank()));
+        if (comm.rank() == 1) std::this_thread::sleep_for(std::chrono::milliseconds(600));
+        comm.all_gather(mine.data(), mine.size());
+      },
+      0.2);
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_TRUE(failed[static_cast<std::size_t>(r)]) << "rank " << r << " did not throw";
+    try {
+      std::rethrow_exception(failed[static_cast<std::size_t>(r)]);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.call(), "timeout") << e.what();
+    }
+  }
+}
+
 TEST(DistributedFaults, EmptyInputGivesTheInMemoryAnswerOnEveryRank) {
   auto failed = on_ranks(3, [&](Communicator& comm) {
     Source s = Source::from_host(DType::int32, {0}, nullptr);

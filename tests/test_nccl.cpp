@@ -256,6 +256,45 @@ TEST(NcclCommunicators, ResidentReduceAndHistogramAgreeWithThreadsAndOneDevice) 
   }
 }
 
+// A histogram plan over NCCL whose rank 0 holds an empty part, run twice: the on-device sum is
+// in place, so that rank's zeros must be written again for every run.
+TEST(NcclCommunicators, HistogramPlanWithAnEmptyPartRunsTwice) {
+  const auto gpus = cuda_devices();
+  if (gpus.size() < 2) GTEST_SKIP() << "needs two CUDA devices";
+  std::string why;
+  const Comms comms = nccl_over(gpus, why);
+  if (comms.empty()) GTEST_SKIP() << why;
+  std::mt19937_64 rng(run_seed());
+  const std::int64_t n = 100003;
+  const auto host = random_values(DType::float32, n, rng);
+  const auto bins = HistogramBins::even(16384, -1, 1);
+  const HistogramResult want =
+      histogram(Array::from_host(gpus[0], DType::float32, {n}, host.data()), bins);
+  std::vector<std::vector<HistogramResult>> got(gpus.size());
+  auto failed = run_ranks(comms, [&](Communicator& comm) {
+    const auto r = static_cast<std::size_t>(comm.rank());
+    const std::int64_t first =
+        r == 0 ? 0
+               : n * static_cast<std::int64_t>(r - 1) / static_cast<std::int64_t>(gpus.size() - 1);
+    const std::int64_t last =
+        r == 0 ? 0 : n * static_cast<std::int64_t>(r) / static_cast<std::int64_t>(gpus.size() - 1);
+    const Array part = Array::from_host(gpus[r], DType::float32, {last - first},
+                                        host.data() + first * sizeof(float));
+    RankHistogrammer plan(part, comm, bins);
+    got[r].push_back(plan.run(part));
+    got[r].push_back(plan.run(part));
+  });
+  for (auto& f : failed)
+    if (f) ADD_FAILURE() << error_of(f).first;
+  for (int run = 0; run < 2; ++run) {
+    std::vector<HistogramResult> each;
+    for (const auto& g : got)
+      if (g.size() == 2) each.push_back(g[static_cast<std::size_t>(run)]);
+    SCOPED_TRACE("run " + std::to_string(run));
+    expect_histograms(each, want);
+  }
+}
+
 TEST(NcclCommunicators, ARankThatStopsMakesTheOthersThrowInTime) {
   const auto gpus = cuda_devices();
   if (gpus.size() < 2) GTEST_SKIP() << "needs two CUDA devices";

@@ -60,7 +60,7 @@ class Communicator {
 // `size` communicators over the threads of this process, one per rank: thread k uses the k-th.
 // A collective that waits longer than `timeout_seconds` for the other threads throws
 // Error(backend) naming the ranks that did not arrive (call() "timeout"); the group is then
-// unusable.
+// unusable: every later collective of its ranks throws too.
 std::vector<std::shared_ptr<Communicator>> thread_communicators(int size,
                                                                 double timeout_seconds = 600);
 

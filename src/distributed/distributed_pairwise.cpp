@@ -185,6 +185,9 @@ PairwiseResult pairwise(const Array& a_part, const Array& b, Communicator& comm,
           throw_invalid("pairwise takes a 1-D float32 part of A");
         if (b.dtype() != DType::float32 || b.ndim() != 1)
           throw_invalid("pairwise takes a 1-D float32 B");
+        if (comm.has_device_collectives() && a_part.device().backend() != Backend::cuda)
+          throw_invalid("a rank of an NCCL communicator holds its part on its CUDA device, not " +
+                        a_part.device().label());
       },
       detail::signature_of(call));
   const std::int64_t length = a_part.size();
@@ -195,20 +198,24 @@ PairwiseResult pairwise(const Array& a_part, const Array& b, Communicator& comm,
   // This rank's C, padded to the widest slice, so that the slices gather in one collective.
   const std::int64_t widest = *std::max_element(lengths.begin(), lengths.end());
   const Device device = a_part.device();
-  Buffer slice(device, static_cast<std::size_t>(widest) * sizeof(float));
+  const bool through_devices = comm.has_device_collectives();
+  Buffer slice, gathered;
   double kernel_ms = 0;
+  // Every allocation and device error of this rank shows inside the step, where the ranks agree.
   detail::step_then_agree(comm, [&] {
+    slice = Buffer(device, static_cast<std::size_t>(widest) * sizeof(float));
+    if (through_devices) gathered = Buffer(device, slice.bytes() * lengths.size());
     if (length == 0) return;
     Pairwise plan(device, length, b.size(), options);
     Array c = Array::view(slice, DType::float32, {length});
     if (options.timed) device.impl().timer_start(detail::TimerMode::events_only);
     plan.run(a_part, b, c);
     if (options.timed) kernel_ms = device.impl().timer_stop_ms();
+    device.synchronize();
   });
   PairwiseResult result;
   result.time_ms = kernel_ms;
-  if (comm.has_device_collectives()) {  // gathered between the devices, then one download
-    Buffer gathered(device, slice.bytes() * lengths.size());
+  if (through_devices) {  // gathered between the devices, then one download
     comm.all_gather_on_device(slice.handle(), slice.bytes(), gathered.handle());
     std::vector<float> all(static_cast<std::size_t>(widest) * lengths.size());
     gathered.download(all.data(), gathered.bytes());

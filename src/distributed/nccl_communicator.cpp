@@ -158,27 +158,43 @@ class NcclCommunicator final : public Communicator {
   // this rank's own bounded work).
   template <class Enqueue>
   void run(const char* call, Enqueue&& enqueue) {
+    if (!comm_)
+      throw Error(ErrorKind::backend,
+                  "rank " + std::to_string(rank()) +
+                      "'s NCCL communicator was aborted after an earlier failure",
+                  "nccl", "aborted");
     cuda().activate();
     const cudaStream_t stream = cuda().stream();
     PARPAT_CUDA(cudaStreamSynchronize(stream));
-    const ncclResult_t status = enqueue(stream);
-    if (status != ncclSuccess && status != ncclInProgress) throw_nccl(status, call);
     cudaError_t query = cudaSuccess;
-    const bool done = poll_bounded(comm_, timeout_, call, [&] {
-      query = cudaStreamQuery(stream);
-      return query != cudaErrorNotReady;
-    });
+    bool done = false;
+    try {
+      const ncclResult_t status = enqueue(stream);
+      if (status != ncclSuccess && status != ncclInProgress) throw_nccl(status, call);
+      done = poll_bounded(comm_, timeout_, call, [&] {
+        query = cudaStreamQuery(stream);
+        return query != cudaErrorNotReady;
+      });
+    } catch (...) {
+      abort();  // NCCL's rule after an error: its kernel may never finish otherwise
+      throw;
+    }
     if (!done) {
       // The others stopped: this rank's communicator cannot finish the collective; aborting it
       // ends its kernel. The clique is unusable from here on.
-      nccl().ncclCommAbort(comm_);
-      clique_->comms[slot_] = nullptr;
+      abort();
       throw Error(ErrorKind::backend,
                   "rank " + std::to_string(rank()) + " waited " + std::to_string(timeout_) +
                       " s in " + call + " for ranks that stopped",
                   "nccl", "timeout");
     }
     PARPAT_CUDA(query);
+  }
+
+  void abort() {
+    nccl().ncclCommAbort(comm_);
+    clique_->comms[slot_] = nullptr;
+    comm_ = nullptr;
   }
 
   std::shared_ptr<Clique> clique_;

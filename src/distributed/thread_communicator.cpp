@@ -3,7 +3,8 @@
 // last rank to arrive builds the answer and opens the next round; the others wait on a
 // condition variable for the round to change, no longer than the time limit. Answers alternate
 // between two buffers: a rank that starts round g + 1 before a slow rank has read round g's answer
-// writes the other one, and round g + 2 cannot start before every rank has arrived in g + 1.
+// writes the other one, and round g + 2 cannot start before every rank has arrived in g + 1. A
+// rank that times out breaks the group: every rank waiting or arriving later throws too.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -29,6 +30,7 @@ class ThreadGroup {
   template <class Contribute, class Take>
   void rendezvous(int rank, Contribute&& contribute, Take&& take) {
     std::unique_lock<std::mutex> lock(mutex_);
+    if (broken_) throw stopped(rank);
     const std::uint64_t round = round_.load();
     std::vector<unsigned char>& answer = answers_[round & 1];
     if (count_ == 0) answer.clear();
@@ -48,7 +50,11 @@ class ThreadGroup {
         std::this_thread::yield();
       lock.lock();
       const auto limit = std::chrono::duration<double>(timeout_);
-      if (!done_.wait_for(lock, limit, [&] { return round_.load() != round; })) {
+      if (!done_.wait_for(lock, limit, [&] { return round_.load() != round || broken_; })) {
+        // The group is broken from here on: the ranks still waiting, and any that arrive
+        // later, throw instead of reading what this rank published.
+        broken_ = true;
+        done_.notify_all();
         std::string missing;
         for (std::size_t r = 0; r < arrived_.size(); ++r)
           if (!arrived_[r]) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
@@ -57,6 +63,7 @@ class ThreadGroup {
                         " s at a collective for rank(s) " + missing + ", which stopped",
                     "threads", "timeout");
       }
+      if (round_.load() == round) throw stopped(rank);
     }
     // Round g's answer stays as it is until round g + 2 begins, which needs this rank in round
     // g + 1 first: the ranks read it at once, outside the lock.
@@ -67,12 +74,20 @@ class ThreadGroup {
   int size() const { return size_; }
 
  private:
+  static Error stopped(int rank) {
+    return Error(ErrorKind::backend,
+                 "rank " + std::to_string(rank) +
+                     ": a rank of its group timed out at a collective, so the group stopped",
+                 "threads", "timeout");
+  }
+
   const int size_;
   const double timeout_;
   std::mutex mutex_;
   std::condition_variable done_;
   int count_ = 0;
   std::atomic<std::uint64_t> round_{0};  // written under the lock, read by spinning ranks too
+  bool broken_ = false;                  // a rank timed out: every later collective throws
   std::vector<bool> arrived_;
   std::vector<unsigned char> answers_[2];
 };
