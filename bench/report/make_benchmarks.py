@@ -502,8 +502,9 @@ def plot(machine, pattern, rows, peak_gbps, out_dir):
     return path
 
 
-def scaling_section(rows):
-    """bench/scaling/ranks_scaling: resident data over the GPUs of one host against one GPU."""
+def scaling_section(rows, lead=None):
+    """bench/scaling/ranks_scaling: resident data over the GPUs of one host against one GPU.
+    With `lead` (the machine's line), the section opens with it instead of a heading."""
     cases = list(dict.fromkeys(r["case"] for r in rows if not r["case"].startswith("all-reduce")))
     side = "parts at once"
     engines = list(dict.fromkeys(r["engine"] for r in rows if r["ranks"] > 1 and r["engine"] != side))
@@ -518,8 +519,8 @@ def scaling_section(rows):
             cells.append(f"{r['median_ms']:.2f} ({r['speedup']:.2f}×)" if r else "—")
         body.append(cells)
     ranks = max(r["ranks"] for r in rows)
-    lines = [f"### Resident data over {ranks} GPUs of one host (`ranks_scaling`, ms per call)", "",
-             "Each rank holds its share of one array on its own GPU; whole calls (agreements, "
+    heading = f"Resident data over {ranks} GPUs of one host (`ranks_scaling`, ms per call)"
+    text = ("Each rank holds its share of one array on its own GPU; whole calls (agreements, "
              "per-call plans and the collective included), median of 15 or more, against the plain call "
              "on the whole array on one GPU (× in brackets). Rank 0's part alone is the same call "
              "on one GPU for that rank's share only; parts at once runs every rank's plain call on its "
@@ -528,7 +529,8 @@ def scaling_section(rows):
              "marked “plans” make their plans once (`Reducer` / `Histogrammer` on one GPU, "
              "`RankReducer` / `RankHistogrammer` over the ranks) and time each run with its "
              "result's download, as a loop over batches calls them. Sum and histograms: 2^31 float32 values in [−4, 4); pairwise: "
-             "gaussian, 2^21 × 2^15, split x.", ""]
+             "gaussian, 2^21 × 2^15, split x.")
+    lines = [f"### {heading}", "", text, ""] if lead is None else [f"{lead} {heading}. {text}", ""]
     lines += table(["case", "one GPU", "rank 0's part alone"] + (["parts at once"] if with_side else []) +
                    [f"{ranks} GPUs over {e}" for e in engines], body)
     reduce_rows = [r for r in rows if r["case"].startswith("all-reduce")]
@@ -543,11 +545,9 @@ def scaling_section(rows):
 
 def machine_section(m, plots_dir, out_path):
     if m.scaling and not m.bench:
-        devices = m.meta.get("devices", m.name)
-        lines = [f"## {devices}", "",
-                 f"Measured {m.meta.get('date', '?')}, build {m.meta.get('commit', '?')}. Runs: " +
-                 "; ".join(m.meta.get("commands", [])) + ".", ""]
-        return lines + scaling_section(m.scaling) + [""]
+        lead = (f"Measured {m.meta.get('date', '?')}, build {m.meta.get('commit', '?')}: " +
+                "; ".join(m.meta.get("commands", [])) + ".")
+        return [f"## {m.meta.get('devices', m.name)}", ""] + scaling_section(m.scaling, lead) + [""]
     gpu = m.gpu()
     lines = [f"## {gpu.get('name', m.name)}", ""]
     lines.append(f"Measured {m.meta.get('date', '?')}, build {m.meta.get('commit', '?')}, "
