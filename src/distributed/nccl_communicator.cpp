@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
@@ -247,24 +248,36 @@ std::vector<std::shared_ptr<Communicator>> nccl_communicators(const std::vector<
   int current = 0;
   PARPAT_CUDA(cudaGetDevice(&current));
   ncclConfig_t config = non_blocking();
-  api.ncclGroupStart();
+  if (const ncclResult_t s = api.ncclGroupStart(); s != ncclSuccess)
+    throw_nccl(s, "ncclGroupStart");
+  // Nothing throws between the group's start and end, so the group is always closed and the
+  // calling thread's device restored.
+  cudaError_t set = cudaSuccess;
   ncclResult_t init = ncclSuccess;
-  for (std::size_t k = 0; k < devices.size() && init == ncclSuccess; ++k) {
-    PARPAT_CUDA(cudaSetDevice(ordinal_of(devices[k])));
+  for (std::size_t k = 0; k < devices.size(); ++k) {
+    if ((set = cudaSetDevice(ordinal_of(devices[k]))) != cudaSuccess) break;
     init = api.ncclCommInitRankConfig(&clique->comms[k], static_cast<int>(devices.size()), id,
                                       static_cast<int>(k), &config);
     if (init == ncclInProgress) init = ncclSuccess;
+    if (init != ncclSuccess) break;
   }
   const ncclResult_t group = api.ncclGroupEnd();
   cudaSetDevice(current);
+  PARPAT_CUDA(set);
   if (init != ncclSuccess) throw_nccl(init, "ncclCommInitRankConfig");
   if (group != ncclSuccess && group != ncclInProgress) throw_nccl(group, "ncclGroupEnd");
-  for (ncclComm_t c : clique->comms)
-    if (!poll_bounded(c, timeout_seconds, "ncclCommInitRankConfig", [] { return true; }))
+  // One time limit for the whole clique, not one per communicator.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
+  for (ncclComm_t c : clique->comms) {
+    const double left =
+        std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+    if (!poll_bounded(c, std::max(0.0, left), "ncclCommInitRankConfig", [] { return true; }))
       throw Error(
           ErrorKind::backend,
           "NCCL's communicators were not ready after " + std::to_string(timeout_seconds) + " s",
           "nccl", "timeout");
+  }
   const auto host = thread_communicators(static_cast<int>(devices.size()), timeout_seconds);
   std::vector<std::shared_ptr<Communicator>> out;
   for (std::size_t k = 0; k < devices.size(); ++k)
