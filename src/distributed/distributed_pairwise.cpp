@@ -94,13 +94,15 @@ std::vector<float> gather_slices(const std::vector<T>& mine,
   const std::int64_t widest = *std::max_element(lengths.begin(), lengths.end());
   std::vector<float> all(static_cast<std::size_t>(widest) * lengths.size());
   const auto bytes = static_cast<std::size_t>(widest) * sizeof(float);
-  if (std::is_same_v<T, float> && static_cast<std::int64_t>(mine.size()) == widest) {
-    comm.all_gather(mine.data(), bytes, all.data());
-  } else {
-    std::vector<float> slice(static_cast<std::size_t>(widest), 0.0f);
-    std::copy(mine.begin(), mine.end(), slice.begin());
-    comm.all_gather(slice.data(), bytes, all.data());
+  if constexpr (std::is_same_v<T, float>) {
+    if (static_cast<std::int64_t>(mine.size()) == widest) {  // already a whole slice
+      comm.all_gather(mine.data(), bytes, all.data());
+      return drop_padding(std::move(all), lengths);
+    }
   }
+  std::vector<float> slice(static_cast<std::size_t>(widest), 0.0f);
+  std::copy(mine.begin(), mine.end(), slice.begin());
+  comm.all_gather(slice.data(), bytes, all.data());
   return drop_padding(std::move(all), lengths);
 }
 

@@ -64,11 +64,16 @@ class StreamReducer {
       visit_dtype(dtype_, [&](auto t) {
         using T = decltype(t);
         visit_reduce_op<T>(st.options.op, [&](auto op) {
-          using Op = decltype(op);
-          auto* acc =
-              new std::vector<typename Op::Acc>(static_cast<std::size_t>(outputs_), Op::identity());
+          using Acc = typename decltype(op)::Acc;
+          const Acc identity = decltype(op)::identity();
+          if (st.acc) {  // a repeated run: the accumulators' memory is kept
+            static_cast<std::vector<Acc>*>(st.acc.get())
+                ->assign(static_cast<std::size_t>(outputs_), identity);
+            return;
+          }
           st.acc = std::shared_ptr<void>(
-              acc, [](void* p) { delete static_cast<std::vector<typename Op::Acc>*>(p); });
+              new std::vector<Acc>(static_cast<std::size_t>(outputs_), identity),
+              [](void* p) { delete static_cast<std::vector<Acc>*>(p); });
         });
       });
   }
