@@ -216,7 +216,13 @@ for stage in "${stages[@]}"; do
       [ "$gpus" -eq 1 ] && all=cuda:0,cuda:0
       run scaling 600 "$BIN/ranks_scaling" --devices "$all" --elements "${SCALING_ELEMENTS:-2147483648}" \
         --json "$OUT/scaling.json"
-      cat "$OUT/scaling.log" ;;
+      cat "$OUT/scaling.log"
+      # The all-reduce's baseline in the same run: torch.distributed, a process per GPU.
+      py=${PYTHON:-/opt/torch/.venv/bin/python3}
+      [ -x "$py" ] || py=python3
+      [ "$gpus" -gt 1 ] && [ -f "$OUT/scaling.json" ] &&
+        run scaling-torch 240 "$py" bench/scaling/torch_all_reduce.py --gpus "$gpus" --json "$OUT/scaling.json" &&
+        cat "$OUT/scaling-torch.log" ;;
     quick)
       run quick 300 "$BIN/parpat" bench --quick --json "$OUT/quick.json"
       cat "$OUT/quick.log" ;;

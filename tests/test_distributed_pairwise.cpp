@@ -93,10 +93,11 @@ TEST_P(DistributedPairwiseTest, RanksMatchTheReferenceWithTheSameBitsTwice) {
 }
 
 // Resident parts of A (unequal, one empty with 3 ranks), B whole on every rank's device: the
-// reference within the tolerance, every C[x] the bits of the one-device call over its part.
+// reference within the tolerance, every C[x] the bits of the one-device call over its part; a
+// RankPairwise plan gives the one-shot bits on these parts and on the next batch of parts.
 TEST_P(DistributedPairwiseTest, ResidentPartsOfAGiveTheWholeC) {
   std::mt19937_64 rng(run_seed() + 7);
-  const auto a = uniform(3001, rng), b = uniform(517, rng);
+  const auto a = uniform(3001, rng), b = uniform(517, rng), next_a = uniform(3001, rng);
   PairwiseOptions options;
   options.kernel = PairwiseKernel::gaussian;
   options.h = 0.5;
@@ -113,28 +114,40 @@ TEST_P(DistributedPairwiseTest, ResidentPartsOfAGiveTheWholeC) {
     for (int r = 0; r <= size; ++r)
       first.push_back(3001 * r * r / (size * size));
     if (size == 3) first[2] = first[1];
-    std::vector<std::vector<float>> got(static_cast<std::size_t>(size));
-    std::vector<float> alone;
-    for (int r = 0; r < size; ++r) {
-      const std::int64_t n =
-          first[static_cast<std::size_t>(r) + 1] - first[static_cast<std::size_t>(r)];
-      if (n == 0) continue;
-      const Array part = Array::from_host(device(), DType::float32, {n},
-                                          a.data() + first[static_cast<std::size_t>(r)]);
-      const std::vector<float> c = pairwise(part, Array::from_vector(device(), b), options).c;
-      alone.insert(alone.end(), c.begin(), c.end());
-    }
+    auto part_of = [&](const std::vector<float>& values, std::size_t r) {
+      return Array::from_host(device(), DType::float32, {first[r + 1] - first[r]},
+                              values.data() + first[r]);
+    };
+    // The one-device call over each part, the parts' C concatenated.
+    auto alone = [&](const std::vector<float>& values) {
+      std::vector<float> c;
+      for (std::size_t r = 0; r < static_cast<std::size_t>(size); ++r) {
+        if (first[r + 1] == first[r]) continue;
+        const auto part_c =
+            pairwise(part_of(values, r), Array::from_vector(device(), b), options).c;
+        c.insert(c.end(), part_c.begin(), part_c.end());
+      }
+      return c;
+    };
+    std::vector<std::vector<float>> got(static_cast<std::size_t>(size)), planned(got.size()),
+        planned_next(got.size());
     auto failed = on_ranks(size, [&](Communicator& comm) {
       const auto r = static_cast<std::size_t>(comm.rank());
-      const Array part = Array::from_host(device(), DType::float32, {first[r + 1] - first[r]},
-                                          a.data() + first[r]);
-      got[r] = pairwise(part, Array::from_vector(device(), b), comm, options).c;
+      const Array bd = Array::from_vector(device(), b);
+      got[r] = pairwise(part_of(a, r), bd, comm, options).c;
+      RankPairwise plan(part_of(a, r), bd, comm, options);
+      planned[r] = plan.run(part_of(a, r), bd).c;
+      planned_next[r] = plan.run(part_of(next_a, r), bd).c;
     });
     for (auto& f : failed)
       if (f) ADD_FAILURE() << error_of(f).first;
     SCOPED_TRACE(std::to_string(size) + " ranks, seed " + std::to_string(run_seed()));
-    for (const auto& c : got)
-      EXPECT_TRUE(same_bits(c, alone));
+    const std::vector<float> whole = alone(a), whole_next = alone(next_a);
+    for (std::size_t r = 0; r < got.size(); ++r) {
+      EXPECT_TRUE(same_bits(got[r], whole)) << "rank " << r;
+      EXPECT_TRUE(same_bits(planned[r], whole)) << "plan, rank " << r;
+      EXPECT_TRUE(same_bits(planned_next[r], whole_next)) << "plan's next run, rank " << r;
+    }
     EXPECT_LE(detail::pairwise_max_relative_error(got[0], expected, magnitude), kTolerance);
   }
 }
@@ -184,6 +197,12 @@ TEST(DistributedPairwiseFaults, BadOrMismatchedCallsStopEveryRankAlike) {
     pairwise(Array(cpu, DType::float32, {0}), Array::from_vector(cpu, v), comm);
   });
   expect_every_rank_failed_alike(failed, "X must be at least 1");
+  failed = on_ranks(2, [&](Communicator& comm) {  // a plan run on a part of another length
+    const Array b = Array::from_vector(cpu, v);
+    RankPairwise plan(Array::from_vector(cpu, v), b, comm);
+    plan.run(Array(cpu, DType::float32, {comm.rank() == 0 ? 100 : 99}), b);
+  });
+  expect_every_rank_failed_alike(failed, "the lengths (100, 100) and the device it was made for");
 }
 
 }  // namespace

@@ -242,17 +242,23 @@ TEST(NcclCommunicators, ResidentReduceAndHistogramAgreeWithThreadsAndOneDevice) 
       const auto c = pairwise(part, Array::from_vector(devices[r], b), gaussian).c;
       want_c.insert(want_c.end(), c.begin(), c.end());
     }
-    std::vector<std::vector<float>> got_c(ranks);
+    std::vector<std::vector<float>> got_c(ranks), planned_c(ranks);
     auto failed = run_ranks(nccl, [&](Communicator& comm) {
       const auto r = static_cast<std::size_t>(comm.rank());
       const auto part = Array::from_host(devices[r], DType::float32, {a_edges[r + 1] - a_edges[r]},
                                          a.data() + a_edges[r]);
-      got_c[r] = pairwise(part, Array::from_vector(devices[r], b), comm, gaussian).c;
+      const Array bd = Array::from_vector(devices[r], b);
+      got_c[r] = pairwise(part, bd, comm, gaussian).c;
+      RankPairwise plan(part, bd, comm, gaussian);
+      plan.run(part, bd);
+      planned_c[r] = plan.run(part, bd).c;  // the second run through the same buffers
     });
     for (auto& f : failed)
       if (f) ADD_FAILURE() << error_of(f).first;
-    for (const auto& c : got_c)
-      EXPECT_EQ(c, want_c);
+    for (std::size_t r = 0; r < ranks; ++r) {
+      EXPECT_EQ(got_c[r], want_c) << "rank " << r;
+      EXPECT_EQ(planned_c[r], want_c) << "plan, rank " << r;
+    }
   }
 }
 

@@ -526,10 +526,11 @@ def scaling_section(rows, lead=None):
              "on one GPU for that rank's share only; parts at once runs every rank's plain call on its "
              "own GPU at the same time, with no collective: the differences between these and the "
              "ranks' time show what working side by side and what the distribution cost. Rows "
-             "marked “plans” make their plans once (`Reducer` / `Histogrammer` on one GPU, "
-             "`RankReducer` / `RankHistogrammer` over the ranks) and time each run with its "
-             "result's download, as a loop over batches calls them. Sum and histograms: 2^31 float32 values in [−4, 4); pairwise: "
-             "gaussian, 2^21 × 2^15, split x.")
+             "marked “plans” make their plans once (`Reducer` / `Histogrammer` / `Pairwise` on one GPU, "
+             "`RankReducer` / `RankHistogrammer` / `RankPairwise` over the ranks) and time each run "
+             "with its result's download, as a loop over batches calls them. Sum and histograms: "
+             "2^31 float32 values in [−4, 4); pairwise: gaussian and the all-pairs product, "
+             "2^21 × 2^15, split x.")
     lines = [f"### {heading}", "", text, ""] if lead is None else [f"{lead} {heading}. {text}", ""]
     lines += table(["case", "one GPU", "rank 0's part alone"] + (["parts at once"] if with_side else []) +
                    [f"{ranks} GPUs over {e}" for e in engines], body)

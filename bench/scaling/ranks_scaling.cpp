@@ -3,12 +3,13 @@
 // problem on the first device alone (the plain one-device call), in one run. Each case times whole
 // calls, collective included: every rank loops over the call, and rank 0's wall time per call
 // (which ends after every rank's partials are combined) is taken, median of --repeat after a
-// warm-up. The calls are the one-shot ones, which make their plans per call, as a user's call
-// does. The ranks run over each engine there is: the threads' rendezvous, and NCCL when the
-// devices are distinct CUDA devices; the all-reduce of a 65536-bin histogram's counts (uint64) is
-// timed alone on each, from host memory and (NCCL) from device memory. Two rows isolate the
-// costs: rank 0's part alone (the plain call on its share), and every part at once (each rank's
-// plain call on its own device at the same time, no collective).
+// warm-up. Each case runs the one-shot calls, which make their plans per call, as a user's call
+// does, and then plans made once (Reducer, Histogrammer, Pairwise on one device; RankReducer,
+// RankHistogrammer, RankPairwise over the ranks). The ranks run over each engine there is: the
+// threads' rendezvous, and NCCL when the devices are distinct CUDA devices; the all-reduce of a
+// 65536-bin histogram's counts (uint64) is timed alone on each, from host memory and (NCCL) from
+// device memory. Two rows isolate the costs: rank 0's part alone (the plain call on its share), and
+// every part at once (each rank's plain call on its own device at the same time, no collective).
 //
 //   ranks_scaling --devices cuda:0,cuda:1 [--elements N] [--repeat R] [--json OUT]
 //
@@ -222,6 +223,18 @@ int main(int argc, char** argv) {
       extra["median_ms"] = ms;
       rows.push_back(extra);
     };
+    // Every rank's one-device plan on its part at once, no collective.
+    auto plans_at_once = [&](const std::vector<Array>& parts,
+                             const std::function<Run(const Array&)>& plan) {
+      return time_plans_over_ranks(parpat::thread_communicators(static_cast<int>(ranks)), parts,
+                                   repeat, [&](const Array& a, Communicator& comm) -> Run {
+                                     const Run run = plan(a);
+                                     return [run, &comm] {
+                                       comm.all_gather(nullptr, 0);  // start together
+                                       run();
+                                     };
+                                   });
+    };
     {
       const std::vector<Array> whole = split(n, 1), parts = split(n, ranks);
       for (const Case& c : cases) {
@@ -254,6 +267,7 @@ int main(int argc, char** argv) {
         row(planned, "", 1, plan_alone, {{"gbps", gb / plan_alone}, {"elements", n}});
         const Run run_part = c.plan_alone(parts[0]);
         row(planned, "part", 1, time_alone(repeat, run_part), {{"elements", parts[0].size()}});
+        row(planned, "parts at once", ranks, plans_at_once(parts, c.plan_alone), {{"elements", n}});
         for (const auto& [engine, make] : engines) {
           const double ms = time_plans_over_ranks(make(), parts, repeat, c.plan_ranked);
           row(planned, engine, ranks, ms,
@@ -262,32 +276,71 @@ int main(int argc, char** argv) {
       }
     }
     if (n >= x) {
-      // Pairwise, split x: each rank's part of A against all of B (2^21 × 2^15, gaussian).
+      // Pairwise, split x: each rank's part of A against all of B (2^21 × 2^15), the gaussian
+      // and the all-pairs product; one-shot calls, then plans (Pairwise on one GPU, RankPairwise
+      // over the ranks), each call's C downloaded into a new vector.
       const std::vector<Array> a_whole = split(x, 1), a_parts = split(x, ranks);
       std::vector<Array> bs;
       for (const Device& d : devices)
         bs.push_back(Array::from_host(d, parpat::DType::float32, {y}, host.data()));
-      const std::string name = "pairwise gaussian 2^21 x 2^15";
+      parpat::PairwiseOptions product;
+      product.brute_force = true;
       const double tpairs = static_cast<double>(x) * static_cast<double>(y) / 1e9;
-      const double alone =
-          time_alone(repeat, [&] { parpat::pairwise(a_whole[0], bs[0], gaussian); });
-      row(name, "", 1, alone, {{"tpairs_per_s", tpairs / alone}});
-      const double part =
-          time_alone(repeat, [&] { parpat::pairwise(a_parts[0], bs[0], gaussian); });
-      row(name, "part", 1, part, {{"elements", a_parts[0].size()}});
-      const double side_by_side = time_over_ranks(
-          parpat::thread_communicators(static_cast<int>(ranks)), a_parts, repeat,
-          [&](const Array& a, Communicator& comm) {
-            comm.all_gather(nullptr, 0);  // start together
-            parpat::pairwise(a, bs[static_cast<std::size_t>(comm.rank())], gaussian);
-          });
-      row(name, "parts at once", ranks, side_by_side, {});
-      for (const auto& [engine, make] : engines) {
-        const double ms =
-            time_over_ranks(make(), a_parts, repeat, [&](const Array& a, Communicator& c) {
-              parpat::pairwise(a, bs[static_cast<std::size_t>(c.rank())], c, gaussian);
-            });
-        row(name, engine, ranks, ms, {{"tpairs_per_s", tpairs / ms}, {"speedup", alone / ms}});
+      auto b_of = [&](const Array& a) -> const Array& {
+        for (std::size_t r = 0; r < ranks; ++r)
+          if (devices[r].shared_impl() == a.device().shared_impl()) return bs[r];
+        return bs[0];
+      };
+      auto pairwise_plan = [&](const parpat::PairwiseOptions& options) {
+        return [&, options](const Array& a) -> Run {
+          auto plan = std::make_shared<parpat::Pairwise>(a.device(), a.size(), y, options);
+          auto c = std::make_shared<Array>(a.device(), parpat::DType::float32,
+                                           std::vector<std::int64_t>{a.size()});
+          const Array& b = b_of(a);
+          return [=, &b] {
+            plan->run(a, b, *c);
+            std::vector<float> out(static_cast<std::size_t>(a.size()));
+            c->buffer().download(out.data(), out.size() * sizeof(float));
+          };
+        };
+      };
+      for (const auto& [kernel, options] :
+           {std::pair{"gaussian", gaussian}, std::pair{"product (all pairs)", product}}) {
+        const std::string name = fmt::format("pairwise {} 2^21 x 2^15", kernel);
+        const double alone =
+            time_alone(repeat, [&] { parpat::pairwise(a_whole[0], bs[0], options); });
+        row(name, "", 1, alone, {{"tpairs_per_s", tpairs / alone}});
+        const double part =
+            time_alone(repeat, [&] { parpat::pairwise(a_parts[0], bs[0], options); });
+        row(name, "part", 1, part, {{"elements", a_parts[0].size()}});
+        const double side_by_side =
+            time_over_ranks(parpat::thread_communicators(static_cast<int>(ranks)), a_parts, repeat,
+                            [&](const Array& a, Communicator& comm) {
+                              comm.all_gather(nullptr, 0);  // start together
+                              parpat::pairwise(a, b_of(a), options);
+                            });
+        row(name, "parts at once", ranks, side_by_side, {});
+        for (const auto& [engine, make] : engines) {
+          const double ms = time_over_ranks(
+              make(), a_parts, repeat,
+              [&](const Array& a, Communicator& c) { parpat::pairwise(a, b_of(a), c, options); });
+          row(name, engine, ranks, ms, {{"tpairs_per_s", tpairs / ms}, {"speedup", alone / ms}});
+        }
+        const std::string planned = name + ", plans";
+        const double plan_alone = time_alone(repeat, pairwise_plan(options)(a_whole[0]));
+        row(planned, "", 1, plan_alone, {{"tpairs_per_s", tpairs / plan_alone}});
+        row(planned, "part", 1, time_alone(repeat, pairwise_plan(options)(a_parts[0])),
+            {{"elements", a_parts[0].size()}});
+        row(planned, "parts at once", ranks, plans_at_once(a_parts, pairwise_plan(options)), {});
+        for (const auto& [engine, make] : engines) {
+          const double ms = time_plans_over_ranks(
+              make(), a_parts, repeat, [&](const Array& a, Communicator& c) -> Run {
+                auto plan = std::make_shared<parpat::RankPairwise>(a, b_of(a), c, options);
+                return [plan, &a, &b = b_of(a)] { plan->run(a, b); };
+              });
+          row(planned, engine, ranks, ms,
+              {{"tpairs_per_s", tpairs / ms}, {"speedup", plan_alone / ms}});
+        }
       }
     }
     // The collective alone: the counts of a 65536-bin histogram (plus its 3 outlier slots).

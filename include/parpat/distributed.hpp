@@ -102,6 +102,26 @@ PairwiseResult pairwise(Source& a, Source& b, const Device& device, Communicator
 PairwiseResult pairwise(const Array& a_part, const Array& b, Communicator& comm,
                         const PairwiseOptions& options = {});
 
+// The call above as a plan, for a loop over new parts of A (and B) of the same lengths: the
+// agreement on the call, the parts' lengths, each rank's Pairwise plan, its slice of C and (NCCL)
+// the gathered C on the device, and the page-locked host memory C comes down to, all made once
+// by every rank together; run() is then one agreement and one gather. run()'s parts must have
+// the lengths and devices of those given here (else every rank throws alike). `comm` must
+// outlive the plan.
+class RankPairwise {
+ public:
+  RankPairwise(const Array& a_part, const Array& b, Communicator& comm,
+               const PairwiseOptions& options = {});
+  ~RankPairwise();
+  RankPairwise(RankPairwise&&) noexcept;
+  RankPairwise& operator=(RankPairwise&&) noexcept;
+  PairwiseResult run(const Array& a_part, const Array& b);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 // Runs `step` on this rank, then agrees with the others: when `step` threw on any rank, every
 // rank throws the lowest failing rank's Error (its kind and message). For what a caller does
 // before a distributed call, such as opening the input, so that a missing file on one rank

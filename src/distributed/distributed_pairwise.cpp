@@ -3,16 +3,15 @@
 //            all-gather the float32 slices of C (each padded to the largest share)
 //   split y  agree on the call, read all of A and open B's share → stream the share → agree →
 //            all-gather the float64 partial C block by block, added in rank order
-// Resident parts of A (each rank's on its device, with all of B there) run as split x.
 // Either way every rank ends with the whole C, and a failure on one rank stops all of them
 // before the next collective.
 #include <algorithm>
 #include <chrono>
 #include <numeric>
 #include <sstream>
-#include <type_traits>
 
 #include "distributed/agreement.hpp"
+#include "distributed/rank_steps.hpp"
 #include "parpat/distributed.hpp"
 #include "parpat/error.hpp"
 #include "stream/chunk_input.hpp"
@@ -72,47 +71,19 @@ std::vector<float> add_partials_in_rank_order(const std::vector<double>& mine, C
   return c;
 }
 
-// `all`, the ranks' slices of C each padded to the widest, without the padding.
-std::vector<float> drop_padding(std::vector<float> all, const std::vector<std::int64_t>& lengths) {
-  const std::int64_t widest = *std::max_element(lengths.begin(), lengths.end());
-  if (std::all_of(lengths.begin(), lengths.end(), [&](std::int64_t l) { return l == widest; }))
-    return all;
-  std::vector<float> c(
-      static_cast<std::size_t>(std::accumulate(lengths.begin(), lengths.end(), std::int64_t{0})));
-  auto out = c.begin();
-  for (std::size_t r = 0; r < lengths.size(); ++r) {
-    const auto first = all.begin() + static_cast<std::ptrdiff_t>(r) * widest;
-    out = std::copy(first, first + lengths[r], out);
-  }
-  return c;
-}
-
-// Split x's combine: every rank's slice of C (`lengths[r]` values each), in rank order.
-template <class T>
-std::vector<float> gather_slices(const std::vector<T>& mine,
+// Split x's combine: every rank's slice of C (`lengths[r]` values each, this rank's `mine` in
+// float64), rounded to float32 and gathered in rank order.
+std::vector<float> gather_slices(const std::vector<double>& mine,
                                  const std::vector<std::int64_t>& lengths, Communicator& comm) {
   const std::int64_t widest = *std::max_element(lengths.begin(), lengths.end());
-  std::vector<float> all(static_cast<std::size_t>(widest) * lengths.size());
-  const auto bytes = static_cast<std::size_t>(widest) * sizeof(float);
-  if constexpr (std::is_same_v<T, float>) {
-    if (static_cast<std::int64_t>(mine.size()) == widest) {  // already a whole slice
-      comm.all_gather(mine.data(), bytes, all.data());
-      return drop_padding(std::move(all), lengths);
-    }
-  }
   std::vector<float> slice(static_cast<std::size_t>(widest), 0.0f);
   std::copy(mine.begin(), mine.end(), slice.begin());
-  comm.all_gather(slice.data(), bytes, all.data());
-  return drop_padding(std::move(all), lengths);
-}
-
-std::string call_text(const PairwiseOptions& options) {
-  std::ostringstream call;
-  call.precision(17);
-  call << "pairwise " << static_cast<int>(options.kernel) << ' ' << options.h << ' '
-       << options.expression << ' ' << options.variant << ' ' << options.brute_force << ' '
-       << options.threads_per_block;
-  return call.str();
+  std::vector<float> all(static_cast<std::size_t>(widest) * lengths.size());
+  comm.all_gather(slice.data(), slice.size() * sizeof(float), all.data());
+  std::vector<float> c(
+      static_cast<std::size_t>(std::accumulate(lengths.begin(), lengths.end(), std::int64_t{0})));
+  detail::copy_without_padding(all.data(), lengths, c.data());
+  return c;
 }
 
 }  // namespace
@@ -131,7 +102,8 @@ PairwiseResult pairwise(Source& a, Source& b, const Device& device, Communicator
   auto start = std::chrono::steady_clock::now();
   detail::SourceImpl& whole_a = a.impl();
   detail::SourceImpl& whole_b = b.impl();
-  const std::string call = call_text(options) + " A " + detail::source_signature(whole_a) + " B " +
+  const std::string call = detail::pairwise_call_text(options) + " A " +
+                           detail::source_signature(whole_a) + " B " +
                            detail::source_signature(whole_b);
   const std::int64_t r = comm.rank(), p = comm.size();
   PairwiseSplit split = PairwiseSplit::x;
@@ -174,59 +146,6 @@ PairwiseResult pairwise(Source& a, Source& b, const Device& device, Communicator
   local.wall_ms = detail::ms_since(start);
   result.time_ms = local.kernel_ms;
   if (stats) *stats = local;
-  return result;
-}
-
-PairwiseResult pairwise(const Array& a_part, const Array& b, Communicator& comm,
-                        const PairwiseOptions& options) {
-  const std::string call = call_text(options) + " B " + std::to_string(b.size());
-  detail::step_then_agree(
-      comm,
-      [&] {
-        if (a_part.dtype() != DType::float32 || a_part.ndim() != 1)
-          throw_invalid("pairwise takes a 1-D float32 part of A");
-        if (b.dtype() != DType::float32 || b.ndim() != 1)
-          throw_invalid("pairwise takes a 1-D float32 B");
-        if (comm.has_device_collectives() && a_part.device().backend() != Backend::cuda)
-          throw_invalid("a rank of an NCCL communicator holds its part on its CUDA device, not " +
-                        a_part.device().label());
-      },
-      detail::signature_of(call));
-  const std::int64_t length = a_part.size();
-  std::vector<std::int64_t> lengths(static_cast<std::size_t>(comm.size()));
-  comm.all_gather(&length, sizeof length, lengths.data());
-  if (std::accumulate(lengths.begin(), lengths.end(), std::int64_t{0}) == 0)
-    throw_invalid("pairwise: A is empty on every rank, X must be at least 1");
-  // This rank's C, padded to the widest slice, so that the slices gather in one collective.
-  const std::int64_t widest = *std::max_element(lengths.begin(), lengths.end());
-  const Device device = a_part.device();
-  const bool through_devices = comm.has_device_collectives();
-  Buffer slice, gathered;
-  double kernel_ms = 0;
-  // Every allocation and device error of this rank shows inside the step, where the ranks agree.
-  detail::step_then_agree(comm, [&] {
-    slice = Buffer(device, static_cast<std::size_t>(widest) * sizeof(float));
-    if (through_devices) gathered = Buffer(device, slice.bytes() * lengths.size());
-    if (length == 0) return;
-    Pairwise plan(device, length, b.size(), options);
-    Array c = Array::view(slice, DType::float32, {length});
-    if (options.timed) device.impl().timer_start(detail::TimerMode::events_only);
-    plan.run(a_part, b, c);
-    if (options.timed) kernel_ms = device.impl().timer_stop_ms();
-    device.synchronize();
-  });
-  PairwiseResult result;
-  result.time_ms = kernel_ms;
-  if (through_devices) {  // gathered between the devices, then one download
-    comm.all_gather_on_device(slice.handle(), slice.bytes(), gathered.handle());
-    std::vector<float> all(static_cast<std::size_t>(widest) * lengths.size());
-    gathered.download(all.data(), gathered.bytes());
-    result.c = drop_padding(std::move(all), lengths);
-    return result;
-  }
-  std::vector<float> mine(static_cast<std::size_t>(length));
-  if (length) slice.download(mine.data(), mine.size() * sizeof(float));
-  result.c = gather_slices(mine, lengths, comm);
   return result;
 }
 

@@ -153,10 +153,9 @@ class NcclCommunicator final : public Communicator {
  private:
   detail::CudaDevice& cuda() const { return static_cast<detail::CudaDevice&>(device_.impl()); }
 
-  // Enqueues one collective on the device's stream and waits, bounded, until it completed. The
-  // data must be final before NCCL reads it: the kernels that wrote it may let the next launch
-  // start early (programmatic dependent launch), so the stream is drained first (it holds only
-  // this rank's own bounded work).
+  // Enqueues one collective on the device's stream, after the work already there (stream order:
+  // NCCL's kernel starts when the kernels that wrote the data have completed), and waits,
+  // bounded, until it completed.
   template <class Enqueue>
   void run(const char* call, Enqueue&& enqueue) {
     if (!comm_)
@@ -166,7 +165,6 @@ class NcclCommunicator final : public Communicator {
                   "nccl", "aborted");
     cuda().activate();
     const cudaStream_t stream = cuda().stream();
-    PARPAT_CUDA(cudaStreamSynchronize(stream));
     cudaError_t query = cudaSuccess;
     bool done = false;
     try {

@@ -1,5 +1,6 @@
 #include "distributed/rank_steps.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -16,6 +17,22 @@ std::string reduce_call_text(const ReduceOptions& options) {
     call << ' ' << a;
   call << (options.keepdims ? " keepdims" : "");
   return call.str();
+}
+
+std::string pairwise_call_text(const PairwiseOptions& options) {
+  std::ostringstream call;
+  call.precision(17);
+  call << "pairwise " << static_cast<int>(options.kernel) << ' ' << options.h << ' '
+       << options.expression << ' ' << options.variant << ' ' << options.brute_force << ' '
+       << options.threads_per_block;
+  return call.str();
+}
+
+void copy_without_padding(const float* gathered, const std::vector<std::int64_t>& lengths,
+                          float* c) {
+  const std::int64_t widest = *std::max_element(lengths.begin(), lengths.end());
+  for (std::size_t r = 0; r < lengths.size(); ++r)
+    c = std::copy_n(gathered + static_cast<std::ptrdiff_t>(r) * widest, lengths[r], c);
 }
 
 std::string histogram_call_text(const HistogramBins& bins, const HistogramOptions& options) {

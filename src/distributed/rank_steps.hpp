@@ -19,6 +19,12 @@ namespace parpat::detail {
 // added by the caller).
 std::string reduce_call_text(const ReduceOptions& options);
 std::string histogram_call_text(const HistogramBins& bins, const HistogramOptions& options);
+std::string pairwise_call_text(const PairwiseOptions& options);
+
+// Split x's C from the ranks' slices gathered in rank order, each padded to the widest of
+// `lengths`: the slices copied to `c` without the padding.
+void copy_without_padding(const float* gathered, const std::vector<std::int64_t>& lengths,
+                          float* c);
 
 // The 2-D problem a reduce over ranks runs on `shape`; Error(invalid_argument) for axes that
 // interleave with kept ones (they would need the whole input on one device).
