@@ -505,7 +505,8 @@ def plot(machine, pattern, rows, peak_gbps, out_dir):
 def scaling_section(rows, lead=None):
     """bench/scaling/ranks_scaling: resident data over the GPUs of one host against one GPU.
     With `lead` (the machine's line), the section opens with it instead of a heading."""
-    cases = list(dict.fromkeys(r["case"] for r in rows if not r["case"].startswith("all-reduce")))
+    probes = ("all-reduce", "download")
+    cases = list(dict.fromkeys(r["case"] for r in rows if not r["case"].startswith(probes)))
     side = "parts at once"
     engines = list(dict.fromkeys(r["engine"] for r in rows if r["ranks"] > 1 and r["engine"] != side))
     by = {(r["case"], r["engine"]): r for r in rows}
@@ -528,7 +529,8 @@ def scaling_section(rows, lead=None):
              "ranks' time show what working side by side and what the distribution cost. Rows "
              "marked “plans” make their plans once (`Reducer` / `Histogrammer` / `Pairwise` on one GPU, "
              "`RankReducer` / `RankHistogrammer` / `RankPairwise` over the ranks) and time each run "
-             "with its result's download, as a loop over batches calls them. Sum and histograms: "
+             "with its result's download into host memory kept across calls (page-locked for "
+             "pairwise's C), as a loop over batches calls them. Sum and histograms: "
              "2^31 float32 values in [−4, 4); pairwise: gaussian and the all-pairs product, "
              "2^21 × 2^15, split x.")
     lines = [f"### {heading}", "", text, ""] if lead is None else [f"{lead} {heading}. {text}", ""]
@@ -541,6 +543,12 @@ def scaling_section(rows, lead=None):
                   "; ".join(f"{r['case'][len('all-reduce 65539 uint64 '):].strip('()')} memory "
                             f"over {r['engine']} {r['median_ms'] * 1e3:.0f}" for r in reduce_rows) +
                   "."]
+    download_rows = [r for r in rows if r["case"].startswith("download")]
+    if download_rows:
+        lines += ["", "Results coming to the host, every GPU at once (pageable memory, µs): " +
+                  "; ".join(f"{r['case'][len('download '):]} into a {r['engine']} "
+                            f"{r['median_ms'] * 1e3:.0f}" for r in download_rows) +
+                  ". A call that returns a new vector pays for its fresh pages too."]
     return lines
 
 

@@ -3,13 +3,15 @@
 // problem on the first device alone (the plain one-device call), in one run. Each case times whole
 // calls, collective included: every rank loops over the call, and rank 0's wall time per call
 // (which ends after every rank's partials are combined) is taken, median of --repeat after a
-// warm-up. Each case runs the one-shot calls, which make their plans per call, as a user's call
-// does, and then plans made once (Reducer, Histogrammer, Pairwise on one device; RankReducer,
-// RankHistogrammer, RankPairwise over the ranks). The ranks run over each engine there is: the
-// threads' rendezvous, and NCCL when the devices are distinct CUDA devices; the all-reduce of a
-// 65536-bin histogram's counts (uint64) is timed alone on each, from host memory and (NCCL) from
-// device memory. Two rows isolate the costs: rank 0's part alone (the plain call on its share), and
-// every part at once (each rank's plain call on its own device at the same time, no collective).
+// warm-up. Each case runs the one-shot calls, which make their plans per call and return new
+// vectors, as a user's call does, and then plans made once (Reducer, Histogrammer, Pairwise on
+// one device; RankReducer, RankHistogrammer, RankPairwise over the ranks), their results brought
+// into host memory kept across calls (page-locked for pairwise's C). The ranks run over each engine
+// there is: the threads' rendezvous, and NCCL when the devices are distinct CUDA devices; the
+// all-reduce of a 65536-bin histogram's counts (uint64) is timed alone on each, from host memory
+// and (NCCL) from device memory. Two rows isolate the costs: rank 0's part alone (the plain call on
+// its share), and every part at once (each rank's plain call on its own device at the same time, no
+// collective).
 //
 //   ranks_scaling --devices cuda:0,cuda:1 [--elements N] [--repeat R] [--json OUT]
 //
@@ -29,6 +31,7 @@
 
 #include "parpat/distributed.hpp"
 #include "parpat/parpat.hpp"
+#include "runtime/device_impl.hpp"
 
 namespace {
 
@@ -167,7 +170,8 @@ int main(int argc, char** argv) {
     auto rank_histogrammer_run = [&](const parpat::HistogramBins& bins) {
       return [bins](const Array& a, Communicator& c) -> Run {
         auto plan = std::make_shared<parpat::RankHistogrammer>(a, c, bins);
-        return [=] { plan->run(a); };
+        auto result = std::make_shared<parpat::HistogramResult>();
+        return [=] { plan->run(a, *result); };
       };
     };
     const std::vector<Case> cases = {
@@ -291,16 +295,24 @@ int main(int argc, char** argv) {
           if (devices[r].shared_impl() == a.device().shared_impl()) return bs[r];
         return bs[0];
       };
+      // C comes down into page-locked host memory kept across calls, on one GPU and over the
+      // ranks alike (the fastest way to the host for both).
+      auto page_locked = [](const Device& d, std::int64_t floats) {
+        const auto owner = d.shared_impl();
+        return std::shared_ptr<float>(
+            static_cast<float*>(owner->allocate_host(static_cast<std::size_t>(floats) * 4)),
+            [owner](float* p) { owner->release_host(p); });
+      };
       auto pairwise_plan = [&](const parpat::PairwiseOptions& options) {
         return [&, options](const Array& a) -> Run {
           auto plan = std::make_shared<parpat::Pairwise>(a.device(), a.size(), y, options);
           auto c = std::make_shared<Array>(a.device(), parpat::DType::float32,
                                            std::vector<std::int64_t>{a.size()});
+          auto out = page_locked(a.device(), a.size());
           const Array& b = b_of(a);
           return [=, &b] {
             plan->run(a, b, *c);
-            std::vector<float> out(static_cast<std::size_t>(a.size()));
-            c->buffer().download(out.data(), out.size() * sizeof(float));
+            c->buffer().download(out.get(), static_cast<std::size_t>(a.size()) * sizeof(float));
           };
         };
       };
@@ -336,7 +348,8 @@ int main(int argc, char** argv) {
           const double ms = time_plans_over_ranks(
               make(), a_parts, repeat, [&](const Array& a, Communicator& c) -> Run {
                 auto plan = std::make_shared<parpat::RankPairwise>(a, b_of(a), c, options);
-                return [plan, &a, &b = b_of(a)] { plan->run(a, b); };
+                auto out = page_locked(a.device(), plan->x());
+                return [plan, out, &a, &b = b_of(a)] { plan->run(a, b, out.get()); };
               });
           row(planned, engine, ranks, ms,
               {{"tpairs_per_s", tpairs / ms}, {"speedup", plan_alone / ms}});
@@ -361,6 +374,27 @@ int main(int argc, char** argv) {
             c.all_reduce_sum_on_device(static_cast<std::uint64_t*>(a.buffer().handle()), slots);
           });
       row("all-reduce 65539 uint64 (device)", engine, ranks, device_ms, {{"bytes", slots * 8.0}});
+    }
+    // The results' way to the host, every rank at once: C of 2^21 floats (8 MiB) and the counts
+    // of a 65536-bin histogram (512 KiB), downloaded into a vector kept across calls and into a
+    // new one each call (what a call that returns a new std::vector pays for its fresh pages).
+    for (const std::size_t bytes : {std::size_t{8} << 20, std::size_t{512} << 10}) {
+      std::vector<Array> sources;
+      for (const Device& d : devices)
+        sources.emplace_back(d, parpat::DType::uint8,
+                             std::vector<std::int64_t>{static_cast<std::int64_t>(bytes)});
+      for (const bool fresh : {false, true}) {
+        std::vector<std::vector<unsigned char>> kept(ranks, std::vector<unsigned char>(bytes));
+        const double ms = time_over_ranks(
+            parpat::thread_communicators(static_cast<int>(ranks)), sources, 10 * repeat,
+            [&](const Array& a, Communicator& comm) {
+              comm.all_gather(nullptr, 0);  // start together
+              std::vector<unsigned char> out(fresh ? bytes : 0);
+              a.buffer().download(fresh ? out.data() : kept[comm.rank()].data(), bytes);
+            });
+        row(fmt::format("download {} KiB", bytes >> 10), fresh ? "new vector" : "kept vector",
+            ranks, ms, {{"bytes", static_cast<double>(bytes)}});
+      }
     }
     if (!json_path.empty()) std::ofstream(json_path) << rows.dump(1) << "\n";
   } catch (const parpat::Error& e) {

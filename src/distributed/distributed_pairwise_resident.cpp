@@ -1,12 +1,11 @@
 // Resident pairwise over the ranks, split x: each rank holds its part of A and all of B on its own
 // device. A plan is made once by every rank:
 //   agree on the call → all-gather the parts' lengths → [agreed step] this rank's Pairwise plan,
-//   its slice of C (padded to the widest part), the gathered C on the device (NCCL) and,
-//   for a RankPairwise, page-locked host memory for C's download
+//   its slice of C (padded to the widest part) and the gathered C on the device (NCCL)
 // and each run is one agreement and one gather: C over the part into the slice (a device error
 // surfaces inside the agreed step), then the slices all-gathered between the devices and
-// downloaded once (NCCL), or downloaded and all-gathered through the host. The one-shot call
-// makes a plan without page-locked memory (pinning costs more than it saves once) and runs it.
+// downloaded straight into C (NCCL), or downloaded and all-gathered through the host. The
+// one-shot call makes a plan and runs it once.
 #include <algorithm>
 #include <numeric>
 #include <optional>
@@ -23,9 +22,8 @@ namespace {
 
 class ResidentPairwise {
  public:
-  // `staged`: C comes down through page-locked host memory kept by the plan.
   ResidentPairwise(const Array& a_part, const Array& b, Communicator& comm,
-                   const PairwiseOptions& options, bool staged)
+                   const PairwiseOptions& options)
       : comm_(comm),
         options_(options),
         device_(a_part.device()),
@@ -56,18 +54,12 @@ class ResidentPairwise {
         slice_.upload(zeros.data(), slice_.bytes());
       }
       if (through_devices_) gathered_ = Buffer(device_, slice_.bytes() * lengths_.size());
-      if (staged) {
-        const std::size_t bytes = through_devices_ ? gathered_.bytes() : slice_.bytes();
-        const std::shared_ptr<detail::DeviceImpl> owner = device_.shared_impl();
-        host_ = std::shared_ptr<void>(owner->allocate_host(bytes),
-                                      [owner](void* p) { owner->release_host(p); });
-        std::fill_n(static_cast<char*>(host_.get()), bytes, 0);
-      }
       if (length_) plan_.emplace(device_, length_, b_length_, options);
     });
   }
 
-  PairwiseResult run(const Array& a_part, const Array& b) {
+  // C (X floats) into `c`, host memory of the caller's.
+  double run(const Array& a_part, const Array& b, float* c) {
     double kernel_ms = 0;
     detail::step_then_agree(comm_, [&] {
       check_vectors(a_part, b);
@@ -82,28 +74,37 @@ class ResidentPairwise {
       if (options_.timed) kernel_ms = device_.impl().timer_stop_ms();
       device_.synchronize();
     });
-    PairwiseResult result;
-    result.time_ms = kernel_ms;
-    result.c.resize(static_cast<std::size_t>(total_));
-    const auto slots = static_cast<std::size_t>(widest_) * lengths_.size();
-    std::vector<float> all;  // the gathered slices in host memory, where the plan keeps none
-    const float* gathered = nullptr;
-    if (through_devices_) {
+    const bool padded =
+        std::any_of(lengths_.begin(), lengths_.end(), [&](std::int64_t l) { return l != widest_; });
+    if (through_devices_) {  // gathered between the devices, then downloaded into C
       comm_.all_gather_on_device(slice_.handle(), slice_.bytes(), gathered_.handle());
-      float* down = host_ ? static_cast<float*>(host_.get()) : (all.resize(slots), all.data());
-      gathered_.download(down, gathered_.bytes());
-      gathered = down;
-    } else {
-      std::vector<float> mine(host_ ? 0 : static_cast<std::size_t>(widest_));
-      float* own = host_ ? static_cast<float*>(host_.get()) : mine.data();
-      if (length_) slice_.download(own, static_cast<std::size_t>(length_) * sizeof(float));
-      all.resize(slots);
-      comm_.all_gather(own, slice_.bytes(), all.data());
-      gathered = all.data();
+      if (!padded) {
+        gathered_.download(c, gathered_.bytes());
+        return kernel_ms;
+      }
+      for (std::size_t r = 0; r < lengths_.size(); ++r) {
+        const auto bytes = static_cast<std::size_t>(lengths_[r]) * sizeof(float);
+        if (bytes) gathered_.download(c, bytes, r * slice_.bytes());
+        c += lengths_[r];
+      }
+      return kernel_ms;
     }
-    detail::copy_without_padding(gathered, lengths_, result.c.data());
+    std::vector<float> mine(static_cast<std::size_t>(widest_));
+    if (length_) slice_.download(mine.data(), static_cast<std::size_t>(length_) * sizeof(float));
+    std::vector<float> all(static_cast<std::size_t>(widest_) * lengths_.size());
+    comm_.all_gather(mine.data(), slice_.bytes(), all.data());
+    detail::copy_without_padding(all.data(), lengths_, c);
+    return kernel_ms;
+  }
+
+  PairwiseResult run(const Array& a_part, const Array& b) {
+    PairwiseResult result;
+    result.c.resize(static_cast<std::size_t>(total_));
+    result.time_ms = run(a_part, b, result.c.data());
     return result;
   }
+
+  std::int64_t x() const { return total_; }
 
  private:
   static void check_vectors(const Array& a_part, const Array& b) {
@@ -120,7 +121,6 @@ class ResidentPairwise {
   bool through_devices_ = false;
   std::vector<std::int64_t> lengths_;
   Buffer slice_, gathered_;
-  std::shared_ptr<void> host_;  // page-locked: the gathered C (NCCL) or this rank's slice
   std::optional<Pairwise> plan_;
 };
 
@@ -132,7 +132,7 @@ struct RankPairwise::Impl {
 
 RankPairwise::RankPairwise(const Array& a_part, const Array& b, Communicator& comm,
                            const PairwiseOptions& options)
-    : impl_(new Impl{ResidentPairwise(a_part, b, comm, options, true)}) {}
+    : impl_(new Impl{ResidentPairwise(a_part, b, comm, options)}) {}
 
 RankPairwise::~RankPairwise() = default;
 RankPairwise::RankPairwise(RankPairwise&&) noexcept = default;
@@ -142,9 +142,17 @@ PairwiseResult RankPairwise::run(const Array& a_part, const Array& b) {
   return impl_->plan.run(a_part, b);
 }
 
+double RankPairwise::run(const Array& a_part, const Array& b, float* c) {
+  return impl_->plan.run(a_part, b, c);
+}
+
+std::int64_t RankPairwise::x() const {
+  return impl_->plan.x();
+}
+
 PairwiseResult pairwise(const Array& a_part, const Array& b, Communicator& comm,
                         const PairwiseOptions& options) {
-  return ResidentPairwise(a_part, b, comm, options, false).run(a_part, b);
+  return ResidentPairwise(a_part, b, comm, options).run(a_part, b);
 }
 
 }  // namespace parpat

@@ -150,7 +150,7 @@ RankHistogrammer::~RankHistogrammer() = default;
 RankHistogrammer::RankHistogrammer(RankHistogrammer&&) noexcept = default;
 RankHistogrammer& RankHistogrammer::operator=(RankHistogrammer&&) noexcept = default;
 
-HistogramResult RankHistogrammer::run(const Array& part) {
+void RankHistogrammer::run(const Array& part, HistogramResult& result) {
   Impl& m = *impl_;
   Communicator& comm = *m.comm;
   detail::step_then_agree(comm, [&] {
@@ -161,18 +161,37 @@ HistogramResult RankHistogrammer::run(const Array& part) {
       m.counts.upload(m.zeros.data(), m.counts.bytes());  // again: the sum is in place
     part.device().synchronize();  // a device error shows here, where every rank agrees on it
   });
-  if (m.empty) return *m.empty;
+  if (m.empty) {
+    result = *m.empty;
+    return;
+  }
   // Large counts through the devices when the communicator can (NCCL: 57–98 µs for 65539 slots
   // on two H100, against 0.18–0.23 ms through the host); small ones through the host, where a
-  // few KiB cost less than NCCL's launch and the stream's drain.
-  const std::size_t bytes = m.counts.bytes();
-  std::vector<std::uint64_t> slots(m.zeros.size());
+  // few KiB cost less than NCCL's launch.
+  const std::size_t slots = m.zeros.size(), bytes = m.counts.bytes();
   const bool on_device =
       bytes >= kDeviceAllReduceMinBytes &&
-      comm.all_reduce_sum_on_device(static_cast<std::uint64_t*>(m.counts.handle()), slots.size());
-  m.counts.download(slots.data(), bytes);
-  if (!on_device) comm.all_reduce_sum(slots.data(), slots.size());
-  return detail::histogram_of_slots(m.resolved, std::move(slots));
+      comm.all_reduce_sum_on_device(static_cast<std::uint64_t*>(m.counts.handle()), slots);
+  // The slots come down into the result's counts (its memory kept from the last run: fresh pages
+  // cost as much as the copy), the three outlier slots last.
+  std::vector<std::uint64_t>& counts = result.counts;
+  counts.resize(slots);
+  m.counts.download(counts.data(), bytes);
+  if (!on_device) comm.all_reduce_sum(counts.data(), slots);
+  result.underflow = counts[slots - 3];
+  result.overflow = counts[slots - 2];
+  result.nan = counts[slots - 1];
+  counts.resize(slots - 3);
+  result.bins = m.resolved;
+  result.sums.clear();
+  result.underflow_sum = result.overflow_sum = result.nan_sum = 0;
+  result.time_ms = 0;
+}
+
+HistogramResult RankHistogrammer::run(const Array& part) {
+  HistogramResult result;
+  run(part, result);
+  return result;
 }
 
 ReduceResult reduce(const Array& part, Communicator& comm, const ReduceOptions& options) {
