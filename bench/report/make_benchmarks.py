@@ -508,7 +508,8 @@ def scaling_section(rows, lead=None):
     probes = ("all-reduce", "download")
     cases = list(dict.fromkeys(r["case"] for r in rows if not r["case"].startswith(probes)))
     side = "parts at once"
-    engines = list(dict.fromkeys(r["engine"] for r in rows if r["ranks"] > 1 and r["engine"] != side))
+    engines = list(dict.fromkeys(r["engine"] for r in rows if r["ranks"] > 1 and r["engine"] != side
+                                 and not r["case"].startswith(probes)))
     by = {(r["case"], r["engine"]): r for r in rows}
     with_side = any(r["engine"] == side for r in rows)
     body = []

@@ -88,13 +88,19 @@ def main():
             scaling_row("sum float32", "rank 0's part", 1, 2.1),
             scaling_row("sum float32", "parts at once", 2, 2.2),
             scaling_row("sum float32", "nccl", 2, 2.5, speedup=1.6),
-            scaling_row("all-reduce 65539 uint64 (device)", "nccl", 2, 0.05)])
+            scaling_row("all-reduce 65539 uint64 (device)", "nccl", 2, 0.05),
+            scaling_row("all-reduce 65539 uint64 (device)", "torch", 2, 0.03),
+            scaling_row("download 512 KiB", "kept vector", 2, 0.08)])
         text = generate()
         expect = {
             "scaling section heading": "## Two Test GPUs",
             "scaling row: one GPU, part alone, parts at once, ranks with the speed-up":
                 "| sum float32 | 4.00 | 2.10 | 2.20 | 2.50 (1.60×) |",
-            "the all-reduce alone in µs": "device memory over nccl 50.",
+            "the all-reduce alone in µs, its baseline beside it":
+                "device memory over nccl 50; device memory over torch 30.",
+            "the probes' engines are not columns of the table":
+                "| case | one GPU | rank 0's part alone | parts at once | 2 GPUs over nccl |\n",
+            "the download probe": "512 KiB into a kept vector 80.",
             "speed-up over CUB at 2^20": "4.00 (1.25×)",
             "time and % of peak at 2^28": "400.0 (1.00×) 80 %",
             "OpenCL / CUDA geometric mean over both sizes": f"| {(2.0 * 1.1) ** 0.5:.3f} |",

@@ -89,11 +89,13 @@ class ResidentPairwise {
       }
       return kernel_ms;
     }
-    std::vector<float> mine(static_cast<std::size_t>(widest_));
-    if (length_) slice_.download(mine.data(), static_cast<std::size_t>(length_) * sizeof(float));
-    std::vector<float> all(static_cast<std::size_t>(widest_) * lengths_.size());
-    comm_.all_gather(mine.data(), slice_.bytes(), all.data());
-    detail::copy_without_padding(all.data(), lengths_, c);
+    // Through the host: this rank's slice and the gathered ones in host memory kept by the plan
+    // (fresh pages would cost as much as the copies).
+    mine_.resize(static_cast<std::size_t>(widest_));
+    all_.resize(mine_.size() * lengths_.size());
+    if (length_) slice_.download(mine_.data(), static_cast<std::size_t>(length_) * sizeof(float));
+    comm_.all_gather(mine_.data(), slice_.bytes(), all_.data());
+    detail::copy_without_padding(all_.data(), lengths_, c);
     return kernel_ms;
   }
 
@@ -121,6 +123,7 @@ class ResidentPairwise {
   bool through_devices_ = false;
   std::vector<std::int64_t> lengths_;
   Buffer slice_, gathered_;
+  std::vector<float> mine_, all_;  // without device collectives: the slices in host memory
   std::optional<Pairwise> plan_;
 };
 
