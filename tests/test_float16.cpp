@@ -9,6 +9,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "parpat/array.hpp"
@@ -275,6 +276,50 @@ TEST_P(Float16ReduceTest, RandomDataWithSpecialsAgainstTheReference) {
             }
           }
       }
+}
+
+// mean, var and std of the 16-bit floats are of the input's dtype: each output is 2 bytes, and
+// nothing past the last one is written (bytes after it keep their pattern).
+TEST_P(Float16ReduceTest, StatisticsWriteTwoBytesPerOutput) {
+  const Device& device = GetParam().device;
+  std::mt19937_64 rng(run_seed() + 2);
+  const ReduceOp ops[] = {ReduceOp::mean,    ReduceOp::var,    ReduceOp::std,
+                          ReduceOp::nanmean, ReduceOp::nanvar, ReduceOp::nanstd};
+  constexpr std::size_t kGuard = 64;
+  for (DType t : kHalfTypes)
+    for (auto [rows, cols, axis] : {std::tuple{std::int64_t{1}, std::int64_t{1000}, Axis::all},
+                                    std::tuple{std::int64_t{37}, std::int64_t{129}, Axis::rows},
+                                    std::tuple{std::int64_t{37}, std::int64_t{129}, Axis::cols}}) {
+      std::vector<std::uint16_t> bits(static_cast<std::size_t>(rows * cols));
+      for (auto& b : bits)
+        b = bits_of(t, std::uniform_real_distribution<double>(1, 3)(rng));
+      Array in = Array::from_host(device, t, {rows, cols}, bits.data());
+      for (ReduceOp op : ops) {
+        detail::ReduceShape s{t, op, axis, rows, cols, cols};
+        const auto& variant = detail::find_reduce_variant(device.backend(), GetParam().variant);
+        if (!variant.supports(s, device.info())) continue;
+        SCOPED_TRACE(std::string(reduce_op_name(op)) + " of " + dtype_name(t) + " axis " +
+                     axis_name(axis));
+        Reducer reducer(device, t, {rows, cols}, 0, {op, axis, GetParam().variant});
+        ASSERT_EQ(reducer.result_dtype(), t);
+        const auto outputs = static_cast<std::size_t>(reducer.outputs());
+        std::vector<unsigned char> got(outputs * 2 + kGuard, 0xa5);
+        Buffer values(device, got.size()), indices(device, 8);
+        values.upload(got.data(), got.size());
+        reducer.run(in, values, indices);
+        values.download(got.data(), got.size());
+        for (std::size_t k = outputs * 2; k < got.size(); ++k)
+          ASSERT_EQ(got[k], 0xa5) << "byte " << k << " past the " << outputs << " outputs";
+        std::vector<std::uint16_t> want(outputs);
+        detail::reduce_reference(bits.data(), s, want.data(), nullptr);
+        for (std::size_t o = 0; o < outputs; ++o)
+          ASSERT_EQ(
+              detail::reduce_mismatch(Scalar::from_bytes(t, &want[o]),
+                                      Scalar::from_bytes(t, got.data() + 2 * o), op, s.extent()),
+              "")
+              << "output " << o;
+      }
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, Float16ReduceTest, ::testing::ValuesIn(variant_targets("reduce")),

@@ -317,9 +317,10 @@ struct MeanOp {
   static PARPAT_HD Result result(Acc a) { return a; }
 };
 
-// The type mean, var and std report for element type T: the float itself, float64 for integers.
+// The type mean, var and std report for element type T: the float itself (float16 and bfloat16
+// included, as reduce_result_dtype says), float64 for integers.
 template <class T>
-using StatisticResult = std::conditional_t<std::is_floating_point_v<T>, T, double>;
+using StatisticResult = std::conditional_t<is_float_type<T>, T, double>;
 
 template <class Op>
 struct is_moments_op : std::false_type {};
