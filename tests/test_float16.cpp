@@ -278,6 +278,54 @@ TEST_P(Float16ReduceTest, RandomDataWithSpecialsAgainstTheReference) {
       }
 }
 
+// Sums over every launch shape a variant has (one block, a cluster, small and wide grids; a start
+// off the 16-byte boundary; strided rows), of values whose sum is near 1024, so a sum that loses
+// elements or comes back 0 is far from the reference.
+TEST_P(Float16ReduceTest, SumsOfEveryLaunchShapeMatchTheReference) {
+  const Device& device = GetParam().device;
+  std::mt19937_64 rng(run_seed() + 1);
+  std::vector<std::int64_t> sizes = {1, 2, 8, 9, 4099, 65537, (1 << 20) + 7};
+  if (device.backend() == Backend::cuda) sizes.push_back((1 << 24) + 5);  // the bandwidth wave
+  for (DType t : kHalfTypes)
+    for (std::int64_t n : sizes) {
+      const double scale = std::ldexp(1.0, 10 - static_cast<int>(std::ceil(std::log2(n + 1.0))));
+      std::vector<std::uint16_t> bits(static_cast<std::size_t>(n) + 1);
+      for (auto& b : bits)
+        b = bits_of(t, scale * std::uniform_real_distribution<double>(0.5, 1.5)(rng));
+      // Elements 1..n (the start one element past an aligned allocation, where the backend can
+      // wrap a pointer), then 0..n-1, then rows of 3 elements, 4 apart.
+      for (int layout = 0; layout < 3; ++layout) {
+        const bool offset = layout == 0 && device.backend() != Backend::opencl;
+        const std::int64_t rows = layout == 2 ? n / 4 : 1, cols = layout == 2 ? 3 : n;
+        const std::int64_t stride = layout == 2 ? 4 : cols;
+        if (rows == 0 || (layout == 0 && !offset)) continue;
+        detail::ReduceShape s{t, ReduceOp::sum, Axis::all, rows, cols, stride};
+        const auto& variant = detail::find_reduce_variant(device.backend(), GetParam().variant);
+        if (!variant.supports(s, device.info())) continue;
+        SCOPED_TRACE(std::string(dtype_name(t)) + " sum of " + std::to_string(rows) + "x" +
+                     std::to_string(cols) + " layout " + std::to_string(layout) + ", seed " +
+                     std::to_string(run_seed()));
+        const std::uint16_t* first = bits.data() + (offset ? 1 : 0);
+        Buffer storage(device, bits.size() * 2);
+        storage.upload(bits.data(), bits.size() * 2);
+        Array in = offset
+                       ? Array::view(Buffer::wrap(device, static_cast<char*>(storage.handle()) + 2,
+                                                  static_cast<std::size_t>(n) * 2),
+                                     t, {n})
+                   : layout == 2 ? Array::view(storage, t, {rows, cols}, stride)
+                                 : Array::view(storage, t, {n});
+        ReduceResult r = reduce(in, {ReduceOp::sum, Axis::all, GetParam().variant});
+        ASSERT_EQ(r.dtype, t);
+        std::uint16_t want = 0;
+        detail::reduce_reference(first, s, &want, nullptr);
+        EXPECT_GT(value_of(t, want), 0.0);
+        EXPECT_EQ(detail::reduce_mismatch(Scalar::from_bytes(t, &want), r.values.at(0),
+                                          ReduceOp::sum, rows * cols),
+                  "");
+      }
+    }
+}
+
 // mean, var and std of the 16-bit floats are of the input's dtype: each output is 2 bytes, and
 // nothing past the last one is written (bytes after it keep their pattern).
 TEST_P(Float16ReduceTest, StatisticsWriteTwoBytesPerOutput) {
