@@ -363,6 +363,27 @@ TEST_P(HistogramDTypes, Float16TypesAreBinnedByTheirFloat64Value) {
   }
 }
 
+// float16 and bfloat16 data in the layouts `fast` tunes for (few bins, the shared histogram in
+// passes, equal runs), with NaN and ±inf among the values: each value binned by its own value,
+// never by its bits read as an integer.
+TEST_P(HistogramDTypes, Float16TypesOfRandomDataInEveryLayout) {
+  std::mt19937_64 rng(run_seed() + 3);
+  std::normal_distribution<double> normal(0, 3);
+  for (DType t : {DType::float16, DType::bfloat16}) {
+    std::vector<long double> list((1 << 20) + 7);
+    for (std::size_t i = 0; i < list.size(); ++i)
+      list[i] = i % 997 == 0   ? std::numeric_limits<long double>::quiet_NaN()
+                : i % 991 == 0 ? std::numeric_limits<long double>::infinity() * (i % 2 ? 1 : -1)
+                : i < 4096     ? 1.5
+                               : normal(rng);
+    const Values v = values_of(t, list);
+    check(v, HistogramBins::even(10, -4, 4), "10 bins");
+    check(v, HistogramBins::even(1000, -1.5, 2.5), "1000 bins");
+    check(v, HistogramBins::even(65536, -8, 8), "65536 bins");
+    check(v, HistogramBins::even(7, 0, 1), "7 bins");
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, HistogramDTypes,
                          ::testing::ValuesIn(variant_targets("histogram")), target_name);
 
