@@ -426,10 +426,10 @@ def histogram(x, bins=10, range=None, density=False, weights=None, *, outliers=F
     Parameters
     ----------
     x : array_like
-        The data, taken flat: bool, any integer dtype, float16, bfloat16, float32 or float64, from numpy, CuPy,
-        torch, JAX or any DLPack / CUDA-array-interface producer. Device arrays are read in
-        place. Every value is binned as a float64, as numpy does (64-bit integers rounded to the
-        nearest float64).
+        The data, taken flat: bool, any integer dtype, float16, bfloat16, float32 or float64,
+        from numpy, CuPy, torch, JAX or any DLPack / CUDA-array-interface producer. Device
+        arrays are read in place. Every value is binned as a float64, as numpy does (64-bit
+        integers rounded to the nearest float64).
     bins : int or sequence of scalars, optional
         An integer: that many equal-width bins over the range (numpy's edges,
         ``linspace(lo, hi, bins + 1)``). An array: the bin edges, increasing, so that bin i
