@@ -18,8 +18,9 @@ double cub_histogram_even_ms(const Device& device, DType dtype, std::int64_t bin
   cuda.activate();
   temp_bytes = 0;
   if (inputs.empty() || bins + 1 > (std::int64_t{1} << 30)) return 0;
+  if (dtype == DType::float16 || dtype == DType::bfloat16) return 0;  // CUB takes neither
   return visit_dtype(dtype, [&](auto t) -> double {
-    using T = decltype(t);
+    using T = std::conditional_t<is_float16_type<decltype(t)>, float, decltype(t)>;
     using Level = std::conditional_t<std::is_floating_point_v<T>, T, int>;
     const int levels = static_cast<int>(bins + 1);
     const auto n = static_cast<int>(std::min<std::int64_t>(inputs[0].size(), INT32_MAX));

@@ -49,8 +49,9 @@ double cub_reduce_ms(const Device& device, DType dtype, ReduceOp op,
   cudaStream_t stream = cuda.stream();
   std::int64_t n = inputs[0].size();
   Buffer out(device, 16), index(device, 8);
+  if (dtype == DType::float16 || dtype == DType::bfloat16) return 0;  // CUB takes neither
   return visit_dtype(dtype, [&](auto t) -> double {
-    using T = decltype(t);
+    using T = std::conditional_t<is_float16_type<decltype(t)>, float, decltype(t)>;
     auto* o = static_cast<T*>(out.handle());
     auto* i = static_cast<std::int64_t*>(index.handle());
     switch (op) {
@@ -93,8 +94,9 @@ double cub_segmented_reduce_ms(const Device& device, DType dtype, ReduceOp op, c
   Buffer d_offsets(device, offsets.size() * sizeof(std::int64_t));
   d_offsets.upload(offsets.data(), d_offsets.bytes());
   const auto* begin = static_cast<const std::int64_t*>(d_offsets.handle());
+  if (dtype == DType::float16 || dtype == DType::bfloat16) return 0;  // CUB takes neither
   return visit_dtype(dtype, [&](auto t) -> double {
-    using T = decltype(t);
+    using T = std::conditional_t<is_float16_type<decltype(t)>, float, decltype(t)>;
     Buffer out(device, rows * sizeof(WideSum<T>));
     std::vector<Array> one{input};
     return time_cub(device, one, timer, [&](void* tmp, std::size_t& b, const void* in) {

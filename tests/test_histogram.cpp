@@ -296,14 +296,16 @@ TEST_P(HistogramTest, PerValueBinsMatchBincount) {
     std::int64_t max = 0;
     visit_dtype(t, [&](auto v) {
       using T = decltype(v);
-      const T* p = reinterpret_cast<const T*>(host.data());
-      for (std::int64_t i = 0; i < n; ++i)
-        max = std::max<std::int64_t>(max, p[i]);
-      for (std::int64_t i = 0; i < n; ++i) {
-        if (p[i] < 0) {
-          ++negative;
-        } else {
-          ++expected.at(static_cast<std::size_t>(p[i]));
+      if constexpr (std::is_integral_v<T>) {
+        const T* p = reinterpret_cast<const T*>(host.data());
+        for (std::int64_t i = 0; i < n; ++i)
+          max = std::max<std::int64_t>(max, p[i]);
+        for (std::int64_t i = 0; i < n; ++i) {
+          if (p[i] < 0) {
+            ++negative;
+          } else {
+            ++expected.at(static_cast<std::size_t>(p[i]));
+          }
         }
       }
     });

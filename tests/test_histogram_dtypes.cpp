@@ -41,10 +41,17 @@ Values values_of(DType t, const std::vector<long double>& list) {
   Values v{t, std::vector<unsigned char>(list.size() * dtype_size(t))};
   visit_dtype(t, [&](auto x) {
     using T = decltype(x);
-    const long double lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      const T value = static_cast<T>(std::clamp(list[i], lo, hi));
-      std::memcpy(v.bytes.data() + i * sizeof(T), &value, sizeof(T));
+    if constexpr (is_float16_type<T>) {
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        const T value = static_cast<T>(static_cast<double>(list[i]));
+        std::memcpy(v.bytes.data() + i * sizeof(T), &value, sizeof(T));
+      }
+    } else {
+      const long double lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        const T value = static_cast<T>(std::clamp(list[i], lo, hi));
+        std::memcpy(v.bytes.data() + i * sizeof(T), &value, sizeof(T));
+      }
     }
   });
   return v;
@@ -152,8 +159,10 @@ TEST_P(HistogramDTypes, ExtremesEdgesAndValuesJustOutside) {
   for (DType t : kIntegers) {
     long double min = 0, max = 0;
     visit_dtype(t, [&](auto x) {
-      min = std::numeric_limits<decltype(x)>::lowest();
-      max = std::numeric_limits<decltype(x)>::max();
+      if constexpr (std::is_integral_v<decltype(x)>) {
+        min = std::numeric_limits<decltype(x)>::lowest();
+        max = std::numeric_limits<decltype(x)>::max();
+      }
     });
     const bool wide = dtype_size(t) == 8;
     struct Range {
@@ -234,8 +243,10 @@ TEST_P(HistogramDTypes, PerValueBinsCountEveryNonNegativeValue) {
     const bool fixed = dtype_size(t) <= 2;
     long double min = 0, max = 0;
     visit_dtype(t, [&](auto x) {
-      min = std::numeric_limits<decltype(x)>::lowest();
-      max = std::numeric_limits<decltype(x)>::max();
+      if constexpr (std::is_integral_v<decltype(x)>) {
+        min = std::numeric_limits<decltype(x)>::lowest();
+        max = std::numeric_limits<decltype(x)>::max();
+      }
     });
     // Narrow types: their whole range; wide ones: [−5, 3000] and their lowest value.
     std::uniform_int_distribution<std::int64_t> u(fixed ? static_cast<std::int64_t>(min) : -5,
@@ -286,8 +297,10 @@ TEST_P(HistogramDTypes, DefaultRangeIsTheDataMinAndMax) {
   for (DType t : kIntegers) {
     long double min = 0, max = 0;
     visit_dtype(t, [&](auto x) {
-      min = std::numeric_limits<decltype(x)>::lowest();
-      max = std::numeric_limits<decltype(x)>::max();
+      if constexpr (std::is_integral_v<decltype(x)>) {
+        min = std::numeric_limits<decltype(x)>::lowest();
+        max = std::numeric_limits<decltype(x)>::max();
+      }
     });
     std::uniform_real_distribution<long double> u(min, max);
     std::vector<long double> list(20011);
@@ -319,6 +332,55 @@ TEST_P(HistogramDTypes, EmptyInput) {
     EXPECT_EQ(per.underflow + per.overflow + per.nan, 0u);
     for (auto c : per.counts)
       EXPECT_EQ(c, 0u);
+  }
+}
+
+// float16 and bfloat16 are binned by their float64 values, every bit pattern of them: NaN bits to
+// the NaN slot, ±inf below and above, subnormals, ±0 and values on the edges; per-value bins
+// are refused, as for every float input.
+TEST_P(HistogramDTypes, Float16TypesAreBinnedByTheirFloat64Value) {
+  for (DType t : {DType::float16, DType::bfloat16}) {
+    Values v{t, std::vector<unsigned char>(2 * 65536)};
+    for (unsigned b = 0; b < 65536; ++b) {
+      const auto bits = static_cast<std::uint16_t>(b);
+      std::memcpy(v.bytes.data() + 2 * b, &bits, 2);
+    }
+    const Values few = values_of(t, {-1, -0.5, 0, 0.25, 0.5, 1, 1, 3, -3});
+    int covered = 0;
+    covered += check(v, HistogramBins::even(10, -1, 1), "every bit pattern");
+    covered += check(v, HistogramBins::even(7, -65504, 65504), "whole range");
+    covered += check(v, HistogramBins::even(1000, -1e-6, 1e-6), "subnormals");
+    covered += check(v, HistogramBins::explicit_edges({-2, -0.5, 0, 0.1, 0.25, 1, 100}), "edges");
+    covered += check(few, HistogramBins::even(4, -1, 1), "values on edges");
+    if (!covers(t, few.size(), HistogramBins::even(4, -1, 1))) continue;
+    EXPECT_GT(covered, 0);
+    // Default range: [min, max] of the data (NaN-free), the edges as numpy makes them in float64.
+    HistogramResult r = run(few, HistogramBins::even(6));
+    EXPECT_EQ(slots_of(r),
+              numpy_slots(as_float64(few), HistogramBins::even(6, -3, 3).edge_values()))
+        << dtype_name(t);
+    EXPECT_THROW(run(few, HistogramBins::per_value()), Error) << dtype_name(t);
+  }
+}
+
+// float16 and bfloat16 data in the layouts `fast` tunes for (few bins, the shared histogram in
+// passes, equal runs), with NaN and ±inf among the values: each value binned by its own value,
+// never by its bits read as an integer.
+TEST_P(HistogramDTypes, Float16TypesOfRandomDataInEveryLayout) {
+  std::mt19937_64 rng(run_seed() + 3);
+  std::normal_distribution<double> normal(0, 3);
+  for (DType t : {DType::float16, DType::bfloat16}) {
+    std::vector<long double> list((1 << 20) + 7);
+    for (std::size_t i = 0; i < list.size(); ++i)
+      list[i] = i % 997 == 0   ? std::numeric_limits<long double>::quiet_NaN()
+                : i % 991 == 0 ? std::numeric_limits<long double>::infinity() * (i % 2 ? 1 : -1)
+                : i < 4096     ? 1.5
+                               : normal(rng);
+    const Values v = values_of(t, list);
+    check(v, HistogramBins::even(10, -4, 4), "10 bins");
+    check(v, HistogramBins::even(1000, -1.5, 2.5), "1000 bins");
+    check(v, HistogramBins::even(65536, -8, 8), "65536 bins");
+    check(v, HistogramBins::even(7, 0, 1), "7 bins");
   }
 }
 

@@ -29,9 +29,10 @@ std::vector<Target> targets() {
   return variant_targets("reduce");
 }
 
-constexpr DType kDTypes[] = {DType::boolean, DType::int8,    DType::uint8,  DType::int16,
-                             DType::uint16,  DType::int32,   DType::uint32, DType::int64,
-                             DType::uint64,  DType::float32, DType::float64};
+constexpr DType kDTypes[] = {DType::boolean, DType::int8,    DType::uint8,   DType::int16,
+                             DType::uint16,  DType::int32,   DType::uint32,  DType::int64,
+                             DType::uint64,  DType::float32, DType::float64, DType::float16,
+                             DType::bfloat16};
 constexpr ReduceOp kOps[] = {ReduceOp::sum, ReduceOp::prod,   ReduceOp::min,
                              ReduceOp::max, ReduceOp::argmin, ReduceOp::argmax};
 
@@ -43,7 +44,7 @@ std::vector<unsigned char> random_bytes(DType t, std::int64_t n, std::mt19937_64
     using T = decltype(v);
     T* p = reinterpret_cast<T*>(out.data());
     for (std::int64_t i = 0; i < n; ++i) {
-      if constexpr (std::is_floating_point_v<T>) {
+      if constexpr (is_float_type<T>) {
         p[i] = static_cast<T>(std::uniform_real_distribution<double>(lo, 1.0)(rng));
       } else {
         p[i] = static_cast<T>(rng());
@@ -60,7 +61,7 @@ void tame_for_prod(DType t, std::vector<unsigned char>& bytes) {
     T* p = reinterpret_cast<T*>(bytes.data());
     std::size_t n = bytes.size() / sizeof(T);
     for (std::size_t i = 0; i < n; ++i) {
-      if constexpr (std::is_floating_point_v<T>) p[i] = static_cast<T>(1.0 + p[i] * 1e-3);
+      if constexpr (is_float_type<T>) p[i] = static_cast<T>(1.0 + static_cast<double>(p[i]) * 1e-3);
     }
   });
 }

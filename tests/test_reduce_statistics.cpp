@@ -23,9 +23,10 @@ constexpr ReduceOp kStatisticOps[] = {
     ReduceOp::nanprod,       ReduceOp::nanmin,  ReduceOp::nanmax, ReduceOp::nanargmin,
     ReduceOp::nanargmax,     ReduceOp::nanmean, ReduceOp::nanvar, ReduceOp::nanstd,
     ReduceOp::count_nonzero, ReduceOp::any,     ReduceOp::all};
-constexpr DType kDTypes[] = {DType::boolean, DType::int8,    DType::uint8,  DType::int16,
-                             DType::uint16,  DType::int32,   DType::uint32, DType::int64,
-                             DType::uint64,  DType::float32, DType::float64};
+constexpr DType kDTypes[] = {DType::boolean, DType::int8,    DType::uint8,   DType::int16,
+                             DType::uint16,  DType::int32,   DType::uint32,  DType::int64,
+                             DType::uint64,  DType::float32, DType::float64, DType::float16,
+                             DType::bfloat16};
 
 std::vector<Target> targets() {
   return variant_targets("reduce");
@@ -40,11 +41,11 @@ std::vector<unsigned char> random_input(DType t, std::int64_t n, std::mt19937_64
     using T = decltype(v);
     T* p = reinterpret_cast<T*>(out.data());
     for (std::int64_t i = 0; i < n; ++i) {
-      if constexpr (std::is_floating_point_v<T>) {
-        p[i] = rng() % 8 == 0
-                   ? std::numeric_limits<T>::quiet_NaN()
-                   : static_cast<T>(1.0 + std::uniform_real_distribution<double>(-1e-3, 1e-3)(rng));
-        if (rng() % 5 == 0) p[i] = 0;
+      if constexpr (is_float_type<T>) {
+        p[i] = static_cast<T>(rng() % 8 == 0
+                                  ? std::numeric_limits<double>::quiet_NaN()
+                                  : 1.0 + std::uniform_real_distribution<double>(-1e-3, 1e-3)(rng));
+        if (rng() % 5 == 0) p[i] = T(0.0);
       } else {
         p[i] = static_cast<T>(whole_range ? rng() : rng() % 4);
       }
@@ -105,7 +106,10 @@ TEST_P(ReduceStatisticsTest, RandomInputsAlongEveryAxis) {
     for (auto [rows, cols] : shapes) {
       auto host = random_input(t, rows * cols, rng, rows * cols % 2 == 1);
       if (is_float(t))
-        visit_dtype(t, [&](auto v) { reinterpret_cast<decltype(v)*>(host.data())[0] = 1; });
+        visit_dtype(t, [&](auto v) {
+          using T = decltype(v);
+          reinterpret_cast<T*>(host.data())[0] = T(1);
+        });
       for (ReduceOp op : kStatisticOps)
         for (Axis axis : {Axis::all, Axis::rows, Axis::cols}) {
           // An extent of NaN alone has no nanargmin: checked below, not here.
@@ -124,7 +128,7 @@ TEST_P(ReduceStatisticsTest, RandomInputsAlongEveryAxis) {
 TEST_P(ReduceStatisticsTest, AnyAndAllFindTheOneElement) {
   std::mt19937_64 rng(run_seed());
   for (DType t : {DType::boolean, DType::int8, DType::uint16, DType::int32, DType::uint64,
-                  DType::float32, DType::float64})
+                  DType::float32, DType::float64, DType::float16, DType::bfloat16})
     for (std::int64_t n : {1, 31, 4097, 65537, (1 << 20) + 3}) {
       std::vector<unsigned char> zeros(static_cast<std::size_t>(n) * dtype_size(t), 0);
       std::vector<unsigned char> ones = zeros;
@@ -146,7 +150,9 @@ TEST_P(ReduceStatisticsTest, AnyAndAllFindTheOneElement) {
       }
       visit_dtype(t, [&](auto v) {
         using T = decltype(v);
-        T one = is_float(t) && rng() % 2 ? std::numeric_limits<T>::quiet_NaN() : T(1);
+        T one = T(1);
+        if constexpr (is_float_type<T>)
+          if (rng() % 2) one = static_cast<T>(std::numeric_limits<double>::quiet_NaN());
         reinterpret_cast<T*>(zeros.data())[at] = one;
         reinterpret_cast<T*>(ones.data())[at] = T(0);
       });

@@ -108,13 +108,14 @@ HostAnswer host_answer(DType t, ReduceOp op, Axis axis, std::int64_t rows, std::
   a.magnitude.assign(static_cast<std::size_t>(outputs), 0);
   a.arg.assign(static_cast<std::size_t>(outputs), -1);
   visit_dtype(t, [&](auto v) {
-    using T = decltype(v);
-    const T* p = reinterpret_cast<const T*>(host);
+    using S = decltype(v);  // stored; 16-bit floats are compared as float
+    using T = std::conditional_t<is_float16_type<S>, float, S>;
+    const S* p = reinterpret_cast<const S*>(host);
     std::vector<T> best(static_cast<std::size_t>(outputs));
     for (std::int64_t r = 0; r < rows; ++r)
       for (std::int64_t c = 0; c < cols; ++c) {
         const auto o = static_cast<std::size_t>(output_of(axis, r, c));
-        const T x = p[r * cols + c];
+        const T x = static_cast<T>(p[r * cols + c]);
         a.sum[o] += static_cast<long double>(x);
         a.magnitude[o] += std::fabs(static_cast<long double>(x));
         // The index an arg op reports: the flattened index for axis all, else the position
@@ -442,15 +443,17 @@ TEST_P(StreamTest, IntegerExtremesAndTies) {
     std::vector<unsigned char> host(static_cast<std::size_t>(n) * dtype_size(t));
     visit_dtype(t, [&](auto v) {
       using T = decltype(v);
-      T* p = reinterpret_cast<T*>(host.data());
-      const T lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
-      for (std::int64_t i = 0; i < n; ++i)
-        p[i] = static_cast<T>(i % 2 ? hi - static_cast<T>(i % 5) : lo + static_cast<T>(i % 7));
-      // The extremes several times, the first ones in different chunks than the later ones.
-      p[1500] = lo;
-      p[2998] = lo;
-      p[200] = hi;
-      p[2999] = hi;
+      if constexpr (std::is_integral_v<T>) {
+        T* p = reinterpret_cast<T*>(host.data());
+        const T lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
+        for (std::int64_t i = 0; i < n; ++i)
+          p[i] = static_cast<T>(i % 2 ? hi - static_cast<T>(i % 5) : lo + static_cast<T>(i % 7));
+        // The extremes several times, the first ones in different chunks than the later ones.
+        p[1500] = lo;
+        p[2998] = lo;
+        p[200] = hi;
+        p[2999] = hi;
+      }
     });
     for (ReduceOp op : kOps)
       for (std::size_t chunk : {std::size_t{1000}, std::size_t{4096}}) {

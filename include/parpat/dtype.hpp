@@ -5,9 +5,12 @@
 #include <cstdint>
 #include <string>
 
+#include "parpat/float16.hpp"
+
 namespace parpat {
 
-// numpy's numeric types; `boolean` is numpy's bool (one byte, 0 or 1).
+// numpy's numeric types; `boolean` is numpy's bool (one byte, 0 or 1); float16 is IEEE binary16
+// and bfloat16 the 16-bit float of ml_dtypes, torch and DLPack (parpat/float16.hpp).
 enum class DType {
   boolean,
   int8,
@@ -19,13 +22,15 @@ enum class DType {
   int64,
   uint64,
   float32,
-  float64
+  float64,
+  float16,
+  bfloat16
 };
 
 std::size_t dtype_size(DType t);
 const char* dtype_name(DType t);             // "bool", "uint8", "float32", ...
 DType parse_dtype(const std::string& name);  // throws Error(invalid_argument) when unknown
-bool is_float(DType t);
+bool is_float(DType t);                      // float16, bfloat16, float32, float64
 bool is_signed_integer(DType t);
 
 // Maps a C++ element type to its DType at compile time.
@@ -75,6 +80,14 @@ template <>
 struct dtype_of<double> {
   static constexpr DType value = DType::float64;
 };
+template <>
+struct dtype_of<float16> {
+  static constexpr DType value = DType::float16;
+};
+template <>
+struct dtype_of<bfloat16> {
+  static constexpr DType value = DType::bfloat16;
+};
 
 // Calls f(T{}) with the C++ type of `t`; the generic lambda picks its instantiation from it.
 template <class F>
@@ -100,6 +113,10 @@ decltype(auto) visit_dtype(DType t, F&& f) {
       return f(std::uint64_t{});
     case DType::float32:
       return f(float{});
+    case DType::float16:
+      return f(float16{});
+    case DType::bfloat16:
+      return f(bfloat16{});
     case DType::float64:
       break;
   }

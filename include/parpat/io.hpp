@@ -23,8 +23,8 @@ struct HostArray {
 };
 
 // Reads a .npy file (format versions 1–3, little-endian, C order, one or more dimensions, dtypes
-// bool int8 uint8 int16 uint16 int32 uint32 int64 uint64 float32 float64). Throws Error(io) when
-// the file is missing or unreadable and Error(invalid_argument) with one clear sentence for
+// bool int8 uint8 int16 uint16 int32 uint32 int64 uint64 float16 float32 float64). Throws Error(io)
+// when the file is missing or unreadable and Error(invalid_argument) with one clear sentence for
 // anything malformed: bad magic, a header that does not parse, a size that does not match the
 // data, an unsupported dtype or byte order, Fortran order, or a 0-D shape.
 HostArray read_npy(const std::string& path);
@@ -36,7 +36,7 @@ HostArray read_input(const std::string& path);
 // Parses .npy bytes already in memory (what read_npy does after reading the file).
 HostArray parse_npy(const unsigned char* bytes, std::size_t size, const std::string& name);
 
-// Writes a version 1.0 .npy file.
+// Writes a version 1.0 .npy file (Error(unsupported) for bfloat16, which .npy cannot name).
 void write_npy(const std::string& path, DType dtype, const std::vector<std::int64_t>& shape,
                const void* data);
 

@@ -17,7 +17,7 @@ from ._parts import Parts
 
 _BINCOUNT_DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
                     "uint64")
-_REDUCE_DTYPES = _BINCOUNT_DTYPES + ("float32", "float64")
+_REDUCE_DTYPES = _BINCOUNT_DTYPES + ("float16", "bfloat16", "float32", "float64")
 _HISTOGRAM_DTYPES = _REDUCE_DTYPES
 _devices = {}
 
@@ -243,7 +243,7 @@ _REDUCE_DOC = """{summary}
     x : array_like
         A numpy, CuPy, torch or JAX array of any number of dimensions (or anything exposing
         DLPack or the CUDA array interface) of bool, int8, uint8, int16, uint16, int32, uint32,
-        int64, uint64, float32 or float64, in C order.
+        int64, uint64, float16, bfloat16, float32 or float64, in C order.
         Device arrays are read in place on their own GPU; the rows of a 2-D array may be
         strided.
     axis : None, int or tuple of ints, optional
@@ -426,10 +426,10 @@ def histogram(x, bins=10, range=None, density=False, weights=None, *, outliers=F
     Parameters
     ----------
     x : array_like
-        The data, taken flat: bool, any integer dtype, float32 or float64, from numpy, CuPy,
-        torch, JAX or any DLPack / CUDA-array-interface producer. Device arrays are read in
-        place. Every value is binned as a float64, as numpy does (64-bit integers rounded to the
-        nearest float64).
+        The data, taken flat: bool, any integer dtype, float16, bfloat16, float32 or float64,
+        from numpy, CuPy, torch, JAX or any DLPack / CUDA-array-interface producer. Device
+        arrays are read in place. Every value is binned as a float64, as numpy does (64-bit
+        integers rounded to the nearest float64).
     bins : int or sequence of scalars, optional
         An integer: that many equal-width bins over the range (numpy's edges,
         ``linspace(lo, hi, bins + 1)``). An array: the bin edges, increasing, so that bin i

@@ -11,8 +11,8 @@ import numpy as np
 
 from . import _parpat
 
-# DLPack type codes (kDLInt, kDLUInt, kDLFloat) and bit widths to numpy names.
-_DLPACK_CODES = {0: "int", 1: "uint", 2: "float"}
+# DLPack type codes (kDLInt, kDLUInt, kDLFloat, kDLBfloat) and bit widths to numpy names.
+_DLPACK_CODES = {0: "int", 1: "uint", 2: "float", 4: "bfloat"}
 _KDL_CPU, _KDL_CUDA, _KDL_CUDA_HOST, _KDL_CUDA_MANAGED = 1, 2, 3, 13
 
 
@@ -188,12 +188,22 @@ def contiguous_copy(x, d: Described):
 
 # Results -------------------------------------------------------------------------------------
 
+def _ml_dtypes():
+    try:
+        import ml_dtypes
+    except ImportError as e:
+        raise TypeError("bfloat16 results on the host need the ml_dtypes package") from e
+    return ml_dtypes
+
+
 def empty(d: Where, like, shape, dtype: str):
     """An uninitialised array for a result of input `like`, and its pointer: numpy for host
     input, else the input's framework on its device (for plain DLPack producers, CuPy or torch
     when present)."""
     if d.host:
-        a = np.empty(shape, dtype=dtype)
+        # numpy names bfloat16 once ml_dtypes is imported, which every producer of host
+        # bfloat16 arrays (ml_dtypes itself, JAX) has done.
+        a = np.empty(shape, dtype=_ml_dtypes().bfloat16 if dtype == "bfloat16" else dtype)
         return a, a.__array_interface__["data"][0]
     if d.kind == "torch":
         a = like.new_empty(shape, dtype=torch_dtype(dtype))

@@ -13,6 +13,9 @@ from . import _frameworks as fw
 from . import _parpat
 from ._api import _HISTOGRAM_DTYPES, _WEIGHT_DTYPES, _device_of, _flat
 
+# The library's joint histogram takes every histogram dtype but the 16-bit floats.
+_JOINT_DTYPES = tuple(t for t in _HISTOGRAM_DTYPES if t not in ("float16", "bfloat16"))
+
 
 class _Samples(NamedTuple):
     """The samples as the C++ layer takes them."""
@@ -54,9 +57,9 @@ def _samples(sample, copy: bool) -> _Samples:
     if len(d.shape) > 2:
         raise ValueError(f"parpat.histogramdd takes an (N, D) array of samples, not one of "
                          f"shape {tuple(d.shape)}")
-    if d.dtype not in _HISTOGRAM_DTYPES:
+    if d.dtype not in _JOINT_DTYPES:
         raise TypeError(f"parpat.histogramdd does not take dtype {d.dtype} (it takes "
-                        f"{', '.join(_HISTOGRAM_DTYPES)})")
+                        f"{', '.join(_JOINT_DTYPES)})")
     (n, dims), (row, col) = d.shape, d.strides
     if (dims <= 1 or col == 1) and (n <= 1 or row == dims):
         return _Samples([d.ptr], True, n, dims, d.dtype, d, [d.array])
@@ -84,11 +87,11 @@ def _coordinates(items, copy: bool) -> _Samples:
         if d.host != first.host or d.cuda_device != first.cuda_device:
             raise ValueError("the coordinate arrays must be on one device")
     dtype = np.result_type(*(np.dtype(d.dtype) for d in ds)).name
-    if dtype not in _HISTOGRAM_DTYPES:
+    if dtype not in _JOINT_DTYPES:
         raise TypeError(f"parpat.histogramdd does not take dtype {dtype} (it takes "
-                        f"{', '.join(_HISTOGRAM_DTYPES)})")
+                        f"{', '.join(_JOINT_DTYPES)})")
     arrays, ds = zip(*(_flat(d.array if d.dtype == dtype else _astype(d, dtype), copy,
-                             "histogramdd", _HISTOGRAM_DTYPES)[:2] for d in ds))
+                             "histogramdd", _JOINT_DTYPES)[:2] for d in ds))
     return _Samples([d.ptr for d in ds], False, first.shape[0], len(ds), dtype, ds[0],
                     list(arrays))
 

@@ -11,11 +11,12 @@
 //    the end (blocks are sized so no block sees 2^31 values: 32-bit counts cannot wrap);
 //  - aggregated: privatized, and each thread counts a run of equal slots before one atomic;
 //  - fast: 16-byte loads, four in flight per thread. 1-byte input is counted per value (256
-//    counters whatever the bin count; the flush maps values to bins through the table); float32
-//    and 16- and 32-bit integers (32-bit ones up to histogram.fast.int_float_max_bins bins: those
-//    up to 2^24 in magnitude exactly floats; others by the
-//    float64 rule) with even bins take FloatEvenRule (float arithmetic, exact through a proven
-//    error bound; the rare value near an edge is settled against the float64 edges). The shared
+//    counters whatever the bin count; the flush maps values to bins through the table); float32,
+//    float16, bfloat16 (their bits decoded) and 16- and 32-bit integers (32-bit ones up to
+//    histogram.fast.int_float_max_bins bins: those up to 2^24 in magnitude exactly floats;
+//    others by the float64 rule) with even bins take FloatEvenRule (float arithmetic, exact
+//    through a proven error bound; the rare value near an edge is settled against the float64
+//    edges). The shared
 //    histogram is lane-striped: slot s of lane l at s·C + l mod C, with C up to 32 columns, so the
 //    lanes of a warp hit distinct banks and distinct words however the data is spread; with fewer
 //    columns a per-vector vote sends skewed data through per-thread runs (one atomic per run of
@@ -54,8 +55,9 @@ class CudaHistogram final : public HistogramKernel {
   CudaHistogram(const Device& d, const HistogramProblem& p, Strategy strategy)
       : device_(d), cuda_(backend_cast<CudaDevice>(d)), p_(p), strategy_(strategy) {
     cuda_.activate();
-    // `fast` places float32 values and 16- and 32-bit integers (the latter up to
-    // histogram.fast.int_float_max_bins bins) with the float rule where its bound holds.
+    // `fast` places float32 values, every 16-bit type (decoded by its dtype, not read as an
+    // integer) and 32-bit integers (up to histogram.fast.int_float_max_bins bins) with the float
+    // rule where its bound holds.
     const bool float_rule =
         sizeof(T) == 2 || std::is_same_v<T, float> ||
         (sizeof(T) == 4 && p.bins <= tuned<HistogramFastPolicy>(d.info()).int_float_max_bins);

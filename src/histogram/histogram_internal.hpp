@@ -25,15 +25,15 @@
 namespace parpat::detail {
 
 // Every dtype is binned by its value as a float64 (numpy.histogram's rule; 64-bit integers round
-// to the nearest float64). bool, int8, uint8, int16 and uint16 ("table types") are read as the
-// unsigned integer of their width, and a value → slot table over those bits does the rest, so
-// their kernels are the uint8 and uint16 ones.
+// to the nearest float64). bool, int8, uint8, int16, uint16, float16 and bfloat16 ("table
+// types") are read as the unsigned integer of their width, and a value → slot table over those
+// bits does the rest, so their kernels are the uint8 and uint16 ones.
 inline bool is_table_dtype(DType t) {
-  return !is_float(t) && dtype_size(t) <= 2;
+  return dtype_size(t) <= 2;
 }
 
 // The value of a table type's element from its bits: two's complement for int8 and int16, 0 or
-// 1 for bool (any non-zero byte is true).
+// 1 for bool (any non-zero byte is true), the 16-bit floats decoded exactly (NaN stays NaN).
 PARPAT_HOST_DEVICE inline double table_value(DType t, unsigned bits) {
   switch (t) {
     case DType::boolean:
@@ -42,6 +42,10 @@ PARPAT_HOST_DEVICE inline double table_value(DType t, unsigned bits) {
       return static_cast<double>(static_cast<std::int8_t>(bits));
     case DType::int16:
       return static_cast<double>(static_cast<std::int16_t>(bits));
+    case DType::float16:
+      return static_cast<double>(float16::from_bits(static_cast<std::uint16_t>(bits)));
+    case DType::bfloat16:
+      return static_cast<double>(bfloat16::from_bits(static_cast<std::uint16_t>(bits)));
     default:
       return static_cast<double>(bits);
   }
@@ -63,6 +67,14 @@ struct KernelElement<std::int8_t> {
 };
 template <>
 struct KernelElement<std::int16_t> {
+  using type = std::uint16_t;
+};
+template <>
+struct KernelElement<float16> {
+  using type = std::uint16_t;
+};
+template <>
+struct KernelElement<bfloat16> {
   using type = std::uint16_t;
 };
 template <class T>

@@ -118,6 +118,10 @@ JointProblem problem_of(const Samples& s, const std::vector<HistogramBins>& bins
                   std::to_string(bins.size()));
   JointProblem p;
   p.dtype = s.arrays[0].dtype();
+  if (p.dtype == DType::float16 || p.dtype == DType::bfloat16)
+    throw Error(ErrorKind::unsupported, std::string("histogramdd does not take ") +
+                                            dtype_name(p.dtype) +
+                                            " samples (cast them to float32)");
   p.n = s.n;
   p.interleaved = s.interleaved;
   std::vector<std::pair<double, double>> ranges;  // found once, when a dimension needs them

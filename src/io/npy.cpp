@@ -43,9 +43,10 @@ DType parse_descr(const std::string& text, const std::string& name, bool& big_en
   if (end == std::string::npos) bad(name, "descr string is not closed");
   const std::string d = text.substr(1, end - 1);
   static const std::pair<const char*, DType> known[] = {
-      {"b1", DType::boolean}, {"i1", DType::int8},    {"u1", DType::uint8},  {"i2", DType::int16},
-      {"u2", DType::uint16},  {"i4", DType::int32},   {"u4", DType::uint32}, {"i8", DType::int64},
-      {"u8", DType::uint64},  {"f4", DType::float32}, {"f8", DType::float64}};
+      {"b1", DType::boolean}, {"i1", DType::int8},    {"u1", DType::uint8},
+      {"i2", DType::int16},   {"u2", DType::uint16},  {"i4", DType::int32},
+      {"u4", DType::uint32},  {"i8", DType::int64},   {"u8", DType::uint64},
+      {"f4", DType::float32}, {"f8", DType::float64}, {"f2", DType::float16}};
   if (d.size() == 3 && (d[0] == '<' || d[0] == '>' || d[0] == '|' || d[0] == '='))
     for (auto& [code, t] : known)
       if (d.compare(1, 2, code) == 0 && (d[0] != '|' || dtype_size(t) == 1)) {
@@ -53,8 +54,8 @@ DType parse_descr(const std::string& text, const std::string& name, bool& big_en
         return t;
       }
   throw_invalid(name + ": unsupported dtype '" + d +
-                "' (supported: bool int8 uint8 int16 uint16 int32 uint32 int64 uint64 float32 "
-                "float64, either byte order)");
+                "' (supported: bool int8 uint8 int16 uint16 int32 uint32 int64 uint64 float16 "
+                "float32 float64, either byte order)");
 }
 
 // A Python tuple of non-negative integers, as numpy writes it: "()", "(16,)", "(2, 3)" (a
@@ -221,8 +222,11 @@ HostArray read_input(const std::string& path) {
 
 void write_npy(const std::string& path, DType dtype, const std::vector<std::int64_t>& shape,
                const void* data) {
-  static const char* descr[] = {"|b1", "|i1", "|u1", "<i2", "<u2", "<i4",
-                                "<u4", "<i8", "<u8", "<f4", "<f8"};
+  static const char* descr[] = {"|b1", "|i1", "|u1", "<i2", "<u2", "<i4",  "<u4",
+                                "<i8", "<u8", "<f4", "<f8", "<f2", nullptr};
+  if (!descr[static_cast<int>(dtype)])
+    throw Error(ErrorKind::unsupported,
+                std::string("numpy's .npy format has no ") + dtype_name(dtype) + " dtype");
   std::ostringstream h;
   h << "{'descr': '" << descr[static_cast<int>(dtype)] << "', 'fortran_order': False, 'shape': (";
   std::int64_t n = 1;

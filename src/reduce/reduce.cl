@@ -4,18 +4,18 @@
 // ---- tree --------------------------------------------------------------------------------------
 
 __kernel __attribute__((reqd_work_group_size(TREE_BLOCK, 1, 1))) void tree_first(
-    __global const ELEM* in, long n, long cols, long pad, __global ACC* partials,
-    __global RES* values, __global long* indices) {
+    __global const STORE* in, long n, long cols, long pad, __global ACC* partials,
+    __global OUT* values, __global long* indices) {
   __local ACC scratch[TREE_BLOCK];
   long i = get_global_id(0);
-  ACC acc = i < n ? LOAD(in[element_offset(i, cols, pad)], i) : IDENTITY;
+  ACC acc = i < n ? LOAD(WIDEN(in[element_offset(i, cols, pad)]), i) : IDENTITY;
   acc = group_reduce(scratch, acc, get_local_id(0), TREE_BLOCK);
   if (get_local_id(0) == 0)
     emit(partials, values, indices, get_group_id(0), get_num_groups(0) == 1, acc);
 }
 
 __kernel __attribute__((reqd_work_group_size(TREE_BLOCK, 1, 1))) void tree_next(
-    __global const ACC* in, long n, __global ACC* partials, __global RES* values,
+    __global const ACC* in, long n, __global ACC* partials, __global OUT* values,
     __global long* indices) {
   __local ACC scratch[TREE_BLOCK];
   long i = get_global_id(0);
@@ -28,17 +28,17 @@ __kernel __attribute__((reqd_work_group_size(TREE_BLOCK, 1, 1))) void tree_next(
 // ---- serial ------------------------------------------------------------------------------------
 
 __kernel __attribute__((reqd_work_group_size(SERIAL_BLOCK, 1, 1))) void serial_first(
-    __global const ELEM* in, long n, long cols, long pad, __global ACC* partials,
-    __global RES* values, __global long* indices) {
+    __global const STORE* in, long n, long cols, long pad, __global ACC* partials,
+    __global OUT* values, __global long* indices) {
   long t = get_global_id(0);
   long begin = t * SERIAL_ITEMS;
   if (begin >= n) return;
   long end = min(n, begin + SERIAL_ITEMS);
   ACC acc = IDENTITY;
   long row = begin / cols, col = begin - row * cols;
-  __global const ELEM* p = in + element_offset(begin, cols, pad);
+  __global const STORE* p = in + element_offset(begin, cols, pad);
   for (long i = begin; i < end; ++i) {
-    acc = COMBINE(acc, LOAD(*p, i));
+    acc = COMBINE(acc, LOAD(WIDEN(*p), i));
     ++p;
     if (++col == cols) {
       col = 0;
@@ -49,7 +49,7 @@ __kernel __attribute__((reqd_work_group_size(SERIAL_BLOCK, 1, 1))) void serial_f
 }
 
 __kernel __attribute__((reqd_work_group_size(SERIAL_BLOCK, 1, 1))) void serial_next(
-    __global const ACC* in, long n, __global ACC* partials, __global RES* values,
+    __global const ACC* in, long n, __global ACC* partials, __global OUT* values,
     __global long* indices) {
   long t = get_global_id(0);
   long begin = t * SERIAL_ITEMS;
@@ -64,18 +64,18 @@ __kernel __attribute__((reqd_work_group_size(SERIAL_BLOCK, 1, 1))) void serial_n
 // ---- gridstride --------------------------------------------------------------------------------
 
 __kernel __attribute__((reqd_work_group_size(GRIDSTRIDE_BLOCK, 1, 1))) void gridstride_partials(
-    __global const ELEM* in, long n, long cols, long pad, __global ACC* partials) {
+    __global const STORE* in, long n, long cols, long pad, __global ACC* partials) {
   __local ACC scratch[GRIDSTRIDE_BLOCK];
   ACC acc = IDENTITY;
   for (long i = get_global_id(0); i < n; i += get_global_size(0))
-    acc = COMBINE(acc, LOAD(in[element_offset(i, cols, pad)], i));
+    acc = COMBINE(acc, LOAD(WIDEN(in[element_offset(i, cols, pad)]), i));
   acc = group_reduce(scratch, acc, get_local_id(0), GRIDSTRIDE_BLOCK);
   if (get_local_id(0) == 0) partials[get_group_id(0)] = acc;
 }
 
 // One group folds `count` partials in a fixed order and writes the result.
 __kernel __attribute__((reqd_work_group_size(GRIDSTRIDE_BLOCK, 1, 1))) void gridstride_finish(
-    __global const ACC* partials, long count, __global RES* values, __global long* indices) {
+    __global const ACC* partials, long count, __global OUT* values, __global long* indices) {
   __local ACC scratch[GRIDSTRIDE_BLOCK];
   uint lid = get_local_id(0);
   ACC acc = IDENTITY;
@@ -101,11 +101,11 @@ __kernel void atomic_reset(__global ACC_BITS* target) {
 }
 
 __kernel __attribute__((reqd_work_group_size(ATOMIC_BLOCK, 1, 1))) void atomic_fold(
-    __global const ELEM* in, long n, long cols, long pad, volatile __global ACC_BITS* target) {
+    __global const STORE* in, long n, long cols, long pad, volatile __global ACC_BITS* target) {
   __local ACC scratch[ATOMIC_BLOCK];
   ACC acc = IDENTITY;
   for (long i = get_global_id(0); i < n; i += get_global_size(0))
-    acc = COMBINE(acc, LOAD(in[element_offset(i, cols, pad)], i));
+    acc = COMBINE(acc, LOAD(WIDEN(in[element_offset(i, cols, pad)]), i));
   acc = group_reduce(scratch, acc, get_local_id(0), ATOMIC_BLOCK);
   if (get_local_id(0) != 0) return;
   ACC_BITS seen = *target, expected;
@@ -117,8 +117,8 @@ __kernel __attribute__((reqd_work_group_size(ATOMIC_BLOCK, 1, 1))) void atomic_f
   } while (seen != expected);
 }
 
-__kernel void atomic_result(__global const ACC_BITS* target, __global RES* values) {
-  values[0] = RESULT(AS(ACC, *target));
+__kernel void atomic_result(__global const ACC_BITS* target, __global OUT* values) {
+  values[0] = NARROW(RESULT(AS(ACC, *target)));
 }
 #endif
 
@@ -130,8 +130,8 @@ __kernel void atomic_result(__global const ACC_BITS* target, __global RES* value
 // Axis all. `counter` is 0 before the launch and is left 0 by the last group. Strided 2-D input
 // is swept row by row (vector loads within rows) unless its rows are narrower than a group.
 __kernel __attribute__((reqd_work_group_size(FAST_BLOCK, 1, 1))) void fast_all(
-    __global const ELEM* restrict in, long n, long cols, long pad, __global ACC* partials,
-    volatile __global uint* counter, __global RES* values, __global long* indices) {
+    __global const STORE* restrict in, long n, long cols, long pad, __global ACC* partials,
+    volatile __global uint* counter, __global OUT* values, __global long* indices) {
   __local ACC scratch[FAST_BLOCK];
   __local int is_last;
   uint lid = get_local_id(0);
@@ -151,7 +151,7 @@ __kernel __attribute__((reqd_work_group_size(FAST_BLOCK, 1, 1))) void fast_all(
   } else {
     // Many narrow rows: flat indices, scalar loads.
     for (long i = get_global_id(0); i < n; i += get_global_size(0))
-      acc = APPEND(acc, in[element_offset(i, cols, pad)], i);
+      acc = APPEND(acc, WIDEN(in[element_offset(i, cols, pad)]), i);
   }
   acc = slice_reduce(scratch, acc, lid, FAST_BLOCK);
   if (groups_in_grid == 1) {
@@ -179,8 +179,8 @@ __kernel __attribute__((reqd_work_group_size(FAST_BLOCK, 1, 1))) void fast_all(
 // Axis rows: slices of `slice` work-items (a power of two) each fold one row; groups take
 // FAST_ROWS_BLOCK / slice rows at a time, grid-stride over the rows.
 __kernel __attribute__((reqd_work_group_size(FAST_ROWS_BLOCK, 1, 1))) void fast_rows(
-    __global const ELEM* restrict in, long rows, long cols, long row_stride, uint slice,
-    __global RES* values, __global long* indices) {
+    __global const STORE* restrict in, long rows, long cols, long row_stride, uint slice,
+    __global OUT* values, __global long* indices) {
   __local ACC scratch[FAST_ROWS_BLOCK];
   uint lid = get_local_id(0);
   uint lane = lid & (slice - 1);
@@ -200,9 +200,9 @@ __kernel __attribute__((reqd_work_group_size(FAST_ROWS_BLOCK, 1, 1))) void fast_
 // one chunk of rows. Groups are numbered tile-fastest. With several chunks, each writes its
 // partials and the last group of a column tile combines them in chunk order.
 __kernel __attribute__((reqd_work_group_size(FAST_BLOCK, 1, 1))) void fast_cols(
-    __global const ELEM* restrict in, long rows, long cols, long row_stride, uint tile, long chunks,
+    __global const STORE* restrict in, long rows, long cols, long row_stride, uint tile, long chunks,
     long rows_per_chunk, __global ACC* partials, volatile __global uint* counters,
-    __global RES* values, __global long* indices) {
+    __global OUT* values, __global long* indices) {
   __local ACC scratch[FAST_BLOCK];
   __local int is_last;
   uint lid = get_local_id(0);
@@ -213,19 +213,20 @@ __kernel __attribute__((reqd_work_group_size(FAST_BLOCK, 1, 1))) void fast_cols(
   long r_end = min(rows, (chunk + 1) * rows_per_chunk);
   ACC acc = IDENTITY;
   if (c < cols) {
-    __global const ELEM* column = in + c;
+    __global const STORE* column = in + c;
     long r = chunk * rows_per_chunk + y;
     // Four rows' loads in flight before they are combined.
     for (; r + 3 * height < r_end; r += 4 * height) {
-      ELEM a = column[r * row_stride], b = column[(r + height) * row_stride],
-           d = column[(r + 2 * height) * row_stride], e = column[(r + 3 * height) * row_stride];
+      ELEM a = WIDEN(column[r * row_stride]), b = WIDEN(column[(r + height) * row_stride]),
+           d = WIDEN(column[(r + 2 * height) * row_stride]),
+           e = WIDEN(column[(r + 3 * height) * row_stride]);
       acc = APPEND(acc, a, r);
       acc = APPEND(acc, b, r + height);
       acc = APPEND(acc, d, r + 2 * height);
       acc = APPEND(acc, e, r + 3 * height);
     }
     for (; r < r_end; r += height)
-      acc = APPEND(acc, column[r * row_stride], r);
+      acc = APPEND(acc, WIDEN(column[r * row_stride]), r);
   }
   scratch[lid] = acc;
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -255,9 +256,9 @@ __kernel __attribute__((reqd_work_group_size(FAST_BLOCK, 1, 1))) void fast_cols(
 }
 
 // Appends row r's lanes of a strip to the strip's per-column accumulators.
-void append_strip(ACC* acc, ELEMV v, long r) {
+void append_strip(ACC* acc, STOREV v, long r) {
   ELEM lanes[VW];
-  PASTE(vstore, VW)(v, 0, lanes);
+  unpack_vector(v, lanes);
   for (int k = 0; k < VW; ++k)
     acc[k] = APPEND(acc[k], lanes[k], r);
 }
@@ -269,9 +270,9 @@ void append_strip(ACC* acc, ELEMV v, long r) {
 // writes its partials [chunk][column] and the last group of a column tile combines them in chunk
 // order.
 __kernel __attribute__((reqd_work_group_size(FAST_COLS_BLOCK, 1, 1))) void fast_cols_strips(
-    __global const ELEM* restrict in, long rows, long cols, long row_stride, long chunks,
+    __global const STORE* restrict in, long rows, long cols, long row_stride, long chunks,
     long rows_per_chunk, __global ACC* partials, volatile __global uint* counters,
-    __global RES* values, __global long* indices) {
+    __global OUT* values, __global long* indices) {
   __local int is_last;
   uint lid = get_local_id(0);
   long strips = (cols + VW - 1) / VW;
@@ -283,22 +284,22 @@ __kernel __attribute__((reqd_work_group_size(FAST_COLS_BLOCK, 1, 1))) void fast_
   for (int k = 0; k < VW; ++k)
     acc[k] = IDENTITY;
   if (c0 + VW <= cols) {
-    __global const ELEM* strip = in + c0;
+    __global const STORE* strip = in + c0;
     for (; r + FAST_UNROLL <= r_end; r += FAST_UNROLL) {
-      ELEMV x[FAST_UNROLL];
+      STOREV x[FAST_UNROLL];
 #pragma unroll
       for (int u = 0; u < FAST_UNROLL; ++u)
-        x[u] = *(__global const ELEMV*)(strip + (r + u) * row_stride);
+        x[u] = *(__global const STOREV*)(strip + (r + u) * row_stride);
 #pragma unroll
       for (int u = 0; u < FAST_UNROLL; ++u)
         append_strip(acc, x[u], r + u);
     }
     if (r < r_end) {
       // Fewer than FAST_UNROLL rows left: one batch of (predicated) loads in flight.
-      ELEMV x[FAST_UNROLL];
+      STOREV x[FAST_UNROLL];
 #pragma unroll
       for (int u = 0; u < FAST_UNROLL; ++u)
-        x[u] = r + u < r_end ? *(__global const ELEMV*)(strip + (r + u) * row_stride) : (ELEMV)(0);
+        x[u] = r + u < r_end ? *(__global const STOREV*)(strip + (r + u) * row_stride) : (STOREV)(0);
 #pragma unroll
       for (int u = 0; u < FAST_UNROLL; ++u)
         if (r + u < r_end) append_strip(acc, x[u], r + u);
@@ -307,7 +308,7 @@ __kernel __attribute__((reqd_work_group_size(FAST_COLS_BLOCK, 1, 1))) void fast_
     // The last strip of a row whose width is not a multiple of VW.
     for (; r < r_end; ++r)
       for (int k = 0; k < VW; ++k)
-        if (c0 + k < cols) acc[k] = APPEND(acc[k], in[r * row_stride + c0 + k], r);
+        if (c0 + k < cols) acc[k] = APPEND(acc[k], WIDEN(in[r * row_stride + c0 + k]), r);
   }
   if (chunks == 1) {
     for (int k = 0; k < VW; ++k)

@@ -2,6 +2,8 @@
 // portable entry points, which handle empty extents themselves so kernels never see them.
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -68,8 +70,8 @@ Scalar Scalar::from_bytes(DType dtype, const void* p) {
     using T = decltype(t);
     T v;
     std::memcpy(&v, p, sizeof v);
-    if constexpr (std::is_floating_point_v<T>) {
-      s.f = v;
+    if constexpr (is_float_type<T>) {
+      s.f = static_cast<double>(v);
     } else if constexpr (std::is_signed_v<T>) {
       s.i = v;
     } else {
@@ -90,6 +92,16 @@ std::string Scalar::to_string() const {
   if (std::isnan(f)) return "nan";
   if (std::isinf(f)) return f > 0 ? "inf" : "-inf";
   char buf[64];
+  if (dtype == DType::float16 || dtype == DType::bfloat16) {
+    // The fewest significant digits that read back as the same 16-bit value.
+    const auto bits_of = [&](double v) {
+      return dtype == DType::float16 ? float16(v).bits : bfloat16(v).bits;
+    };
+    for (int digits = 1;; ++digits) {
+      std::snprintf(buf, sizeof buf, "%.*g", digits, f);
+      if (bits_of(std::strtod(buf, nullptr)) == bits_of(f)) return buf;
+    }
+  }
   auto res = dtype == DType::float32 ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(f))
                                      : std::to_chars(buf, buf + sizeof buf, f);
   return std::string(buf, res.ptr);
@@ -184,7 +196,7 @@ void write_statistics(const Moments* moments, ReduceOp op, double ddof, DType re
   const bool nan_op = is_nan_reduce_op(op);
   visit_dtype(result, [&](auto t) {
     using R = decltype(t);
-    if constexpr (std::is_floating_point_v<R>) {
+    if constexpr (is_float_type<R>) {
       for (std::int64_t o = 0; o < outputs; ++o)
         static_cast<R*>(values)[o] = static_cast<R>(finish_moments(moments[o], stat, ddof, nan_op));
     }

@@ -79,7 +79,116 @@
 
 #define PASTE_(a, b) a##b
 #define PASTE(a, b) PASTE_(a, b)
-#define ELEMV PASTE(ELEM, VW)
+#define STOREV PASTE(STORE, VW)
+
+// 16-bit float input (FLOAT16_INPUT, BFLOAT16_INPUT; ELEM is then float): elements are stored as
+// their bits (STORE ushort) and WIDEN converts each one exactly as it is loaded. A 16-bit float
+// result (FLOAT16_RESULT, BFLOAT16_RESULT; RES is then the accumulator's float type) is stored
+// as bits too (OUT ushort), rounded once by NARROW, to nearest even, from the result itself.
+// Other types store ELEM and RES as they are.
+
+// binary16 bits -> float (exact): subnormals are frac * 2^-24.
+float float16_value(ushort h) {
+  uint e = (h >> 10) & 0x1f, frac = h & 0x3ff, sign = (uint)(h & 0x8000) << 16;
+  float magnitude = e == 0 ? (float)frac * 0x1p-24f
+                           : as_float(e == 0x1f ? 0x7f800000u | (frac << 13)
+                                                : ((e + 112) << 23) | (frac << 13));
+  return as_float(as_uint(magnitude) | sign);
+}
+
+float bfloat16_value(ushort h) {
+  return as_float((uint)h << 16);
+}
+
+// The bits of the binary16 value nearest to the float or double whose bits are `bits` (`width`
+// 32 or 64, `frac_bits` 23 or 52), ties to even: the rule of parpat/float16.hpp. Subnormal
+// sources lie far below binary16's range and give zero.
+ushort float16_round(ulong bits, int width, int frac_bits) {
+  int exp_max = (1 << (width - 1 - frac_bits)) - 1, bias = exp_max / 2;
+  uint sign = (uint)(bits >> (width - 16)) & 0x8000u;
+  int exp = (int)((bits >> frac_bits) & (ulong)exp_max);
+  ulong frac = bits & ((1UL << frac_bits) - 1);
+  if (exp == exp_max) return (ushort)(sign | 0x7c00u | (frac != 0 ? 0x200u : 0u));
+  int e = exp - bias;
+  if (exp == 0 || e < -25) return (ushort)sign;
+  if (e > 15) return (ushort)(sign | 0x7c00u);
+  ulong significand = frac | (1UL << frac_bits);
+  int shift = frac_bits - 10 + (e < -14 ? -14 - e : 0);
+  ulong kept = significand >> shift, rest = significand & ((1UL << shift) - 1);
+  ulong midpoint = 1UL << (shift - 1);
+  uint up = (rest > midpoint || (rest == midpoint && (kept & 1))) ? 1u : 0u;
+  uint magnitude = e < -14 ? (uint)kept + up : ((uint)(e + 15) << 10) + ((uint)kept & 0x3ffu) + up;
+  return (ushort)(sign | magnitude);
+}
+
+ushort float16_from_float(float v) {
+  return float16_round(as_uint(v), 32, 23);
+}
+
+// float -> bfloat16 is the float's upper half, rounded to nearest even (subnormals included).
+ushort bfloat16_from_float(float v) {
+  uint b = as_uint(v);
+  if (isnan(v)) return (ushort)((b >> 16) | 0x40u);
+  return (ushort)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+}
+
+#if defined(USE_FP64)
+ushort float16_from_double(double v) {
+  return float16_round(as_ulong(v), 64, 52);
+}
+
+// double -> bfloat16 through the rule of float16_round with bfloat16's 8 exponent and 7
+// fraction bits: the largest finite 2^127 * (2 - 2^-7), subnormals down to 2^-133.
+ushort bfloat16_from_double(double v) {
+  ulong bits = as_ulong(v);
+  uint sign = (uint)(bits >> 48) & 0x8000u;
+  int exp = (int)((bits >> 52) & 0x7ff);
+  ulong frac = bits & ((1UL << 52) - 1);
+  if (exp == 0x7ff) return (ushort)(sign | 0x7f80u | (frac != 0 ? 0x40u : 0u));
+  int e = exp - 1023;
+  if (exp == 0 || e < -134) return (ushort)sign;
+  if (e > 127) return (ushort)(sign | 0x7f80u);
+  ulong significand = frac | (1UL << 52);
+  int shift = 45 + (e < -126 ? -126 - e : 0);
+  ulong kept = significand >> shift, rest = significand & ((1UL << shift) - 1);
+  ulong midpoint = 1UL << (shift - 1);
+  uint up = (rest > midpoint || (rest == midpoint && (kept & 1))) ? 1u : 0u;
+  uint magnitude = e < -126 ? (uint)kept + up : ((uint)(e + 127) << 7) + ((uint)kept & 0x7fu) + up;
+  return (ushort)(sign | magnitude);
+}
+#define FROM_REAL(kind) kind##_from_double
+#else
+#define FROM_REAL(kind) kind##_from_float
+#endif
+
+#if defined(FLOAT16_INPUT)
+#define STORE ushort
+#define WIDEN(x) float16_value(x)
+#elif defined(BFLOAT16_INPUT)
+#define STORE ushort
+#define WIDEN(x) bfloat16_value(x)
+#else
+#define STORE ELEM
+#define WIDEN(x) (x)
+#endif
+#if defined(FLOAT16_RESULT)
+#define OUT ushort
+#define NARROW(x) FROM_REAL(float16)(x)
+#elif defined(BFLOAT16_RESULT)
+#define OUT ushort
+#define NARROW(x) FROM_REAL(bfloat16)(x)
+#else
+#define OUT RES
+#define NARROW(x) (x)
+#endif
+
+// The lanes of a 16-byte vector as ELEM values.
+void unpack_vector(STOREV v, ELEM* lanes) {
+  STORE raw[VW];
+  PASTE(vstore, VW)(v, 0, raw);
+  for (int j = 0; j < VW; ++j)
+    lanes[j] = WIDEN(raw[j]);
+}
 
 #ifdef MOMENTS
 // n elements with s = sum(x - shift) and q = sum((x - shift)^2), the layout of reduce_ops.hpp's
@@ -305,8 +414,8 @@ ACC max_skip_nan(ACC a, ACC b) {
 #define RESULT_RAW(a) (a)
 #define RESULT_STATISTIC(a) ((RES)finish_moments(a))
 
-void store_result(__global RES* values, __global long* indices, long o, ACC a) {
-  values[o] = RESULT(a);
+void store_result(__global OUT* values, __global long* indices, long o, ACC a) {
+  values[o] = NARROW(RESULT(a));
 #ifdef ARG_OP
   indices[o] = a.index;
 #endif
@@ -352,9 +461,9 @@ ACC group_reduce(__local ACC* scratch, ACC acc, uint lid, uint size) {
 // vector's best lane first, comparing values only (a strictly better value or the first NaN
 // replaces it, so the first of equals stays), and appends that one lane: one 64-bit index select
 // per vector instead of one per lane, the same pair as appending the lanes in order.
-ACC fold_vector(ACC acc, ELEMV v, long index) {
+ACC fold_vector(ACC acc, STOREV v, long index) {
   ELEM lanes[VW];
-  PASTE(vstore, VW)(v, 0, lanes);
+  unpack_vector(v, lanes);
 #if defined(PRESUM)
   PRESUM sum = 0;
 #pragma unroll
@@ -405,17 +514,17 @@ ACC slice_reduce(__local ACC* scratch, ACC acc, uint lid, uint width) {
 // Folds the contiguous run p[0, len) (flattened index base + j for p[j]) as worker `w` of
 // `workers`: scalar loads up to the first 16-byte boundary, 16-byte vectors (FAST_UNROLL in
 // flight), scalar tail. Each worker visits its elements in increasing index order.
-ACC fold_span(__global const ELEM* p, long len, long base, long w, long workers, ACC acc) {
-  long head = (long)((16 - ((size_t)p & 15)) & 15) / (long)sizeof(ELEM);
+ACC fold_span(__global const STORE* p, long len, long base, long w, long workers, ACC acc) {
+  long head = (long)((16 - ((size_t)p & 15)) & 15) / (long)sizeof(STORE);
   if (head > len) head = len;
   long vectors = (len - head) / VW;
   for (long j = w; j < head; j += workers)
-    acc = APPEND(acc, p[j], base + j);
-  __global const ELEMV* body = (__global const ELEMV*)(p + head);
+    acc = APPEND(acc, WIDEN(p[j]), base + j);
+  __global const STOREV* body = (__global const STOREV*)(p + head);
   long body_base = base + head;
   long v = w;
   for (; v + (FAST_UNROLL - 1) * workers < vectors; v += FAST_UNROLL * workers) {
-    ELEMV x[FAST_UNROLL];
+    STOREV x[FAST_UNROLL];
 #pragma unroll
     for (int u = 0; u < FAST_UNROLL; ++u)
       x[u] = body[v + u * workers];
@@ -425,22 +534,22 @@ ACC fold_span(__global const ELEM* p, long len, long base, long w, long workers,
   }
   if (v < vectors) {
     // Fewer than FAST_UNROLL vectors left: still one batch of (predicated) loads in flight.
-    ELEMV x[FAST_UNROLL];
+    STOREV x[FAST_UNROLL];
 #pragma unroll
     for (int u = 0; u < FAST_UNROLL; ++u)
-      x[u] = v + u * workers < vectors ? body[v + u * workers] : (ELEMV)(0);
+      x[u] = v + u * workers < vectors ? body[v + u * workers] : (STOREV)(0);
 #pragma unroll
     for (int u = 0; u < FAST_UNROLL; ++u)
       if (v + u * workers < vectors)
         acc = fold_vector(acc, x[u], body_base + (v + u * workers) * VW);
   }
   for (long j = head + vectors * VW + w; j < len; j += workers)
-    acc = APPEND(acc, p[j], base + j);
+    acc = APPEND(acc, WIDEN(p[j]), base + j);
   return acc;
 }
 
 // The last pass of tree and serial (one group / one work-item left) writes the result.
-void emit(__global ACC* partials, __global RES* values, __global long* indices, long slot,
+void emit(__global ACC* partials, __global OUT* values, __global long* indices, long slot,
           bool last_pass, ACC acc) {
   if (last_pass)
     store_result(values, indices, 0, acc);

@@ -13,6 +13,8 @@
 // The nan-ops are their plain op with NaN elements skipped (integer inputs have none, so they
 // take the plain op). The moment ops (mean, var, std and their nan forms) keep Moments and
 // report them raw: finish_moments turns them into the statistic once every fold is done.
+// The 16-bit floats run the float32 operators (Widened): each element widens as it is loaded,
+// and a result of the element's type is rounded once from the accumulator.
 #pragma once
 
 #include <cmath>
@@ -315,9 +317,10 @@ struct MeanOp {
   static PARPAT_HD Result result(Acc a) { return a; }
 };
 
-// The type mean, var and std report for element type T: the float itself, float64 for integers.
+// The type mean, var and std report for element type T: the float itself (float16 and bfloat16
+// included, as reduce_result_dtype says), float64 for integers.
 template <class T>
-using StatisticResult = std::conditional_t<std::is_floating_point_v<T>, T, double>;
+using StatisticResult = std::conditional_t<is_float_type<T>, T, double>;
 
 template <class Op>
 struct is_moments_op : std::false_type {};
@@ -339,80 +342,92 @@ PARPAT_HD double finish_moments(const Moments& m, Statistic stat, double ddof, b
   return stat == Statistic::std ? sqrt(var) : var;
 }
 
+template <class H, class F>
+decltype(auto) visit_widened_op(ReduceOp op, F&& f, bool basic);
+
 // Calls f(Op{}) for the six basic ops (sum, prod, min, max, argmin, argmax), the ones every
 // variant implements; any other op is taken as argmax, so callers check is_basic_reduce_op.
+
 template <class T, class F>
 decltype(auto) visit_basic_reduce_op(ReduceOp op, F&& f) {
-  switch (op) {
-    case ReduceOp::sum:
-      return f(SumOp<T>{});
-    case ReduceOp::prod:
-      return f(ProdOp<T>{});
-    case ReduceOp::min:
-      return f(MinOp<T>{});
-    case ReduceOp::max:
-      return f(MaxOp<T>{});
-    case ReduceOp::argmin:
-      return f(ArgMinOp<T>{});
-    default:
-      break;
+  if constexpr (is_float16_type<T>) {
+    return visit_widened_op<T>(op, std::forward<F>(f), true);
+  } else {
+    switch (op) {
+      case ReduceOp::sum:
+        return f(SumOp<T>{});
+      case ReduceOp::prod:
+        return f(ProdOp<T>{});
+      case ReduceOp::min:
+        return f(MinOp<T>{});
+      case ReduceOp::max:
+        return f(MaxOp<T>{});
+      case ReduceOp::argmin:
+        return f(ArgMinOp<T>{});
+      default:
+        break;
+    }
+    return f(ArgMaxOp<T>{});
   }
-  return f(ArgMaxOp<T>{});
 }
 
 // Calls f(Op{}) with the operator type for `op` on element type T.
 template <class T, class F>
 decltype(auto) visit_reduce_op(ReduceOp op, F&& f) {
   constexpr bool kFloat = std::is_floating_point_v<T>;
-  switch (op) {
-    case ReduceOp::mean:
-      return f(MeanOp<T, false>{});
-    case ReduceOp::nanmean:
-      return f(MeanOp<T, kFloat>{});
-    case ReduceOp::var:
-    case ReduceOp::std:
-      return f(MomentsOp<T, false>{});
-    case ReduceOp::nanvar:
-    case ReduceOp::nanstd:
-      return f(MomentsOp<T, kFloat>{});
-    case ReduceOp::count_nonzero:
-      return f(CountNonzeroOp<T>{});
-    case ReduceOp::any:
-      return f(AnyAllOp<T, false>{});
-    case ReduceOp::all:
-      return f(AnyAllOp<T, true>{});
-    case ReduceOp::nansum:
-      if constexpr (kFloat)
-        return f(NanSumOp<T, false>{});
-      else
-        return f(SumOp<T>{});
-    case ReduceOp::nanprod:
-      if constexpr (kFloat)
-        return f(NanSumOp<T, true>{});
-      else
-        return f(ProdOp<T>{});
-    case ReduceOp::nanmin:
-      if constexpr (kFloat)
-        return f(NanExtremeOp<T, true>{});
-      else
-        return f(MinOp<T>{});
-    case ReduceOp::nanmax:
-      if constexpr (kFloat)
-        return f(NanExtremeOp<T, false>{});
-      else
-        return f(MaxOp<T>{});
-    case ReduceOp::nanargmin:
-      if constexpr (kFloat)
-        return f(NanArgOp<T, true>{});
-      else
-        return f(ArgMinOp<T>{});
-    case ReduceOp::nanargmax:
-      if constexpr (kFloat)
-        return f(NanArgOp<T, false>{});
-      else
-        return f(ArgMaxOp<T>{});
-    default:
-      return visit_basic_reduce_op<T>(op, std::forward<F>(f));
+  if constexpr (is_float16_type<T>) {
+    return visit_widened_op<T>(op, std::forward<F>(f), false);
+  } else {
+    switch (op) {
+      case ReduceOp::mean:
+        return f(MeanOp<T, false>{});
+      case ReduceOp::nanmean:
+        return f(MeanOp<T, kFloat>{});
+      case ReduceOp::var:
+      case ReduceOp::std:
+        return f(MomentsOp<T, false>{});
+      case ReduceOp::nanvar:
+      case ReduceOp::nanstd:
+        return f(MomentsOp<T, kFloat>{});
+      case ReduceOp::count_nonzero:
+        return f(CountNonzeroOp<T>{});
+      case ReduceOp::any:
+        return f(AnyAllOp<T, false>{});
+      case ReduceOp::all:
+        return f(AnyAllOp<T, true>{});
+      case ReduceOp::nansum:
+        if constexpr (kFloat)
+          return f(NanSumOp<T, false>{});
+        else
+          return f(SumOp<T>{});
+      case ReduceOp::nanprod:
+        if constexpr (kFloat)
+          return f(NanSumOp<T, true>{});
+        else
+          return f(ProdOp<T>{});
+      case ReduceOp::nanmin:
+        if constexpr (kFloat)
+          return f(NanExtremeOp<T, true>{});
+        else
+          return f(MinOp<T>{});
+      case ReduceOp::nanmax:
+        if constexpr (kFloat)
+          return f(NanExtremeOp<T, false>{});
+        else
+          return f(MaxOp<T>{});
+      case ReduceOp::nanargmin:
+        if constexpr (kFloat)
+          return f(NanArgOp<T, true>{});
+        else
+          return f(ArgMinOp<T>{});
+      case ReduceOp::nanargmax:
+        if constexpr (kFloat)
+          return f(NanArgOp<T, false>{});
+        else
+          return f(ArgMaxOp<T>{});
+      default:
+        return visit_basic_reduce_op<T>(op, std::forward<F>(f));
+    }
   }
 }
 
@@ -420,5 +435,42 @@ template <class Acc>
 struct is_arg_pair : std::false_type {};
 template <class T>
 struct is_arg_pair<ArgPair<T>> : std::true_type {};
+
+// Op (an operator on float) for elements stored as the 16-bit float H: elements widen to float
+// as they are loaded, and a float result is rounded to H once, from the accumulator itself (the
+// double of a sum, so the sum is rounded only there).
+template <class Op, class H>
+struct Widened {
+  using Acc = typename Op::Acc;
+  using Result =
+      std::conditional_t<std::is_same_v<typename Op::Result, float>, H, typename Op::Result>;
+  static PARPAT_HD float widen(H v) { return static_cast<float>(v); }
+  static PARPAT_HD Acc identity() { return Op::identity(); }
+  static PARPAT_HD Acc load(H v, std::int64_t i) { return Op::load(widen(v), i); }
+  static PARPAT_HD Acc combine(Acc a, Acc b) { return Op::combine(a, b); }
+  static PARPAT_HD Acc append(Acc a, H v, std::int64_t i) { return Op::append(a, widen(v), i); }
+  static PARPAT_HD bool beats(H v, H best) { return Op::beats(widen(v), widen(best)); }
+  static PARPAT_HD Result result(Acc a) {
+    if constexpr (!std::is_same_v<Result, H>) {
+      return Op::result(a);
+    } else if constexpr (is_arg_pair<Acc>::value) {
+      return H(a.value);
+    } else {
+      return H(a);
+    }
+  }
+};
+
+template <class Op, class H>
+struct is_moments_op<Widened<Op, H>> : is_moments_op<Op> {};
+
+// Calls f(Op{}) with the operator type for `op` on the 16-bit float H: the float operator,
+// Widened.
+template <class H, class F>
+decltype(auto) visit_widened_op(ReduceOp op, F&& f, bool basic) {
+  auto wrap = [&](auto o) -> decltype(auto) { return f(Widened<decltype(o), H>{}); };
+  if (basic) return visit_basic_reduce_op<float>(op, wrap);
+  return visit_reduce_op<float>(op, wrap);
+}
 
 }  // namespace parpat::detail

@@ -1,5 +1,6 @@
 // The reduce reference: one output at a time, elements in flattened order, accumulating in
-// float64 (compensated) or 64-bit integers. Every other variant is checked against this.
+// float64 (compensated) or 64-bit integers. Every other variant is checked against this. The
+// 16-bit floats are read as float (exact) and their float results rounded once at the end.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -143,10 +144,10 @@ void reference_moments(const ReduceShape& s, std::int64_t extent, const Element&
       value = squares.value() / std::max(dof, 0.0);
     if (*statistic_of(s.op) == Statistic::std) value = std::sqrt(value);
   }
-  if (reduce_result_dtype(s.dtype, s.op) == DType::float32)
-    static_cast<float*>(values)[o] = static_cast<float>(value);
-  else
-    static_cast<double*>(values)[o] = value;
+  visit_dtype(reduce_result_dtype(s.dtype, s.op), [&](auto r) {
+    using R = decltype(r);
+    if constexpr (is_float_type<R>) static_cast<R*>(values)[o] = static_cast<R>(value);
+  });
 }
 
 // One output of any other op: the basic op's Fold over the elements it takes.
@@ -174,16 +175,19 @@ void reference_output(const ReduceShape& s, std::int64_t extent, const Element& 
   values[o] = fold.value();
   if (indices) indices[o] = fold.index();
   if (!any && skip) {  // every element NaN: nanmin/nanmax give NaN, the nan arg ops no index
-    if constexpr (std::is_floating_point_v<R>)
+    if constexpr (is_float_type<R>)
       if (s.op == ReduceOp::nanmin || s.op == ReduceOp::nanmax)
-        values[o] = std::numeric_limits<R>::quiet_NaN();
+        values[o] = static_cast<R>(std::numeric_limits<double>::quiet_NaN());
     if (indices) indices[o] = std::numeric_limits<std::int64_t>::max();
   }
 }
 
-template <class T, class R>
-void reference_typed(const T* in, const ReduceShape& s, void* values, std::int64_t* indices) {
-  auto at = [&](std::int64_t r, std::int64_t c) { return in[r * s.row_stride + c]; };
+// The elements are stored as S and folded as T (float for the 16-bit floats, else S itself).
+template <class S, class T, class R>
+void reference_typed(const S* in, const ReduceShape& s, void* values, std::int64_t* indices) {
+  auto at = [&](std::int64_t r, std::int64_t c) {
+    return static_cast<T>(in[r * s.row_stride + c]);
+  };
   const std::int64_t extent = s.extent();
   for (std::int64_t o = 0; o < s.outputs(); ++o) {
     // Element k of output o; k is also its index within the output.
@@ -205,13 +209,14 @@ void reduce_reference(const void* in, const ReduceShape& shape, void* values,
                       std::int64_t* indices) {
   DType out = reduce_result_dtype(shape.dtype, shape.op);
   visit_dtype(shape.dtype, [&](auto t) {
-    using T = decltype(t);
+    using S = decltype(t);
+    using T = std::conditional_t<is_float16_type<S>, float, S>;
     visit_dtype(out, [&](auto r) {
       using R = decltype(r);
       // Integer ops on floats (count_nonzero) and float statistics of integers pair across
       // kinds; the other mixed pairs never occur.
-      reference_typed<T, R>(static_cast<const T*>(in), shape, values,
-                            is_arg_op(shape.op) ? indices : nullptr);
+      reference_typed<S, T, R>(static_cast<const S*>(in), shape, values,
+                               is_arg_op(shape.op) ? indices : nullptr);
     });
   });
 }

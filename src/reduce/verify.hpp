@@ -3,11 +3,14 @@
 // float64 reference (DESIGN.md §2), float products within 1e-5 relative; mean, var and std
 // (float64 accumulators against the reference's two compensated passes) as sums. For data of
 // mixed sign, pass `magnitude` = Σ|x|: the error is then measured against it (divided by n for
-// a mean), as cancellation in the exact sum says nothing about the summation's accuracy.
+// a mean), as cancellation in the exact sum says nothing about the summation's accuracy. A
+// float16 or bfloat16 sum, product or statistic is one rounding of a wide accumulation, so it may
+// land on either side of a rounding boundary: the reference's 16-bit value or a neighbour of it.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "parpat/reduce.hpp"
@@ -32,6 +35,17 @@ inline std::string reduce_mismatch(const Scalar& expected, const Scalar& got, Re
                         op == ReduceOp::var || op == ReduceOp::std || op == ReduceOp::nanvar ||
                         op == ReduceOp::nanstd;
   const bool product = op == ReduceOp::prod || op == ReduceOp::nanprod;
+  if ((got.dtype == DType::float16 || got.dtype == DType::bfloat16) && (sum_like || product)) {
+    // Positions on the 16-bit number line: the bits' magnitude, negated for a set sign.
+    auto position = [&](double v) {
+      const int bits = got.dtype == DType::float16 ? float16(v).bits : bfloat16(v).bits;
+      return bits & 0x8000 ? -(bits & 0x7fff) : bits;
+    };
+    return std::abs(position(e) - position(g)) <= 1
+               ? ""
+               : "expected " + expected.to_string() + ", got " + got.to_string() +
+                     " (more than one 16-bit step apart)";
+  }
   if (std::isinf(e) || std::isinf(g) || (!sum_like && !product))
     return e == g ? "" : "expected " + expected.to_string() + ", got " + got.to_string();
   double tol =

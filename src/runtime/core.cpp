@@ -27,9 +27,10 @@ void throw_invalid(const std::string& message) {
 }
 
 namespace {
-constexpr const char* kDTypeNames[] = {"bool",   "int8",  "uint8",  "int16",   "uint16", "int32",
-                                       "uint32", "int64", "uint64", "float32", "float64"};
-constexpr std::size_t kDTypeSizes[] = {1, 1, 1, 2, 2, 4, 4, 8, 8, 4, 8};
+constexpr const char* kDTypeNames[] = {"bool",    "int8",    "uint8",   "int16",  "uint16",
+                                       "int32",   "uint32",  "int64",   "uint64", "float32",
+                                       "float64", "float16", "bfloat16"};
+constexpr std::size_t kDTypeSizes[] = {1, 1, 1, 2, 2, 4, 4, 8, 8, 4, 8, 2, 2};
 constexpr const char* kBackendNames[] = {"cpu", "cuda", "opencl"};
 }  // namespace
 
@@ -43,7 +44,7 @@ DType parse_dtype(const std::string& name) {
   return detail::parse_word<DType>(kDTypeNames, name, "dtype");
 }
 bool is_float(DType t) {
-  return t == DType::float32 || t == DType::float64;
+  return t == DType::float32 || t == DType::float64 || t == DType::float16 || t == DType::bfloat16;
 }
 bool is_signed_integer(DType t) {
   return t == DType::int8 || t == DType::int16 || t == DType::int32 || t == DType::int64;

@@ -267,7 +267,8 @@ class StreamReducer {
             const std::int64_t none = std::numeric_limits<std::int64_t>::max();
             const std::int64_t i =
                 raw_indices_[k] == none ? none : raw_indices_[k] + job.index_base;
-            a = Op::combine(a, {values[k], i});
+            using V = decltype(a.value);  // float for the 16-bit floats, else the element
+            a = Op::combine(a, {static_cast<V>(values[k]), i});
           } else {
             a = Op::combine(a, static_cast<typename Op::Acc>(values[k]));
           }

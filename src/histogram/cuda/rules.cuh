@@ -6,6 +6,8 @@
 // bound, the rare value near an edge settled against the float64 edges) and 1-byte input per value.
 #pragma once
 
+#include <cuda_fp16.h>
+
 #include <cmath>
 #include <type_traits>
 
@@ -80,18 +82,28 @@ struct EdgesRuleDevice {
 // a few float64 operations instead of a dependent load from device memory. The error bound,
 // so the share of values near an edge, grows with the bin count, and at 65536 bins most warps
 // had a value to correct and stalled on that load.
-// 16-bit integers (read as their bits; `signed16` for int16) take the same rule: every one of
-// them is exactly a float, and the arithmetic costs less than a load from their 256 KiB value
-// table, which does not stay in L1 (H100, uint16 at 256 bins: 3024 µs through the table). So do
-// 32-bit integers of magnitude up to 2^24 (exactly floats; an integer test, no conversion back):
-// a larger one is never taken as exact and goes to the float64 even rule whole.
+// 16-bit input (read as its bits, decoded by `bits16`: uint16, int16, float16 or bfloat16) takes
+// the same rule: every such value is exactly a float, and the arithmetic costs less than a load
+// from the 256 KiB value table, which does not stay in L1 (H100, uint16 at 256 bins: 3024 µs
+// through the table). So do 32-bit integers of magnitude up to 2^24 (exactly floats; an integer
+// test, no conversion back): a larger one is never taken as exact and goes to the float64 even
+// rule whole.
 struct FloatRuleDevice {
   FloatEvenRule rule;
   EvenRuleDevice even;
-  bool signed16 = false;
+  DType bits16 = DType::uint16;
   __device__ float value(float x) const { return x; }
   __device__ float value(unsigned short bits) const {
-    return signed16 ? float(short(bits)) : float(bits);
+    switch (bits16) {
+      case DType::int16:
+        return float(short(bits));
+      case DType::float16:
+        return __half2float(__ushort_as_half(bits));
+      case DType::bfloat16:
+        return __uint_as_float(unsigned(bits) << 16);
+      default:
+        return float(bits);
+    }
   }
   __device__ float value(int x) const { return float(x); }
   __device__ float value(unsigned x) const { return float(x); }
@@ -134,7 +146,7 @@ void with_slot_rule(const HistogramProblem& p, const FloatEvenRule& float_rule, 
                     F f) {
   if constexpr (sizeof(T) == 2 || sizeof(T) == 4) {
     if (float_rule.usable) {
-      f(FloatRuleDevice{float_rule, even_rule_device(p), p.dtype == DType::int16});
+      f(FloatRuleDevice{float_rule, even_rule_device(p), p.dtype});
       return;
     }
   }

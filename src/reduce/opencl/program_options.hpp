@@ -20,6 +20,11 @@ inline constexpr std::size_t kVectorBytes = 16;
 // The largest accumulator: the Moments of the moment ops, four doubles.
 inline constexpr std::size_t kMaxAccBytes = 32;
 
+// float16 and bfloat16: stored as their bits, computed in float (reduce_ops.cl's WIDEN).
+inline bool is_float16(DType t) {
+  return t == DType::float16 || t == DType::bfloat16;
+}
+
 inline bool is_sum_or_prod(ReduceOp op) {
   return op == ReduceOp::sum || op == ReduceOp::prod;
 }
@@ -34,7 +39,7 @@ inline std::size_t acc_bytes(DType t, ReduceOp op, const DeviceInfo& device) {
   if (is_arg_op(op)) return 16;
   if (!is_basic_reduce_op(op)) return 32;  // atomics never take these
   if (is_sum_or_prod(op)) return is_float(t) && !device.fp64 ? 4 : 8;
-  return dtype_size(t);
+  return is_float16(t) ? sizeof(float) : dtype_size(t);
 }
 
 inline const char* highest(DType t) {
@@ -72,6 +77,8 @@ inline const char* lowest(DType t) {
       return "INT_MIN";
     case DType::int64:
       return "LONG_MIN";
+    case DType::float16:
+    case DType::bfloat16:
     case DType::float32:
     case DType::float64:
       return "-INFINITY";
@@ -147,7 +154,8 @@ inline std::string extra_op_options(const ReduceShape& s, ReduceOp op, const cha
     if (s.raw_moments) return o + " -DRES=moments -DRESULT=RESULT_RAW";
     char ddof[64];
     std::snprintf(ddof, sizeof ddof, "%.17g", s.ddof);
-    return o + " -DRES=" + opencl_type_name(reduce_result_dtype(t, op)) +
+    return o +
+           " -DRES=" + (is_float16(t) ? "double" : opencl_type_name(reduce_result_dtype(t, op))) +
            " -DRESULT=RESULT_STATISTIC -DSTATISTIC=" + std::to_string(static_cast<int>(*stat)) +
            " -DDDOF=" + ddof + (is_nan_reduce_op(s.op) ? " -DNAN_STATISTIC" : "");
   }
@@ -162,7 +170,8 @@ inline std::string extra_op_options(const ReduceShape& s, ReduceOp op, const cha
                                 : " -DIDENTITY_VALUE=1 -DCOMBINE=COMBINE_AND");
   if (op == ReduceOp::nansum || op == ReduceOp::nanprod) {
     const bool sum = op == ReduceOp::nansum;
-    return std::string(" -DACC=") + (fp64 ? "double" : "float") + " -DRES=" + elem +
+    const char* acc = fp64 ? "double" : "float";
+    return std::string(" -DACC=") + acc + " -DRES=" + (is_float16(t) ? acc : elem) +
            " -DIDENTITY=IDENTITY_SCALAR -DRESULT=RESULT_CAST -DIDENTITY_VALUE=" +
            (sum ? "0 -DLOAD=LOAD_NANSUM -DCOMBINE=COMBINE_SUM"
                 : "1 -DLOAD=LOAD_NANPROD -DCOMBINE=COMBINE_PROD");
@@ -183,10 +192,16 @@ inline std::string extra_op_options(const ReduceShape& s, ReduceOp op, const cha
 inline std::string build_options(const ReduceShape& s, const DeviceInfo& device) {
   const DType t = s.dtype;
   const ReduceOp op = kernel_op(t, s.op);
-  const char* elem = opencl_type_name(t);
+  const char* elem = is_float16(t) ? "float" : opencl_type_name(t);
   bool fp64 = device.fp64;
   std::string o =
       std::string("-DELEM=") + elem + " -DVW=" + std::to_string(kVectorBytes / dtype_size(t));
+  if (is_float16(t)) {
+    const char* kind = t == DType::float16 ? "FLOAT16" : "BFLOAT16";
+    o += std::string(" -D") + kind + "_INPUT";
+    if (reduce_result_dtype(t, s.op) == t && !(statistic_of(op) && s.raw_moments))
+      o += std::string(" -D") + kind + "_RESULT";
+  }
   const bool wide = is_sum_or_prod(op) || op == ReduceOp::nansum || op == ReduceOp::nanprod;
   if (t == DType::float64 || (is_float(t) && wide && fp64) || statistic_of(op)) o += " -DUSE_FP64";
   if (!is_basic_reduce_op(op)) {
@@ -199,12 +214,15 @@ inline std::string build_options(const ReduceShape& s, const DeviceInfo& device)
                                  : " -DCOMBINE=COMBINE_ARGMAX");
   } else if (is_sum_or_prod(op)) {
     std::string acc = is_float(t) ? (fp64 ? "double" : "float") : "ulong";
-    std::string res = is_float(t) ? elem : is_signed_integer(t) ? "long" : "ulong";
+    std::string res = is_float16(t)          ? acc
+                      : is_float(t)          ? elem
+                      : is_signed_integer(t) ? "long"
+                                             : "ulong";
     o += " -DACC=" + acc + " -DRES=" + res + " -DIDENTITY=IDENTITY_SCALAR -DLOAD=LOAD_SCALAR" +
          (op == ReduceOp::sum ? " -DIDENTITY_VALUE=0 -DCOMBINE=COMBINE_SUM"
                               : " -DIDENTITY_VALUE=1 -DCOMBINE=COMBINE_PROD") +
          (res == "long" ? " -DRESULT=RESULT_BITS" : " -DRESULT=RESULT_CAST");
-    if (dtype_size(t) <= 2 && op == ReduceOp::sum)
+    if (dtype_size(t) <= 2 && !is_float(t) && op == ReduceOp::sum)
       o += is_signed_integer(t) ? " -DPRESUM=int" : " -DPRESUM=uint";
   } else {
     o += std::string(" -DACC=") + elem + " -DRES=" + elem +

@@ -95,6 +95,8 @@ inline const char* opencl_type_name(DType t) {
     case DType::int16:
       return "short";
     case DType::uint16:
+    case DType::float16:  // the bits; kernels that take them convert
+    case DType::bfloat16:
       return "ushort";
     case DType::int32:
       return "int";
