@@ -117,7 +117,8 @@ class Float16ReduceTest : public ::testing::TestWithParam<Target> {
   std::optional<ReduceResult> run(DType t, ReduceOp op, const std::vector<std::uint16_t>& bits,
                                   std::vector<std::int64_t> shape = {}) {
     if (shape.empty()) shape = {static_cast<std::int64_t>(bits.size())};
-    const std::int64_t cols = shape.back(), rows = static_cast<std::int64_t>(bits.size()) / cols;
+    const std::int64_t cols = shape.back();
+    const std::int64_t rows = cols ? static_cast<std::int64_t>(bits.size()) / cols : 0;
     detail::ReduceShape s{t, op, Axis::all, rows, cols, cols};
     const auto& variant =
         detail::find_reduce_variant(GetParam().device.backend(), GetParam().variant);
