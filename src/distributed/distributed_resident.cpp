@@ -172,20 +172,16 @@ void RankHistogrammer::run(const Array& part, HistogramResult& result) {
   const bool on_device =
       bytes >= kDeviceAllReduceMinBytes &&
       comm.all_reduce_sum_on_device(static_cast<std::uint64_t*>(m.counts.handle()), slots);
-  // The slots come down into the result's counts (its memory kept from the last run: fresh pages
-  // cost as much as the copy), the three outlier slots last.
-  std::vector<std::uint64_t>& counts = result.counts;
+  // The slots come down into the result's counts, whose memory is kept from the last run (fresh
+  // pages cost as much as the copy).
+  std::vector<std::uint64_t> counts = std::move(result.counts);
+  result = HistogramResult{};
+  result.bins = m.resolved;
   counts.resize(slots);
   m.counts.download(counts.data(), bytes);
   if (!on_device) comm.all_reduce_sum(counts.data(), slots);
-  result.underflow = counts[slots - 3];
-  result.overflow = counts[slots - 2];
-  result.nan = counts[slots - 1];
-  counts.resize(slots - 3);
-  result.bins = m.resolved;
-  result.sums.clear();
-  result.underflow_sum = result.overflow_sum = result.nan_sum = 0;
-  result.time_ms = 0;
+  result.counts = std::move(counts);
+  detail::take_outlier_slots(result);
 }
 
 HistogramResult RankHistogrammer::run(const Array& part) {

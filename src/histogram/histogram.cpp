@@ -257,6 +257,12 @@ HistogramResult histogram_of_slots(const HistogramBins& resolved,
   return r;
 }
 
+void take_outlier_slots(HistogramResult& r) {
+  std::vector<std::uint64_t> bins;
+  split_slots(std::move(r.counts), bins, {&r.underflow, &r.overflow, &r.nan});
+  r.counts = std::move(bins);
+}
+
 HistogramResult histogram_of_sums(const HistogramBins& resolved, std::vector<double> slots) {
   HistogramResult r;
   r.bins = resolved;

@@ -306,6 +306,8 @@ bool bins_need_data(DType dtype, const HistogramBins& bins);
 std::size_t histogram_slots(const HistogramBins& resolved);
 // The result of counts in slots (bins, underflow, overflow, NaN) of `resolved` bins.
 HistogramResult histogram_of_slots(const HistogramBins& resolved, std::vector<std::uint64_t> slots);
+// The same in place: `r.counts` holds every slot, and its three outlier slots move into r.
+void take_outlier_slots(HistogramResult& r);
 // The weighted result of sums in slots.
 HistogramResult histogram_of_sums(const HistogramBins& resolved, std::vector<double> slots);
 // Throws unless `weights` can weigh `values`: the same shape, float32 or float64.
