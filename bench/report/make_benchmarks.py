@@ -443,19 +443,31 @@ def python_floor(floor):
 
 
 def python_rows(rows):
+    """One row per case: parpat's times, the other libraries' beside them, and parpat's
+    speed-up over the baseline the bench compared it with."""
     def text(ms):
         return "" if ms is None else f"{ms * 1e3:.2f} µs" if ms < 1 else f"{ms:.3f} ms"
+
+    def times(r):
+        return f"{text(r.get('ms')) or '—'} / {text(r.get('wall_ms')) or '—'}{r.get('note', '')}"
 
     def speedup(base, ours):
         return "" if base is None or ours is None or ours <= 0 else f"{base / ours:.2f}×"
 
-    out = []
+    cases = {}
     for r in rows:
-        speed = ", ".join(x for x in (speedup(r.get("baseline_ms"), r.get("ms")),
-                                      speedup(r.get("baseline_wall_ms"), r.get("wall_ms"))) if x)
-        out.append([r["case"], r["library"], text(r.get("ms")),
-                    text(r.get("wall_ms")) + r.get("note", ""), speed])
-    return table(["case", "library", "device time", "wall per call",
+        cases.setdefault(r["case"], []).append(r)
+    out = []
+    for case, found in cases.items():
+        ours = [r for r in found if r["library"].startswith("parpat")]
+        others = [r for r in found if not r["library"].startswith("parpat")]
+        mine = ours[0] if ours else {}
+        speed = ", ".join(x for x in (speedup(mine.get("baseline_ms"), mine.get("ms")),
+                                      speedup(mine.get("baseline_wall_ms"), mine.get("wall_ms")))
+                          if x)
+        out.append([case, times(mine) if mine else "",
+                    "; ".join(f"{r['library']} {times(r)}" for r in others), speed])
+    return table(["case", "parpat: device / wall", "others: device / wall",
                   "parpat's speed-up (device, wall)"], out)
 
 

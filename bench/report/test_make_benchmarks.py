@@ -59,6 +59,14 @@ def main():
         write(os.path.join(m, "previous", "bench-reduce-cuda.json"), {"rows": [
             row("reduce", "fast", "float32", "sum", "2^20", 0.004),
             row("reduce", "fast", "float32", "sum", "2^28", 0.500)]})
+        write(os.path.join(m, "bench-python.json"), {"date": "2026-01-02", "reps": 20, "rows": [
+            {"case": "sum float32 2^28", "library": "torch.sum", "ms": 0.5, "wall_ms": 0.6},
+            {"case": "sum float32 2^28", "library": "cupy.sum", "ms": 0.55, "wall_ms": 0.7},
+            {"case": "sum float32 2^28", "library": "parpat.sum", "ms": 0.4, "wall_ms": 0.5,
+             "baseline_ms": 0.5, "baseline_wall_ms": 0.6},
+            {"case": "bincount", "library": "torch.bincount", "wall_ms": 2.0},
+            {"case": "bincount", "library": "parpat.bincount", "wall_ms": 1.0,
+             "baseline_wall_ms": 2.0}]})
         out = os.path.join(tmp, "B.md")
 
         def generate():
@@ -96,6 +104,11 @@ def main():
             "scaling section heading": "## Two Test GPUs",
             "scaling row: one GPU, part alone, parts at once, ranks with the speed-up":
                 "| sum float32 | 4.00 | 2.10 | 2.20 | 2.50 (1.60×) |",
+            "Python: one row a case, the other libraries beside parpat":
+                "| sum float32 2^28 | 400.00 µs / 500.00 µs | torch.sum 500.00 µs / 600.00 µs; "
+                "cupy.sum 550.00 µs / 700.00 µs | 1.25×, 1.20× |",
+            "Python: a wall time alone keeps its column": "| bincount | — / 1.000 ms | "
+                "torch.bincount — / 2.000 ms | 2.00× |",
             "the all-reduce alone in µs, its baseline beside it":
                 "device memory over nccl 50; device memory over torch 30.",
             "the probes' engines are not columns of the table":
