@@ -89,6 +89,7 @@ c = rng.integers(0, 256, size=7001).astype(np.uint8)
 np.save(d + '/a.npy', a)
 np.save(d + '/i.npy', i)
 raw.tofile(d + '/raw.bin')
+i.tofile(d + '/i.raw')
 np.savez_compressed(d + '/one.npz', x=i)
 np.savez(d + '/many.npz', a=a, b=b, c=c)
 for name, compress in (('one.npz', zipfile.ZIP_DEFLATED), ('many.npz', zipfile.ZIP_STORED)):
@@ -301,6 +302,44 @@ TEST_F(CliStream, ReduceJsonMatchesNumpyOnEveryKindOfInput) {
     EXPECT_EQ(j["result"], 0);
     EXPECT_EQ(j["shape"], json({0}));
     if (HasFailure()) return;
+  }
+}
+
+// Raw bytes read as another dtype (--dtype, numpy.fromfile's view), from a file and from a pipe,
+// and the refusals: a length that is not a whole number of elements, an .npy file (its header
+// has the dtype), an unknown dtype.
+TEST_F(CliStream, RawInputReadAsAnyDtypeMatchesNumpy) {
+  ScopedTuning tuning("stream.chunk_kib=1");
+  for (const std::string& backend : cli_backends()) {
+    SCOPED_TRACE("--backend " + backend + ", seed " + std::to_string(run_seed()));
+    check_reduce(backend, "--dtype int32 " + path("i.raw"), "a raw file read as int32", "int32",
+                 {20011}, "i");
+    CliResult r = run_line("cat " + path("i.raw") + " | {parpat} reduce --json --backend " +
+                           backend + " --op max --dtype int32 -");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(json::parse(r.out)["result"], CliStream::expected_at("i|max|all")["value"]);
+    const std::string bins = " --json --bins 37 --range -1000 1000 --backend " + backend + " ";
+    CliResult typed = run_line("{parpat} histogram" + bins + "--dtype int32 " + path("i.raw"));
+    CliResult npy = run_line("{parpat} histogram" + bins + path("i.npy"));
+    ASSERT_EQ(typed.status, 0) << typed.err;
+    ASSERT_EQ(npy.status, 0) << npy.err;
+    EXPECT_EQ(json::parse(typed.out)["counts"], json::parse(npy.out)["counts"]);
+    if (HasFailure()) return;
+  }
+  const std::pair<std::string, std::string> refused[] = {
+      {"{parpat} reduce --op sum --dtype float32 " + path("raw.bin"),
+       "holds 30011 bytes, not a whole number of float32 elements of 4 bytes"},
+      {"cat " + path("raw.bin") + " | {parpat} reduce --op sum --backend cpu --dtype int16 -",
+       "its last int16 element is cut short (1 of 2 bytes)"},
+      {"{parpat} histogram --dtype int32 " + path("i.npy"),
+       "is an .npy array of int32: its header gives its dtype"},
+      {"{parpat} reduce --op sum --dtype complex64 " + path("raw.bin"), "unknown dtype"}};
+  for (const auto& [line, message] : refused) {
+    SCOPED_TRACE(line);
+    CliResult r = run_line(line);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
 }
 

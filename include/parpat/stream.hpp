@@ -36,6 +36,12 @@ class Source {
   // Memory the caller owns, laid out in C order; it must outlive the source.
   static Source from_host(DType dtype, std::vector<std::int64_t> shape, const void* data);
 
+  // Reads raw input as elements of `dtype` in this machine's byte order, as numpy.fromfile does:
+  // a 1-D array of (bytes / its size) elements. Throws Error(invalid_argument) for an .npy
+  // source (its header gives its dtype) and for a length that is not a whole number of
+  // elements; raw standard input, of unknown length, is checked when it ends (Error(io)).
+  void read_raw_as(DType dtype);
+
   DType dtype() const;
   const std::vector<std::int64_t>& shape() const;
   std::int64_t size() const;  // elements; −1 while unknown (raw bytes on standard input)

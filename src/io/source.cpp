@@ -60,6 +60,24 @@ Source Source::open(const std::string& spec) {
   return Source(std::move(impl));
 }
 
+void Source::read_raw_as(DType dtype) {
+  detail::SourceImpl& s = *impl_;
+  if (!s.raw)
+    throw_invalid(s.name + " is an .npy array of " + dtype_name(s.dtype) +
+                  ": its header gives its dtype, which only raw input lacks");
+  const std::size_t size = dtype_size(dtype);
+  if (s.elements() < 0) {  // standard input: checked when it ends
+    s.dtype = dtype;
+    return;
+  }
+  const std::uint64_t bytes = s.data_bytes();
+  if (bytes % size != 0)
+    throw_invalid(s.name + " holds " + std::to_string(bytes) + " bytes, not a whole number of " +
+                  dtype_name(dtype) + " elements of " + std::to_string(size) + " bytes");
+  s.dtype = dtype;
+  s.shape = {static_cast<std::int64_t>(bytes / size)};
+}
+
 Source Source::from_host(DType dtype, std::vector<std::int64_t> shape, const void* data) {
   for (auto d : shape)
     if (d < 0) throw_invalid("negative array dimension");

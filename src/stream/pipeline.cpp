@@ -104,6 +104,10 @@ void ChunkPipeline::fill(Slot& slot, const HostChunk& range, int part) {
   if (got < bytes) {
     if (source_.elements() >= 0)
       throw Error(ErrorKind::io, source_.name + ": the input ended early");
+    if (got % item_ != 0)
+      throw Error(ErrorKind::io, source_.name + ": its last " + dtype_name(source_.dtype) +
+                                     " element is cut short (" + std::to_string(got % item_) +
+                                     " of " + std::to_string(item_) + " bytes)");
     std::lock_guard<std::mutex> lock(mutex_);
     slot.chunk.elements = static_cast<std::int64_t>(got / item_);
     auto& mine = ranges_[static_cast<std::size_t>(slot.index)];

@@ -23,10 +23,14 @@ struct CommonOptions {
   std::string variant;
   bool json = false;
   bool verbose = false;
+  std::string raw_dtype;  // --dtype of the streamed commands: raw input read as this dtype
 
   void add_to(CLI::App& app, bool with_variant = true);
+  void add_raw_dtype_to(CLI::App& app);
   // The device asked for, or the best one present.
   Device open_device() const;
+  // The input, raw bytes read as --dtype when it is given.
+  Source open_source(const std::string& file) const;
 };
 
 // --progress / --no-progress of the streamed commands.

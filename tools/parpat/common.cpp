@@ -18,6 +18,18 @@ void CommonOptions::add_to(CLI::App& app, bool with_variant) {
   app.add_flag("--verbose", verbose, "print OpenCL / NVRTC build logs");
 }
 
+void CommonOptions::add_raw_dtype_to(CLI::App& app) {
+  app.add_option("--dtype", raw_dtype,
+                 "read a raw input as this dtype (bool, int8 ... uint64, float16, bfloat16, "
+                 "float32, float64), this machine's byte order, as numpy.fromfile");
+}
+
+Source CommonOptions::open_source(const std::string& file) const {
+  Source source = Source::open(file);
+  if (!raw_dtype.empty()) source.read_raw_as(parse_dtype(raw_dtype));
+  return source;
+}
+
 Device CommonOptions::open_device() const {
   detail::set_verbose(verbose);
   if (backend.empty()) {

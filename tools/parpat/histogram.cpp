@@ -100,6 +100,7 @@ void add_histogram_command(CLI::App& app) {
                   "(.npy, FILE.npz[:NAME]): each bin gets the float64 sum of its values' weights, "
                   "as numpy.histogram(..., weights=) and numpy.bincount(x, weights)");
   o->common.add_to(*cmd);
+  o->common.add_raw_dtype_to(*cmd);
   o->stream.add_to(*cmd);
   o->ranks.add_to(*cmd);
   cmd->add_flag("--csv", o->csv, "print left,right,count lines");

@@ -215,8 +215,8 @@ void for_each_rank(const CommonOptions& common, const RankFlags& flags, const st
       RankInput in;
       in.comm = &comm;
       on_every_rank(comm, [&] {
-        in.opened = OpenedInput{Source::open(file), devices[static_cast<std::size_t>(comm.rank())],
-                                startup};
+        in.opened = OpenedInput{common.open_source(file),
+                                devices[static_cast<std::size_t>(comm.rank())], startup};
       });
       step(in);
     });
@@ -234,7 +234,7 @@ void for_each_rank(const CommonOptions& common, const RankFlags& flags, const st
     const auto start = std::chrono::steady_clock::now();
     Device device = rank_device(common, *world());
     const double startup = ms_since(start);
-    in.opened = OpenedInput{Source::open(file), device, startup};
+    in.opened = OpenedInput{common.open_source(file), device, startup};
   });
   step(in);
 }

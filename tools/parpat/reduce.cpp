@@ -81,6 +81,7 @@ void add_reduce_command(CLI::App& app) {
                   "or numpy's axes: 0,2 or -1");
   cmd->add_flag("--keepdims", o->keepdims, "keep each reduced axis as a 1 (numpy's keepdims)");
   o->common.add_to(*cmd);
+  o->common.add_raw_dtype_to(*cmd);
   o->stream.add_to(*cmd);
   o->ranks.add_to(*cmd);
   cmd->add_option("file", o->file,

@@ -41,7 +41,7 @@ OpenedInput open_input(const CommonOptions& common, const std::string& file) {
   });
   std::optional<Source> source;
   try {
-    source = Source::open(file);
+    source = common.open_source(file);
   } catch (...) {
     device.wait();
     throw;
