@@ -209,8 +209,9 @@ for stage in "${stages[@]}"; do
       for f in "$OUT"/ranks-*.log; do echo "$(basename "$f"): $(head -c 300 "$f")"; done ;;
     scaling)
       # Resident data over every GPU of the host against the first alone (bench/scaling): float32
-      # sum and histograms of 2^31 values (SCALING_ELEMENTS), one-shot calls and plans, and
-      # gaussian pairwise, over threads and NCCL, collective included. One GPU: twice.
+      # sum and histograms of 2^31 values (SCALING_ELEMENTS) and pairwise (gaussian, all-pairs
+      # product), one-shot calls and plans, over threads and NCCL, collective included, with the
+      # results' downloads and torch.distributed's all-reduce beside them. One GPU: twice.
       gpus=$(nvidia-smi -L | wc -l)
       all=$(seq -s, -f 'cuda:%g' 0 $((gpus - 1)))
       [ "$gpus" -eq 1 ] && all=cuda:0,cuda:0
