@@ -11,11 +11,21 @@
 
 #include "parpat/device.hpp"
 #include "parpat/io.hpp"
+#include "parpat/reduce.hpp"
 
 namespace parpat::test {
 
 // Every device of every backend built into this binary, opened. Backends that are not built
 // or have no device are reported once on stderr, by name, so a skip is never silent.
+// Every op of parpat::reduce, in the order of ReduceOp.
+inline constexpr ReduceOp kAllReduceOps[] = {
+    ReduceOp::sum,    ReduceOp::prod,      ReduceOp::min,           ReduceOp::max,
+    ReduceOp::argmin, ReduceOp::argmax,    ReduceOp::mean,          ReduceOp::var,
+    ReduceOp::std,    ReduceOp::nansum,    ReduceOp::nanprod,       ReduceOp::nanmin,
+    ReduceOp::nanmax, ReduceOp::nanargmin, ReduceOp::nanargmax,     ReduceOp::nanmean,
+    ReduceOp::nanvar, ReduceOp::nanstd,    ReduceOp::count_nonzero, ReduceOp::any,
+    ReduceOp::all};
+
 const std::vector<Device>& devices();
 std::string device_name(const Device& d);  // "cuda_0" for test names
 

@@ -16,12 +16,6 @@
 #include "parpat/registry.hpp"
 #include "runtime/variant_tables.hpp"
 
-#if defined(__CUDACC__)
-#define PARPAT_HOST_DEVICE __host__ __device__
-#else
-#define PARPAT_HOST_DEVICE
-#endif
-
 namespace parpat::detail {
 
 // Every dtype is binned by its value as a float64 (numpy.histogram's rule; 64-bit integers round
