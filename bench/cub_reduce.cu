@@ -2,6 +2,8 @@
 // DeviceSegmentedReduce over matrix rows, timed exactly as parpat's variants of the same case
 // are (the case's CaseTimer: device events, warm-up, median, rotated inputs, one launch at a
 // time or graph replays), with temporary storage allocated outside timing.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_segmented_reduce.cuh>
 
@@ -41,6 +43,40 @@ double time_cub(const Device& device, const std::vector<Array>& inputs, CaseTime
   });
 }
 
+// Adds in float: CUB's sum of 16-bit floats as parpat does it (each element widened once).
+struct FloatSum {
+  __host__ __device__ float operator()(float a, float b) const { return a + b; }
+};
+
+// CUB over CUDA's own 16-bit floats (H: __half or __nv_bfloat16): a float sum (Reduce with
+// FloatSum), and Min / Max in the 16-bit type. Other ops have no baseline.
+template <class H>
+double cub_half_reduce_ms(const Device& device, ReduceOp op, const std::vector<Array>& inputs,
+                          CaseTimer& timer) {
+  cudaStream_t stream = detail::backend_cast<detail::CudaDevice>(device).stream();
+  const std::int64_t n = inputs[0].size();
+  Buffer out(device, 16);
+  auto* as_float = static_cast<float*>(out.handle());
+  auto* as_half = static_cast<H*>(out.handle());
+  switch (op) {
+    case ReduceOp::sum:
+      return time_cub(device, inputs, timer, [&](void* tmp, std::size_t& b, const void* in) {
+        return cub::DeviceReduce::Reduce(tmp, b, static_cast<const H*>(in), as_float, n, FloatSum{},
+                                         0.0f, stream);
+      });
+    case ReduceOp::min:
+      return time_cub(device, inputs, timer, [&](void* tmp, std::size_t& b, const void* in) {
+        return cub::DeviceReduce::Min(tmp, b, static_cast<const H*>(in), as_half, n, stream);
+      });
+    case ReduceOp::max:
+      return time_cub(device, inputs, timer, [&](void* tmp, std::size_t& b, const void* in) {
+        return cub::DeviceReduce::Max(tmp, b, static_cast<const H*>(in), as_half, n, stream);
+      });
+    default:
+      return 0.0;
+  }
+}
+
 }  // namespace
 
 double cub_reduce_ms(const Device& device, DType dtype, ReduceOp op,
@@ -49,7 +85,8 @@ double cub_reduce_ms(const Device& device, DType dtype, ReduceOp op,
   cudaStream_t stream = cuda.stream();
   std::int64_t n = inputs[0].size();
   Buffer out(device, 16), index(device, 8);
-  if (dtype == DType::float16 || dtype == DType::bfloat16) return 0;  // CUB takes neither
+  if (dtype == DType::float16) return cub_half_reduce_ms<__half>(device, op, inputs, timer);
+  if (dtype == DType::bfloat16) return cub_half_reduce_ms<__nv_bfloat16>(device, op, inputs, timer);
   return visit_dtype(dtype, [&](auto t) -> double {
     using T = std::conditional_t<is_float16_type<decltype(t)>, float, decltype(t)>;
     auto* o = static_cast<T*>(out.handle());

@@ -171,6 +171,15 @@ TEST_P(HistogramDTypes, ExtremesEdgesAndValuesJustOutside) {
     };
     std::vector<Range> ranges = {{min, max, 5}, {0, 1, 2}, {0, 1, 3}, {-0.5, 1.5, 2}};
     if (t != DType::boolean) ranges.insert(ranges.end(), {{-40, 60, 10}, {0, 120, 7}, {3, 103, 1}});
+    // Power-of-two bin widths (and 2^24 apart): the float rule's exact arithmetic, where every
+    // value on an edge is taken without a correction, and just past its limits.
+    if (t != DType::boolean)
+      ranges.insert(ranges.end(), {{0, 65536, 4096},
+                                   {-1024, 1024, 256},
+                                   {-7, 9, 16},
+                                   {0, 3, 12},
+                                   {-0x1p23L, 0x1p23L, 64},
+                                   {-0x1p24L, 0x1p24L, 64}});
     if (wide) ranges.insert(ranges.end(), {{-0x1p62L, 0x1p62L, 4}, {0, 0x1p64L, 4}});
     for (const Range& r : ranges) {
       const auto bins =
@@ -352,6 +361,10 @@ TEST_P(HistogramDTypes, Float16TypesAreBinnedByTheirFloat64Value) {
     covered += check(v, HistogramBins::even(1000, -1e-6, 1e-6), "subnormals");
     covered += check(v, HistogramBins::explicit_edges({-2, -0.5, 0, 0.1, 0.25, 1, 100}), "edges");
     covered += check(few, HistogramBins::even(4, -1, 1), "values on edges");
+    // Power-of-two bin widths from 0 (float16's exact arithmetic in the float rule).
+    covered += check(v, HistogramBins::even(256, 0, 1), "every bit pattern, 256 bins of [0, 1]");
+    covered += check(v, HistogramBins::even(8, 0, 8), "every bit pattern, 8 bins of [0, 8]");
+    covered += check(v, HistogramBins::even(4096, 0, 2), "every bit pattern, 4096 bins of [0, 2]");
     if (!covers(t, few.size(), HistogramBins::even(4, -1, 1))) continue;
     EXPECT_GT(covered, 0);
     // Default range: [min, max] of the data (NaN-free), the edges as numpy makes them in float64.

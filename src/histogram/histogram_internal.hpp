@@ -157,10 +157,13 @@ struct EvenRule {
 // in (delta, 1 − delta) the bin is floor(t). Otherwise — rare for spread data, always for a value
 // on an edge — the candidate is corrected against the float thresholds: threshold[i] is the
 // smallest float ≥ edge i, so for float x, x ≥ edge i ⟺ x ≥ threshold[i]. The range checks use
-// the same trick (lo_up: smallest float ≥ lo; hi_down: largest float ≤ hi).
+// the same trick (lo_up: smallest float ≥ lo; hi_down: largest float ≤ hi). Where t is exact for
+// every value of the dtype (a power-of-two norm and integer input or float16, exact_arithmetic in
+// reference.cpp), delta is −1: values on an edge, common for such data, need no correction.
 struct FloatEvenRule {
   int bins = 0;
-  float lo_up = 0, hi_down = 0, lo = 0, norm = 0, delta = 1;  // delta: a multiple of 2^-24
+  // delta: a multiple of 2^-24, or −1 under exact arithmetic.
+  float lo_up = 0, hi_down = 0, lo = 0, norm = 0, delta = 1;
   bool usable = false;  // false when the bound is too loose or the range is beyond float
 
   explicit FloatEvenRule(const HistogramProblem& p);

@@ -69,6 +69,23 @@ float float_at_or_below(double v) {
   return -float_at_or_above(-v);
 }
 
+// Whether t = (x − lo)·norm is computed without rounding for every value of p's dtype that can
+// reach the range, with numpy's edges exactly lo + i/norm: then floor(t) is every such value's
+// bin. norm must be a power of two. Integers of up to 4 bytes (a 32-bit one beyond 2^24 is never
+// taken as exact) need integer lo and hi at most 2^24 apart and within ±2^24, so x − lo is an
+// exact float inside the range and keeps its sign and order outside it. float16 needs lo = 0
+// and norm ≥ 1, so x·norm is never subnormal (the smallest float16 is 2^-24).
+bool exact_arithmetic(const HistogramProblem& p, double norm) {
+  int exponent = 0;
+  if (std::frexp(norm, &exponent) != 0.5 || norm * (p.hi - p.lo) != static_cast<double>(p.bins))
+    return false;
+  if (p.dtype == DType::float16) return p.lo == 0 && norm >= 1;
+  const bool small_integer = !is_float(p.dtype) && dtype_size(p.dtype) <= 4;
+  const double limit = std::ldexp(1.0, 24);
+  return small_integer && std::floor(p.lo) == p.lo && std::floor(p.hi) == p.hi &&
+         std::fabs(p.lo) <= limit && std::fabs(p.hi) <= limit && p.hi - p.lo <= limit;
+}
+
 }  // namespace
 
 FloatEvenRule::FloatEvenRule(const HistogramProblem& p) {
@@ -93,6 +110,8 @@ FloatEvenRule::FloatEvenRule(const HistogramProblem& p) {
   norm = static_cast<float>(exact_norm);
   // A multiple of 2^-24, so that 1 − delta is exactly a float: kernels compute it.
   delta = static_cast<float>(std::ldexp(std::ceil(std::ldexp(bound, 24)), -24));
+  // Exact arithmetic: no value needs a correction but those the rules test apart (NaN, hi).
+  if (exact_arithmetic(p, exact_norm)) delta = -1.0f;
   usable = std::isfinite(lo) && norm > 0;
 }
 

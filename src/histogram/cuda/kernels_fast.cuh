@@ -91,10 +91,10 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
         T value;
         memcpy(&value, &raw[0], sizeof value);
         bool exact = true;
-        unsigned s = quick_slot(rule, value, exact);
+        unsigned s = quick_row(rule, value, exact);
         if (!exact) {
           if (!memo || !(value == memo_value)) {
-            memo_slot = corrected_slot(rule, value, s);
+            memo_slot = corrected_row(rule, value, s);
             memo_value = value;
             memo = true;
           }
@@ -114,7 +114,7 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
       bool exact[kVec], all_exact = true;
 #pragma unroll
       for (int k = 0; k < kVec; ++k) {
-        rows[k] = quick_slot(rule, values[k], exact[k]);
+        rows[k] = quick_row(rule, values[k], exact[k]);
         all_exact &= exact[k];
       }
       if (!all_exact) {
@@ -122,7 +122,7 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
         for (int k = 0; k < kVec; ++k) {
           if (exact[k]) continue;
           if (!memo || !(values[k] == memo_value)) {
-            memo_slot = corrected_slot(rule, values[k], rows[k]);
+            memo_slot = corrected_row(rule, values[k], rows[k]);
             memo_value = values[k];
             memo = true;
           }
@@ -160,8 +160,8 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
     for (long long j = lane; j < leftover; j += 32) {
       T x = in[j < head ? j : tail_begin + (j - head)];
       bool exact = true;
-      unsigned s = quick_slot(rule, x, exact);
-      sink.add(row(exact ? s : corrected_slot(rule, x, s)), 1);
+      unsigned s = quick_row(rule, x, exact);
+      sink.add(row(exact ? s : corrected_row(rule, x, s)), 1);
     }
   }
 }
@@ -175,7 +175,7 @@ __device__ void add_count(const Rule& rule, unsigned long long* counts, unsigned
   if constexpr (kCountsPerValue<Rule>) {
     atomicAdd(counts + rule.table[r], count);
   } else {
-    atomicAdd(counts + first + r, count);
+    atomicAdd(counts + row_slots(rule).of(first + r), count);
   }
 }
 
@@ -192,7 +192,8 @@ __global__ void fast_shared_kernel(const T* __restrict__ in, long long n, Rule r
     hist[i] = 0;
   __syncthreads();
   if constexpr (kPacked) {
-    count_values<kWhole>(in, n, rule, first, range, PackedSink(hist, counts + first, range), vote);
+    count_values<kWhole>(in, n, rule, first, range,
+                         PackedSink(hist, counts, first, range, row_slots(rule)), vote);
   } else {
     count_values<kWhole>(in, n, rule, first, range,
                          StripedSink(hist, columns, threadIdx.x % 32 % columns), vote);
@@ -207,7 +208,7 @@ __global__ void fast_shared_kernel(const T* __restrict__ in, long long n, Rule r
 template <class T, class Rule>
 __global__ void fast_global_kernel(const T* __restrict__ in, long long n, Rule rule, unsigned slots,
                                    unsigned long long* counts) {
-  count_values<true>(in, n, rule, 0u, slots, GlobalSink{counts, slots}, true);
+  count_values<true>(in, n, rule, 0u, slots, GlobalSink{counts, slots, row_slots(rule)}, true);
 }
 
 }  // namespace

@@ -164,7 +164,7 @@ template <class T, JointSink kSink>
 __global__ void joint_count_kernel(JointSamples<T> in, bool pairs, unsigned slots, unsigned columns,
                                    bool vote, unsigned long long* counts) {
   if constexpr (kSink == JointSink::global) {
-    count_joint(in, pairs, GlobalSink{counts, kNone}, true);
+    count_joint(in, pairs, GlobalSink{counts, kNone, RowSlots{}}, true);
   } else {
     extern __shared__ unsigned hist[];
     constexpr bool kPacked = kSink == JointSink::packed;
@@ -173,7 +173,7 @@ __global__ void joint_count_kernel(JointSamples<T> in, bool pairs, unsigned slot
       hist[i] = 0;
     __syncthreads();
     if constexpr (kPacked) {
-      count_joint(in, pairs, PackedSink(hist, counts, slots), vote);
+      count_joint(in, pairs, PackedSink(hist, counts, 0, slots, RowSlots{}), vote);
     } else {
       count_joint(in, pairs, StripedSink(hist, columns, threadIdx.x % 32 % columns), vote);
     }

@@ -122,6 +122,51 @@ struct FloatRuleDevice {
     }
     return even.settle(double(value(x)), min((long long)candidate, even.bins - 1));
   }
+
+  // `fast` counts in rows rather than slots: row 0 below the range, 1 + b for bin b, bins + 1
+  // above it, bins + 2 NaN. The row comes from one clamp of t = (x − lo)·norm to
+  // [−0.5, bins + 0.5] (NaN kept) and floor(t) + 1 from the low bits of t + 2^23 + 1 rounded
+  // toward zero: about half the work of quick(), whose slot order needs the range tested apart.
+  // It is exact when t's fraction lies in (delta, 1 − delta):
+  //  - inside the range, as quick() (the same t and floor);
+  //  - below it: t is negative only if x < lo (both roundings keep the sign), and t ≥ 0 of a
+  //    value below the range is 0 (fraction 0: never exact);
+  //  - above it: t > bins + delta only if x > hi (t is monotone in x and within delta of bins
+  //    at hi), and t of a value above the range exceeds bins − delta (the same relative bound).
+  // NaN reaches the fraction and fails both tests; every inexact value goes to corrected_row.
+  template <class T>
+  __device__ unsigned quick_row(T raw, bool& exact) const {
+    const float t = __fmul_rn(__fsub_rn(value(raw), rule.lo), rule.norm);
+    float clamped;
+    asm("min.NaN.f32 %0, %1, %2;" : "=f"(clamped) : "f"(t), "f"(float(rule.bins) + 0.5f));
+    asm("max.NaN.f32 %0, %0, %1;" : "+f"(clamped) : "f"(-0.5f));
+    constexpr float kShift = 8388609.0f;  // 2^23 + 1
+    const float shifted = __fadd_rz(clamped, kShift);
+    const unsigned row = unsigned(__float_as_int(shifted) - 0x4B000000);
+    const float frac = __fsub_rn(clamped, __fsub_rn(shifted, kShift));
+    // t = bins exactly is hi itself (the last bin) under exact arithmetic (FloatEvenRule).
+    exact = (frac > rule.delta) & (frac < 1.0f - rule.delta) & (clamped != float(rule.bins));
+    if constexpr (std::is_same_v<T, int> || std::is_same_v<T, unsigned>)
+      exact &= exactly_float(raw);
+    return row;
+  }
+  // The row of any value by the float64 even rule: the rare inexact ones, out of line so that
+  // the counting loop stays small.
+  template <class T>
+  __device__ __noinline__ unsigned corrected_row(T raw) const {
+    unsigned s;
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, int> ||
+                  std::is_same_v<T, unsigned>) {
+      s = even.slot(raw);
+    } else {
+      s = even.slot(value(raw));
+    }
+    return row_of_slot(s);
+  }
+  __device__ unsigned row_of_slot(unsigned s) const {
+    const unsigned bins = unsigned(even.bins);
+    return s < bins ? s + 1 : (s == bins ? 0u : s);
+  }
 };
 
 // 1-byte input counted per value: the slot of a value is its byte; the flush maps each value's
@@ -177,6 +222,45 @@ __device__ unsigned corrected_slot(const Rule& rule, T x, unsigned candidate) {
     return rule.correct(x, candidate);
   } else {
     return candidate;
+  }
+}
+
+// `fast` counts rows: the float rule's (FloatRuleDevice::quick_row), every other rule's slots.
+template <class Rule, class T>
+__device__ unsigned quick_row(const Rule& rule, T x, bool& exact) {
+  if constexpr (std::is_same_v<Rule, FloatRuleDevice>) {
+    return rule.quick_row(x, exact);
+  } else {
+    exact = true;
+    return rule.slot(x);
+  }
+}
+
+template <class Rule, class T>
+__device__ unsigned corrected_row(const Rule& rule, T x, unsigned candidate) {
+  if constexpr (std::is_same_v<Rule, FloatRuleDevice>) {
+    return rule.corrected_row(x);
+  } else {
+    return candidate;
+  }
+}
+
+// The slot of each row `fast` counts: the float rule's rows are shifted (row 0 below the range),
+// every other rule's rows are their slots.
+struct RowSlots {
+  unsigned bins = 0;
+  bool shifted = false;
+  __device__ unsigned of(unsigned r) const {
+    return !shifted ? r : (r == 0 ? bins : (r <= bins ? r - 1 : r));
+  }
+};
+
+template <class Rule>
+RowSlots __host__ __device__ row_slots(const Rule& rule) {
+  if constexpr (std::is_same_v<Rule, FloatRuleDevice>) {
+    return RowSlots{unsigned(rule.even.bins), true};
+  } else {
+    return RowSlots{};
   }
 }
 }  // namespace

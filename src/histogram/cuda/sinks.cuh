@@ -15,7 +15,8 @@ namespace {
 //    Every atomic returns the word it changed, so the one add that carries a row out of its
 //    half is known exactly: it moves 2^16 to the row's 64-bit count and takes back the 1 that
 //    spilled into the neighbour (or, out of the top half, the 2^16 the word lost).
-//  - GlobalSink: the 64-bit global counts themselves; the discard row is skipped.
+//  - GlobalSink: the 64-bit global counts themselves (each row at its slot); the discard row is
+//    skipped.
 struct StripedSink {
   unsigned base;    // shared-window address of this lane's column in row 0
   unsigned stride;  // bytes from one row to the next
@@ -29,10 +30,16 @@ struct StripedSink {
 
 struct PackedSink {
   unsigned words;              // shared-window address of the counters
-  unsigned long long* counts;  // of the pass's first row
-  unsigned range;
-  __device__ PackedSink(unsigned* hist, unsigned long long* counts, unsigned range)
-      : words(unsigned(__cvta_generic_to_shared(hist))), counts(counts), range(range) {}
+  unsigned long long* counts;  // the 64-bit counts, by slot
+  unsigned first, range;       // the pass's rows
+  RowSlots slots;
+  __device__ PackedSink(unsigned* hist, unsigned long long* counts, unsigned first, unsigned range,
+                        RowSlots slots)
+      : words(unsigned(__cvta_generic_to_shared(hist))),
+        counts(counts),
+        first(first),
+        range(range),
+        slots(slots) {}
   __device__ void add(unsigned r, unsigned n) const {
     const unsigned addend = n << (16 * (r & 1));
     const unsigned old = atomic_add(r, addend);
@@ -78,15 +85,16 @@ struct PackedSink {
     if (wrapped) take(r | 1, 0x10000ull);
   }
   __device__ void take(unsigned r, unsigned long long v) const {
-    if (r < range) atomicAdd(counts + r, v);
+    if (r < range) atomicAdd(counts + slots.of(first + r), v);
   }
 };
 
 struct GlobalSink {
   unsigned long long* counts;
   unsigned discard;
+  RowSlots slots;
   __device__ void add(unsigned r, unsigned n) const {
-    if (r != discard) atomicAdd(counts + r, (unsigned long long)n);
+    if (r != discard) atomicAdd(counts + slots.of(r), (unsigned long long)n);
   }
 };
 
