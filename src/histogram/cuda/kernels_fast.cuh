@@ -24,15 +24,16 @@ __device__ bool same_values(const uint4& v) {
 }
 
 // The fast kernels' main loop. Lanes read 16-byte vectors, kLoads of them in flight, in a
-// warp-uniform grid-stride loop. Each value's slot comes without branches (a rare inexact float
-// candidate is corrected once per vector), is shifted into the pass's rows [0, range) — row
-// `range` takes values outside the pass; kWhole: the pass is every slot, so a slot is its row —
-// and goes to the sink. With `vote` (lanes that share counters: few columns, packed or global),
-// one vote per vector (do ≥ 8 lanes share lane 0's first row?) sends skewed data through
-// per-thread runs, a vector of equal rows in one step, so equal values cost one add per run
-// instead of one each on the same words. A warp whose loads all hold one value counts them in
-// one step either way. The per-value work is kept to the slot, one address and one shared
-// atomic: `fast` on bytes is bound by the integer pipe.
+// warp-uniform grid-stride loop. Each value's row comes without branches (its slot, or the float
+// rule's row order, FloatRuleDevice::quick_row; a rare inexact float candidate is corrected once
+// per vector), is shifted into the pass's rows [0, range) — row `range` takes values outside the
+// pass; kWhole: the pass is every row — and goes to the sink, which counts rows at their slots.
+// With `vote` (lanes that share counters: few columns, packed or global), one vote per vector (do ≥
+// 8 lanes share lane 0's first row?) sends skewed data through per-thread runs, a vector of equal
+// rows in one step, so equal values cost one add per run instead of one each on the same words. A
+// warp whose loads all hold one value counts them in one step either way. The per-value work is
+// kept to the slot, one address and one shared atomic: `fast` on bytes is bound by the integer
+// pipe.
 template <bool kWhole, class T, class Rule, class Sink>
 __device__ void count_values(const T* __restrict__ in, long long n, const Rule& rule,
                              unsigned first, unsigned range, const Sink& sink, bool vote) {

@@ -133,7 +133,9 @@ struct FloatRuleDevice {
   //    value below the range is 0 (fraction 0: never exact);
   //  - above it: t > bins + delta only if x > hi (t is monotone in x and within delta of bins
   //    at hi), and t of a value above the range exceeds bins − delta (the same relative bound).
-  // NaN reaches the fraction and fails both tests; every inexact value goes to corrected_row.
+  // NaN reaches the fraction and fails both tests; every inexact value goes to corrected_row,
+  // inline: out of line, the call's saved registers cost more than the correction (H100, float32
+  // at 65536 bins: 1288 against 917 µs; uint16 at 256 bins: 712 against 510 µs).
   template <class T>
   __device__ unsigned quick_row(T raw, bool& exact) const {
     const float t = __fmul_rn(__fsub_rn(value(raw), rule.lo), rule.norm);
@@ -150,22 +152,15 @@ struct FloatRuleDevice {
       exact &= exactly_float(raw);
     return row;
   }
-  // The row of any value by the float64 even rule: the rare inexact ones, out of line so that
-  // the counting loop stays small.
+  // The row of an inexact value by the float64 even rule, settled from its candidate row.
   template <class T>
-  __device__ __noinline__ unsigned corrected_row(T raw) const {
-    unsigned s;
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, int> ||
-                  std::is_same_v<T, unsigned>) {
-      s = even.slot(raw);
-    } else {
-      s = even.slot(value(raw));
-    }
-    return row_of_slot(s);
-  }
-  __device__ unsigned row_of_slot(unsigned s) const {
-    const unsigned bins = unsigned(even.bins);
-    return s < bins ? s + 1 : (s == bins ? 0u : s);
+  __device__ unsigned corrected_row(T raw, unsigned candidate) const {
+    double x = double(value(raw));
+    if constexpr (std::is_same_v<T, int> || std::is_same_v<T, unsigned>) x = double(raw);
+    const long long bins = even.bins;
+    if (!(x >= even.lo)) return unsigned(isnan(x) ? bins + 2 : 0);
+    if (x > even.hi) return unsigned(bins + 1);
+    return even.settle(x, max(0ll, min((long long)candidate - 1, bins - 1))) + 1;
   }
 };
 
@@ -239,7 +234,7 @@ __device__ unsigned quick_row(const Rule& rule, T x, bool& exact) {
 template <class Rule, class T>
 __device__ unsigned corrected_row(const Rule& rule, T x, unsigned candidate) {
   if constexpr (std::is_same_v<Rule, FloatRuleDevice>) {
-    return rule.corrected_row(x);
+    return rule.corrected_row(x, candidate);
   } else {
     return candidate;
   }
