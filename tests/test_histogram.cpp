@@ -525,6 +525,55 @@ TEST(FloatEvenRule, AgreesWithTheReferenceOnAndBetweenEdges) {
   EXPECT_GT(usable, 20);
 }
 
+// Power-of-two bin widths over integers (or float16 from 0) make t = (x − lo)·norm exact, so the
+// rule takes every value as exact (delta < 0) — on the edges too, which such data hits often —
+// and must still place each where the reference does; other ranges keep the error bound.
+TEST(FloatEvenRule, ExactArithmeticTakesEveryValueOnTheEdgesToo) {
+  struct Case {
+    DType dtype;
+    double lo, hi;
+    std::int64_t bins;
+    bool exact;
+  };
+  const Case cases[] = {
+      {DType::uint16, 0, 65536, 4096, true},     {DType::int16, -1024, 1024, 256, true},
+      {DType::int32, -0x1p23, 0x1p23, 64, true}, {DType::uint16, 0, 3, 12, true},
+      {DType::float16, 0, 1, 256, true},         {DType::float16, 0, 2, 4096, true},
+      {DType::uint16, 0, 65535, 256, false},     {DType::int32, -0x1p24, 0x1p24, 64, false},
+      {DType::int16, -0.5, 1.5, 2, false},       {DType::float16, -1, 1, 256, false},
+      {DType::float32, 0, 1, 256, false}};
+  for (const Case& c : cases) {
+    detail::HistogramProblem p;
+    p.dtype = c.dtype;
+    p.bins = c.bins;
+    p.lo = c.lo;
+    p.hi = c.hi;
+    const detail::FloatEvenRule rule(p);
+    ASSERT_TRUE(rule.usable);
+    EXPECT_EQ(rule.delta < 0, c.exact)
+        << dtype_name(c.dtype) << " [" << c.lo << ", " << c.hi << "] in " << c.bins << " bins";
+    std::vector<float> values;
+    if (c.dtype == DType::float16) {
+      for (unsigned b = 0; b < 65536; ++b)
+        values.push_back(static_cast<float>(float16::from_bits(static_cast<std::uint16_t>(b))));
+    } else {
+      for (std::int64_t e = 0; e <= c.bins; ++e)
+        for (double d : {-2.0, -1.0, 0.0, 1.0, 2.0})
+          values.push_back(static_cast<float>(std::floor(detail::even_edge(p, e)) + d));
+    }
+    const std::vector<float> thresholds = detail::float_thresholds(p);
+    for (float x : values) {
+      bool exact = false;
+      const std::uint32_t quick = rule.quick(x, exact);
+      const auto expected = static_cast<std::uint32_t>(detail::reference_slot(p, x));
+      ASSERT_EQ(rule.slot(x, thresholds.data()), expected)
+          << "x=" << x << " " << dtype_name(c.dtype) << " bins=" << c.bins;
+      if (exact) ASSERT_EQ(quick, expected) << "x=" << x << " taken as exact";
+      if (c.exact && x >= c.lo && x < c.hi) ASSERT_TRUE(exact) << "x=" << x << " corrected";
+    }
+  }
+}
+
 TEST(FloatEvenRule, RangesWiderThanHalfOfFloatMaxAreLeftToTheFloat64Rule) {
   const double max = std::numeric_limits<float>::max();
   struct Range {
