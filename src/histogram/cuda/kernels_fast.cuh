@@ -92,10 +92,10 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
         T value;
         memcpy(&value, &raw[0], sizeof value);
         bool exact = true;
-        unsigned s = quick_row(rule, value, exact);
+        unsigned s = quick_place<true>(rule, value, exact);
         if (!exact) {
           if (!memo || !(value == memo_value)) {
-            memo_slot = corrected_row(rule, value, s);
+            memo_slot = corrected_place<true>(rule, value, s);
             memo_value = value;
             memo = true;
           }
@@ -115,7 +115,7 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
       bool exact[kVec], all_exact = true;
 #pragma unroll
       for (int k = 0; k < kVec; ++k) {
-        rows[k] = quick_row(rule, values[k], exact[k]);
+        rows[k] = quick_place<true>(rule, values[k], exact[k]);
         all_exact &= exact[k];
       }
       if (!all_exact) {
@@ -123,7 +123,7 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
         for (int k = 0; k < kVec; ++k) {
           if (exact[k]) continue;
           if (!memo || !(values[k] == memo_value)) {
-            memo_slot = corrected_row(rule, values[k], rows[k]);
+            memo_slot = corrected_place<true>(rule, values[k], rows[k]);
             memo_value = values[k];
             memo = true;
           }
@@ -161,8 +161,8 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
     for (long long j = lane; j < leftover; j += 32) {
       T x = in[j < head ? j : tail_begin + (j - head)];
       bool exact = true;
-      unsigned s = quick_row(rule, x, exact);
-      sink.add(row(exact ? s : corrected_row(rule, x, s)), 1);
+      unsigned s = quick_place<true>(rule, x, exact);
+      sink.add(row(exact ? s : corrected_place<true>(rule, x, s)), 1);
     }
   }
 }

@@ -23,8 +23,8 @@ __global__ void weighted_interleaved_kernel(const T* __restrict__ in, const W* _
   const long long stride = (long long)gridDim.x * blockDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
     bool exact = true;
-    unsigned s = quick_slot(rule, in[i], exact);
-    if (!exact) s = corrected_slot(rule, in[i], s);
+    unsigned s = quick_place<false>(rule, in[i], exact);
+    if (!exact) s = corrected_place<false>(rule, in[i], s);
     atomicAdd(sums + s, double(w[i]));
   }
 }
@@ -90,8 +90,8 @@ __global__ void weighted_fast_kernel(const T* __restrict__ in, const W* __restri
   const BlockSums<kShared> block(part, sums, slots, columns);
   auto slot_of = [&](T x) {
     bool exact = true;
-    unsigned s = quick_slot(rule, x, exact);
-    return exact ? s : corrected_slot(rule, x, s);
+    unsigned s = quick_place<false>(rule, x, exact);
+    return exact ? s : corrected_place<false>(rule, x, s);
   };
   constexpr int kLoads = 4;
   const long long stride = (long long)gridDim.x * blockDim.x;

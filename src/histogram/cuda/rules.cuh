@@ -199,42 +199,31 @@ void with_slot_rule(const HistogramProblem& p, const FloatEvenRule& float_rule, 
   }
 }
 
-// `fast` asks every rule for a quick slot and, where that is not exact, a correction. Only the
-// float rule ever needs one.
-template <class Rule, class T>
-__device__ unsigned quick_slot(const Rule& rule, T x, bool& exact) {
+// The fast kernels ask every rule for a quick place and, where that is not exact, a correction
+// (only the float rule ever needs one). The place is a slot, or with kRows the row `fast` counts
+// (the float rule's own order, FloatRuleDevice::quick_row; every other rule's rows are slots).
+template <bool kRows, class Rule, class T>
+__device__ unsigned quick_place(const Rule& rule, T x, bool& exact) {
   if constexpr (std::is_same_v<Rule, FloatRuleDevice>) {
-    return rule.quick(x, exact);
+    if constexpr (kRows) {
+      return rule.quick_row(x, exact);
+    } else {
+      return rule.quick(x, exact);
+    }
   } else {
     exact = true;
     return rule.slot(x);
   }
 }
 
-template <class Rule, class T>
-__device__ unsigned corrected_slot(const Rule& rule, T x, unsigned candidate) {
+template <bool kRows, class Rule, class T>
+__device__ unsigned corrected_place(const Rule& rule, T x, unsigned candidate) {
   if constexpr (std::is_same_v<Rule, FloatRuleDevice>) {
-    return rule.correct(x, candidate);
-  } else {
-    return candidate;
-  }
-}
-
-// `fast` counts rows: the float rule's (FloatRuleDevice::quick_row), every other rule's slots.
-template <class Rule, class T>
-__device__ unsigned quick_row(const Rule& rule, T x, bool& exact) {
-  if constexpr (std::is_same_v<Rule, FloatRuleDevice>) {
-    return rule.quick_row(x, exact);
-  } else {
-    exact = true;
-    return rule.slot(x);
-  }
-}
-
-template <class Rule, class T>
-__device__ unsigned corrected_row(const Rule& rule, T x, unsigned candidate) {
-  if constexpr (std::is_same_v<Rule, FloatRuleDevice>) {
-    return rule.corrected_row(x, candidate);
+    if constexpr (kRows) {
+      return rule.corrected_row(x, candidate);
+    } else {
+      return rule.correct(x, candidate);
+    }
   } else {
     return candidate;
   }
