@@ -57,7 +57,7 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
   // The last value whose float candidate needed correcting, and its row: data sitting on an
   // edge (all-equal data often does) pays for one correction, not one per value.
   T memo_value{};
-  unsigned memo_slot = discard;
+  unsigned memo_row = discard;
   bool memo = false;
   auto load = [&](uint4(&raw)[kLoads], long long base) {
 #pragma unroll
@@ -95,11 +95,11 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
         unsigned s = quick_place<true>(rule, value, exact);
         if (!exact) {
           if (!memo || !(value == memo_value)) {
-            memo_slot = corrected_place<true>(rule, value, s);
+            memo_row = corrected_place<true>(rule, value, s);
             memo_value = value;
             memo = true;
           }
-          s = memo_slot;
+          s = memo_row;
         }
         run.add(row(s), unsigned(kVec * loaded), sink);
       }
@@ -123,11 +123,11 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
         for (int k = 0; k < kVec; ++k) {
           if (exact[k]) continue;
           if (!memo || !(values[k] == memo_value)) {
-            memo_slot = corrected_place<true>(rule, values[k], rows[k]);
+            memo_row = corrected_place<true>(rule, values[k], rows[k]);
             memo_value = values[k];
             memo = true;
           }
-          rows[k] = memo_slot;
+          rows[k] = memo_row;
         }
       }
 #pragma unroll

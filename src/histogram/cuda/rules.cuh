@@ -155,8 +155,13 @@ struct FloatRuleDevice {
   // The row of an inexact value by the float64 even rule, settled from its candidate row.
   template <class T>
   __device__ unsigned corrected_row(T raw, unsigned candidate) const {
-    double x = double(value(raw));
-    if constexpr (std::is_same_v<T, int> || std::is_same_v<T, unsigned>) x = double(raw);
+    // 32-bit integers exactly (beyond 2^24 their float is rounded), the rest through value().
+    double x;
+    if constexpr (std::is_same_v<T, int> || std::is_same_v<T, unsigned>) {
+      x = double(raw);
+    } else {
+      x = double(value(raw));
+    }
     const long long bins = even.bins;
     if (!(x >= even.lo)) return unsigned(isnan(x) ? bins + 2 : 0);
     if (x > even.hi) return unsigned(bins + 1);
