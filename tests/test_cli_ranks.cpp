@@ -1,8 +1,8 @@
 // The distributed command line: `mpirun -n 2 parpat ...` (when mpirun and the MPI engine are
-// built; the cases skip by name otherwise) and `parpat ... --devices`, against the same command
-// on one rank: integer sums, arg indices and histograms identical, float sums and pairwise
-// within the contract; rank 0 alone prints; a failure on one rank (a missing file, another op) is
-// one line and exit status 2 on every rank.
+// built; the cases skip by name otherwise; GPU ranks of GPUs of their own over NCCL) and `parpat
+// ... --devices`, against the same command on one rank: integer sums, arg indices and histograms
+// identical, float sums and pairwise within the contract; rank 0 alone prints; a failure on one
+// rank (a missing file, another op) is one line and exit status 2 on every rank.
 #include <nlohmann/json.hpp>
 
 #include <unistd.h>
@@ -13,6 +13,8 @@
 #include <functional>
 #include <random>
 
+#include "parpat/communicator.hpp"
+#include "parpat/error.hpp"
 #include "parpat/io.hpp"
 #include "test_support.hpp"
 
@@ -35,6 +37,22 @@ std::string mpirun(int ranks, const std::string& args) {
          "OMPI_MCA_rmaps_base_oversubscribe=1 "
          "PARPAT_COLLECTIVE_TIMEOUT_S=60 mpirun -n " +
          std::to_string(ranks) + " " + cli_path() + " " + args;
+}
+
+// The engine `ranks` MPI ranks on `backend` report: NCCL when each rank has a GPU of its own
+// (the ranks of this host take its GPUs in turn) and NCCL loads, MPI otherwise.
+std::string mpi_engine(const std::string& backend, int ranks) {
+  if (backend != "cuda") return "mpi";
+  const auto all = list_devices();
+  const auto gpus = std::count_if(all.begin(), all.end(),
+                                  [](const DeviceInfo& d) { return d.backend == Backend::cuda; });
+  if (gpus < ranks) return "mpi";
+  try {
+    nccl_communicators({Device::open(Backend::cuda, 0)});
+    return "nccl";
+  } catch (const Error&) {
+    return "mpi";
+  }
 }
 
 // parpat's error lines in `err` (mpirun adds a paragraph of its own about the exit status).
@@ -107,10 +125,14 @@ std::string CliRanks::floats_, CliRanks::ints_;
 
 TEST_F(CliRanks, MpirunGivesTheAnswerOfOneRank) {
   if (!mpi_available()) GTEST_SKIP() << "mpirun or libparpat_mpi.so missing";
-  for (const char* backend : {"cpu", "opencl"})
+  std::vector<std::string> backends = {"cpu", "opencl"};
+  if (std::any_of(devices().begin(), devices().end(),
+                  [](const Device& d) { return d.backend() == Backend::cuda; }))
+    backends.push_back("cuda");
+  for (const std::string& backend : backends)
     for (int ranks : {2, 3})
       expect_same_answers([ranks](const std::string& a) { return mpirun(ranks, a); }, backend,
-                          ranks, "mpi");
+                          ranks, mpi_engine(backend, ranks));
 }
 
 TEST_F(CliRanks, DevicesGiveTheAnswerOfOneRank) {

@@ -85,6 +85,14 @@ std::shared_ptr<Communicator> nccl_communicator(const Device& device,
                                                 std::shared_ptr<Communicator> bootstrap,
                                                 double timeout_seconds = 600);
 
+// The communicator one rank of `bootstrap` (an MPI job's rank) computes on `device` with: NCCL's
+// over the ranks of `bootstrap` when every rank holds a CUDA device that no other rank of its
+// host holds and NCCL loads on every rank; `bootstrap` itself otherwise. Collective over
+// `bootstrap`: every rank gets the same engine, and a failure to join stops every rank alike.
+std::shared_ptr<Communicator> rank_communicator(const Device& device,
+                                                std::shared_ptr<Communicator> bootstrap,
+                                                double timeout_seconds = 600);
+
 // The communicators a call over `devices` in one process uses: NCCL's when every device is a
 // distinct CUDA device and NCCL loads, else the threads'.
 std::vector<std::shared_ptr<Communicator>> device_communicators(const std::vector<Device>& devices,

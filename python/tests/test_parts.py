@@ -94,13 +94,24 @@ def test_gpu_parts_in_place():
             pass
     if not any(d["backend"] == "cuda" for d in parpat.devices()) or not frameworks:
         pytest.skip("no CUDA device with CuPy or torch here")
+    gpus = sum(d["backend"] == "cuda" for d in parpat.devices())
     whole = np.random.default_rng(SEED + 3).standard_normal(100003).astype(np.float32)
+
+    def on_gpu(fwk, part, k):  # part k on GPU k mod gpus: over NCCL when there are several
+        if fwk.__name__ == "cupy":
+            with fwk.cuda.Device(k % gpus):
+                return fwk.asarray(part)
+        return fwk.from_numpy(part).to(f"cuda:{k % gpus}")
+
     for fwk in frameworks:
-        parts = [fwk.asarray(p) if fwk.__name__ == "cupy" else fwk.from_numpy(p).to("cuda:0")
-                 for p in split(whole, (50000, 50003))]
+        parts = [on_gpu(fwk, p, k) for k, p in enumerate(split(whole, (50000, 50003)))]
         assert parpat.argmax(parpat.Parts(parts)) == np.argmax(whole)
-        counts, _ = parpat.histogram(parpat.Parts(parts), bins=1024, range=(-4, 4))
-        np.testing.assert_array_equal(counts, np.histogram(whole, 1024, (-4, 4))[0])
+        np.testing.assert_allclose(parpat.sum(parpat.Parts(parts)), whole.sum(dtype=np.float64),
+                                   rtol=0, atol=1e-6 * np.abs(whole).sum(dtype=np.float64))
+        # 1024 bins are added through the host, 65536 (512 KiB of counts) on the GPUs.
+        for bins in (1024, 65536):
+            counts, _ = parpat.histogram(parpat.Parts(parts), bins=bins, range=(-4, 4))
+            np.testing.assert_array_equal(counts, np.histogram(whole, bins, (-4, 4))[0])
 
 
 def test_parts_that_do_not_fit_raise_numpys_errors():

@@ -30,6 +30,12 @@ std::shared_ptr<Communicator> nccl_communicator(const Device&,
   detail::step_then_agree(*bootstrap, [] { no_nccl(); });
   no_nccl();
 }
+
+std::shared_ptr<Communicator> rank_communicator(const Device&,
+                                                std::shared_ptr<Communicator> bootstrap, double) {
+  if (!bootstrap) throw_invalid("a rank needs a bootstrap communicator");
+  return bootstrap;
+}
 #endif
 
 std::vector<std::shared_ptr<Communicator>> device_communicators(const std::vector<Device>& devices,

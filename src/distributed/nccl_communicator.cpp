@@ -10,9 +10,13 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
+#include <iostream>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -21,6 +25,7 @@
 #include "parpat/communicator.hpp"
 #include "parpat/device.hpp"
 #include "parpat/error.hpp"
+#include "runtime/backends.hpp"
 #include "runtime/cuda/cuda_device.hpp"
 #include "runtime/loaded_library.hpp"
 
@@ -322,6 +327,53 @@ std::shared_ptr<Communicator> nccl_communicator(const Device& device,
   });
   return std::make_shared<NcclCommunicator>(clique, 0, std::move(bootstrap), device,
                                             timeout_seconds);
+}
+
+std::shared_ptr<Communicator> rank_communicator(const Device& device,
+                                                std::shared_ptr<Communicator> bootstrap,
+                                                double timeout_seconds) {
+  if (!bootstrap) throw_invalid("a rank needs a bootstrap communicator");
+  // Each rank's claim: its host and its GPU's PCI address, or no address when it cannot join
+  // (not a CUDA device, or NCCL does not load). Every rank sees every claim, so all decide alike.
+  struct Claim {
+    char host[64] = {};
+    char bus[32] = {};
+  };
+  Claim mine;
+  ::gethostname(mine.host, sizeof mine.host - 1);
+  std::string why;
+  if (device.backend() != Backend::cuda) {
+    why = "rank " + std::to_string(bootstrap->rank()) + " computes on " + device.label();
+  } else {
+    try {
+      nccl();
+      PARPAT_CUDA(cudaDeviceGetPCIBusId(mine.bus, sizeof mine.bus - 1, ordinal_of(device)));
+    } catch (const Error& e) {
+      why = e.what();
+      mine.bus[0] = '\0';
+    }
+  }
+  std::vector<Claim> claims(static_cast<std::size_t>(bootstrap->size()));
+  bootstrap->all_gather(&mine, sizeof mine, claims.data());
+  std::set<std::pair<std::string, std::string>> taken;
+  bool joinable = bootstrap->size() > 1;
+  for (std::size_t r = 0; r < claims.size(); ++r) {
+    const std::string host(claims[r].host, strnlen(claims[r].host, sizeof claims[r].host));
+    const std::string bus(claims[r].bus, strnlen(claims[r].bus, sizeof claims[r].bus));
+    if (bus.empty()) {
+      joinable = false;
+      if (why.empty()) why = "rank " + std::to_string(r) + " cannot join NCCL";
+    } else if (!taken.insert({host, bus}).second) {
+      joinable = false;
+      if (why.empty()) why = "ranks share the GPU " + bus + " of " + host;
+    }
+  }
+  if (!joinable) {
+    if (detail::verbose() && bootstrap->size() > 1)
+      std::cerr << "[parpat] ranks over " << bootstrap->engine() << ", not NCCL: " << why << "\n";
+    return bootstrap;
+  }
+  return nccl_communicator(device, std::move(bootstrap), timeout_seconds);
 }
 
 }  // namespace parpat

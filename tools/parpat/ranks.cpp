@@ -1,5 +1,6 @@
 // The ranks of the distributed commands: the MPI plugin (loaded with dlopen only under an MPI
-// launcher), the device of each MPI rank, and the threads of --devices.
+// launcher), the device of each MPI rank (GPU ranks joined over NCCL), and the threads of
+// --devices.
 #include "ranks.hpp"
 
 #include <dlfcn.h>
@@ -229,13 +230,17 @@ void for_each_rank(const CommonOptions& common, const RankFlags& flags, const st
     step(in);
     return;
   }
-  in.comm = comm.get();
   on_every_rank(*comm, [&] {
     const auto start = std::chrono::steady_clock::now();
     Device device = rank_device(common, *world());
     const double startup = ms_since(start);
     in.opened = OpenedInput{common.open_source(file), device, startup};
   });
+  // GPU ranks of distinct GPUs join NCCL through MPI; the others stay on MPI.
+  const auto joining = std::chrono::steady_clock::now();
+  const auto rank_comm = rank_communicator(in.opened->device, comm, collective_timeout());
+  in.opened->startup_ms += ms_since(joining);  // NCCL's set-up
+  in.comm = rank_comm.get();
   step(in);
 }
 

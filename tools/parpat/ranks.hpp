@@ -25,7 +25,7 @@ struct RankInput {
 // How many ranks computed an answer, on which engine: for the answer's text and JSON.
 struct RankSummary {
   int ranks = 1;
-  std::string engine;  // "mpi", "threads"; empty alone
+  std::string engine;  // "mpi", "nccl", "threads"; empty alone
 
   explicit RankSummary(const RankInput& in)
       : ranks(in.comm ? in.comm->size() : 1), engine(in.comm ? in.comm->engine() : "") {}
