@@ -1,11 +1,13 @@
 // Reduce: every backend × variant present against the CPU reference (DESIGN.md §2, §6), on
 // fresh random inputs, the edge sizes, special values and 2-D shapes.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <optional>
 #include <random>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -485,6 +487,30 @@ TEST(ReduceCudaRaw, OneWorkspaceServesEveryCall) {
 
 // `fast` can be captured into a CUDA graph (as `parpat bench` times short cases): replays of
 // several captured runs give bit for bit what one eager run gives, on every launch shape.
+// Every GPU's plans made from a thread whose current device is the first: kernels, function
+// attributes and cluster placement belong to the plan's device (an input this small runs as one
+// cluster of up to 16 blocks, which needs the device's own opt-in).
+TEST(ReduceCudaDevices, PlansForEveryGpuFromAThreadOnTheFirst) {
+  std::vector<Device> gpus;
+  for (const DeviceInfo& info : list_devices())
+    if (info.backend == Backend::cuda) gpus.push_back(Device::open(Backend::cuda, info.index));
+  if (gpus.size() < 2) GTEST_SKIP() << "needs two CUDA devices";
+  std::mt19937_64 rng(run_seed() + 9);
+  std::normal_distribution<float> normal(0, 1);
+  std::vector<float> host(100003);
+  for (auto& x : host)
+    x = normal(rng);
+  const auto want = std::max_element(host.begin(), host.end()) - host.begin();
+  std::thread([&] {
+    for (auto gpu = gpus.rbegin(); gpu != gpus.rend(); ++gpu) {
+      SCOPED_TRACE(gpu->label());
+      const ReduceResult r = reduce(Array::from_vector(*gpu, host), {ReduceOp::argmax});
+      ASSERT_EQ(r.indices.size(), 1u);
+      EXPECT_EQ(r.indices[0], want);
+    }
+  }).join();
+}
+
 TEST(ReduceCudaGraph, FastReplaysMatchEagerRuns) {
   std::optional<Device> cuda = first_cuda_device();
   if (!cuda) GTEST_SKIP() << "no CUDA device";

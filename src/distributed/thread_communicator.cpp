@@ -1,5 +1,6 @@
 // Communicators over the threads of one process: each collective is a rendezvous under one
-// mutex (an all-gather is two: the ranks read each other's bytes in place between them). The
+// mutex (an all-gather and an all-reduce are two: the ranks read, and write, each other's
+// values in place between them). The
 // last rank to arrive builds the answer and opens the next round; the others wait on a
 // condition variable for the round to change, no longer than the time limit. Answers alternate
 // between two buffers: a rank that starts round g + 1 before a slow rank has read round g's answer
@@ -123,19 +124,33 @@ class ThreadCommunicator final : public Communicator {
         rank_, [](std::vector<unsigned char>&) {}, [](const std::vector<unsigned char>&) {});
   }
 
+  // Each rank publishes where its values are, then sums its own share of the slots over every
+  // rank's values and writes each sum back into every rank's values, all ranks at once (no
+  // copy, no buffer); a second rendezvous keeps every rank's values in place until all have
+  // written.
   void all_reduce_sum(std::uint64_t* values, std::size_t count) override {
-    const std::size_t bytes = count * sizeof(std::uint64_t);
+    const auto ranks = static_cast<std::size_t>(size());
     group_->rendezvous(
         rank_,
         [&](std::vector<unsigned char>& answer) {
-          if (answer.size() < bytes) answer.assign(bytes, 0);
-          auto* sum = reinterpret_cast<std::uint64_t*>(answer.data());
-          for (std::size_t i = 0; i < count; ++i)
-            sum[i] += values[i];
+          answer.resize(ranks * sizeof values);
+          std::memcpy(answer.data() + static_cast<std::size_t>(rank_) * sizeof values, &values,
+                      sizeof values);
         },
         [&](const std::vector<unsigned char>& answer) {
-          if (bytes) std::memcpy(values, answer.data(), bytes);
+          std::vector<std::uint64_t*> from(ranks);
+          std::memcpy(from.data(), answer.data(), ranks * sizeof values);
+          const auto r = static_cast<std::size_t>(rank_);
+          for (std::size_t i = count * r / ranks, end = count * (r + 1) / ranks; i < end; ++i) {
+            std::uint64_t sum = 0;
+            for (std::uint64_t* v : from)
+              sum += v[i];
+            for (std::uint64_t* v : from)
+              v[i] = sum;
+          }
         });
+    group_->rendezvous(
+        rank_, [](std::vector<unsigned char>&) {}, [](const std::vector<unsigned char>&) {});
   }
 
  private:

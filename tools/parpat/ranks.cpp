@@ -230,6 +230,7 @@ void for_each_rank(const CommonOptions& common, const RankFlags& flags, const st
     step(in);
     return;
   }
+  detail::set_verbose(common.verbose);
   on_every_rank(*comm, [&] {
     const auto start = std::chrono::steady_clock::now();
     Device device = rank_device(common, *world());

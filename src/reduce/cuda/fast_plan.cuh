@@ -83,6 +83,14 @@ int placeable_cluster(int ordinal, int largest) {
   std::lock_guard<std::mutex> lock(mutex);
   auto found = known.find({ordinal, largest});
   if (found != known.end()) return found->second;
+  // Function attributes and occupancy belong to the current device: make it `ordinal` here.
+  int current = 0;
+  PARPAT_CUDA(cudaGetDevice(&current));
+  struct Restore {
+    int device;
+    ~Restore() { cudaSetDevice(device); }
+  } restore{current};
+  PARPAT_CUDA(cudaSetDevice(ordinal));
   auto kernel = fast_all<T, Op, true, true>;
   PARPAT_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   int placeable = 0;

@@ -33,6 +33,7 @@ class FastReduce final : public CudaReduce<T, Op> {
 
  public:
   FastReduce(const Device& d, const ReduceShape& s) : Base(d, s) {
+    this->cuda_.activate();  // the module loads, and the plan is made, on this plan's device
     const auto& info = d.info();
     const ReduceFastPolicy policy = tuned<ReduceFastPolicy>(info);
     // The first use of a module loads it (lazy loading): here, so that the first run() times
