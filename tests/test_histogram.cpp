@@ -528,6 +528,63 @@ TEST(FloatEvenRule, AgreesWithTheReferenceOnAndBetweenEdges) {
 // Power-of-two bin widths over integers (or float16 from 0) make t = (x − lo)·norm exact, so the
 // rule takes every value as exact (delta < 0) — on the edges too, which such data hits often —
 // and must still place each where the reference does; other ranges keep the error bound.
+// The integer rule of CUDA `fast`: taken exactly where the bin width is a power of two over an
+// integer range within ±2^24, and there the reference's slot for every value on, next to and far
+// from every edge, the dtype's extremes included.
+TEST(IntegerShiftRule, EveryValueNearEveryEdgeHasTheReferenceSlot) {
+  struct Case {
+    DType dtype;
+    double lo, hi;
+    std::int64_t bins;
+    bool usable;
+  };
+  const Case cases[] = {{DType::uint16, 0, 65536, 256, true},
+                        {DType::uint16, 0, 65536, 65536, true},
+                        {DType::uint16, 0, 3, 12, true},
+                        {DType::int16, -1024, 1024, 256, true},
+                        {DType::int16, -32768, 32768, 7, false},
+                        {DType::int16, -3, 5, 1, true},
+                        {DType::int32, 0, 0x1p20, 1 << 20, true},
+                        {DType::int32, -0x1p24, 0x1p24, 64, true},
+                        {DType::int32, -0x1p23, 0x1p23, 4096, true},
+                        {DType::int32, 5, 1029, 1024, true},
+                        {DType::uint16, 0, 65535, 256, false},
+                        {DType::int32, -0x1p24, 0x1p25, 64, false},
+                        {DType::int16, -0.5, 1.5, 2, false},
+                        {DType::uint32, 0, 1024, 256, false},
+                        {DType::float32, 0, 1024, 256, false}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(dtype_name(c.dtype)) + " [" + std::to_string(c.lo) + ", " +
+                 std::to_string(c.hi) + "] in " + std::to_string(c.bins) + " bins");
+    detail::HistogramProblem p;
+    p.dtype = c.dtype;
+    p.bins = c.bins;
+    p.lo = c.lo;
+    p.hi = c.hi;
+    const detail::IntegerShiftRule rule(p);
+    ASSERT_EQ(rule.usable, c.usable);
+    if (!rule.usable) continue;
+    std::vector<std::int64_t> values = {INT32_MIN, INT32_MIN + 1, -65536,        -32768,   0,
+                                        32767,     65535,         INT32_MAX - 1, INT32_MAX};
+    // Every edge of up to 4096 bins, every (bins / 4096)-th beyond, and hi.
+    const std::int64_t step = std::max<std::int64_t>(1, c.bins / 4096);
+    for (std::int64_t e = 0; e <= c.bins; e = e + step < c.bins || e == c.bins ? e + step : c.bins)
+      for (std::int64_t d = -2; d <= 2; ++d)
+        values.push_back(static_cast<std::int64_t>(std::floor(detail::even_edge(p, e))) + d);
+    const std::int64_t smallest =
+        c.dtype == DType::uint16 ? 0 : (c.dtype == DType::int16 ? -32768 : INT32_MIN);
+    const std::int64_t largest =
+        c.dtype == DType::uint16 ? 65535 : (c.dtype == DType::int16 ? 32767 : INT32_MAX);
+    for (std::int64_t x : values) {
+      if (x < smallest || x > largest) continue;
+      const std::uint32_t row = rule.row(static_cast<int>(x));
+      const std::uint32_t slot =
+          row == 0 ? std::uint32_t(c.bins) : (row <= c.bins ? row - 1 : std::uint32_t(c.bins + 1));
+      ASSERT_EQ(slot, detail::reference_slot(p, static_cast<double>(x))) << "x=" << x;
+    }
+  }
+}
+
 TEST(FloatEvenRule, ExactArithmeticTakesEveryValueOnTheEdgesToo) {
   struct Case {
     DType dtype;

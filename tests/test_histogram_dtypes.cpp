@@ -414,9 +414,11 @@ TEST(HistogramDTypesFast, EveryLayoutMatchesTheReference) {
     if (d.backend() == Backend::cpu) continue;
     for (const char* setting : settings) {
       ScopedTuning tuning(setting);
-      for (DType t :
-           {DType::boolean, DType::int8, DType::int16, DType::uint32, DType::int64, DType::uint64})
-        for (std::int64_t bins : {7, 1000, 20000}) {
+      // 20000, 625, 40000 and 80000 bins have power-of-two widths (2, 64, 1, 1/2): int16, uint16
+      // and int32 take the integer rule there.
+      for (DType t : {DType::boolean, DType::int8, DType::int16, DType::uint16, DType::int32,
+                      DType::uint32, DType::int64, DType::uint64})
+        for (std::int64_t bins : {7, 1000, 20000, 625, 40000, 80000}) {
           std::uniform_int_distribution<std::int64_t> u(-30000, 30000);
           std::bernoulli_distribution hot(0.8);
           std::vector<long double> list(100003);

@@ -46,8 +46,9 @@ namespace {
 
 // The rules only `fast` uses (the classic variants keep the table and float64 rules).
 template <class Rule>
-constexpr bool kFastOnly =
-    std::is_same_v<Rule, PerValueRule> || std::is_same_v<Rule, FloatRuleDevice>;
+constexpr bool kFastOnly = std::is_same_v<Rule, PerValueRule> ||
+                           std::is_same_v<Rule, FloatRuleDevice> ||
+                           std::is_same_v<Rule, IntegerRuleDevice>;
 
 template <class T>
 class CudaHistogram final : public HistogramKernel {
@@ -61,8 +62,10 @@ class CudaHistogram final : public HistogramKernel {
     const bool float_rule =
         sizeof(T) == 2 || std::is_same_v<T, float> ||
         (sizeof(T) == 4 && p.bins <= tuned<HistogramFastPolicy>(d.info()).int_float_max_bins);
-    if (float_rule && strategy == Strategy::fast) float_rule_ = FloatEvenRule(p);
-    if (sizeof(T) <= 2 && !float_rule_.usable) {
+    if (strategy == Strategy::fast) integer_rule_ = IntegerShiftRule(p);
+    if (float_rule && strategy == Strategy::fast && !integer_rule_.usable)
+      float_rule_ = FloatEvenRule(p);
+    if (sizeof(T) <= 2 && !float_rule_.usable && !integer_rule_.usable) {
       auto table = slot_table(p);
       aux_ = Buffer(d, table.size() * sizeof(unsigned));
       aux_.upload(table.data(), aux_.bytes());
@@ -94,6 +97,12 @@ class CudaHistogram final : public HistogramKernel {
     if constexpr (sizeof(T) == 1) {
       if (strategy_ == Strategy::fast) {
         f(PerValueRule{static_cast<const unsigned*>(aux_.handle())});
+        return;
+      }
+    }
+    if constexpr (std::is_same_v<T, unsigned short> || std::is_same_v<T, int>) {
+      if (integer_rule_.usable) {
+        f(IntegerRuleDevice{integer_rule_, p_.dtype == DType::int16});
         return;
       }
     }
@@ -186,6 +195,7 @@ class CudaHistogram final : public HistogramKernel {
   Strategy strategy_;
   Buffer aux_;  // bits → slot table (1- and 2-byte input) or explicit edges
   FloatEvenRule float_rule_;
+  IntegerShiftRule integer_rule_;  // `fast` only
   int block_ = 256, blocks_ = 1;
   std::size_t shared_ = 0;
   FastConfig fast_;

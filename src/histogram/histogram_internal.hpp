@@ -212,6 +212,29 @@ struct FloatEvenRule {
   }
 };
 
+// The even-bin rule in integer arithmetic alone, for 16- and 32-bit signed and 16-bit unsigned
+// integers when the bins have a power-of-two width 2^(right − left) and the range integer ends
+// within ±2^24 (so every difference below fits an int): x is clamped to [lo − 1, hi + 1], and
+// its row — the float rule's order: 0 below the range, 1 + b for bin b, bins + 1 above — is
+// ((x − lo)·2^left >> right) + 1 clamped to [0, bins + 1], less one for hi itself, which
+// numpy puts in the last bin. Exact by construction: the edges lo + i·2^(right − left) are
+// integers or integer fractions, and the shift floors toward −∞.
+struct IntegerShiftRule {
+  int lo = 0, hi = 0, bins = 0;
+  int left = 0, right = 0;  // one of them is 0
+  bool usable = false;
+
+  explicit IntegerShiftRule(const HistogramProblem& p);
+  IntegerShiftRule() = default;
+
+  PARPAT_HOST_DEVICE std::uint32_t row(int x) const {
+    const int c = x < lo - 1 ? lo - 1 : (x > hi + 1 ? hi + 1 : x);
+    int r = ((c - lo) * (1 << left) >> right) + 1;
+    r = r < 0 ? 0 : (r > bins + 1 ? bins + 1 : r);
+    return static_cast<std::uint32_t>(r - (c == hi));
+  }
+};
+
 // threshold[i] = the smallest float ≥ even edge i, for i in [0, bins].
 std::vector<float> float_thresholds(const HistogramProblem& p);
 

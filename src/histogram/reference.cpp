@@ -115,6 +115,26 @@ FloatEvenRule::FloatEvenRule(const HistogramProblem& p) {
   usable = std::isfinite(lo) && norm > 0;
 }
 
+IntegerShiftRule::IntegerShiftRule(const HistogramProblem& p) {
+  const bool integer =
+      p.dtype == DType::int16 || p.dtype == DType::uint16 || p.dtype == DType::int32;
+  const double limit = std::ldexp(1.0, 24);
+  if (!integer || !p.even || p.bins > (1 << 22) || std::floor(p.lo) != p.lo ||
+      std::floor(p.hi) != p.hi || !(std::fabs(p.lo) <= limit) || !(std::fabs(p.hi) <= limit))
+    return;
+  int exponent = 0;
+  const double width = (p.hi - p.lo) / static_cast<double>(p.bins);
+  if (std::frexp(width, &exponent) != 0.5 || width * static_cast<double>(p.bins) != p.hi - p.lo)
+    return;
+  lo = static_cast<int>(p.lo);
+  hi = static_cast<int>(p.hi);
+  bins = static_cast<int>(p.bins);
+  // width = 2^(exponent − 1)
+  left = exponent - 1 < 0 ? 1 - exponent : 0;
+  right = exponent - 1 > 0 ? exponent - 1 : 0;
+  usable = true;
+}
+
 std::vector<float> float_thresholds(const HistogramProblem& p) {
   std::vector<float> t(static_cast<std::size_t>(p.bins) + 1);
   for (std::int64_t i = 0; i <= p.bins; ++i)

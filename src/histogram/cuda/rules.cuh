@@ -169,6 +169,18 @@ struct FloatRuleDevice {
   }
 };
 
+// `fast` on int16, uint16 and int32 with power-of-two bin widths over an integer range
+// (IntegerShiftRule): each row in integer arithmetic alone (two clamps, a subtraction, a shift),
+// always exact — no float conversion, no exactness test, no correction.
+struct IntegerRuleDevice {
+  IntegerShiftRule rule;
+  bool signed16 = false;  // 16-bit input is int16 (else uint16)
+  __device__ unsigned row(unsigned short bits) const {
+    return rule.row(signed16 ? int(short(bits)) : int(bits));
+  }
+  __device__ unsigned row(int x) const { return rule.row(x); }
+};
+
 // 1-byte input counted per value: the slot of a value is its byte; the flush maps each value's
 // count to its bin through the value → slot table.
 struct PerValueRule {
@@ -206,10 +218,15 @@ void with_slot_rule(const HistogramProblem& p, const FloatEvenRule& float_rule, 
 
 // The fast kernels ask every rule for a quick place and, where that is not exact, a correction
 // (only the float rule ever needs one). The place is a slot, or with kRows the row `fast` counts
-// (the float rule's own order, FloatRuleDevice::quick_row; every other rule's rows are slots).
+// (the float and integer rules' own order, FloatRuleDevice::quick_row; every other rule's rows
+// are slots).
 template <bool kRows, class Rule, class T>
 __device__ unsigned quick_place(const Rule& rule, T x, bool& exact) {
-  if constexpr (std::is_same_v<Rule, FloatRuleDevice>) {
+  if constexpr (std::is_same_v<Rule, IntegerRuleDevice>) {
+    static_assert(kRows, "the integer rule counts in rows (fast only)");
+    exact = true;
+    return rule.row(x);
+  } else if constexpr (std::is_same_v<Rule, FloatRuleDevice>) {
     if constexpr (kRows) {
       return rule.quick_row(x, exact);
     } else {
@@ -234,8 +251,8 @@ __device__ unsigned corrected_place(const Rule& rule, T x, unsigned candidate) {
   }
 }
 
-// The slot of each row `fast` counts: the float rule's rows are shifted (row 0 below the range),
-// every other rule's rows are their slots.
+// The slot of each row `fast` counts: the float and integer rules' rows are shifted (row 0 below
+// the range), every other rule's rows are their slots.
 struct RowSlots {
   unsigned bins = 0;
   bool shifted = false;
@@ -246,7 +263,9 @@ struct RowSlots {
 
 template <class Rule>
 RowSlots __host__ __device__ row_slots(const Rule& rule) {
-  if constexpr (std::is_same_v<Rule, FloatRuleDevice>) {
+  if constexpr (std::is_same_v<Rule, IntegerRuleDevice>) {
+    return RowSlots{unsigned(rule.rule.bins), true};
+  } else if constexpr (std::is_same_v<Rule, FloatRuleDevice>) {
     return RowSlots{unsigned(rule.even.bins), true};
   } else {
     return RowSlots{};
