@@ -46,9 +46,9 @@ namespace {
 
 // The rules only `fast` uses (the classic variants keep the table and float64 rules).
 template <class Rule>
-constexpr bool kFastOnly = std::is_same_v<Rule, PerValueRule> ||
-                           std::is_same_v<Rule, FloatRuleDevice> ||
-                           std::is_same_v<Rule, IntegerRuleDevice>;
+constexpr bool kFastOnly =
+    std::is_same_v<Rule, PerValueRule> || std::is_same_v<Rule, FloatRuleDevice> ||
+    std::is_same_v<Rule, IntegerRuleDevice>;
 
 template <class T>
 class CudaHistogram final : public HistogramKernel {
