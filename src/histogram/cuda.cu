@@ -11,8 +11,9 @@
 //    the end (blocks are sized so no block sees 2^31 values: 32-bit counts cannot wrap);
 //  - aggregated: privatized, and each thread counts a run of equal slots before one atomic;
 //  - fast: 16-byte loads, four in flight per thread. 1-byte input is counted per value (256
-//    counters whatever the bin count; the flush maps values to bins through the table); float32,
-//    float16, bfloat16 (their bits decoded) and 16- and 32-bit integers (32-bit ones up to
+//    counters whatever the bin count; the flush maps values to bins through the table), and so
+//    is 2-byte input from histogram.fast.per_value16_min_bins bins (65536 packed counters);
+//    float32, float16, bfloat16 (their bits decoded) and 16- and 32-bit integers (32-bit ones up to
 //    histogram.fast.int_float_max_bins bins: those up to 2^24 in magnitude exactly floats;
 //    others by the float64 rule) with even bins take FloatEvenRule (float arithmetic, exact
 //    through a proven error bound; the rare value near an edge is settled against the float64
@@ -62,8 +63,12 @@ class CudaHistogram final : public HistogramKernel {
     const bool float_rule =
         sizeof(T) == 2 || std::is_same_v<T, float> ||
         (sizeof(T) == 4 && p.bins <= tuned<HistogramFastPolicy>(d.info()).int_float_max_bins);
-    if (strategy == Strategy::fast) integer_rule_ = IntegerShiftRule(p);
-    if (float_rule && strategy == Strategy::fast && !integer_rule_.usable)
+    per_value_ =
+        strategy == Strategy::fast &&
+        (sizeof(T) == 1 ||
+         (sizeof(T) == 2 && p.bins >= tuned<HistogramFastPolicy>(d.info()).per_value16_min_bins));
+    if (strategy == Strategy::fast && !per_value_) integer_rule_ = IntegerShiftRule(p);
+    if (float_rule && strategy == Strategy::fast && !per_value_ && !integer_rule_.usable)
       float_rule_ = FloatEvenRule(p);
     if (sizeof(T) <= 2 && !float_rule_.usable && !integer_rule_.usable) {
       auto table = slot_table(p);
@@ -94,8 +99,8 @@ class CudaHistogram final : public HistogramKernel {
   // Calls f with the slot rule of this dtype, bins and strategy.
   template <class F>
   void with_rule(F f) {
-    if constexpr (sizeof(T) == 1) {
-      if (strategy_ == Strategy::fast) {
+    if constexpr (sizeof(T) <= 2) {
+      if (per_value_) {
         f(PerValueRule{static_cast<const unsigned*>(aux_.handle())});
         return;
       }
@@ -196,6 +201,7 @@ class CudaHistogram final : public HistogramKernel {
   Buffer aux_;  // bits → slot table (1- and 2-byte input) or explicit edges
   FloatEvenRule float_rule_;
   IntegerShiftRule integer_rule_;  // `fast` only
+  bool per_value_ = false;         // `fast` counts 1- and 2-byte input per value
   int block_ = 256, blocks_ = 1;
   std::size_t shared_ = 0;
   FastConfig fast_;

@@ -26,7 +26,9 @@ struct HistogramClassicPolicy : SameOnEveryDevice<HistogramClassicPolicy> {
 // `runs_below_columns` columns (OpenCL), the per-vector warp vote for skewed data below
 // `vote_below_columns` (CUDA); 32-bit integers in float arithmetic up to `int_float_max_bins`
 // bins (beyond, integer data sits on an edge so often that the float rule's corrections cost
-// more than the float64 rule: H100, int32 at 65536 bins, 1088 against 804 µs on CUDA).
+// more than the float64 rule: H100, int32 at 65536 bins, 1088 against 804 µs on CUDA); 2-byte
+// input counted per value (65536 packed rows, mapped to bins by the value table at the end; CUDA)
+// from `per_value16_min_bins` bins up.
 struct HistogramFastPolicy {
   static constexpr const char* kName = "histogram.fast";
   int block = 1024;
@@ -39,6 +41,7 @@ struct HistogramFastPolicy {
   int runs_below_columns = 0;
   int vote_below_columns = 16;
   int int_float_max_bins = 4096;
+  int per_value16_min_bins = 1 << 30;
   static const std::vector<Field<HistogramFastPolicy>>& fields();
   static const std::vector<TableValue<HistogramFastPolicy>>& table();
 };

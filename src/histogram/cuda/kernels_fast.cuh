@@ -1,5 +1,6 @@
 // CUDA histogram `fast`: 16-byte loads, four in flight per thread. 1-byte input is counted per
-// value (256 counters whatever the bin count; the flush maps values to bins through the table). The
+// value (256 counters whatever the bin count; the flush maps values to bins through the table),
+// and so is 2-byte input where the tuning says (65536 packed counters). The
 // shared histogram is lane-striped: slot s of lane l at s·C + l mod C, with C up to 32 columns, so
 // the lanes of a warp hit distinct banks and distinct words however the data is spread; with fewer
 // columns a per-vector vote sends skewed data through per-thread runs. 32-bit shared counts are
@@ -167,17 +168,12 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
   }
 }
 
-// Adds row r's count of a pass to the 64-bit counts (through the value → slot table when
-// counting per value).
+// Adds row r's count of a pass to the 64-bit counts at its slot (through the value → slot table
+// when counting per value).
 template <class Rule>
 __device__ void add_count(const Rule& rule, unsigned long long* counts, unsigned first, unsigned r,
                           unsigned long long count) {
-  if (!count) return;
-  if constexpr (kCountsPerValue<Rule>) {
-    atomicAdd(counts + rule.table[r], count);
-  } else {
-    atomicAdd(counts + row_slots(rule).of(first + r), count);
-  }
+  if (count) atomicAdd(counts + row_slots(rule).of(first + r), count);
 }
 
 // Counts into a lane-striped shared histogram of range + 1 rows (the last for values outside

@@ -52,7 +52,7 @@ FastConfig fast_config(const DeviceInfo& info, const HistogramFastPolicy& policy
                        unsigned slots, long long n) {
   FastConfig c;
   c.block = policy.block;
-  c.counted = kCountsPerValue<Rule> ? 256u : slots;
+  c.counted = kCountsPerValue<Rule> ? 1u << (8 * sizeof(T)) : slots;
   const std::size_t budget = std::min<std::size_t>(info.local_memory, 200u << 10);
   auto passes_for = [&](std::size_t bytes_per_row) {
     std::size_t rows = budget / bytes_per_row - 2;  // a row for values outside the pass, rounding
@@ -67,8 +67,8 @@ FastConfig fast_config(const DeviceInfo& info, const HistogramFastPolicy& policy
   while (!c.packed && c.columns < 32 &&
          std::size_t(c.range + 1) * c.columns * 2 * sizeof(unsigned) <= striped)
     c.columns *= 2;
-  // 1-byte input counted per value always fits (256 counters), and only the shared flush maps
-  // values to slots: it never counts globally.
+  // Input counted per value fits in shared memory (256 counters, or 65536 packed ones), and only
+  // the shared flush maps values to slots: it never counts globally.
   c.global = !kCountsPerValue<Rule> && c.passes > unsigned(policy.max_passes);
   c.vote = c.packed || int(c.columns) < policy.vote_below_columns;
   c.shared = c.global   ? 0

@@ -181,8 +181,8 @@ struct IntegerRuleDevice {
   __device__ unsigned row(int x) const { return rule.row(x); }
 };
 
-// 1-byte input counted per value: the slot of a value is its byte; the flush maps each value's
-// count to its bin through the value → slot table.
+// 1- and 2-byte input counted per value: the row of a value is its bits; the flush (and a packed
+// row's carry) maps each value's count to its slot through the value → slot table.
 struct PerValueRule {
   const unsigned* table;
   template <class T>
@@ -252,11 +252,14 @@ __device__ unsigned corrected_place(const Rule& rule, T x, unsigned candidate) {
 }
 
 // The slot of each row `fast` counts: the float and integer rules' rows are shifted (row 0 below
-// the range), every other rule's rows are their slots.
+// the range), a value counted per value goes through the value → slot table, every other rule's
+// rows are their slots.
 struct RowSlots {
   unsigned bins = 0;
   bool shifted = false;
+  const unsigned* table = nullptr;  // counting per value: each value's slot
   __device__ unsigned of(unsigned r) const {
+    if (table) return table[r];
     return !shifted ? r : (r == 0 ? bins : (r <= bins ? r - 1 : r));
   }
 };
@@ -267,6 +270,8 @@ RowSlots __host__ __device__ row_slots(const Rule& rule) {
     return RowSlots{unsigned(rule.rule.bins), true};
   } else if constexpr (std::is_same_v<Rule, FloatRuleDevice>) {
     return RowSlots{unsigned(rule.even.bins), true};
+  } else if constexpr (std::is_same_v<Rule, PerValueRule>) {
+    return RowSlots{0, false, rule.table};
   } else {
     return RowSlots{};
   }
