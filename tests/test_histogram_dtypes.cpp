@@ -172,9 +172,11 @@ TEST_P(HistogramDTypes, ExtremesEdgesAndValuesJustOutside) {
     std::vector<Range> ranges = {{min, max, 5}, {0, 1, 2}, {0, 1, 3}, {-0.5, 1.5, 2}};
     if (t != DType::boolean) ranges.insert(ranges.end(), {{-40, 60, 10}, {0, 120, 7}, {3, 103, 1}});
     // Power-of-two bin widths (and 2^24 apart): the float rule's exact arithmetic, where every
-    // value on an edge is taken without a correction, and just past its limits.
+    // value on an edge is taken without a correction, and just past its limits; the integer
+    // rule; uint16 over its whole range in 65536 bins counted per value (CUDA `fast`).
     if (t != DType::boolean)
       ranges.insert(ranges.end(), {{0, 65536, 4096},
+                                   {0, 65536, 65536},
                                    {-1024, 1024, 256},
                                    {-7, 9, 16},
                                    {0, 3, 12},
@@ -409,7 +411,9 @@ TEST(HistogramDTypesFast, EveryLayoutMatchesTheReference) {
       "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=1",
       "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=0",
       "histogram.fast.striped_kib=1,histogram.fast.max_passes=0",
-      "histogram.fast.max_columns=1,histogram.fast.runs_below_columns=0,histogram.fast.packed=0"};
+      "histogram.fast.max_columns=1,histogram.fast.runs_below_columns=0,histogram.fast.packed=0",
+      // 2-byte input counted per value (CUDA) whatever the table.
+      "histogram.fast.per_value16_max_share=65536"};
   for (const auto& d : devices()) {
     if (d.backend() == Backend::cpu) continue;
     for (const char* setting : settings) {

@@ -12,7 +12,8 @@
 //  - aggregated: privatized, and each thread counts a run of equal slots before one atomic;
 //  - fast: 16-byte loads, four in flight per thread. 1-byte input is counted per value (256
 //    counters whatever the bin count; the flush maps values to bins through the table), and so
-//    is 2-byte input from histogram.fast.per_value16_min_bins bins (65536 packed counters);
+//    is 2-byte input where few values share a slot (65536 packed counters; e.g. uint16 over its
+//    whole range in 65536 bins);
 //    float32, float16, bfloat16 (their bits decoded) and 16- and 32-bit integers (32-bit ones up to
 //    histogram.fast.int_float_max_bins bins: those up to 2^24 in magnitude exactly floats;
 //    others by the float64 rule) with even bins take FloatEvenRule (float arithmetic, exact
@@ -51,6 +52,14 @@ constexpr bool kFastOnly =
     std::is_same_v<Rule, PerValueRule> || std::is_same_v<Rule, FloatRuleDevice> ||
     std::is_same_v<Rule, IntegerRuleDevice>;
 
+// The most values of a value → slot table that share one slot.
+std::int64_t most_values_in_one_slot(const std::vector<std::uint32_t>& table, std::int64_t slots) {
+  std::vector<std::int64_t> values(static_cast<std::size_t>(slots));
+  for (std::uint32_t s : table)
+    ++values[s];
+  return *std::max_element(values.begin(), values.end());
+}
+
 template <class T>
 class CudaHistogram final : public HistogramKernel {
  public:
@@ -63,15 +72,18 @@ class CudaHistogram final : public HistogramKernel {
     const bool float_rule =
         sizeof(T) == 2 || std::is_same_v<T, float> ||
         (sizeof(T) == 4 && p.bins <= tuned<HistogramFastPolicy>(d.info()).int_float_max_bins);
-    per_value_ =
-        strategy == Strategy::fast &&
-        (sizeof(T) == 1 ||
-         (sizeof(T) == 2 && p.bins >= tuned<HistogramFastPolicy>(d.info()).per_value16_min_bins));
+    std::vector<std::uint32_t> table;
+    if (strategy == Strategy::fast && sizeof(T) == 1) per_value_ = true;
+    const int share = tuned<HistogramFastPolicy>(d.info()).per_value16_max_share;
+    if (strategy == Strategy::fast && sizeof(T) == 2 && share > 0 && p.bins * share >= 65536) {
+      table = slot_table(p);
+      per_value_ = most_values_in_one_slot(table, p.slots()) <= share;
+    }
     if (strategy == Strategy::fast && !per_value_) integer_rule_ = IntegerShiftRule(p);
     if (float_rule && strategy == Strategy::fast && !per_value_ && !integer_rule_.usable)
       float_rule_ = FloatEvenRule(p);
     if (sizeof(T) <= 2 && !float_rule_.usable && !integer_rule_.usable) {
-      auto table = slot_table(p);
+      if (table.empty()) table = slot_table(p);
       aux_ = Buffer(d, table.size() * sizeof(unsigned));
       aux_.upload(table.data(), aux_.bytes());
     } else if (sizeof(T) > 2 && !p.even) {
