@@ -514,9 +514,10 @@ def plot(machine, pattern, rows, peak_gbps, out_dir):
     return path
 
 
-def scaling_section(rows, lead=None):
+def scaling_section(rows, lead=None, brief=False):
     """bench/scaling/ranks_scaling: resident data over the GPUs of one host against one GPU.
-    With `lead` (the machine's line), the section opens with it instead of a heading."""
+    With `lead` (the machine's line), the section opens with it instead of a heading; `brief`
+    refers to an earlier section's description instead of repeating it."""
     probes = ("all-reduce", "download")
     cases = list(dict.fromkeys(r["case"] for r in rows if not r["case"].startswith(probes)))
     side = "parts at once"
@@ -546,6 +547,8 @@ def scaling_section(rows, lead=None):
              "pairwise's C), as a loop over batches calls them. Sum and histograms: "
              "2^31 float32 values in [−4, 4); pairwise: gaussian and the all-pairs product, "
              "2^21 × 2^15, split x.")
+    if brief:
+        text = "Cases and columns as in the first such table above."
     lines = [f"### {heading}", "", text, ""] if lead is None else [f"{lead} {heading}. {text}", ""]
     lines += table(["case", "one GPU", "rank 0's part alone"] + (["parts at once"] if with_side else []) +
                    [f"{ranks} GPUs over {e}" for e in engines], body)
@@ -565,11 +568,15 @@ def scaling_section(rows, lead=None):
     return lines
 
 
-def machine_section(m, plots_dir, out_path):
+def machine_section(m, plots_dir, out_path, scaling_before=False):
     if m.scaling and not m.bench:
         lead = (f"Measured {m.meta.get('date', '?')}, build {m.meta.get('commit', '?')}: " +
                 "; ".join(m.meta.get("commands", [])) + ".")
-        return [f"## {m.meta.get('devices', m.name)}", ""] + scaling_section(m.scaling, lead) + [""]
+        lines = [f"## {m.meta.get('devices', m.name)}", ""]
+        lines += scaling_section(m.scaling, lead, brief=scaling_before) + [""]
+        if m.ranks:
+            lines += ranks_section(m.ranks, max(r["ranks"] for r in m.scaling)) + [""]
+        return lines
     gpu = m.gpu()
     lines = [f"## {gpu.get('name', m.name)}", ""]
     lines.append(f"Measured {m.meta.get('date', '?')}, build {m.meta.get('commit', '?')}, "
@@ -690,8 +697,9 @@ def main():
         sys.exit(f"no results under {args.results}")
     plots_dir = None if args.no_plots else os.path.join(args.results, "plots")
     lines = ["# parpat benchmarks", "", METHOD, ""]
-    for m in machines:
-        lines += machine_section(m, plots_dir, args.out)
+    for k, m in enumerate(machines):
+        scaling_before = any(o.scaling and not o.bench for o in machines[:k])
+        lines += machine_section(m, plots_dir, args.out, scaling_before)
     lines += REPRODUCE.splitlines() + [""]
     with open(args.out, "w") as f:
         f.write("\n".join(lines))
