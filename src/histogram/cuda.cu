@@ -13,20 +13,21 @@
 //  - fast: 16-byte loads, four in flight per thread. 1-byte input is counted per value (256
 //    counters whatever the bin count; the flush maps values to bins through the table), and so
 //    is 2-byte input where few values share a slot (65536 packed counters; e.g. uint16 over its
-//    whole range in 65536 bins);
-//    float32, float16, bfloat16 (their bits decoded) and 16- and 32-bit integers (32-bit ones up to
-//    histogram.fast.int_float_max_bins bins: those up to 2^24 in magnitude exactly floats;
-//    others by the float64 rule) with even bins take FloatEvenRule (float arithmetic, exact
-//    through a proven error bound; the rare value near an edge is settled against the float64
-//    edges; no value at all where the arithmetic cannot round: power-of-two bin widths over
-//    integers, or float16 from 0). The shared histogram is lane-striped: slot s of lane l at s·C +
-//    l mod C, with C up to 32 columns, so the lanes of a warp hit distinct banks and distinct words
-//    however the data is spread; with fewer columns a per-vector vote sends skewed data through
-//    per-thread runs (one atomic per run of equal slots). 32-bit shared counts are added to the
-//    64-bit global ones at the end. When the slots do not fit in shared memory the kernel makes
-//    passes over slot ranges (each pass reads the input again and counts only its range); past
-//    `histogram.fast.max_passes` passes it counts straight into global memory, with the same runs.
-//    No temporary memory besides the value table or the edges.
+//    whole range in 65536 bins). int16, uint16 and int32 with power-of-two bin widths over an
+//    integer range take IntegerShiftRule (integer arithmetic alone, exact by construction, any
+//    bin count). Otherwise float32, float16, bfloat16 (their bits decoded) and 16- and 32-bit
+//    integers (32-bit ones up to histogram.fast.int_float_max_bins bins: those up to 2^24 in
+//    magnitude exactly floats; others by the float64 rule) with even bins take FloatEvenRule
+//    (float arithmetic, exact through a proven error bound; the rare value near an edge is
+//    settled against the float64 edges; no value at all where the arithmetic cannot round:
+//    uint32 with power-of-two widths, or float16 from 0). The shared histogram is lane-striped:
+//    slot s of lane l at s·C + l mod C, with C up to 32 columns, so the lanes of a warp hit
+//    distinct banks and distinct words however the data is spread; with fewer columns a per-vector
+//    vote sends skewed data through per-thread runs (one atomic per run of equal slots). 32-bit
+//    shared counts are added to the 64-bit global ones at the end. When the slots do not fit in
+//    shared memory the kernel makes passes over slot ranges (each pass reads the input again and
+//    counts only its range); past `histogram.fast.max_passes` passes it counts straight into global
+//    memory, with the same runs. No temporary memory besides the value table or the edges.
 #include <cuda_runtime.h>
 
 #include <algorithm>
