@@ -7,8 +7,8 @@
 #include <limits>
 #include <optional>
 #include <random>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "parpat/array.hpp"
