@@ -474,6 +474,16 @@ TEST_P(HistogramTest, BadInputIsRejected) {
 
 INSTANTIATE_TEST_SUITE_P(Devices, HistogramTest, ::testing::ValuesIn(targets()), target_name);
 
+// The problem of `bins` even bins over [lo, hi] of `dtype` values (the rules' unit tests).
+detail::HistogramProblem even_problem(DType dtype, double lo, double hi, std::int64_t bins) {
+  detail::HistogramProblem p;
+  p.dtype = dtype;
+  p.bins = bins;
+  p.lo = lo;
+  p.hi = hi;
+  return p;
+}
+
 // The float32 even rule the GPU kernels use must place every float exactly where the float64
 // reference does: random values, and the floats on and next to every edge, over ranges that
 // make its error bound tight, loose or unusable.
@@ -490,11 +500,7 @@ TEST(FloatEvenRule, AgreesWithTheReferenceOnAndBetweenEdges) {
   int usable = 0;
   for (const Range& r : ranges) {
     for (std::int64_t bins : bin_counts) {
-      detail::HistogramProblem p;
-      p.dtype = DType::float32;
-      p.bins = bins;
-      p.lo = r.lo;
-      p.hi = r.hi;
+      const detail::HistogramProblem p = even_problem(DType::float32, r.lo, r.hi, bins);
       detail::FloatEvenRule rule(p);
       if (!rule.usable) continue;
       ++usable;
@@ -556,11 +562,7 @@ TEST(IntegerShiftRule, EveryValueNearEveryEdgeHasTheReferenceSlot) {
   for (const Case& c : cases) {
     SCOPED_TRACE(std::string(dtype_name(c.dtype)) + " [" + std::to_string(c.lo) + ", " +
                  std::to_string(c.hi) + "] in " + std::to_string(c.bins) + " bins");
-    detail::HistogramProblem p;
-    p.dtype = c.dtype;
-    p.bins = c.bins;
-    p.lo = c.lo;
-    p.hi = c.hi;
+    const detail::HistogramProblem p = even_problem(c.dtype, c.lo, c.hi, c.bins);
     const detail::IntegerShiftRule rule(p);
     ASSERT_EQ(rule.usable, c.usable);
     if (!rule.usable) continue;
@@ -600,11 +602,7 @@ TEST(FloatEvenRule, ExactArithmeticTakesEveryValueOnTheEdgesToo) {
       {DType::int16, -0.5, 1.5, 2, false},       {DType::float16, -1, 1, 256, false},
       {DType::float32, 0, 1, 256, false}};
   for (const Case& c : cases) {
-    detail::HistogramProblem p;
-    p.dtype = c.dtype;
-    p.bins = c.bins;
-    p.lo = c.lo;
-    p.hi = c.hi;
+    const detail::HistogramProblem p = even_problem(c.dtype, c.lo, c.hi, c.bins);
     const detail::FloatEvenRule rule(p);
     ASSERT_TRUE(rule.usable);
     EXPECT_EQ(rule.delta < 0, c.exact)
@@ -637,11 +635,7 @@ TEST(FloatEvenRule, RangesWiderThanHalfOfFloatMaxAreLeftToTheFloat64Rule) {
     double lo, hi;
   };
   for (Range r : {Range{-3e38, 3e38}, Range{-max, max}, Range{-1e38, max}, Range{0, max}}) {
-    detail::HistogramProblem p;
-    p.dtype = DType::float32;
-    p.bins = 1000;
-    p.lo = r.lo;
-    p.hi = r.hi;
+    const detail::HistogramProblem p = even_problem(DType::float32, r.lo, r.hi, 1000);
     EXPECT_FALSE(detail::FloatEvenRule(p).usable) << "lo=" << r.lo << " hi=" << r.hi;
   }
 }
