@@ -42,13 +42,10 @@ std::string mpirun(int ranks, const std::string& args) {
 // The engine `ranks` MPI ranks on `backend` report: NCCL when each rank has a GPU of its own
 // (the ranks of this host take its GPUs in turn) and NCCL loads, MPI otherwise.
 std::string mpi_engine(const std::string& backend, int ranks) {
-  if (backend != "cuda") return "mpi";
-  const auto all = list_devices();
-  const auto gpus = std::count_if(all.begin(), all.end(),
-                                  [](const DeviceInfo& d) { return d.backend == Backend::cuda; });
-  if (gpus < ranks) return "mpi";
+  const std::vector<Device> gpus = cuda_devices();
+  if (backend != "cuda" || static_cast<int>(gpus.size()) < ranks) return "mpi";
   try {
-    nccl_communicators({Device::open(Backend::cuda, 0)});
+    nccl_communicators({gpus[0]});
     return "nccl";
   } catch (const Error&) {
     return "mpi";
@@ -126,9 +123,7 @@ std::string CliRanks::floats_, CliRanks::ints_;
 TEST_F(CliRanks, MpirunGivesTheAnswerOfOneRank) {
   if (!mpi_available()) GTEST_SKIP() << "mpirun or libparpat_mpi.so missing";
   std::vector<std::string> backends = {"cpu", "opencl"};
-  if (std::any_of(devices().begin(), devices().end(),
-                  [](const Device& d) { return d.backend() == Backend::cuda; }))
-    backends.push_back("cuda");
+  if (!cuda_devices().empty()) backends.push_back("cuda");
   for (const std::string& backend : backends)
     for (int ranks : {2, 3})
       expect_same_answers([ranks](const std::string& a) { return mpirun(ranks, a); }, backend,

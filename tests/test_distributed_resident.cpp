@@ -259,9 +259,7 @@ TEST(ResidentFaults, PartsThatDoNotFitOrCallsThatDifferStopEveryRank) {
 // One rank per CUDA device of this machine: each device's plain call gives the same bits, and the
 // parts spread over the devices give the one-device answer.
 TEST(ResidentOnDevices, PartsOnEveryCudaDeviceGiveTheOneDeviceAnswer) {
-  std::vector<Device> gpus;
-  for (const DeviceInfo& info : list_devices())
-    if (info.backend == Backend::cuda) gpus.push_back(Device::open(Backend::cuda, info.index));
+  const std::vector<Device> gpus = cuda_devices();
   if (gpus.size() < 2) GTEST_SKIP() << "needs two CUDA devices";
   std::mt19937_64 rng(run_seed());
   const std::int64_t n = (std::int64_t{1} << 20) + 3;

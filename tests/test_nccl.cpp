@@ -19,13 +19,6 @@ namespace {
 
 using Comms = std::vector<std::shared_ptr<Communicator>>;
 
-std::vector<Device> cuda_devices() {
-  std::vector<Device> out;
-  for (const DeviceInfo& info : list_devices())
-    if (info.backend == Backend::cuda) out.push_back(Device::open(Backend::cuda, info.index));
-  return out;
-}
-
 // NCCL's communicators over `devices`, or why there are none (the test then skips).
 Comms nccl_over(const std::vector<Device>& devices, std::string& why, double timeout = 120) {
   try {

@@ -491,9 +491,7 @@ TEST(ReduceCudaRaw, OneWorkspaceServesEveryCall) {
 // attributes and cluster placement belong to the plan's device (an input this small runs as one
 // cluster of up to 16 blocks, which needs the device's own opt-in).
 TEST(ReduceCudaDevices, PlansForEveryGpuFromAThreadOnTheFirst) {
-  std::vector<Device> gpus;
-  for (const DeviceInfo& info : list_devices())
-    if (info.backend == Backend::cuda) gpus.push_back(Device::open(Backend::cuda, info.index));
+  const std::vector<Device> gpus = cuda_devices();
   if (gpus.size() < 2) GTEST_SKIP() << "needs two CUDA devices";
   std::mt19937_64 rng(run_seed() + 9);
   std::normal_distribution<float> normal(0, 1);

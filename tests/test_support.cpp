@@ -40,6 +40,13 @@ const std::vector<Device>& devices() {
   return all;
 }
 
+std::vector<Device> cuda_devices() {
+  std::vector<Device> out;
+  for (const Device& d : devices())
+    if (d.backend() == Backend::cuda) out.push_back(d);
+  return out;
+}
+
 std::string device_name(const Device& d) {
   return std::string(backend_name(d.backend())) + "_" + std::to_string(d.info().index);
 }

@@ -27,6 +27,7 @@ inline constexpr ReduceOp kAllReduceOps[] = {
     ReduceOp::all};
 
 const std::vector<Device>& devices();
+std::vector<Device> cuda_devices();        // the CUDA ones among them
 std::string device_name(const Device& d);  // "cuda_0" for test names
 
 // One (device, variant) pair of a pattern: what the parameterised tests run on.

@@ -102,58 +102,52 @@ class ThreadCommunicator final : public Communicator {
   int size() const override { return group_->size(); }
   std::string engine() const override { return "threads"; }
 
-  // Each rank publishes where its bytes are and copies every rank's bytes into its own `out`
-  // itself, all at once; a second rendezvous keeps each rank's bytes alive until all have read.
+  // Each rank copies every rank's bytes into its own `out` itself, all at once.
   void all_gather(const void* data, std::size_t bytes, void* out) override {
-    const auto ranks = static_cast<std::size_t>(size());
-    group_->rendezvous(
-        rank_,
-        [&](std::vector<unsigned char>& answer) {
-          answer.resize(ranks * sizeof data);
-          std::memcpy(answer.data() + static_cast<std::size_t>(rank_) * sizeof data, &data,
-                      sizeof data);
-        },
-        [&](const std::vector<unsigned char>& answer) {
-          for (std::size_t r = 0; r < ranks && bytes; ++r) {
-            const void* from = nullptr;
-            std::memcpy(&from, answer.data() + r * sizeof from, sizeof from);
-            std::memcpy(static_cast<unsigned char*>(out) + r * bytes, from, bytes);
-          }
-        });
-    group_->rendezvous(
-        rank_, [](std::vector<unsigned char>&) {}, [](const std::vector<unsigned char>&) {});
+    with_every_buffer(data, [&](const std::vector<void*>& buffers) {
+      for (std::size_t r = 0; r < buffers.size() && bytes; ++r)
+        std::memcpy(static_cast<unsigned char*>(out) + r * bytes, buffers[r], bytes);
+    });
   }
 
-  // Each rank publishes where its values are, then sums its own share of the slots over every
-  // rank's values and writes each sum back into every rank's values, all ranks at once (no
-  // copy, no buffer); a second rendezvous keeps every rank's values in place until all have
-  // written.
+  // Each rank sums its own share of the slots over every rank's values and writes each sum back
+  // into every rank's values, all ranks at once (no copy, no buffer).
   void all_reduce_sum(std::uint64_t* values, std::size_t count) override {
-    const auto ranks = static_cast<std::size_t>(size());
-    group_->rendezvous(
-        rank_,
-        [&](std::vector<unsigned char>& answer) {
-          answer.resize(ranks * sizeof values);
-          std::memcpy(answer.data() + static_cast<std::size_t>(rank_) * sizeof values, &values,
-                      sizeof values);
-        },
-        [&](const std::vector<unsigned char>& answer) {
-          std::vector<std::uint64_t*> from(ranks);
-          std::memcpy(from.data(), answer.data(), ranks * sizeof values);
-          const auto r = static_cast<std::size_t>(rank_);
-          for (std::size_t i = count * r / ranks, end = count * (r + 1) / ranks; i < end; ++i) {
-            std::uint64_t sum = 0;
-            for (std::uint64_t* v : from)
-              sum += v[i];
-            for (std::uint64_t* v : from)
-              v[i] = sum;
-          }
-        });
-    group_->rendezvous(
-        rank_, [](std::vector<unsigned char>&) {}, [](const std::vector<unsigned char>&) {});
+    with_every_buffer(values, [&](const std::vector<void*>& buffers) {
+      const std::size_t ranks = buffers.size(), r = static_cast<std::size_t>(rank_);
+      for (std::size_t i = count * r / ranks, end = count * (r + 1) / ranks; i < end; ++i) {
+        std::uint64_t sum = 0;
+        for (void* v : buffers)
+          sum += static_cast<std::uint64_t*>(v)[i];
+        for (void* v : buffers)
+          static_cast<std::uint64_t*>(v)[i] = sum;
+      }
+    });
   }
 
  private:
+  // Every rank publishes where its buffer is, then `work(buffers)` reads (or writes) every
+  // rank's buffer in place; a second rendezvous keeps every buffer alive and unchanged by its
+  // owner until all ranks are done with it.
+  template <class Work>
+  void with_every_buffer(const void* mine, Work&& work) {
+    const auto ranks = static_cast<std::size_t>(size());
+    group_->rendezvous(
+        rank_,
+        [&](std::vector<unsigned char>& answer) {
+          answer.resize(ranks * sizeof mine);
+          std::memcpy(answer.data() + static_cast<std::size_t>(rank_) * sizeof mine, &mine,
+                      sizeof mine);
+        },
+        [&](const std::vector<unsigned char>& answer) {
+          std::vector<void*> buffers(ranks);
+          std::memcpy(buffers.data(), answer.data(), ranks * sizeof mine);
+          work(buffers);
+        });
+    group_->rendezvous(
+        rank_, [](std::vector<unsigned char>&) {}, [](const std::vector<unsigned char>&) {});
+  }
+
   std::shared_ptr<ThreadGroup> group_;
   int rank_;
 };

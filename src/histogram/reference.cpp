@@ -69,6 +69,19 @@ float float_at_or_below(double v) {
   return -float_at_or_above(-v);
 }
 
+// Whether norm = bins / (hi − lo) is exactly a power of two (and so the bin width).
+bool power_of_two(const HistogramProblem& p, double norm) {
+  int exponent = 0;
+  return std::frexp(norm, &exponent) == 0.5 && norm * (p.hi - p.lo) == static_cast<double>(p.bins);
+}
+
+// Whether lo and hi are integers within ±2^24.
+bool integer_ends(const HistogramProblem& p) {
+  const double limit = std::ldexp(1.0, 24);
+  return std::floor(p.lo) == p.lo && std::floor(p.hi) == p.hi && std::fabs(p.lo) <= limit &&
+         std::fabs(p.hi) <= limit;
+}
+
 // Whether t = (x − lo)·norm is computed without rounding for every value of p's dtype that can
 // reach the range, with numpy's edges exactly lo + i/norm: then floor(t) is every such value's
 // bin. norm must be a power of two. Integers of up to 4 bytes (a 32-bit one beyond 2^24 is never
@@ -76,14 +89,10 @@ float float_at_or_below(double v) {
 // exact float inside the range and keeps its sign and order outside it. float16 needs lo = 0
 // and norm ≥ 1, so x·norm is never subnormal (the smallest float16 is 2^-24).
 bool exact_arithmetic(const HistogramProblem& p, double norm) {
-  int exponent = 0;
-  if (std::frexp(norm, &exponent) != 0.5 || norm * (p.hi - p.lo) != static_cast<double>(p.bins))
-    return false;
+  if (!power_of_two(p, norm)) return false;
   if (p.dtype == DType::float16) return p.lo == 0 && norm >= 1;
   const bool small_integer = !is_float(p.dtype) && dtype_size(p.dtype) <= 4;
-  const double limit = std::ldexp(1.0, 24);
-  return small_integer && std::floor(p.lo) == p.lo && std::floor(p.hi) == p.hi &&
-         std::fabs(p.lo) <= limit && std::fabs(p.hi) <= limit && p.hi - p.lo <= limit;
+  return small_integer && integer_ends(p) && p.hi - p.lo <= std::ldexp(1.0, 24);
 }
 
 }  // namespace
@@ -118,20 +127,16 @@ FloatEvenRule::FloatEvenRule(const HistogramProblem& p) {
 IntegerShiftRule::IntegerShiftRule(const HistogramProblem& p) {
   const bool integer =
       p.dtype == DType::int16 || p.dtype == DType::uint16 || p.dtype == DType::int32;
-  const double limit = std::ldexp(1.0, 24);
-  if (!integer || !p.even || p.bins > (1 << 22) || std::floor(p.lo) != p.lo ||
-      std::floor(p.hi) != p.hi || !(std::fabs(p.lo) <= limit) || !(std::fabs(p.hi) <= limit))
+  const double norm = static_cast<double>(p.bins) / (p.hi - p.lo);
+  if (!integer || !p.even || p.bins > (1 << 22) || !integer_ends(p) || !power_of_two(p, norm))
     return;
   int exponent = 0;
-  const double width = (p.hi - p.lo) / static_cast<double>(p.bins);
-  if (std::frexp(width, &exponent) != 0.5 || width * static_cast<double>(p.bins) != p.hi - p.lo)
-    return;
+  std::frexp(norm, &exponent);  // norm = 2^(exponent − 1): rows per unit of x
   lo = static_cast<int>(p.lo);
   hi = static_cast<int>(p.hi);
   bins = static_cast<int>(p.bins);
-  // width = 2^(exponent − 1)
-  left = exponent - 1 < 0 ? 1 - exponent : 0;
-  right = exponent - 1 > 0 ? exponent - 1 : 0;
+  left = exponent - 1 > 0 ? exponent - 1 : 0;
+  right = exponent - 1 < 0 ? 1 - exponent : 0;
   usable = true;
 }
 
