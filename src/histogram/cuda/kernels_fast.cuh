@@ -168,12 +168,43 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
   }
 }
 
-// Adds row r's count of a pass to the 64-bit counts at its slot (through the value → slot table
-// when counting per value).
+// Adds row r's count of a pass to the 64-bit counts at its slot.
 template <class Rule>
 __device__ void add_count(const Rule& rule, unsigned long long* counts, unsigned first, unsigned r,
                           unsigned long long count) {
   if (count) atomicAdd(counts + row_slots(rule).of(first + r), count);
+}
+
+// The end of a block that counted per value, where many values may share a slot (7 bins over
+// 65536 values): each warp walks its own stretch of rows 32 at a time, sums the rows of equal
+// slots (match_any, then one redux per group) and carries the group of the last lane into the
+// next 32 rows, so a slot that a stretch of consecutive values shares costs the warp one global
+// atomic, not one per value. Per-block sums stay below 2^30 (kMaxValuesPerBlock): 32 bits hold
+// any group's.
+template <bool kPacked>
+__device__ void flush_per_value(const unsigned* hist, unsigned range, unsigned columns,
+                                unsigned first, const RowSlots& slots, unsigned long long* counts) {
+  const unsigned lane = threadIdx.x % 32, warps = blockDim.x / 32;
+  const unsigned stretch = (range + warps * 32 - 1) / (warps * 32) * 32;
+  const unsigned begin = threadIdx.x / 32 * stretch, end = min(range, begin + stretch);
+  unsigned carry_slot = ~0u;  // no slot: rows past the stretch
+  unsigned long long carry = 0;
+  for (unsigned base = begin; base < end; base += 32) {
+    const unsigned r = base + lane;
+    const unsigned slot = r < end ? slots.of(first + r) : ~0u;
+    const unsigned count = r < end ? unsigned(shared_row_count<kPacked>(hist, r, columns)) : 0u;
+    const unsigned group = __match_any_sync(0xFFFFFFFFu, slot);
+    unsigned long long sum = __reduce_add_sync(group, count);
+    const bool continues = slot == carry_slot;
+    if (continues) sum += carry;
+    const bool carry_ends = !__any_sync(0xFFFFFFFFu, continues);  // every lane votes
+    if (lane == 0 && carry && carry_ends) atomicAdd(counts + carry_slot, carry);
+    const bool last_group = group >> 31;
+    if (lane == __ffs(group) - 1 && !last_group && sum) atomicAdd(counts + slot, sum);
+    carry = __shfl_sync(0xFFFFFFFFu, sum, 31);
+    carry_slot = __shfl_sync(0xFFFFFFFFu, slot, 31);
+  }
+  if (lane == 0 && carry) atomicAdd(counts + carry_slot, carry);
 }
 
 // Counts into a lane-striped shared histogram of range + 1 rows (the last for values outside
@@ -196,8 +227,12 @@ __global__ void fast_shared_kernel(const T* __restrict__ in, long long n, Rule r
                          StripedSink(hist, columns, threadIdx.x % 32 % columns), vote);
   }
   __syncthreads();
-  for (unsigned r = threadIdx.x; r < range; r += blockDim.x)
-    add_count(rule, counts, first, r, shared_row_count<kPacked>(hist, r, columns));
+  if constexpr (kCountsPerValue<Rule>) {
+    flush_per_value<kPacked>(hist, range, columns, first, row_slots(rule), counts);
+  } else {
+    for (unsigned r = threadIdx.x; r < range; r += blockDim.x)
+      add_count(rule, counts, first, r, shared_row_count<kPacked>(hist, r, columns));
+  }
 }
 
 // Bin counts beyond the passes' limit: straight into the 64-bit global counts, with the same
