@@ -200,8 +200,11 @@ TEST_P(HistogramTest, ValuesOnAndAroundEdgesNaNAndInfinities) {
   };
   // Steps that are not exact in binary, so the edges are rounded like numpy.linspace rounds them.
   // The last range is wider than FLT_MAX / 2: x − lo would overflow in float arithmetic.
+  // [0, 1) in 65536 bins and [0, 2^-100) in 1024 have power-of-two widths from 0: `fast` on CUDA
+  // takes float32 there as exact, subnormals included.
   for (Range r : {Range{0.1, 0.7, 7}, Range{-1.3, 2.9, 1000}, Range{-3, 3, 6}, Range{0, 1, 10},
-                  Range{1e-3, 1e3, 4096}, Range{-3e38, 3e38, 1000}}) {
+                  Range{1e-3, 1e3, 4096}, Range{-3e38, 3e38, 1000}, Range{0, 1, 65536},
+                  Range{0, 0x1p-100, 1024}}) {
     HistogramBins b = HistogramBins::even(r.bins, r.lo, r.hi);
     std::vector<double> edges = b.edge_values();
     for (DType t : {DType::float32, DType::float64}) {
@@ -214,6 +217,11 @@ TEST_P(HistogramTest, ValuesOnAndAroundEdgesNaNAndInfinities) {
                                   std::nan(""),
                                   -0.0,
                                   0.0,
+                                  0x1p-149,  // the float32 subnormals, either sign
+                                  -0x1p-149,
+                                  0x1.8p-130,
+                                  -0x1.8p-130,
+                                  3e38,
                                   r.lo - 1,
                                   r.hi + 1};
       for (double e : edges) {
@@ -531,6 +539,61 @@ TEST(FloatEvenRule, AgreesWithTheReferenceOnAndBetweenEdges) {
   EXPECT_GT(usable, 20);
 }
 
+// The float64 rule of CUDA `fast`: every row it takes as exact is the reference's, for random
+// values and the doubles on, next to and two steps from every edge, over ranges narrow, wide,
+// offset and near DBL_MAX; and spread data is almost always exact (else the rule gains nothing).
+TEST(Float64EvenRule, ExactRowsAreTheReferenceSlots) {
+  const std::uint64_t seed = run_seed();
+  std::mt19937_64 rng(seed + 5);
+  struct Range {
+    double lo, hi;
+  };
+  const Range ranges[] = {{0, 1},        {-1, 1},         {97, 125},
+                          {-3.7, 1e3},   {1e6, 1e6 + 3},  {0.1, 0.30000001},
+                          {-5e30, 7e30}, {-1e307, 1e307}, {1e-300, 3e-300}};
+  const double inf = std::numeric_limits<double>::infinity();
+  int usable = 0;
+  for (const Range& r : ranges) {
+    for (std::int64_t bins : {1, 7, 256, 1000, 4096, 65536, 1 << 20}) {
+      const detail::HistogramProblem p = even_problem(DType::float64, r.lo, r.hi, bins);
+      const detail::Float64EvenRule rule(p);
+      if (!rule.usable) continue;
+      ++usable;
+      // The reference's slot as a row: below the range 0, bin b at b + 1, then above and NaN.
+      auto expected_row = [&](double x) {
+        const std::int64_t slot = detail::reference_slot(p, x);
+        return static_cast<std::uint32_t>(slot == bins ? 0 : (slot < bins ? slot + 1 : slot));
+      };
+      int exact_count = 0;
+      auto check = [&](double x) {
+        bool exact = false;
+        const std::uint32_t row = rule.row(x, exact);
+        exact_count += exact;
+        if (exact)
+          ASSERT_EQ(row, expected_row(x)) << "x=" << x << " lo=" << r.lo << " hi=" << r.hi
+                                          << " bins=" << bins << " seed=" << seed;
+      };
+      std::uniform_real_distribution<double> spread(r.lo, r.hi);
+      for (int i = 0; i < 20000; ++i)
+        check(spread(rng));
+      EXPECT_GT(exact_count, 19000) << "lo=" << r.lo << " hi=" << r.hi << " bins=" << bins;
+      const std::int64_t step = std::max<std::int64_t>(1, bins / 4096);
+      for (std::int64_t e = 0; e <= bins; e += step) {
+        const double edge = detail::even_edge(p, e);
+        const double below = std::nextafter(edge, -inf), above = std::nextafter(edge, inf);
+        for (double x :
+             {edge, below, above, std::nextafter(below, -inf), std::nextafter(above, inf)})
+          check(x);
+      }
+      for (double x : {std::nan(""), inf, -inf, 0.0, -0.0, 0x1p-1074, -0x1p-1074,
+                       std::numeric_limits<double>::max(), -std::numeric_limits<double>::max(),
+                       r.lo - 1, r.hi + 1})
+        check(x);
+    }
+  }
+  EXPECT_GT(usable, 40);
+}
+
 // Power-of-two bin widths over integers (or float16 from 0) make t = (x − lo)·norm exact, so the
 // rule takes every value as exact (delta < 0) — on the edges too, which such data hits often —
 // and must still place each where the reference does; other ranges keep the error bound.
@@ -593,17 +656,30 @@ TEST(FloatEvenRule, ExactArithmeticTakesEveryValueOnTheEdgesToo) {
     double lo, hi;
     std::int64_t bins;
     bool exact;
+    bool ieee_subnormals = false;  // as CUDA: float32 and bfloat16 from 0 may be exact
   };
   const Case cases[] = {
-      {DType::uint16, 0, 65536, 4096, true},     {DType::int16, -1024, 1024, 256, true},
-      {DType::int32, -0x1p23, 0x1p23, 64, true}, {DType::uint16, 0, 3, 12, true},
-      {DType::float16, 0, 1, 256, true},         {DType::float16, 0, 2, 4096, true},
-      {DType::uint16, 0, 65535, 256, false},     {DType::int32, -0x1p24, 0x1p24, 64, false},
-      {DType::int16, -0.5, 1.5, 2, false},       {DType::float16, -1, 1, 256, false},
-      {DType::float32, 0, 1, 256, false}};
+      {DType::uint16, 0, 65536, 4096, true},
+      {DType::int16, -1024, 1024, 256, true},
+      {DType::int32, -0x1p23, 0x1p23, 64, true},
+      {DType::uint16, 0, 3, 12, true},
+      {DType::float16, 0, 1, 256, true},
+      {DType::float16, 0, 2, 4096, true},
+      {DType::float32, 0, 1, 65536, true, true},
+      {DType::float32, 0, 0x1p-100, 1024, true, true},
+      {DType::bfloat16, 0, 4, 256, true, true},
+      {DType::uint16, 0, 65535, 256, false},
+      {DType::int32, -0x1p24, 0x1p24, 64, false},
+      {DType::int16, -0.5, 1.5, 2, false},
+      {DType::float16, -1, 1, 256, false},
+      {DType::float32, 0, 1, 256, false},
+      {DType::float32, -1, 1, 256, false, true},
+      {DType::float32, 0, 0x1p20, 65536, false, true},  // norm 2^-4: x·norm may round
+      {DType::bfloat16, 0, 1, 256, false}};
+  const double inf = std::numeric_limits<double>::infinity();
   for (const Case& c : cases) {
     const detail::HistogramProblem p = even_problem(c.dtype, c.lo, c.hi, c.bins);
-    const detail::FloatEvenRule rule(p);
+    const detail::FloatEvenRule rule(p, c.ieee_subnormals);
     ASSERT_TRUE(rule.usable);
     EXPECT_EQ(rule.delta < 0, c.exact)
         << dtype_name(c.dtype) << " [" << c.lo << ", " << c.hi << "] in " << c.bins << " bins";
@@ -611,6 +687,26 @@ TEST(FloatEvenRule, ExactArithmeticTakesEveryValueOnTheEdgesToo) {
     if (c.dtype == DType::float16) {
       for (unsigned b = 0; b < 65536; ++b)
         values.push_back(static_cast<float>(float16::from_bits(static_cast<std::uint16_t>(b))));
+    } else if (c.dtype == DType::float32 || c.dtype == DType::bfloat16) {
+      // Every edge and the floats either side of it, the subnormals of either sign, ±0, the
+      // largest floats, ±inf and NaN; bfloat16 keeps the top 16 bits of each.
+      std::vector<double> wide = {0x1p-149, -0x1p-149, 0x1.8p-130, -0x1.8p-130, 0.0,         -0.0,
+                                  3.4e38,   -3.4e38,   inf,        -inf,        std::nan("")};
+      for (std::int64_t e = 0; e <= c.bins; ++e) {
+        const auto edge = static_cast<float>(detail::even_edge(p, e));
+        wide.insert(wide.end(),
+                    {edge, std::nextafter(edge, -INFINITY), std::nextafter(edge, INFINITY)});
+      }
+      for (double w : wide) {
+        float x = static_cast<float>(w);
+        if (c.dtype == DType::bfloat16) {
+          std::uint32_t bits;
+          std::memcpy(&bits, &x, 4);
+          bits &= 0xFFFF0000u;
+          std::memcpy(&x, &bits, 4);
+        }
+        values.push_back(x);
+      }
     } else {
       for (std::int64_t e = 0; e <= c.bins; ++e)
         for (double d : {-2.0, -1.0, 0.0, 1.0, 2.0})

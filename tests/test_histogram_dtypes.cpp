@@ -412,8 +412,8 @@ TEST(HistogramDTypesFast, EveryLayoutMatchesTheReference) {
       "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=0",
       "histogram.fast.striped_kib=1,histogram.fast.max_passes=0",
       "histogram.fast.max_columns=1,histogram.fast.runs_below_columns=0,histogram.fast.packed=0",
-      // 2-byte input counted per value (CUDA) whatever the table.
-      "histogram.fast.per_value16_max_share=65536"};
+      // int16 and uint16 counted per value (CUDA) at every bin count.
+      "histogram.fast.per_value16_min_bins=0"};
   for (const auto& d : devices()) {
     if (d.backend() == Backend::cpu) continue;
     for (const char* setting : settings) {

@@ -11,16 +11,18 @@
 //    the end (blocks are sized so no block sees 2^31 values: 32-bit counts cannot wrap);
 //  - aggregated: privatized, and each thread counts a run of equal slots before one atomic;
 //  - fast: 16-byte loads, four in flight per thread. 1-byte input is counted per value (256
-//    counters whatever the bin count; the flush maps values to bins through the table), and so
-//    is 2-byte input where few values share a slot (65536 packed counters; e.g. uint16 over its
-//    whole range in 65536 bins). int16, uint16 and int32 with power-of-two bin widths over an
-//    integer range take IntegerShiftRule (integer arithmetic alone, exact by construction, any
-//    bin count). Otherwise float32, float16, bfloat16 (their bits decoded) and 16- and 32-bit
-//    integers (32-bit ones up to histogram.fast.int_float_max_bins bins: those up to 2^24 in
-//    magnitude exactly floats; others by the float64 rule) with even bins take FloatEvenRule
-//    (float arithmetic, exact through a proven error bound; the rare value near an edge is
-//    settled against the float64 edges; no value at all where the arithmetic cannot round:
-//    uint32 with power-of-two widths, or float16 from 0). The shared histogram is lane-striped:
+//    counters whatever the bin count; the flush maps values to bins through the table, summing the
+//    runs of values that share a slot), and so are int16 and uint16 from
+//    histogram.fast.per_value16_min_bins bins (65536 packed counters). int16, uint16 and int32 with
+//    power-of-two bin widths over an integer range take IntegerShiftRule (integer arithmetic alone,
+//    exact by construction, any bin count). Otherwise float32, float16, bfloat16 (their bits
+//    decoded) and 16- and 32-bit integers (32-bit ones up to histogram.fast.int_float_max_bins
+//    bins: those up to 2^24 in magnitude exactly floats; others by the float64 rule) with even bins
+//    take FloatEvenRule (float arithmetic, exact through a proven error bound; the rare value near
+//    an edge is settled against the float64 edges; no value at all where the arithmetic cannot
+//    round: uint32 with power-of-two widths, float16 from 0, and float32 and bfloat16 from 0 since
+//    CUDA keeps subnormals). float64 with even bins takes Float64EvenRule (the same rows in float64
+//    arithmetic, settled against the edges only next to one). The shared histogram is lane-striped:
 //    slot s of lane l at s·C + l mod C, with C up to 32 columns, so the lanes of a warp hit
 //    distinct banks and distinct words however the data is spread; with fewer columns a per-vector
 //    vote sends skewed data through per-thread runs (one atomic per run of equal slots). 32-bit
@@ -51,15 +53,7 @@ namespace {
 template <class Rule>
 constexpr bool kFastOnly =
     std::is_same_v<Rule, PerValueRule> || std::is_same_v<Rule, FloatRuleDevice> ||
-    std::is_same_v<Rule, IntegerRuleDevice>;
-
-// The most values of a value → slot table that share one slot.
-std::int64_t most_values_in_one_slot(const std::vector<std::uint32_t>& table, std::int64_t slots) {
-  std::vector<std::int64_t> values(static_cast<std::size_t>(slots));
-  for (std::uint32_t s : table)
-    ++values[s];
-  return *std::max_element(values.begin(), values.end());
-}
+    std::is_same_v<Rule, IntegerRuleDevice> || std::is_same_v<Rule, DoubleRuleDevice>;
 
 template <class T>
 class CudaHistogram final : public HistogramKernel {
@@ -73,18 +67,17 @@ class CudaHistogram final : public HistogramKernel {
     const bool float_rule =
         sizeof(T) == 2 || std::is_same_v<T, float> ||
         (sizeof(T) == 4 && p.bins <= tuned<HistogramFastPolicy>(d.info()).int_float_max_bins);
-    std::vector<std::uint32_t> table;
-    if (strategy == Strategy::fast && sizeof(T) == 1) per_value_ = true;
-    const int share = tuned<HistogramFastPolicy>(d.info()).per_value16_max_share;
-    if (strategy == Strategy::fast && sizeof(T) == 2 && share > 0 && p.bins * share >= 65536) {
-      table = slot_table(p);
-      per_value_ = most_values_in_one_slot(table, p.slots()) <= share;
-    }
+    const bool integer16 = p.dtype == DType::int16 || p.dtype == DType::uint16;
+    per_value_ =
+        strategy == Strategy::fast &&
+        (sizeof(T) == 1 ||
+         (integer16 && p.bins >= tuned<HistogramFastPolicy>(d.info()).per_value16_min_bins));
     if (strategy == Strategy::fast && !per_value_) integer_rule_ = IntegerShiftRule(p);
     if (float_rule && strategy == Strategy::fast && !per_value_ && !integer_rule_.usable)
-      float_rule_ = FloatEvenRule(p);
+      float_rule_ = FloatEvenRule(p, kIeeeSubnormals);
+    if (std::is_same_v<T, double> && strategy == Strategy::fast) double_rule_ = Float64EvenRule(p);
     if (sizeof(T) <= 2 && !float_rule_.usable && !integer_rule_.usable) {
-      if (table.empty()) table = slot_table(p);
+      const auto table = slot_table(p);
       aux_ = Buffer(d, table.size() * sizeof(unsigned));
       aux_.upload(table.data(), aux_.bytes());
     } else if (sizeof(T) > 2 && !p.even) {
@@ -115,6 +108,12 @@ class CudaHistogram final : public HistogramKernel {
     if constexpr (sizeof(T) <= 2) {
       if (per_value_) {
         f(PerValueRule{static_cast<const unsigned*>(aux_.handle())});
+        return;
+      }
+    }
+    if constexpr (std::is_same_v<T, double>) {
+      if (double_rule_.usable) {
+        f(DoubleRuleDevice{double_rule_, even_rule_device(p_)});
         return;
       }
     }
@@ -214,6 +213,7 @@ class CudaHistogram final : public HistogramKernel {
   Buffer aux_;  // bits → slot table (1- and 2-byte input) or explicit edges
   FloatEvenRule float_rule_;
   IntegerShiftRule integer_rule_;  // `fast` only
+  Float64EvenRule double_rule_;    // `fast` only
   bool per_value_ = false;         // `fast` counts 1- and 2-byte input per value
   int block_ = 256, blocks_ = 1;
   std::size_t shared_ = 0;
@@ -332,8 +332,9 @@ void histogram_even(const void* d_in, DType dtype, std::int64_t n, std::int64_t 
       }
     }
     // This entry point places float32 alone in float arithmetic.
-    with_slot_rule<T>(p, std::is_same_v<T, float> ? FloatEvenRule(p) : FloatEvenRule(), d_workspace,
-                      run);
+    with_slot_rule<T>(
+        p, std::is_same_v<T, float> ? FloatEvenRule(p, kIeeeSubnormals) : FloatEvenRule(),
+        d_workspace, run);
   });
 }
 

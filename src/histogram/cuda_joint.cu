@@ -34,7 +34,7 @@ class CudaJoint final : public JointKernel {
       dev.bins = unsigned(axis.bins);
       if (axis.even) {
         dev.even = even_rule_device(axis);
-        if (std::is_same_v<T, float>) dev.quick = FloatEvenRule(axis);
+        if (std::is_same_v<T, float>) dev.quick = FloatEvenRule(axis, kIeeeSubnormals);
       } else {
         edge_offsets_[a] = edges.size();
         edges.insert(edges.end(), axis.edges.begin(), axis.edges.end());

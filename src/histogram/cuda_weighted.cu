@@ -31,7 +31,7 @@ class CudaWeightedHistogram final : public WeightedHistogramKernel {
       aux_ = Buffer(d, p.edges.size() * sizeof(double));
       aux_.upload(p.edges.data(), aux_.bytes());
     } else if (std::is_same_v<T, float> && fast) {
-      float_rule_ = FloatEvenRule(p);
+      float_rule_ = FloatEvenRule(p, kIeeeSubnormals);
     }
     const HistogramFastPolicy policy = tuned<HistogramFastPolicy>(d.info());
     block_ = fast ? policy.block : tuned<HistogramClassicPolicy>(d.info()).block;

@@ -158,15 +158,18 @@ struct EvenRule {
 // on an edge — the candidate is corrected against the float thresholds: threshold[i] is the
 // smallest float ≥ edge i, so for float x, x ≥ edge i ⟺ x ≥ threshold[i]. The range checks use
 // the same trick (lo_up: smallest float ≥ lo; hi_down: largest float ≤ hi). Where t is exact for
-// every value of the dtype (a power-of-two norm and integer input or float16, exact_arithmetic in
-// reference.cpp), delta is −1: values on an edge, common for such data, need no correction.
+// every value of the dtype (a power-of-two norm and integer input or float16, or float32 and
+// bfloat16 from 0 where the device keeps subnormals: exact_arithmetic in reference.cpp), delta is
+// −1: values on an edge, common for such data, need no correction.
 struct FloatEvenRule {
   int bins = 0;
   // delta: a multiple of 2^-24, or −1 under exact arithmetic.
   float lo_up = 0, hi_down = 0, lo = 0, norm = 0, delta = 1;
   bool usable = false;  // false when the bound is too loose or the range is beyond float
 
-  explicit FloatEvenRule(const HistogramProblem& p);
+  // ieee_subnormals: the kernels' float arithmetic keeps subnormals (CUDA without -ftz), which
+  // lets float32 and bfloat16 take exact arithmetic.
+  explicit FloatEvenRule(const HistogramProblem& p, bool ieee_subnormals = false);
   FloatEvenRule() = default;
 
   // The slot of x without branches when `exact` comes back true; otherwise a candidate that
@@ -232,6 +235,49 @@ struct IntegerShiftRule {
     int r = ((c - lo) * (1 << left) >> right) + 1;
     r = r < 0 ? 0 : (r > bins + 1 ? bins + 1 : r);
     return static_cast<std::uint32_t>(r - (c == hi));
+  }
+};
+
+// The even-bin rule for float64 input in float64 arithmetic (CUDA `fast`), in the float rule's
+// rows: 0 below the range, 1 + b for bin b, bins + 1 above it. t = (x − lo)·norm differs from
+// the exact (x − lo)·N/(hi − lo) by at most 3.01·(N + 1)·2^-53 wherever it matters (the rounding
+// of the difference, of norm and of the product; lo is exact), and the float64 edges sit within
+// (|lo| + |hi|)·2^-50 of their ideal places, norm times that in units of t: `delta` bounds both,
+// a multiple of 2^-52 so that 1 − delta is exact. The row is floor(t) + 1 of t clamped to
+// [−0.5, bins + 0.5], exact when t's fraction lies in (delta, 1 − delta) and t is not bins: a
+// value below the range has t < 0 (the roundings keep the sign; a product that underflows to
+// −0 has fraction 0), one above it t > bins − delta, and NaN fails both tests. The rest —
+// values on or next to an edge, hi, NaN — are settled against the edges (EvenRule).
+struct Float64EvenRule {
+  double lo = 0, norm = 0, delta = 1;
+  int bins = 0;
+  bool usable = false;
+
+  explicit Float64EvenRule(const HistogramProblem& p);
+  Float64EvenRule() = default;
+
+  PARPAT_HOST_DEVICE std::uint32_t row(double x, bool& exact) const {
+#if defined(__CUDA_ARCH__)
+    const double t = __dmul_rn(__dsub_rn(x, lo), norm);
+#else
+    const double t = (x - lo) * norm;
+#endif
+    const double top = bins + 0.5;
+    const double clamped = t < -0.5 ? -0.5 : (t > top ? top : t);  // NaN stays NaN
+#if defined(__CUDA_ARCH__)
+    // floor(t) + 1 without the conversion unit: t + 2^52 + 1 rounded toward zero leaves it in
+    // the low word.
+    constexpr double kShift = 4503599627370497.0;  // 2^52 + 1
+    const double shifted = __dadd_rz(clamped, kShift);
+    const auto row = static_cast<std::uint32_t>(__double2loint(shifted));
+    const double floor = __dsub_rn(shifted, kShift);
+#else
+    const double floor = std::floor(clamped);
+    const auto row = static_cast<std::uint32_t>(static_cast<std::int64_t>(floor) + 1);
+#endif
+    const double frac = clamped - floor;
+    exact = (frac > delta) & (frac < 1.0 - delta) & (clamped != static_cast<double>(bins));
+    return row;
   }
 };
 

@@ -87,17 +87,22 @@ bool integer_ends(const HistogramProblem& p) {
 // bin. norm must be a power of two. Integers of up to 4 bytes (a 32-bit one beyond 2^24 is never
 // taken as exact) need integer lo and hi at most 2^24 apart and within ±2^24, so x − lo is an
 // exact float inside the range and keeps its sign and order outside it. float16 needs lo = 0
-// and norm ≥ 1, so x·norm is never subnormal (the smallest float16 is 2^-24).
-bool exact_arithmetic(const HistogramProblem& p, double norm) {
+// and norm ≥ 1, so x·norm is never subnormal (the smallest float16 is 2^-24). float32 and
+// bfloat16 need the same and arithmetic that keeps subnormals (`ieee_subnormals`): x·norm is
+// then exact for every x, a subnormal one scaled up too, and a product past FLT_MAX is +inf for
+// a value beyond hi; flushed to zero, a negative subnormal would land in bin 0.
+bool exact_arithmetic(const HistogramProblem& p, double norm, bool ieee_subnormals) {
   if (!power_of_two(p, norm)) return false;
   if (p.dtype == DType::float16) return p.lo == 0 && norm >= 1;
+  if (p.dtype == DType::float32 || p.dtype == DType::bfloat16)
+    return ieee_subnormals && p.lo == 0 && norm >= 1;
   const bool small_integer = !is_float(p.dtype) && dtype_size(p.dtype) <= 4;
   return small_integer && integer_ends(p) && p.hi - p.lo <= std::ldexp(1.0, 24);
 }
 
 }  // namespace
 
-FloatEvenRule::FloatEvenRule(const HistogramProblem& p) {
+FloatEvenRule::FloatEvenRule(const HistogramProblem& p, bool ieee_subnormals) {
   bins = static_cast<int>(std::min<std::int64_t>(p.bins, 1 << 30));
   // x − lo must stay finite in float for every x in [lo, hi] (with room for lo's rounding).
   if (!p.even || p.bins > (1 << 22) || !(std::fabs(p.lo) <= FLT_MAX) ||
@@ -120,8 +125,24 @@ FloatEvenRule::FloatEvenRule(const HistogramProblem& p) {
   // A multiple of 2^-24, so that 1 − delta is exactly a float: kernels compute it.
   delta = static_cast<float>(std::ldexp(std::ceil(std::ldexp(bound, 24)), -24));
   // Exact arithmetic: no value needs a correction but those the rules test apart (NaN, hi).
-  if (exact_arithmetic(p, exact_norm)) delta = -1.0f;
+  if (exact_arithmetic(p, exact_norm, ieee_subnormals)) delta = -1.0f;
   usable = std::isfinite(lo) && norm > 0;
+}
+
+Float64EvenRule::Float64EvenRule(const HistogramProblem& p) {
+  if (!p.even || p.bins > (1 << 22) || !std::isfinite(p.lo) || !std::isfinite(p.hi - p.lo)) return;
+  const double n = static_cast<double>(p.bins);
+  const double exact_norm = n / (p.hi - p.lo);  // as EvenRule's norm
+  if (!(exact_norm > 0) || !std::isfinite(exact_norm)) return;
+  double bound = std::ldexp(3.01 * (n + 1), -53) +
+                 std::ldexp(exact_norm * (std::fabs(p.lo) + std::fabs(p.hi)), -50);
+  bound = bound * (1 + 1e-6) + std::ldexp(1.0, -60);
+  if (!(bound < 0.25)) return;
+  lo = p.lo;
+  norm = exact_norm;
+  bins = static_cast<int>(p.bins);
+  delta = std::ldexp(std::ceil(std::ldexp(bound, 52)), -52);
+  usable = true;
 }
 
 IntegerShiftRule::IntegerShiftRule(const HistogramProblem& p) {

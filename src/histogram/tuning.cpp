@@ -24,7 +24,7 @@ const std::vector<Field<HistogramFastPolicy>>& HistogramFastPolicy::fields() {
       {"runs_below_columns", &P::runs_below_columns, range(0, 64)},
       {"vote_below_columns", &P::vote_below_columns, range(0, 64)},
       {"int_float_max_bins", &P::int_float_max_bins, range(0, kLarge)},
-      {"per_value16_max_share", &P::per_value16_max_share, range(0, 65536)},
+      {"per_value16_min_bins", &P::per_value16_min_bins, range(0, kLarge)},
   };
   return f;
 }

@@ -18,6 +18,11 @@ namespace parpat::detail {
 // Private to the histogram's CUDA units (cuda.cu, cuda_weighted.cu).
 namespace {
 
+#if defined(__CUDA_FTZ) && __CUDA_FTZ
+#error "the float rules take float32 and bfloat16 as exact only where subnormals are kept (no -ftz)"
+#endif
+// The kernels' float arithmetic keeps subnormals (FloatEvenRule's exact arithmetic relies on it).
+constexpr bool kIeeeSubnormals = true;
 constexpr unsigned kNone = 0xFFFFFFFFu;              // a lane with no value to count
 constexpr long long kMaxValuesPerBlock = 1ll << 30;  // keeps 32-bit shared counts from wrapping
 
@@ -181,6 +186,21 @@ struct IntegerRuleDevice {
   __device__ unsigned row(int x) const { return rule.row(x); }
 };
 
+// `fast` on float64 with even bins (Float64EvenRule): the float rule's rows in float64
+// arithmetic, no conversion instruction on the way; a value next to an edge (and hi, NaN) is
+// settled against the float64 edges, as the even rule places every value.
+struct DoubleRuleDevice {
+  Float64EvenRule rule;
+  EvenRuleDevice even;
+  __device__ unsigned quick_row(double x, bool& exact) const { return rule.row(x, exact); }
+  __device__ unsigned corrected_row(double x, unsigned candidate) const {
+    const long long bins = even.bins;
+    if (!(x >= even.lo)) return unsigned(isnan(x) ? bins + 2 : 0);
+    if (x > even.hi) return unsigned(bins + 1);
+    return even.settle(x, max(0ll, min((long long)candidate - 1, bins - 1))) + 1;
+  }
+};
+
 // 1- and 2-byte input counted per value: the row of a value is its bits; the flush (and a packed
 // row's carry) maps each value's count to its slot through the value → slot table.
 struct PerValueRule {
@@ -217,9 +237,9 @@ void with_slot_rule(const HistogramProblem& p, const FloatEvenRule& float_rule, 
 }
 
 // The fast kernels ask every rule for a quick place and, where that is not exact, a correction
-// (only the float rule ever needs one). The place is a slot, or with kRows the row `fast` counts
-// (the float and integer rules' own order, FloatRuleDevice::quick_row; every other rule's rows
-// are slots).
+// (only the float rules ever need one). The place is a slot, or with kRows the row `fast` counts
+// (the float, float64 and integer rules' own order, FloatRuleDevice::quick_row; every other
+// rule's rows are slots).
 template <bool kRows, class Rule, class T>
 __device__ unsigned quick_place(const Rule& rule, T x, bool& exact) {
   if constexpr (std::is_same_v<Rule, IntegerRuleDevice>) {
@@ -232,6 +252,9 @@ __device__ unsigned quick_place(const Rule& rule, T x, bool& exact) {
     } else {
       return rule.quick(x, exact);
     }
+  } else if constexpr (std::is_same_v<Rule, DoubleRuleDevice>) {
+    static_assert(kRows, "the float64 rule counts in rows (fast only)");
+    return rule.quick_row(x, exact);
   } else {
     exact = true;
     return rule.slot(x);
@@ -246,6 +269,8 @@ __device__ unsigned corrected_place(const Rule& rule, T x, unsigned candidate) {
     } else {
       return rule.correct(x, candidate);
     }
+  } else if constexpr (std::is_same_v<Rule, DoubleRuleDevice>) {
+    return rule.corrected_row(x, candidate);
   } else {
     return candidate;
   }
@@ -268,7 +293,8 @@ template <class Rule>
 RowSlots __host__ __device__ row_slots(const Rule& rule) {
   if constexpr (std::is_same_v<Rule, IntegerRuleDevice>) {
     return RowSlots{unsigned(rule.rule.bins), true};
-  } else if constexpr (std::is_same_v<Rule, FloatRuleDevice>) {
+  } else if constexpr (std::is_same_v<Rule, FloatRuleDevice> ||
+                       std::is_same_v<Rule, DoubleRuleDevice>) {
     return RowSlots{unsigned(rule.even.bins), true};
   } else if constexpr (std::is_same_v<Rule, PerValueRule>) {
     return RowSlots{0, false, rule.table};
