@@ -55,6 +55,16 @@ constexpr bool kFastOnly =
     std::is_same_v<Rule, PerValueRule> || std::is_same_v<Rule, FloatRuleDevice> ||
     std::is_same_v<Rule, IntegerRuleDevice> || std::is_same_v<Rule, DoubleRuleDevice>;
 
+// Whether two values of a value → slot table share a slot.
+bool values_share_a_slot(const std::vector<std::uint32_t>& table, std::int64_t slots) {
+  std::vector<bool> taken(static_cast<std::size_t>(slots));
+  for (std::uint32_t s : table) {
+    if (taken[s]) return true;
+    taken[s] = true;
+  }
+  return false;
+}
+
 template <class T>
 class CudaHistogram final : public HistogramKernel {
  public:
@@ -78,6 +88,7 @@ class CudaHistogram final : public HistogramKernel {
     if (std::is_same_v<T, double> && strategy == Strategy::fast) double_rule_ = Float64EvenRule(p);
     if (sizeof(T) <= 2 && !float_rule_.usable && !integer_rule_.usable) {
       const auto table = slot_table(p);
+      shared_slots_ = values_share_a_slot(table, p.slots());
       aux_ = Buffer(d, table.size() * sizeof(unsigned));
       aux_.upload(table.data(), aux_.bytes());
     } else if (sizeof(T) > 2 && !p.even) {
@@ -107,7 +118,7 @@ class CudaHistogram final : public HistogramKernel {
   void with_rule(F f) {
     if constexpr (sizeof(T) <= 2) {
       if (per_value_) {
-        f(PerValueRule{static_cast<const unsigned*>(aux_.handle())});
+        f(PerValueRule{static_cast<const unsigned*>(aux_.handle()), shared_slots_});
         return;
       }
     }
@@ -214,6 +225,7 @@ class CudaHistogram final : public HistogramKernel {
   FloatEvenRule float_rule_;
   IntegerShiftRule integer_rule_;  // `fast` only
   Float64EvenRule double_rule_;    // `fast` only
+  bool shared_slots_ = true;       // per value: some slot takes several values
   bool per_value_ = false;         // `fast` counts 1- and 2-byte input per value
   int block_ = 256, blocks_ = 1;
   std::size_t shared_ = 0;

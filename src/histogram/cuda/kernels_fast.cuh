@@ -175,12 +175,12 @@ __device__ void add_count(const Rule& rule, unsigned long long* counts, unsigned
   if (count) atomicAdd(counts + row_slots(rule).of(first + r), count);
 }
 
-// The end of a block that counted per value, where many values may share a slot (7 bins over
-// 65536 values): each warp walks its own stretch of rows 32 at a time, sums the rows of equal
-// slots (match_any, then one redux per group) and carries the group of the last lane into the
-// next 32 rows, so a slot that a stretch of consecutive values shares costs the warp one global
-// atomic, not one per value. Per-block sums stay below 2^30 (kMaxValuesPerBlock): 32 bits hold
-// any group's.
+// The end of a block that counted per value where values share slots (7 bins over 65536 values;
+// where each value has a slot of its own, one atomic per row costs less): each warp walks its own
+// stretch of rows 32 at a time, sums the rows of equal slots (match_any, then one redux per group)
+// and carries the group of the last lane into the next 32 rows, so a slot that a stretch of
+// consecutive values shares costs the warp one global atomic, not one per value. Per-block sums
+// stay below 2^30 (kMaxValuesPerBlock): 32 bits hold any group's.
 template <bool kPacked>
 __device__ void flush_per_value(const unsigned* hist, unsigned range, unsigned columns,
                                 unsigned first, const RowSlots& slots, unsigned long long* counts) {
@@ -227,7 +227,9 @@ __global__ void fast_shared_kernel(const T* __restrict__ in, long long n, Rule r
                          StripedSink(hist, columns, threadIdx.x % 32 % columns), vote);
   }
   __syncthreads();
-  if constexpr (kCountsPerValue<Rule>) {
+  bool merge = false;
+  if constexpr (kCountsPerValue<Rule>) merge = rule.shared_slots;
+  if (merge) {
     flush_per_value<kPacked>(hist, range, columns, first, row_slots(rule), counts);
   } else {
     for (unsigned r = threadIdx.x; r < range; r += blockDim.x)

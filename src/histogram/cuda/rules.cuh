@@ -205,6 +205,7 @@ struct DoubleRuleDevice {
 // row's carry) maps each value's count to its slot through the value → slot table.
 struct PerValueRule {
   const unsigned* table;
+  bool shared_slots = true;  // some slot takes several values: the flush sums their runs
   template <class T>
   __device__ unsigned slot(T x) const {
     return unsigned(x);
