@@ -177,13 +177,15 @@ __device__ void add_count(const Rule& rule, unsigned long long* counts, unsigned
 
 // The end of a block that counted per value where values share slots (7 bins over 65536 values;
 // where each value has a slot of its own, one atomic per row costs less): each warp walks its own
-// stretch of rows 32 at a time, sums the rows of equal slots (match_any, then one redux per group)
-// and carries the group of the last lane into the next 32 rows, so a slot that a stretch of
-// consecutive values shares costs the warp one global atomic, not one per value. Per-block sums
-// stay below 2^30 (kMaxValuesPerBlock): 32 bits hold any group's.
+// stretch of rows 32 at a time, sums each run of neighbouring rows with one slot (a segmented
+// scan by shuffles: neighbouring values mostly share a slot) and carries the run of the last lane
+// into the next 32 rows, so a slot that a stretch of consecutive values shares costs the warp one
+// global atomic, not one per value. Per-block sums stay below 2^30 (kMaxValuesPerBlock): 32 bits
+// hold any run's.
 template <bool kPacked>
 __device__ void flush_per_value(const unsigned* hist, unsigned range, unsigned columns,
                                 unsigned first, const RowSlots& slots, unsigned long long* counts) {
+  constexpr unsigned kAll = 0xFFFFFFFFu;
   const unsigned lane = threadIdx.x % 32, warps = blockDim.x / 32;
   const unsigned stretch = (range + warps * 32 - 1) / (warps * 32) * 32;
   const unsigned begin = threadIdx.x / 32 * stretch, end = min(range, begin + stretch);
@@ -192,17 +194,23 @@ __device__ void flush_per_value(const unsigned* hist, unsigned range, unsigned c
   for (unsigned base = begin; base < end; base += 32) {
     const unsigned r = base + lane;
     const unsigned slot = r < end ? slots.of(first + r) : ~0u;
-    const unsigned count = r < end ? unsigned(shared_row_count<kPacked>(hist, r, columns)) : 0u;
-    const unsigned group = __match_any_sync(0xFFFFFFFFu, slot);
-    unsigned long long sum = __reduce_add_sync(group, count);
-    const bool continues = slot == carry_slot;
-    if (continues) sum += carry;
-    const bool carry_ends = !__any_sync(0xFFFFFFFFu, continues);  // every lane votes
-    if (lane == 0 && carry && carry_ends) atomicAdd(counts + carry_slot, carry);
-    const bool last_group = group >> 31;
-    if (lane == __ffs(group) - 1 && !last_group && sum) atomicAdd(counts + slot, sum);
-    carry = __shfl_sync(0xFFFFFFFFu, sum, 31);
-    carry_slot = __shfl_sync(0xFFFFFFFFu, slot, 31);
+    unsigned sum = r < end ? unsigned(shared_row_count<kPacked>(hist, r, columns)) : 0u;
+    // Every lane takes part in every shuffle and vote (none behind a short-circuit).
+    const unsigned before = __shfl_up_sync(kAll, slot, 1), after = __shfl_down_sync(kAll, slot, 1);
+    const bool head = lane == 0 || before != slot;
+    const bool tail = after != slot;  // never lane 31 (its own slot comes back)
+    // The first lane of this lane's run, then the run's sum up to this lane.
+    const unsigned run_begin = 31 - __clz(__ballot_sync(kAll, head) & (2u << lane) - 1);
+    for (unsigned d = 1; d < 32; d *= 2) {
+      const unsigned below = __shfl_up_sync(kAll, sum, d);
+      if (lane >= run_begin + d) sum += below;
+    }
+    const bool continues = __shfl_sync(kAll, slot, 0) == carry_slot;  // the first run's slot
+    if (lane == 0 && carry && !continues) atomicAdd(counts + carry_slot, carry);
+    const unsigned long long total = sum + (run_begin == 0 && continues ? carry : 0ull);
+    if (tail && lane != 31 && total) atomicAdd(counts + slot, total);
+    carry = __shfl_sync(kAll, total, 31);
+    carry_slot = __shfl_sync(kAll, slot, 31);
   }
   if (lane == 0 && carry) atomicAdd(counts + carry_slot, carry);
 }
