@@ -426,8 +426,9 @@ def histogram_floor(floor):
         return (f"{where} over {p['bins']} bins {p['g_updates_per_s']:.0f} G/s "
                 f"(≤ {4 * p['g_updates_per_s']:.0f} GB/s of 4-byte values)")
     probes = floor["probes"]
-    return ["Floor under many bins (`bench/floor/histogram_floor`, one counter update per value, no "
-            "input read): " + "; ".join(line(p) for p in probes) + "."]
+    return ["The most counter updates per second, whatever the input (`bench/floor/histogram_floor`: "
+            "a resident grid, one update per value, no input read): "
+            + "; ".join(line(p) for p in probes) + "."]
 
 
 def python_floor(floor):
