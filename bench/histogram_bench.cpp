@@ -134,6 +134,16 @@ void add_row(BenchRow row, const Peaks& peaks, std::vector<BenchRow>& rows) {
   rows.push_back(std::move(row));
 }
 
+// Times numpy on `cases` (bench/numpy_baseline.py) and puts each time beside its row.
+void add_numpy_baselines(const std::vector<nlohmann::json>& cases,
+                         const std::vector<std::size_t>& row_of_case, std::vector<BenchRow>& rows) {
+  const auto times = numpy_times("histogram", cases);
+  for (std::size_t k = 0; k < times.size() && k < row_of_case.size(); ++k) {
+    rows[row_of_case[k]].baseline = "numpy";
+    rows[row_of_case[k]].baseline_ms = times[k];
+  }
+}
+
 // Weighted histograms (numpy.histogram's weights=): float32 values and float32 weights over 256,
 // 1024 and 65536 even bins, every variant that takes weights, verified against the CPU
 // `parallel` sums within the bound of float64 addition in any order (k·2^-52 of the sum of the k
@@ -144,6 +154,9 @@ void bench_weighted(const Device& device, const BenchOptions& o, const Peaks& pe
   const DType t = DType::float32;
   const std::int64_t n = gpu ? (o.quick ? 1 << 24 : 1 << 27) : (o.quick ? 1 << 21 : 1 << 24);
   Device host_cpu = Device::open(Backend::cpu);
+  const bool cpu = device.backend() == Backend::cpu;
+  std::vector<nlohmann::json> numpy_cases;  // the CPU's rows: numpy.histogram(weights=) beside
+  std::vector<std::size_t> numpy_rows;
   const auto values_host = make_input(t, n, 101, Distribution::uniform);
   const auto weights_host = make_input(t, n, 202, Distribution::uniform);
   Array values = Array::from_host(device, t, {n}, values_host.data());
@@ -187,9 +200,14 @@ void bench_weighted(const Device& device, const BenchOptions& o, const Peaks& pe
         row.note = e.what();
       }
       row.bytes = 2.0 * static_cast<double>(n) * 4 + static_cast<double>(bins) * 8;
+      if (cpu) {
+        numpy_cases.push_back({{"kind", "weighted"}, {"n", n}, {"seed", 101}, {"bins", bins}});
+        numpy_rows.push_back(rows.size());
+      }
       add_row(std::move(row), peaks, rows);
     }
   }
+  add_numpy_baselines(numpy_cases, numpy_rows, rows);
 }
 
 // Joint histograms (numpy.histogram2d): float32 (x, y) pairs, uniform over the range, as one
@@ -202,6 +220,9 @@ void bench_joint(const Device& device, const BenchOptions& o, const Peaks& peaks
   const DType t = DType::float32;
   const std::int64_t n = gpu ? (o.quick ? 1 << 24 : 1 << 27) : (o.quick ? 1 << 21 : 1 << 24);
   Device host_cpu = Device::open(Backend::cpu);
+  const bool cpu = device.backend() == Backend::cpu;
+  std::vector<nlohmann::json> numpy_cases;  // the CPU's rows: numpy.histogram2d beside
+  std::vector<std::size_t> numpy_rows;
   const auto pairs = make_input(t, 2 * n, 303, Distribution::uniform);
   std::vector<unsigned char> xs(static_cast<std::size_t>(n) * 4), ys(xs.size());
   for (std::int64_t i = 0; i < n; ++i) {
@@ -247,9 +268,14 @@ void bench_joint(const Device& device, const BenchOptions& o, const Peaks& peaks
         row.note = e.what();
       }
       row.bytes = static_cast<double>(n) * 8 + static_cast<double>(bins * bins) * 8;
+      if (cpu) {
+        numpy_cases.push_back({{"kind", "joint"}, {"n", n}, {"seed", 303}, {"bins", bins}});
+        numpy_rows.push_back(rows.size());
+      }
       add_row(std::move(row), peaks, rows);
     }
   }
+  add_numpy_baselines(numpy_cases, numpy_rows, rows);
 }
 
 }  // namespace
@@ -371,11 +397,7 @@ std::vector<BenchRow> bench_histogram(const Device& device, const BenchOptions& 
         }
       }
   }
-  auto times = numpy_times("histogram", numpy_cases);
-  for (std::size_t k = 0; k < times.size() && k < numpy_rows.size(); ++k) {
-    rows[numpy_rows[k]].baseline = "numpy";
-    rows[numpy_rows[k]].baseline_ms = times[k];
-  }
+  add_numpy_baselines(numpy_cases, numpy_rows, rows);
   if (o.dtypes.empty() ||
       std::find(o.dtypes.begin(), o.dtypes.end(), "float32") != o.dtypes.end()) {
     bench_weighted(device, o, peaks, gpu, rows);

@@ -13,8 +13,10 @@ import time
 
 import numpy as np
 
-DTYPES = {"uint8": np.uint8, "uint16": np.uint16, "int32": np.int32, "uint32": np.uint32,
-          "int64": np.int64, "uint64": np.uint64, "float32": np.float32, "float64": np.float64}
+DTYPES = {"bool": np.bool_, "int8": np.int8, "uint8": np.uint8, "int16": np.int16,
+          "uint16": np.uint16, "int32": np.int32, "uint32": np.uint32, "int64": np.int64,
+          "uint64": np.uint64, "float16": np.float16, "float32": np.float32, "float64": np.float64}
+FLOATS = ("float16", "float32", "float64")
 
 
 def splitmix(n, seed):
@@ -30,7 +32,7 @@ def splitmix(n, seed):
 
 def make(dtype, n, seed, mod=100):
     z = splitmix(n, seed)
-    if dtype in ("float32", "float64"):
+    if dtype in FLOATS:
         return ((z >> np.uint64(11)).astype(np.float64) * 2.0 ** -53).astype(DTYPES[dtype])
     return (z % np.uint64(mod)).astype(DTYPES[dtype])
 
@@ -40,14 +42,17 @@ def make_distribution(c):
     uniform streams)."""
     dtype, n, seed, mod = c["dtype"], c["n"], c["seed"], c.get("mod", 100)
     dist = c.get("dist", "uniform")
-    floating = dtype in ("float32", "float64")
+    floating = dtype in FLOATS
+    # Integers as the C++ casts them: from the uint64 value, wrapping into a narrow type.
     if dist == "all-equal":
-        return np.full(n, 0.5 if floating else mod // 2, dtype=DTYPES[dtype])
+        middle = np.full(n, 0.5) if floating else np.full(n, mod // 2, dtype=np.uint64)
+        return middle.astype(DTYPES[dtype])
     if dist == "normal":
-        total = sum(make(dtype, n, seed + k, mod).astype(np.float64) for k in range(4))
         if floating:
+            total = sum(make(dtype, n, seed + k, mod).astype(np.float64) for k in range(4))
             return (total / 4).astype(DTYPES[dtype])
-        return (total.astype(np.uint64) // np.uint64(4)).astype(DTYPES[dtype])
+        total = sum(splitmix(n, seed + k) % np.uint64(mod) for k in range(4))
+        return (total // np.uint64(4)).astype(DTYPES[dtype])
     return make(dtype, n, seed, mod)
 
 
@@ -74,6 +79,17 @@ def reduce_case(c):
 
 
 def histogram_case(c):
+    kind = c.get("kind", "counts")
+    if kind == "weighted":  # numpy.histogram(x, weights=w): float32 values and weights in [0, 1)
+        x, w = make("float32", c["n"], c["seed"]), make("float32", c["n"], c["seed"] + 1)
+        return median_ms(lambda data: np.histogram(data, bins=c["bins"], range=(0.0, 1.0),
+                                                   weights=w), x, c.get("reps", 5), 1)
+    if kind == "joint":  # numpy.histogram2d of float32 (x, y) pairs in [0, 1)^2
+        xy = make("float32", 2 * c["n"], c["seed"]).reshape(c["n"], 2)
+        x, y = xy[:, 0].copy(), xy[:, 1].copy()
+        return median_ms(lambda data: np.histogram2d(data, y, bins=c["bins"],
+                                                     range=[(0.0, 1.0), (0.0, 1.0)]),
+                         x, c.get("reps", 5), 1)
     x = make_distribution(c)
     return median_ms(lambda data: np.histogram(data, bins=c["bins"], range=tuple(c["range"])),
                      x, c.get("reps", 10), c.get("copies", 1))

@@ -569,6 +569,20 @@ def scaling_section(rows, lead=None, brief=False):
     return lines
 
 
+def cpu_against_numpy(m):
+    """The host CPU's `parallel` rows that numpy was timed beside (bench-<pattern>-cpu.json)."""
+    rows = [r for pattern in PATTERNS for r in m.bench.get((pattern, "cpu"), [])
+            if r.get("baseline") == "numpy" and r.get("time_ms") and r.get("baseline_ms")]
+    if not rows:
+        return []
+    body = [[r["pattern"], r["dtype"], r["op"], r["shape"], f"{r['time_ms']:.1f}",
+             f"{r['baseline_ms']:.1f}", f"{r['baseline_ms'] / r['time_ms']:.1f}×"] for r in rows]
+    return ([f"### CPU of the same machine ({rows[0]['device']}), `parallel` against numpy in the "
+             "same run", ""] +
+            table(["pattern", "dtype", "op / data", "shape", "parpat ms", "numpy ms", "× numpy"],
+                  body) + [""])
+
+
 def machine_section(m, plots_dir, out_path, scaling_before=False):
     if m.scaling and not m.bench:
         lead = (f"Measured {m.meta.get('date', '?')}, build {m.meta.get('commit', '?')}: " +
@@ -622,6 +636,7 @@ def machine_section(m, plots_dir, out_path, scaling_before=False):
         lines += table(["pattern", "cases", "geometric mean", "cases ≥ 100 µs", "best case", "worst case"],
                        summaries)
         lines += [""]
+    lines += cpu_against_numpy(m)
     for backend, doc in m.barrier.items():
         lines += [f"### Grid barrier, {backend}: µs per barrier, blocks of 128 (× cg in the same run)", ""]
         lines += barrier_tables(doc) + [""]
