@@ -122,9 +122,52 @@ TEST_P(ReduceStatisticsTest, RandomInputsAlongEveryAxis) {
     }
 }
 
-// any and all hinge on one element: zeros with one non-zero element at a random place (any
-// true, and false without it), and ones with one zero (all false, and true without it), at sizes
-// around the variants' block and grid boundaries, along every axis of a 2-D view.
+// nanmin and nanmax where NaN comes in runs: a leading run longer than a vector step, NaN all
+// through but one number (at the start, the middle, the end), NaN alone, and ±0 and ±inf among
+// NaN, at sizes around the CPU's lane steps and the GPUs' blocks.
+TEST_P(ReduceStatisticsTest, NanExtremesSkipRunsOfNaN) {
+  std::mt19937_64 rng(run_seed() + 9);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  for (DType t : {DType::float32, DType::float64})
+    for (std::int64_t n : {256, 1000, 4099, 100003}) {
+      std::uniform_int_distribution<std::int64_t> place(0, n - 1);
+      std::vector<std::vector<double>> inputs;
+      std::vector<double> leading(static_cast<std::size_t>(n));
+      for (std::int64_t i = 0; i < n; ++i)
+        leading[static_cast<std::size_t>(i)] =
+            i < 100 || rng() % 3 == 0 ? nan : std::uniform_real_distribution<>(-1, 1)(rng);
+      inputs.push_back(leading);
+      for (std::int64_t at : {std::int64_t{0}, place(rng), n - 1}) {
+        std::vector<double> one(static_cast<std::size_t>(n), nan);
+        one[static_cast<std::size_t>(at)] = -2.5;
+        inputs.push_back(one);
+      }
+      inputs.emplace_back(static_cast<std::size_t>(n), nan);
+      std::vector<double> specials(static_cast<std::size_t>(n));
+      const double pool[] = {nan, nan, 0.0, -0.0, inf, -inf, 1.0};
+      for (auto& x : specials)
+        x = pool[rng() % 7];
+      inputs.push_back(specials);
+      for (const auto& values : inputs) {
+        std::vector<unsigned char> host(values.size() * dtype_size(t));
+        visit_dtype(t, [&](auto v) {
+          using T = decltype(v);
+          for (std::size_t i = 0; i < values.size(); ++i)
+            reinterpret_cast<T*>(host.data())[i] = static_cast<T>(values[i]);
+        });
+        for (ReduceOp op : {ReduceOp::nanmin, ReduceOp::nanmax}) {
+          check(t, op, Axis::all, 1, n, 0, host);
+          if (HasFatalFailure()) return;
+        }
+      }
+    }
+}
+
+// any and all hinge on one element:// any and all hinge on one element: zeros with one non-zero
+// element at a random place (any true, and false without it), and ones with one zero (all false,
+// and true without it), at sizes around the variants' block and grid boundaries, along every axis
+// of a 2-D view.
 TEST_P(ReduceStatisticsTest, AnyAndAllFindTheOneElement) {
   std::mt19937_64 rng(run_seed());
   for (DType t : {DType::boolean, DType::int8, DType::uint16, DType::int32, DType::uint64,

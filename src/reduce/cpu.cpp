@@ -2,8 +2,8 @@
 // whose size depends on the input's size alone (chunk_elements) and that the thread pool takes in
 // order, and combines the chunk results in chunk order, so the result is deterministic. A chunk
 // folds in vector lanes (simd.hpp: AVX2 where the processor has it) for sum, min, max, argmin,
-// argmax, mean, var and std (and their nan forms) of the 4- and 8-byte types, and in eight scalar
-// accumulators otherwise (uint8, prod, the other nan-ops).
+// argmax, mean, var and std (and their nan forms), nanmin and nanmax of the 4- and 8-byte types,
+// and in eight scalar accumulators otherwise (uint8, prod, the other nan-ops).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -206,6 +206,32 @@ PARPAT_CPU_INLINE T extreme_lanes(const T* p, std::int64_t begin, std::int64_t e
   return result;
 }
 
+// nanmin/nanmax in lanes, NanExtremeOp::append lane by lane: a lane still holding NaN (nothing
+// seen yet) takes the next value, and a NaN value never replaces a number, so no range needs
+// folding again.
+template <bool kMin, int kBytes, class T>
+PARPAT_CPU_INLINE T nan_extreme_lanes(const T* p, std::int64_t begin, std::int64_t end,
+                                      std::int64_t& stop) {
+  using L = simd::Lanes<T, kBytes>;
+  constexpr int kVectors = 4, kStep = kVectors * L::kWidth;
+  typename L::V best[kVectors];
+  for (int k = 0; k < kVectors; ++k)
+    simd::load(best[k], p + begin + k * L::kWidth);
+  std::int64_t i = begin + kStep;
+  for (; i + kStep <= end; i += kStep)
+    for (int k = 0; k < kVectors; ++k) {
+      typename L::V v;
+      simd::load(v, p + i + k * L::kWidth);
+      best[k] = ((kMin ? v < best[k] : v > best[k]) | (best[k] != best[k])) ? v : best[k];
+    }
+  stop = i;
+  T result = NanExtremeOp<T, kMin>::identity();
+  for (int k = 0; k < kVectors; ++k)
+    for (int j = 0; j < L::kWidth; ++j)
+      result = NanExtremeOp<T, kMin>::combine(result, best[k][j]);
+  return result;
+}
+
 // argmin/argmax in one pass of blocks: each block of kBlock values reduces to its extreme in
 // lanes, and a block strictly better than every block before it records where it starts, so
 // ties keep the earliest block. Only that block is read again, for the first index holding the
@@ -263,13 +289,18 @@ PARPAT_CPU_INLINE typename Op::Acc arg_lanes(const T* p, std::int64_t begin, std
   return Op::load(p[index_of_best], base + index_of_best);
 }
 
-// Whether Op on T has a lane form above: sum, min, max, argmin, argmax and the moment ops on the
-// 4- and 8-byte element types.
+template <class Op, class T>
+constexpr bool kIsNanExtreme =
+    std::is_same_v<Op, NanExtremeOp<T, true>> || std::is_same_v<Op, NanExtremeOp<T, false>>;
+
+// Whether Op on T has a lane form above: sum, min, max, argmin, argmax, nanmin, nanmax and the
+// moment ops on the 4- and 8-byte element types.
 template <class Op, class T>
 constexpr bool kHasLanes = (sizeof(T) == 4 || sizeof(T) == 8) &&
                            (std::is_same_v<Op, SumOp<T>> || std::is_same_v<Op, MinOp<T>> ||
                             std::is_same_v<Op, MaxOp<T>> || std::is_same_v<Op, ArgMinOp<T>> ||
-                            std::is_same_v<Op, ArgMaxOp<T>> || is_moments_op<Op>::value);
+                            std::is_same_v<Op, ArgMaxOp<T>> || kIsNanExtreme<Op, T> ||
+                            is_moments_op<Op>::value);
 
 // Folds [begin, end) in lanes, then the tail in order; a range with a NaN is folded again in
 // order (min/max/arg ops). Needs at least one step of extreme_lanes (fold() passes 256 values
@@ -291,6 +322,8 @@ PARPAT_CPU_INLINE typename Op::Acc fold_lanes(const T* p, std::int64_t begin, st
     acc = moment_lanes<Op, kBytes>(p, begin, end, stop);
   } else if constexpr (std::is_same_v<Op, MinOp<T>> || std::is_same_v<Op, MaxOp<T>>) {
     acc = extreme_lanes<std::is_same_v<Op, MinOp<T>>, kBytes>(p, begin, end, stop, nan);
+  } else if constexpr (kIsNanExtreme<Op, T>) {
+    acc = nan_extreme_lanes<std::is_same_v<Op, NanExtremeOp<T, true>>, kBytes>(p, begin, end, stop);
   } else {
     acc = arg_lanes<Op, kBytes>(p, begin, end, base, nan);
     stop = end;
