@@ -179,56 +179,43 @@ PARPAT_CPU_INLINE void keep_better(V& best, const V& v) {
 }
 
 // min/max in lanes; `nan` reports whether a NaN was seen (the caller then folds the range again
-// in order, so NaN handling is exactly the scalar operator's).
-template <bool kMin, int kBytes, class T>
+// in order, so NaN handling is exactly the scalar operator's). With kSkipNan (nanmin, nanmax),
+// NanExtremeOp::append lane by lane instead: a lane still holding NaN (nothing seen yet) takes the
+// next value and a NaN value never replaces a number, so no range needs folding again.
+template <bool kMin, bool kSkipNan, int kBytes, class T>
 PARPAT_CPU_INLINE T extreme_lanes(const T* p, std::int64_t begin, std::int64_t end,
                                   std::int64_t& stop, bool& nan) {
   using L = simd::Lanes<T, kBytes>;
   constexpr int kVectors = 4, kStep = kVectors * L::kWidth;
   typename L::V best[kVectors];
   typename L::Mask nans = {};
-  for (int k = 0; k < kVectors; ++k)
+  for (int k = 0; k < kVectors; ++k) {
     simd::load(best[k], p + begin + k * L::kWidth);
-  std::int64_t i = begin;
-  for (; i + kStep <= end; i += kStep)
-    for (int k = 0; k < kVectors; ++k) {
-      typename L::V v;
-      simd::load(v, p + i + k * L::kWidth);
-      keep_better<kMin>(best[k], v);
-      mark_nan_lanes(nans, v);
-    }
-  stop = i;
-  nan = simd::any(nans);
-  T result = best[0][0];
-  for (int k = 0; k < kVectors; ++k)
-    for (int j = 0; j < L::kWidth; ++j)
-      keep_better<kMin>(result, best[k][j]);
-  return result;
-}
-
-// nanmin/nanmax in lanes, NanExtremeOp::append lane by lane: a lane still holding NaN (nothing
-// seen yet) takes the next value, and a NaN value never replaces a number, so no range needs
-// folding again.
-template <bool kMin, int kBytes, class T>
-PARPAT_CPU_INLINE T nan_extreme_lanes(const T* p, std::int64_t begin, std::int64_t end,
-                                      std::int64_t& stop) {
-  using L = simd::Lanes<T, kBytes>;
-  constexpr int kVectors = 4, kStep = kVectors * L::kWidth;
-  typename L::V best[kVectors];
-  for (int k = 0; k < kVectors; ++k)
-    simd::load(best[k], p + begin + k * L::kWidth);
+    if constexpr (!kSkipNan) mark_nan_lanes(nans, best[k]);
+  }
   std::int64_t i = begin + kStep;
   for (; i + kStep <= end; i += kStep)
     for (int k = 0; k < kVectors; ++k) {
       typename L::V v;
       simd::load(v, p + i + k * L::kWidth);
-      best[k] = ((kMin ? v < best[k] : v > best[k]) | (best[k] != best[k])) ? v : best[k];
+      if constexpr (kSkipNan) {
+        best[k] = ((kMin ? v < best[k] : v > best[k]) | (best[k] != best[k])) ? v : best[k];
+      } else {
+        keep_better<kMin>(best[k], v);
+        mark_nan_lanes(nans, v);
+      }
     }
   stop = i;
-  T result = NanExtremeOp<T, kMin>::identity();
+  nan = !kSkipNan && simd::any(nans);
+  T result = kSkipNan ? NanExtremeOp<T, kMin>::identity() : best[0][0];
   for (int k = 0; k < kVectors; ++k)
-    for (int j = 0; j < L::kWidth; ++j)
-      result = NanExtremeOp<T, kMin>::combine(result, best[k][j]);
+    for (int j = 0; j < L::kWidth; ++j) {
+      if constexpr (kSkipNan) {
+        result = NanExtremeOp<T, kMin>::combine(result, best[k][j]);
+      } else {
+        keep_better<kMin>(result, best[k][j]);
+      }
+    }
   return result;
 }
 
@@ -321,9 +308,10 @@ PARPAT_CPU_INLINE typename Op::Acc fold_lanes(const T* p, std::int64_t begin, st
   } else if constexpr (is_moments_op<Op>::value) {
     acc = moment_lanes<Op, kBytes>(p, begin, end, stop);
   } else if constexpr (std::is_same_v<Op, MinOp<T>> || std::is_same_v<Op, MaxOp<T>>) {
-    acc = extreme_lanes<std::is_same_v<Op, MinOp<T>>, kBytes>(p, begin, end, stop, nan);
+    acc = extreme_lanes<std::is_same_v<Op, MinOp<T>>, false, kBytes>(p, begin, end, stop, nan);
   } else if constexpr (kIsNanExtreme<Op, T>) {
-    acc = nan_extreme_lanes<std::is_same_v<Op, NanExtremeOp<T, true>>, kBytes>(p, begin, end, stop);
+    acc = extreme_lanes<std::is_same_v<Op, NanExtremeOp<T, true>>, true, kBytes>(p, begin, end,
+                                                                                 stop, nan);
   } else {
     acc = arg_lanes<Op, kBytes>(p, begin, end, base, nan);
     stop = end;

@@ -1,12 +1,12 @@
 // CUDA histogram `fast`: 16-byte loads, four in flight per thread. 1-byte input is counted per
 // value (256 counters whatever the bin count; the flush maps values to bins through the table),
-// and so is 2-byte input where the tuning says (65536 packed counters). The
-// shared histogram is lane-striped: slot s of lane l at s·C + l mod C, with C up to 32 columns, so
-// the lanes of a warp hit distinct banks and distinct words however the data is spread; with fewer
-// columns a per-vector vote sends skewed data through per-thread runs. 32-bit shared counts are
-// added to the 64-bit global ones at the end. When the slots do not fit in shared memory the
-// kernel makes passes over slot ranges (each pass reads the input again and counts only its
-// range); past `histogram.fast.max_passes` passes it counts straight into global memory.
+// and so are int16 and uint16 from histogram.fast.per_value16_min_bins bins (65536 packed
+// counters). The shared histogram is lane-striped: slot s of lane l at s·C + l mod C, with C up to
+// 32 columns, so the lanes of a warp hit distinct banks and distinct words however the data is
+// spread; with fewer columns a per-vector vote sends skewed data through per-thread runs. 32-bit
+// shared counts are added to the 64-bit global ones at the end. When the slots do not fit in shared
+// memory the kernel makes passes over slot ranges (each pass reads the input again and counts only
+// its range); past `histogram.fast.max_passes` passes it counts straight into global memory.
 #pragma once
 
 #include "histogram/cuda/sinks.cuh"
