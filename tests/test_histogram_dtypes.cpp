@@ -173,7 +173,8 @@ TEST_P(HistogramDTypes, ExtremesEdgesAndValuesJustOutside) {
     if (t != DType::boolean) ranges.insert(ranges.end(), {{-40, 60, 10}, {0, 120, 7}, {3, 103, 1}});
     // Power-of-two bin widths (and 2^24 apart): the float rule's exact arithmetic, where every
     // value on an edge is taken without a correction, and just past its limits; the integer
-    // rule; uint16 over its whole range in 65536 bins counted per value (CUDA `fast`).
+    // rule; the 16-bit rule; uint16 over its whole range in 65536 bins counted per value (CUDA
+    // `fast`).
     if (t != DType::boolean)
       ranges.insert(ranges.end(), {{0, 65536, 4096},
                                    {0, 65536, 65536},
@@ -418,8 +419,8 @@ TEST(HistogramDTypesFast, EveryLayoutMatchesTheReference) {
     if (d.backend() == Backend::cpu) continue;
     for (const char* setting : settings) {
       ScopedTuning tuning(setting);
-      // 20000, 625, 40000 and 80000 bins have power-of-two widths (2, 64, 1, 1/2): int16, uint16
-      // and int32 take the integer rule there.
+      // 20000, 625, 40000 and 80000 bins have power-of-two widths (2, 64, 1, 1/2): int32 takes
+      // the integer rule there; int16 and uint16 the 16-bit rule at 7, 625 and 1000 bins.
       for (DType t : {DType::boolean, DType::int8, DType::int16, DType::uint16, DType::int32,
                       DType::uint32, DType::int64, DType::uint64})
         for (std::int64_t bins : {7, 1000, 20000, 625, 40000, 80000}) {

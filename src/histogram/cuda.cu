@@ -13,23 +13,25 @@
 //  - fast: 16-byte loads, four in flight per thread. 1-byte input is counted per value (256
 //    counters whatever the bin count; the flush maps values to bins through the table, summing the
 //    runs of values that share a slot), and so are int16 and uint16 from
-//    histogram.fast.per_value16_min_bins bins (65536 packed counters). int16, uint16 and int32 with
-//    power-of-two bin widths over an integer range take IntegerShiftRule (integer arithmetic alone,
-//    exact by construction, any bin count). Otherwise float32, float16, bfloat16 (their bits
-//    decoded) and 16- and 32-bit integers (32-bit ones up to histogram.fast.int_float_max_bins
-//    bins: those up to 2^24 in magnitude exactly floats; others by the float64 rule) with even bins
-//    take FloatEvenRule (float arithmetic, exact through a proven error bound; the rare value near
-//    an edge is settled against the float64 edges; no value at all where the arithmetic cannot
-//    round: uint32 with power-of-two widths, float16 from 0, and float32 and bfloat16 from 0 since
-//    CUDA keeps subnormals). float64 with even bins takes Float64EvenRule (the same rows in float64
-//    arithmetic, settled against the edges only next to one). The shared histogram is lane-striped:
-//    slot s of lane l at s·C + l mod C, with C up to 32 columns, so the lanes of a warp hit
-//    distinct banks and distinct words however the data is spread; with fewer columns a per-vector
-//    vote sends skewed data through per-thread runs (one atomic per run of equal slots). 32-bit
-//    shared counts are added to the 64-bit global ones at the end. When the slots do not fit in
-//    shared memory the kernel makes passes over slot ranges (each pass reads the input again and
-//    counts only its range); past `histogram.fast.max_passes` passes it counts straight into global
-//    memory, with the same runs. No temporary memory besides the value table or the edges.
+//    histogram.fast.per_value16_min_bins bins (65536 packed counters). 16-bit input with even bins
+//    takes Even16Rule where its host check holds (one float multiply-add per value, no test of
+//    exactness: the check covers every value), and int32 with power-of-two bin widths over an
+//    integer range IntegerShiftRule (integer arithmetic alone, exact by construction). Otherwise
+//    float32, float16, bfloat16 (their bits decoded) and 16- and 32-bit integers (32-bit ones up to
+//    histogram.fast.int_float_max_bins bins: those up to 2^24 in magnitude exactly floats; others
+//    by the float64 rule) with even bins take FloatEvenRule (float arithmetic, exact through a
+//    proven error bound; the rare value near an edge is settled against the float64 edges; no value
+//    at all where the arithmetic cannot round: uint32 with power-of-two widths, float16 from 0, and
+//    float32 and bfloat16 from 0 since CUDA keeps subnormals). float64 with even bins takes
+//    Float64EvenRule (the same rows in float64 arithmetic, settled against the edges only next to
+//    one). The shared histogram is lane-striped: slot s of lane l at s·C + l mod C, with C up to 32
+//    columns, so the lanes of a warp hit distinct banks and distinct words however the data is
+//    spread; with fewer columns a per-vector vote sends skewed data through per-thread runs (one
+//    atomic per run of equal slots). 32-bit shared counts are added to the 64-bit global ones at
+//    the end. When the slots do not fit in shared memory the kernel makes passes over slot ranges
+//    (each pass reads the input again and counts only its range); past `histogram.fast.max_passes`
+//    passes it counts straight into global memory, with the same runs. No temporary memory besides
+//    the value table or the edges.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -53,7 +55,8 @@ namespace {
 template <class Rule>
 constexpr bool kFastOnly =
     std::is_same_v<Rule, PerValueRule> || std::is_same_v<Rule, FloatRuleDevice> ||
-    std::is_same_v<Rule, IntegerRuleDevice> || std::is_same_v<Rule, DoubleRuleDevice>;
+    std::is_same_v<Rule, IntegerRuleDevice> || std::is_same_v<Rule, DoubleRuleDevice> ||
+    kEven16<Rule>;
 
 // Whether two values of a value → slot table share a slot.
 bool values_share_a_slot(const std::vector<std::uint32_t>& table, std::int64_t slots) {
@@ -82,11 +85,15 @@ class CudaHistogram final : public HistogramKernel {
         strategy == Strategy::fast &&
         (sizeof(T) == 1 ||
          (integer16 && p.bins >= tuned<HistogramFastPolicy>(d.info()).per_value16_min_bins));
-    if (strategy == Strategy::fast && !per_value_) integer_rule_ = IntegerShiftRule(p);
-    if (float_rule && strategy == Strategy::fast && !per_value_ && !integer_rule_.usable)
+    if (strategy == Strategy::fast && !per_value_) {
+      even16_rule_ = Even16Rule(p);
+      integer_rule_ = IntegerShiftRule(p);
+    }
+    const bool exact_rule = even16_rule_.usable || integer_rule_.usable;
+    if (float_rule && strategy == Strategy::fast && !per_value_ && !exact_rule)
       float_rule_ = FloatEvenRule(p, kIeeeSubnormals);
     if (std::is_same_v<T, double> && strategy == Strategy::fast) double_rule_ = Float64EvenRule(p);
-    if (sizeof(T) <= 2 && !float_rule_.usable && !integer_rule_.usable) {
+    if (sizeof(T) <= 2 && !float_rule_.usable && !exact_rule) {
       const auto table = slot_table(p);
       shared_slots_ = values_share_a_slot(table, p.slots());
       aux_ = Buffer(d, table.size() * sizeof(unsigned));
@@ -128,9 +135,27 @@ class CudaHistogram final : public HistogramKernel {
         return;
       }
     }
-    if constexpr (std::is_same_v<T, unsigned short> || std::is_same_v<T, int>) {
+    if constexpr (std::is_same_v<T, unsigned short>) {
+      if (even16_rule_.usable) {
+        switch (p_.dtype) {
+          case DType::int16:
+            f(Even16RuleDevice<DType::int16>{even16_rule_});
+            return;
+          case DType::float16:
+            f(Even16RuleDevice<DType::float16>{even16_rule_});
+            return;
+          case DType::bfloat16:
+            f(Even16RuleDevice<DType::bfloat16>{even16_rule_});
+            return;
+          default:
+            f(Even16RuleDevice<DType::uint16>{even16_rule_});
+            return;
+        }
+      }
+    }
+    if constexpr (std::is_same_v<T, int>) {
       if (integer_rule_.usable) {
-        f(IntegerRuleDevice{integer_rule_, p_.dtype == DType::int16});
+        f(IntegerRuleDevice{integer_rule_});
         return;
       }
     }
@@ -223,6 +248,7 @@ class CudaHistogram final : public HistogramKernel {
   Strategy strategy_;
   Buffer aux_;  // bits → slot table (1- and 2-byte input) or explicit edges
   FloatEvenRule float_rule_;
+  Even16Rule even16_rule_;         // `fast` only
   IntegerShiftRule integer_rule_;  // `fast` only
   Float64EvenRule double_rule_;    // `fast` only
   bool shared_slots_ = true;       // per value: some slot takes several values

@@ -215,13 +215,13 @@ struct FloatEvenRule {
   }
 };
 
-// The even-bin rule in integer arithmetic alone, for 16- and 32-bit signed and 16-bit unsigned
-// integers when the bins have a power-of-two width 2^(right − left) and the range integer ends
-// within ±2^24 (so every difference below fits an int): x is clamped to [lo − 1, hi + 1], and
-// its row — the float rule's order: 0 below the range, 1 + b for bin b, bins + 1 above — is
-// ((x − lo)·2^left >> right) + 1 clamped to [0, bins + 1], less one for hi itself, which
-// numpy puts in the last bin. Exact by construction: the edges lo + i·2^(right − left) are
-// integers or integer fractions, and the shift floors toward −∞.
+// The even-bin rule in integer arithmetic alone, for int32 when the bins have a power-of-two
+// width 2^(right − left) and the range has integer ends within ±2^24 (so every difference below
+// fits an int): x is clamped to [lo − 1, hi + 1], and its row — the float rule's order: 0 below
+// the range, 1 + b for bin b, bins + 1 above — is ((x − lo)·2^left >> right) + 1 clamped to
+// [0, bins + 1], less one for hi itself, which numpy puts in the last bin. Exact by
+// construction: the edges lo + i·2^(right − left) are integers or integer fractions, and the
+// shift floors toward −∞. (16-bit input takes Even16Rule.)
 struct IntegerShiftRule {
   int lo = 0, hi = 0, bins = 0;
   int left = 0, right = 0;  // one of them is 0
@@ -235,6 +235,45 @@ struct IntegerShiftRule {
     int r = ((c - lo) * (1 << left) >> right) + 1;
     r = r < 0 ? 0 : (r > bins + 1 ? bins + 1 : r);
     return static_cast<std::uint32_t>(r - (c == hi));
+  }
+};
+
+// The even-bin rule for 16-bit input (int16, uint16, float16, bfloat16) in one float multiply-add,
+// with no exactness test per value. x, decoded to float (exact for each of these dtypes), gives
+// t = x·scale + offset, and its row — the float rule's order: 0 below the range, 1 + b for bin b,
+// bins + 1 above it, bins + 2 for NaN — is floor(t) + 1 of t clamped to [−0.5, bins + 0.5], and
+// hi itself takes the last bin (numpy's last bin is closed). The host checks the rule once instead:
+// the rows and the reference's slots both rise with x (hi apart), so they agree on all 65536 values
+// once they agree on the values either side of every edge, the dtype's ends, hi's neighbours and
+// NaN; the rule is usable only where they all do (up to 16384 bins: the check's cost grows with
+// them).
+struct Even16Rule {
+  float scale = 0, offset = 0;
+  float hi = 0;  // hi as a float where a value of the dtype can equal it, else NaN
+  int bins = 0;
+  bool usable = false;
+
+  explicit Even16Rule(const HistogramProblem& p);
+  Even16Rule() = default;
+
+  PARPAT_HOST_DEVICE std::uint32_t row(float x) const {
+#if defined(__CUDA_ARCH__)
+    // NaN stays NaN through the clamp, and floor(t) + 1 comes from the low bits of
+    // t + 2^23 + 1 rounded toward zero; a NaN's bits, read as unsigned, exceed every row.
+    float clamped = __fmaf_rn(x, scale, offset);
+    asm("min.NaN.f32 %0, %0, %1;" : "+f"(clamped) : "f"(float(bins) + 0.5f));
+    asm("max.NaN.f32 %0, %0, %1;" : "+f"(clamped) : "f"(-0.5f));
+    const unsigned shifted = __float_as_uint(__fadd_rz(clamped, 8388609.0f));
+    const unsigned r = min(shifted - 0x4B000000u, unsigned(bins) + 2u);
+#else
+    const float t = std::fma(x, scale, offset);
+    const float top = static_cast<float>(bins) + 0.5f;
+    const auto r =
+        std::isnan(t)
+            ? static_cast<std::uint32_t>(bins) + 2u
+            : static_cast<std::uint32_t>(std::floor(t < -0.5f ? -0.5f : (t > top ? top : t)) + 1);
+#endif
+    return x == hi ? static_cast<std::uint32_t>(bins) : r;
   }
 };
 

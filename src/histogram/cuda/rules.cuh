@@ -174,17 +174,39 @@ struct FloatRuleDevice {
   }
 };
 
-// `fast` on int16, uint16 and int32 with power-of-two bin widths over an integer range
-// (IntegerShiftRule): each row in integer arithmetic alone (two clamps, a subtraction, a shift),
-// always exact — no float conversion, no exactness test, no correction.
+// `fast` on int32 with power-of-two bin widths over an integer range (IntegerShiftRule): each row
+// in integer arithmetic alone (two clamps, a subtraction, a shift), always exact — no float
+// conversion, no exactness test, no correction.
 struct IntegerRuleDevice {
   IntegerShiftRule rule;
-  bool signed16 = false;  // 16-bit input is int16 (else uint16)
-  __device__ unsigned row(unsigned short bits) const {
-    return rule.row(signed16 ? int(short(bits)) : int(bits));
-  }
   __device__ unsigned row(int x) const { return rule.row(x); }
 };
+
+// `fast` on 16-bit input where Even16Rule holds (checked on the host for every value): the value
+// decoded to float without the conversion unit — an integer as the low bits of a float of
+// exponent 23, less 2^23 (int16 biased by 2^15 first), bfloat16 as the top half of a float —
+// then the rule's multiply-add, clamp and floor. Never a correction.
+template <DType kDtype>
+struct Even16RuleDevice {
+  Even16Rule rule;
+  __device__ unsigned row(unsigned short bits) const { return rule.row(decode(bits)); }
+  __device__ static float decode(unsigned short bits) {
+    if constexpr (kDtype == DType::float16) {
+      return float16_bits_to_float(bits);
+    } else if constexpr (kDtype == DType::bfloat16) {
+      return __uint_as_float(unsigned(bits) << 16);
+    } else if constexpr (kDtype == DType::int16) {
+      return __fsub_rn(__uint_as_float(0x4B000000u | (bits ^ 0x8000u)), 8421376.0f);  // 2^23 + 2^15
+    } else {
+      return __fsub_rn(__uint_as_float(0x4B000000u | bits), 8388608.0f);
+    }
+  }
+};
+
+template <class Rule>
+constexpr bool kEven16 = false;
+template <DType kDtype>
+constexpr bool kEven16<Even16RuleDevice<kDtype>> = true;
 
 // `fast` on float64 with even bins (Float64EvenRule): the float rule's rows in float64
 // arithmetic, no conversion instruction on the way; a value next to an edge (and hi, NaN) is
@@ -243,8 +265,8 @@ void with_slot_rule(const HistogramProblem& p, const FloatEvenRule& float_rule, 
 // rule's rows are slots).
 template <bool kRows, class Rule, class T>
 __device__ unsigned quick_place(const Rule& rule, T x, bool& exact) {
-  if constexpr (std::is_same_v<Rule, IntegerRuleDevice>) {
-    static_assert(kRows, "the integer rule counts in rows (fast only)");
+  if constexpr (std::is_same_v<Rule, IntegerRuleDevice> || kEven16<Rule>) {
+    static_assert(kRows, "the integer and 16-bit rules count in rows (fast only)");
     exact = true;
     return rule.row(x);
   } else if constexpr (std::is_same_v<Rule, FloatRuleDevice>) {
@@ -292,7 +314,7 @@ struct RowSlots {
 
 template <class Rule>
 RowSlots __host__ __device__ row_slots(const Rule& rule) {
-  if constexpr (std::is_same_v<Rule, IntegerRuleDevice>) {
+  if constexpr (std::is_same_v<Rule, IntegerRuleDevice> || kEven16<Rule>) {
     return RowSlots{unsigned(rule.rule.bins), true};
   } else if constexpr (std::is_same_v<Rule, FloatRuleDevice> ||
                        std::is_same_v<Rule, DoubleRuleDevice>) {
