@@ -86,7 +86,9 @@ class CudaHistogram final : public HistogramKernel {
         (sizeof(T) == 1 ||
          (integer16 && p.bins >= tuned<HistogramFastPolicy>(d.info()).per_value16_min_bins));
     if (strategy == Strategy::fast && !per_value_) {
-      even16_rule_ = Even16Rule(p);
+      // The 16-bit rule counts its rows in one pass of 32-bit shared counters.
+      if (std::size_t(p.bins + 3) * sizeof(unsigned) <= fast_shared_budget(d.info()))
+        even16_rule_ = Even16Rule(p);
       integer_rule_ = IntegerShiftRule(p);
     }
     const bool exact_rule = even16_rule_.usable || integer_rule_.usable;
@@ -137,20 +139,12 @@ class CudaHistogram final : public HistogramKernel {
     }
     if constexpr (std::is_same_v<T, unsigned short>) {
       if (even16_rule_.usable) {
-        switch (p_.dtype) {
-          case DType::int16:
-            f(Even16RuleDevice<DType::int16>{even16_rule_});
-            return;
-          case DType::float16:
-            f(Even16RuleDevice<DType::float16>{even16_rule_});
-            return;
-          case DType::bfloat16:
-            f(Even16RuleDevice<DType::bfloat16>{even16_rule_});
-            return;
-          default:
-            f(Even16RuleDevice<DType::uint16>{even16_rule_});
-            return;
+        if (std::isnan(even16_rule_.hi)) {
+          with_even16<false>(f);
+        } else {
+          with_even16<true>(f);
         }
+        return;
       }
     }
     if constexpr (std::is_same_v<T, int>) {
@@ -160,6 +154,25 @@ class CudaHistogram final : public HistogramKernel {
       }
     }
     with_slot_rule<T>(p_, float_rule_, aux_.handle(), f);
+  }
+
+  // Calls f with the 16-bit rule of this dtype (kHi: a value can equal hi).
+  template <bool kHi, class F>
+  void with_even16(F f) {
+    switch (p_.dtype) {
+      case DType::int16:
+        f(Even16RuleDevice<DType::int16, kHi>{even16_rule_});
+        return;
+      case DType::float16:
+        f(Even16RuleDevice<DType::float16, kHi>{even16_rule_});
+        return;
+      case DType::bfloat16:
+        f(Even16RuleDevice<DType::bfloat16, kHi>{even16_rule_});
+        return;
+      default:
+        f(Even16RuleDevice<DType::uint16, kHi>{even16_rule_});
+        return;
+    }
   }
 
   template <class Rule>

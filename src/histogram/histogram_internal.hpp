@@ -240,40 +240,47 @@ struct IntegerShiftRule {
 
 // The even-bin rule for 16-bit input (int16, uint16, float16, bfloat16) in one float multiply-add,
 // with no exactness test per value. x, decoded to float (exact for each of these dtypes), gives
-// t = x·scale + offset, and its row — the float rule's order: 0 below the range, 1 + b for bin b,
+// t = x·scale − lo·scale, and its row — the float rule's order: 0 below the range, 1 + b for bin b,
 // bins + 1 above it, bins + 2 for NaN — is floor(t) + 1 of t clamped to [−0.5, bins + 0.5], and
-// hi itself takes the last bin (numpy's last bin is closed). The host checks the rule once instead:
-// the rows and the reference's slots both rise with x (hi apart), so they agree on all 65536 values
-// once they agree on the values either side of every edge, the dtype's ends, hi's neighbours and
-// NaN; the rule is usable only where they all do (up to 16384 bins: the check's cost grows with
-// them).
+// hi itself takes the last bin (numpy's last bin is closed). −lo·scale is split into an integer
+// `whole` and a `fraction`: u = x·scale + fraction is rounded once (fine next to x = 0, where an
+// edge often sits), and floor(u + whole) is exact in one add rounded toward zero. The host
+// checks the rule once: the rows and the reference's slots both rise with x (hi apart), so they
+// agree on all 65536 values once they agree on the values either side of every edge, the dtype's
+// ends, hi's neighbours and NaN; the rule is usable only where they all do (up to 16384 bins:
+// the check's cost grows with them).
 struct Even16Rule {
-  float scale = 0, offset = 0;
-  float hi = 0;  // hi as a float where a value of the dtype can equal it, else NaN
-  int bins = 0;
+  float scale = 0, fraction = 0;
+  float low = 0, high = 0;  // u clamped to [low, high]: t to [−0.5, bins + 0.5]
+  float shift = 0;          // 2^23 + 1 + whole
+  float hi = 0;             // hi as a float where a value of the dtype can equal it, else NaN
+  int bins = 0, whole = 0;
   bool usable = false;
 
   explicit Even16Rule(const HistogramProblem& p);
   Even16Rule() = default;
 
+  // kNaN false: x is never NaN (integer input); kHi false: hi is NaN (no value equals it). Each
+  // drops a step that could not change the row.
+  template <bool kNaN = true, bool kHi = true>
   PARPAT_HOST_DEVICE std::uint32_t row(float x) const {
 #if defined(__CUDA_ARCH__)
-    // NaN stays NaN through the clamp, and floor(t) + 1 comes from the low bits of
-    // t + 2^23 + 1 rounded toward zero; a NaN's bits, read as unsigned, exceed every row.
-    float clamped = __fmaf_rn(x, scale, offset);
-    asm("min.NaN.f32 %0, %0, %1;" : "+f"(clamped) : "f"(float(bins) + 0.5f));
-    asm("max.NaN.f32 %0, %0, %1;" : "+f"(clamped) : "f"(-0.5f));
-    const unsigned shifted = __float_as_uint(__fadd_rz(clamped, 8388609.0f));
-    const unsigned r = min(shifted - 0x4B000000u, unsigned(bins) + 2u);
+    // NaN stays NaN through the clamp, and floor(u + whole) + 1 comes from the low bits of
+    // u + 2^23 + 1 + whole rounded toward zero; a NaN's bits, read as unsigned, exceed every row.
+    float u = __fmaf_rn(x, scale, fraction);
+    asm("min.NaN.f32 %0, %0, %1;" : "+f"(u) : "f"(high));
+    asm("max.NaN.f32 %0, %0, %1;" : "+f"(u) : "f"(low));
+    unsigned r = __float_as_uint(__fadd_rz(u, shift)) - 0x4B000000u;
+    if constexpr (kNaN) r = min(r, unsigned(bins) + 2u);
 #else
-    const float t = std::fma(x, scale, offset);
-    const float top = static_cast<float>(bins) + 0.5f;
-    const auto r =
-        std::isnan(t)
-            ? static_cast<std::uint32_t>(bins) + 2u
-            : static_cast<std::uint32_t>(std::floor(t < -0.5f ? -0.5f : (t > top ? top : t)) + 1);
+    const float u = std::fma(x, scale, fraction);
+    const auto r = std::isnan(u) ? static_cast<std::uint32_t>(bins) + 2u
+                                 : static_cast<std::uint32_t>(
+                                       static_cast<int>(std::floor(std::clamp(u, low, high))) +
+                                       whole + 1);
 #endif
-    return x == hi ? static_cast<std::uint32_t>(bins) : r;
+    if constexpr (kHi) return x == hi ? static_cast<std::uint32_t>(bins) : r;
+    return r;
   }
 };
 

@@ -173,7 +173,13 @@ Even16Rule::Even16Rule(const HistogramProblem& p) {
   const double norm = static_cast<double>(p.bins) / (p.hi - p.lo);
   if (!(norm > 0) || !(norm <= FLT_MAX) || !(std::fabs(p.lo) * norm <= FLT_MAX)) return;
   scale = static_cast<float>(norm);
-  offset = static_cast<float>(-p.lo * static_cast<double>(scale));
+  const double offset = -p.lo * static_cast<double>(scale);
+  if (!(std::fabs(offset) < 0x1p21)) return;  // shift, low and high stay exact
+  whole = static_cast<int>(std::nearbyint(offset));
+  fraction = static_cast<float>(offset - whole);
+  low = -0.5f - static_cast<float>(whole);
+  high = static_cast<float>(p.bins - whole) + 0.5f;
+  shift = static_cast<float>(0x1p23 + 1 + whole);
   hi = static_cast<double>(static_cast<float>(p.hi)) == p.hi ? static_cast<float>(p.hi)
                                                              : std::nanf("");
   bins = static_cast<int>(p.bins);

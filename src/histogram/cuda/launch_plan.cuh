@@ -36,10 +36,17 @@ struct FastConfig {
   bool packed = false, global = false, vote = true;
 };
 
+// The shared memory `fast` counts in, at most.
+inline std::size_t fast_shared_budget(const DeviceInfo& info) {
+  return std::min<std::size_t>(info.local_memory, 200u << 10);
+}
+
 // The shared-memory kernel of a configuration: packed or striped counters, in passes or in one
 // pass over every slot.
 template <class T, class Rule>
 auto fast_shared_for(const FastConfig& c) {
+  // The 16-bit rule's rows (up to 16387) always fit in one pass of 32-bit counters.
+  if constexpr (kEven16<Rule>) return &fast_shared_kernel<T, Rule, false, true>;
   if (c.packed)
     return c.passes == 1 ? &fast_shared_kernel<T, Rule, true, true>
                          : &fast_shared_kernel<T, Rule, true, false>;
@@ -53,7 +60,7 @@ FastConfig fast_config(const DeviceInfo& info, const HistogramFastPolicy& policy
   FastConfig c;
   c.block = policy.block;
   c.counted = kCountsPerValue<Rule> ? 1u << (8 * sizeof(T)) : slots;
-  const std::size_t budget = std::min<std::size_t>(info.local_memory, 200u << 10);
+  const std::size_t budget = fast_shared_budget(info);
   auto passes_for = [&](std::size_t bytes_per_row) {
     std::size_t rows = budget / bytes_per_row - 2;  // a row for values outside the pass, rounding
     return unsigned((c.counted + rows - 1) / rows);
@@ -69,13 +76,15 @@ FastConfig fast_config(const DeviceInfo& info, const HistogramFastPolicy& policy
     c.columns *= 2;
   // Input counted per value fits in shared memory (256 counters, or 65536 packed ones), and only
   // the shared flush maps values to slots: it never counts globally.
-  c.global = !kCountsPerValue<Rule> && c.passes > unsigned(policy.max_passes);
+  c.global = !kCountsPerValue<Rule> && !kEven16<Rule> && c.passes > unsigned(policy.max_passes);
   c.vote = c.packed || int(c.columns) < policy.vote_below_columns;
   c.shared = c.global   ? 0
              : c.packed ? std::size_t(c.range + 2) / 2 * sizeof(unsigned)
                         : std::size_t(c.range + 1) * c.columns * sizeof(unsigned);
-  const void* k = c.global ? reinterpret_cast<const void*>(&fast_global_kernel<T, Rule>)
-                           : reinterpret_cast<const void*>(fast_shared_for<T, Rule>(c));
+  const void* k = reinterpret_cast<const void*>(fast_shared_for<T, Rule>(c));
+  if constexpr (!kEven16<Rule>) {
+    if (c.global) k = reinterpret_cast<const void*>(&fast_global_kernel<T, Rule>);
+  }
   if (c.shared > (48u << 10))
     PARPAT_CUDA(
         cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(c.shared)));
@@ -90,10 +99,12 @@ FastConfig fast_config(const DeviceInfo& info, const HistogramFastPolicy& policy
 template <class T, class Rule>
 void launch_fast(const FastConfig& c, const T* x, long long n, Rule rule, unsigned slots,
                  unsigned long long* out, cudaStream_t st) {
-  if (c.global) {
-    fast_global_kernel<T><<<c.blocks, c.block, 0, st>>>(x, n, rule, slots, out);
-    check_launch("histogram fast_global_kernel");
-    return;
+  if constexpr (!kEven16<Rule>) {
+    if (c.global) {
+      fast_global_kernel<T><<<c.blocks, c.block, 0, st>>>(x, n, rule, slots, out);
+      check_launch("histogram fast_global_kernel");
+      return;
+    }
   }
   for (unsigned pass = 0; pass < c.passes; ++pass) {
     unsigned first = pass * c.range;

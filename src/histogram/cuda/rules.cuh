@@ -182,31 +182,55 @@ struct IntegerRuleDevice {
   __device__ unsigned row(int x) const { return rule.row(x); }
 };
 
-// `fast` on 16-bit input where Even16Rule holds (checked on the host for every value): the value
-// decoded to float without the conversion unit — an integer as the low bits of a float of
-// exponent 23, less 2^23 (int16 biased by 2^15 first), bfloat16 as the top half of a float —
-// then the rule's multiply-add, clamp and floor. Never a correction.
-template <DType kDtype>
+// `fast` on 16-bit input where Even16Rule holds (checked on the host for every value), two values
+// of a 32-bit word at a time: each decoded to float in one or two instructions without the
+// conversion unit — an integer as the low bits of a float of exponent 23 (one byte permute), less
+// 2^23 (int16 biased by 2^15 first, one xor for both), float16 by the half-to-float add, bfloat16
+// as the top half of a float — then the rule's multiply-add, clamp and floor. Never a correction.
+// kHi: a value of the dtype can equal hi (the rule's closing test).
+template <DType kDtype, bool kHi>
 struct Even16RuleDevice {
   Even16Rule rule;
-  __device__ unsigned row(unsigned short bits) const { return rule.row(decode(bits)); }
-  __device__ static float decode(unsigned short bits) {
+  static constexpr bool kFloat = kDtype == DType::float16 || kDtype == DType::bfloat16;
+  __device__ unsigned row(float x) const { return rule.row<kFloat, kHi>(x); }
+  __device__ unsigned row(unsigned short bits) const {
+    float low, high;
+    decode(bits, low, high);
+    return row(low);
+  }
+  // The rows of a 16-byte vector's eight values, in memory order.
+  __device__ void rows(const uint4& raw, unsigned (&out)[8]) const {
+    const unsigned words[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+    for (int w = 0; w < 4; ++w) {
+      float low, high;
+      decode(words[w], low, high);
+      out[2 * w] = row(low);
+      out[2 * w + 1] = row(high);
+    }
+  }
+  // The two values of a word (low half first) as floats.
+  __device__ static void decode(unsigned word, float& low, float& high) {
     if constexpr (kDtype == DType::float16) {
-      return float16_bits_to_float(bits);
+      low = float16_bits_to_float((unsigned short)(word & 0xFFFFu));
+      high = float16_bits_to_float((unsigned short)(word >> 16));
     } else if constexpr (kDtype == DType::bfloat16) {
-      return __uint_as_float(unsigned(bits) << 16);
-    } else if constexpr (kDtype == DType::int16) {
-      return __fsub_rn(__uint_as_float(0x4B000000u | (bits ^ 0x8000u)), 8421376.0f);  // 2^23 + 2^15
+      low = __uint_as_float(word << 16);
+      high = __uint_as_float(word & 0xFFFF0000u);
     } else {
-      return __fsub_rn(__uint_as_float(0x4B000000u | bits), 8388608.0f);
+      constexpr bool kSigned = kDtype == DType::int16;
+      const unsigned biased = kSigned ? word ^ 0x80008000u : word;
+      constexpr float kBias = kSigned ? 8421376.0f : 8388608.0f;  // 2^23 (+ 2^15)
+      low = __fsub_rn(__uint_as_float(__byte_perm(biased, 0x4B000000u, 0x7610)), kBias);
+      high = __fsub_rn(__uint_as_float(__byte_perm(biased, 0x4B000000u, 0x7632)), kBias);
     }
   }
 };
 
 template <class Rule>
 constexpr bool kEven16 = false;
-template <DType kDtype>
-constexpr bool kEven16<Even16RuleDevice<kDtype>> = true;
+template <DType kDtype, bool kHi>
+constexpr bool kEven16<Even16RuleDevice<kDtype, kHi>> = true;
 
 // `fast` on float64 with even bins (Float64EvenRule): the float rule's rows in float64
 // arithmetic, no conversion instruction on the way; a value next to an edge (and hi, NaN) is
