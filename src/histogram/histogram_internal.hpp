@@ -274,10 +274,10 @@ struct Even16Rule {
     if constexpr (kNaN) r = min(r, unsigned(bins) + 2u);
 #else
     const float u = std::fma(x, scale, fraction);
-    const auto r = std::isnan(u) ? static_cast<std::uint32_t>(bins) + 2u
-                                 : static_cast<std::uint32_t>(
-                                       static_cast<int>(std::floor(std::clamp(u, low, high))) +
-                                       whole + 1);
+    const auto r = std::isnan(u)
+                       ? static_cast<std::uint32_t>(bins) + 2u
+                       : static_cast<std::uint32_t>(
+                             static_cast<int>(std::floor(std::clamp(u, low, high))) + whole + 1);
 #endif
     if constexpr (kHi) return x == hi ? static_cast<std::uint32_t>(bins) : r;
     return r;

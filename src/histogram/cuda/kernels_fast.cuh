@@ -71,49 +71,45 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
       raw[u] = v < vectors ? __ldcs(vec + v) : make_uint4(0, 0, 0, 0);
     }
   };
-  const long long stride = warps * 32 * kLoads;
-  uint4 next[kLoads];
-  load(next, warp * 32 * kLoads);
-  for (long long base = warp * 32 * kLoads; base < vectors; base += stride) {
-    // The next round's loads go out before this round is counted.
-    uint4 raw[kLoads];
-#pragma unroll
-    for (int u = 0; u < kLoads; ++u)
-      raw[u] = next[u];
-    if (base + stride < vectors) load(next, base + stride);
+  // One round of a warp: kLoads vectors a lane, bit u of `valid` set where vector u is in the
+  // input (all four but in a warp's last round).
+  auto count_round = [&](const uint4(&raw)[kLoads], unsigned valid_loads) {
     // A warp whose lanes each loaded one value only (all-equal data, long runs) places one
-    // value per lane and adds all of the lane's loads to its run.
-    int loaded = 0;
-    bool one_value = same_values<T>(raw[0]);
+    // value per lane and adds all of the lane's loads to its run; two words per lane rule it
+    // out for most data before the whole test.
+    if (__all_sync(0xFFFFFFFFu, raw[0].x == raw[0].y)) {
+      int loaded = 0;
+      bool one_value = same_values<T>(raw[0]);
 #pragma unroll
-    for (int u = 0; u < kLoads; ++u) {
-      const bool valid = base + u * 32 + lane < vectors;
-      loaded += valid;
-      one_value &= !valid || (raw[u].x == raw[0].x && raw[u].y == raw[0].y &&
-                              raw[u].z == raw[0].z && raw[u].w == raw[0].w);
-    }
-    if (__all_sync(0xFFFFFFFFu, one_value || !loaded)) {
-      if (loaded) {
-        T value;
-        memcpy(&value, &raw[0], sizeof value);
-        bool exact = true;
-        unsigned s = quick_place<true>(rule, value, exact);
-        if (!exact) {
-          if (!memo || !(value == memo_value)) {
-            memo_row = corrected_place<true>(rule, value, s);
-            memo_value = value;
-            memo = true;
-          }
-          s = memo_row;
-        }
-        run.add(row(s), unsigned(kVec * loaded), sink);
+      for (int u = 0; u < kLoads; ++u) {
+        const bool valid = valid_loads >> u & 1;
+        loaded += valid;
+        one_value &= !valid || (raw[u].x == raw[0].x && raw[u].y == raw[0].y &&
+                                raw[u].z == raw[0].z && raw[u].w == raw[0].w);
       }
-      continue;
+      if (__all_sync(0xFFFFFFFFu, one_value || !loaded)) {
+        if (loaded) {
+          T value;
+          memcpy(&value, &raw[0], sizeof value);
+          bool exact = true;
+          unsigned s = quick_place<true>(rule, value, exact);
+          if (!exact) {
+            if (!memo || !(value == memo_value)) {
+              memo_row = corrected_place<true>(rule, value, s);
+              memo_value = value;
+              memo = true;
+            }
+            s = memo_row;
+          }
+          run.add(row(s), unsigned(kVec * loaded), sink);
+        }
+        return;
+      }
     }
 #pragma unroll
     for (int u = 0; u < kLoads; ++u) {
       // Lanes past the end (only in a warp's last round) take part in the vote, count nothing.
-      const bool valid = base + u * 32 + lane < vectors;
+      const bool valid = valid_loads >> u & 1;
       T values[kVec];
       memcpy(values, &raw[u], sizeof raw[u]);
       unsigned rows[kVec];
@@ -142,9 +138,11 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
 #pragma unroll
       for (int k = 0; k < kVec; ++k)
         rows[k] = row(rows[k]);
-      const unsigned leader = __shfl_sync(0xFFFFFFFFu, rows[0], 0);
-      const bool skewed =
-          vote_lanes && __popc(__ballot_sync(0xFFFFFFFFu, valid && rows[0] == leader)) >= vote_lanes;
+      bool skewed = false;
+      if (vote_lanes) {  // the same for the whole grid: every lane votes
+        const unsigned leader = __shfl_sync(0xFFFFFFFFu, rows[0], 0);
+        skewed = __popc(__ballot_sync(0xFFFFFFFFu, valid && rows[0] == leader)) >= vote_lanes;
+      }
       if (!valid) continue;
       if (skewed) {
         bool equal = true;
@@ -162,6 +160,35 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
         add_ones(sink, rows);
       }
     }
+  };
+  // The next round's loads go out before this round is counted; a round wholly inside the input
+  // loads without bounds checks.
+  constexpr long long kRound = 32 * kLoads;  // vectors a warp reads in one round
+  const long long stride = warps * kRound;
+  uint4 next[kLoads];
+  load(next, warp * kRound);
+  for (long long base = warp * kRound; base < vectors; base += stride) {
+    uint4 raw[kLoads];
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u)
+      raw[u] = next[u];
+    const long long ahead = base + stride;
+    if (ahead + kRound <= vectors) {
+#pragma unroll
+      for (int u = 0; u < kLoads; ++u)
+        next[u] = __ldcs(vec + ahead + u * 32 + lane);
+    } else if (ahead < vectors) {
+      load(next, ahead);
+    }
+    const long long left = vectors - base - lane;  // this lane's vectors from here on
+    unsigned valid_loads = (1u << kLoads) - 1;
+    if (left < kRound) {
+      valid_loads = 0;
+#pragma unroll
+      for (int u = 0; u < kLoads; ++u)
+        valid_loads |= unsigned(u * 32 < left) << u;
+    }
+    count_round(raw, valid_loads);
   }
   run.flush(sink);
   // At most 2·kVec − 2 leftover values: warp 0 of the grid takes them, one per lane.
