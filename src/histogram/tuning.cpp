@@ -28,12 +28,13 @@ const std::vector<Field<HistogramFastPolicy>>& HistogramFastPolicy::fields() {
   };
   return f;
 }
-// The warp vote: measured histogram-cuda-vote. OpenCL fast (groups of 1024, 8 per compute
+// The warp vote: measured histogram-cuda-vote; CUDA's columns: histogram-cuda-striped. OpenCL fast (groups of 1024, 8 per compute
 // unit, 8 vectors in flight, runs only when counting globally): histogram-opencl-fast.
 const std::vector<TableValue<HistogramFastPolicy>>& HistogramFastPolicy::table() {
   using P = HistogramFastPolicy;
   static const std::vector<TableValue<P>> t = {
       {Backend::opencl, Scope::any, "", &P::striped_kib, 96},
+      {Backend::cuda, Scope::any, "", &P::striped_kib, 128},
   };
   return t;
 }
