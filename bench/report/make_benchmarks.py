@@ -570,17 +570,23 @@ def scaling_section(rows, lead=None, brief=False):
 
 
 def cpu_against_numpy(m):
-    """The host CPU's `parallel` rows that numpy was timed beside (bench-<pattern>-cpu.json)."""
+    """The host CPU's `parallel` rows that numpy was timed beside (bench-<pattern>-cpu.json): one
+    line per pattern and dtype (histograms: and data), each case's parpat time and × numpy."""
     rows = [r for pattern in PATTERNS for r in m.bench.get((pattern, "cpu"), [])
             if r.get("baseline") == "numpy" and r.get("time_ms") and r.get("baseline_ms")]
     if not rows:
         return []
-    body = [[r["pattern"], r["dtype"], r["op"], r["shape"], f"{r['time_ms']:.1f}",
-             f"{r['baseline_ms']:.1f}", f"{r['baseline_ms'] / r['time_ms']:.1f}×"] for r in rows]
+    groups = {}
+    for r in rows:
+        reduce = r["pattern"] == "reduce"
+        group = (r["pattern"], r["dtype"], r["shape"] if reduce else r["op"])
+        case = r["op"] if reduce else r["shape"]
+        groups.setdefault(group, []).append(
+            f"{case} {fmt_us(r['time_ms'])} µs ({r['baseline_ms'] / r['time_ms']:.1f}×)")
+    body = [[pattern, dtype, what, "; ".join(cases)] for (pattern, dtype, what), cases in groups.items()]
     return ([f"### CPU of the same machine ({rows[0]['device']}), `parallel` against numpy in the "
-             "same run", ""] +
-            table(["pattern", "dtype", "op / data", "shape", "parpat ms", "numpy ms", "× numpy"],
-                  body) + [""])
+             "same run", "", "parpat's time per case (× numpy):", ""] +
+            table(["pattern", "dtype", "size / data", "cases"], body) + [""])
 
 
 def machine_section(m, plots_dir, out_path, scaling_before=False):
