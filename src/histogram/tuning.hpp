@@ -43,7 +43,7 @@ struct HistogramFastPolicy {
   int max_passes = 4;
   int packed = 1;
   int runs_below_columns = 0;
-  int vote_below_columns = 16;
+  int vote_below_columns = 4;
   int int_float_max_bins = 4096;
   int per_value16_min_bins = 65536;
   static const std::vector<Field<HistogramFastPolicy>>& fields();
