@@ -140,6 +140,23 @@ TEST_P(ReduceTest, RandomInputsAtEdgeSizes) {
   EXPECT_GT(covered, 0) << "the variant covers no case at all";
 }
 
+// bool's min, max, argmin, argmax, any and all are decided by one element (the CPU stops at it):
+// none, the first, a middle and the last element deciding, in inputs of one or many chunks.
+TEST_P(ReduceTest, BoolDecidedByOneElement) {
+  const ReduceOp ops[] = {ReduceOp::min,    ReduceOp::max, ReduceOp::argmin,
+                          ReduceOp::argmax, ReduceOp::any, ReduceOp::all};
+  for (std::int64_t n : {1, 33, 65537, 3 * 65536 + 5, (1 << 20) + 7})
+    for (unsigned char fill : {0, 1})
+      for (std::int64_t at : {std::int64_t{-1}, std::int64_t{0}, n / 2, n - 1}) {
+        std::vector<unsigned char> host(static_cast<std::size_t>(n), fill);
+        if (at >= 0) host[static_cast<std::size_t>(at)] = 1 - fill;
+        for (ReduceOp op : ops)
+          check(DType::boolean, op, Axis::all, 1, n, n, host,
+                "fill " + std::to_string(fill) + ", other at " + std::to_string(at));
+        if (HasFailure()) return;
+      }
+}
+
 TEST_P(ReduceTest, FloatSumsAreAccurateOnOneSignData) {
   std::mt19937_64 rng(run_seed() + 1);
   for (DType t : {DType::float32, DType::float64})

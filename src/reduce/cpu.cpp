@@ -3,8 +3,10 @@
 // order, and combines the chunk results in chunk order, so the result is deterministic. A chunk
 // folds in vector lanes (simd.hpp: AVX2 where the processor has it) for sum, min, max, argmin,
 // argmax, mean, var and std (and their nan forms), nanmin and nanmax of the 4- and 8-byte types,
-// and in eight scalar accumulators otherwise (uint8, prod, the other nan-ops).
+// and in eight scalar accumulators otherwise (uint8, prod, the other nan-ops). bool's extremes,
+// any and all stop at the first element that decides them.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -404,6 +406,39 @@ std::int64_t chunk_elements(const DeviceInfo& info, std::int64_t n) {
   return std::clamp(chunk, least, most);
 }
 
+// bool's max, any and argmax are decided by its first true element, its min, all and argmin by
+// its first false one (numpy stops there too): +1 where Op looks for a true element, −1 for a
+// false one, 0 for every other op and type.
+template <class Op, class T>
+constexpr int kBoolSearch =
+    !std::is_same_v<T, bool> ? 0
+    : std::is_same_v<Op, MaxOp<bool>> || std::is_same_v<Op, ArgMaxOp<bool>> ||
+            std::is_same_v<Op, AnyAllOp<bool, false>>
+        ? 1
+    : std::is_same_v<Op, MinOp<bool>> || std::is_same_v<Op, ArgMinOp<bool>> ||
+            std::is_same_v<Op, AnyAllOp<bool, true>>
+        ? -1
+        : 0;
+
+// The first byte of [b, e) that is non-zero (kTrue) or zero, or e; 32 bytes a step while none is.
+template <bool kTrue>
+std::int64_t first_byte(const unsigned char* p, std::int64_t b, std::int64_t e) {
+  if constexpr (!kTrue) {
+    const void* hit = std::memchr(p + b, 0, static_cast<std::size_t>(e - b));
+    return hit ? static_cast<const unsigned char*>(hit) - p : e;
+  } else {
+    std::int64_t i = b;
+    for (; i + 32 <= e; i += 32) {
+      std::uint64_t w[4];
+      std::memcpy(w, p + i, sizeof w);
+      if (w[0] | w[1] | w[2] | w[3]) break;
+    }
+    for (; i < e; ++i)
+      if (p[i]) return i;
+    return e;
+  }
+}
+
 template <class T, class Op>
 class ParallelKernel final : public ReduceKernel {
   using Acc = typename Op::Acc;
@@ -450,6 +485,12 @@ class ParallelKernel final : public ReduceKernel {
     };
     if (s_.axis == Axis::all) {
       const std::int64_t tasks = partial_count_;
+      if constexpr (kBoolSearch<Op, T> != 0) {
+        if (s_.contiguous() && s_.size() > 0) {
+          emit(0, bool_search(reinterpret_cast<const unsigned char*>(x), tasks));
+          return;
+        }
+      }
       if (s_.contiguous()) {
         cpu_.parallel_for(tasks, [&](std::int64_t t) {
           std::int64_t b = t * chunk_, e = std::min(s_.size(), b + chunk_);
@@ -492,6 +533,30 @@ class ParallelKernel final : public ReduceKernel {
         emit(c, acc);
       }
     }
+  }
+
+  // The accumulator of a bool op that kBoolSearch names: the chunks are searched in order for
+  // the deciding element, and a chunk after one that found it is not read.
+  Acc bool_search(const unsigned char* p, std::int64_t tasks) {
+    constexpr bool kTrue = kBoolSearch < Op, T >> 0;
+    const std::int64_t n = s_.size();
+    // Most inputs decide within their first bytes: read those before waking the threads.
+    const std::int64_t head = std::min<std::int64_t>(n, 4096);
+    std::int64_t hit = first_byte<kTrue>(p, 0, head);
+    if (hit < head) return Op::load(kTrue, hit);
+    std::atomic<std::int64_t> first{n};
+    cpu_.parallel_for(tasks, [&](std::int64_t t) {
+      const std::int64_t b = t * chunk_, e = std::min(n, b + chunk_);
+      if (first.load(std::memory_order_relaxed) < b) return;
+      const std::int64_t at = first_byte<kTrue>(p, std::max(b, head), e);
+      if (at == e) return;
+      std::int64_t seen = first.load(std::memory_order_relaxed);
+      while (at < seen && !first.compare_exchange_weak(seen, at, std::memory_order_relaxed)) {
+      }
+    });
+    hit = first.load();
+    const bool found = hit < n;
+    return Op::load(kTrue ? found : !found, found ? hit : 0);
   }
 
   CpuDevice& cpu_;
