@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Checks make_benchmarks.py on a synthetic results folder with known numbers: the speed-ups,
 the OpenCL / CUDA and regression ratios it prints, the end-to-end files section (absent without
-bench-io.json, rendered with it), a machine with only scaling.json, and the length of the
-document. Exits 1 on a mismatch (run by
+bench-io.json, rendered with it), the CPU's rows beside numpy, a machine with only scaling.json,
+and the length of the document. Exits 1 on a mismatch (run by
 CTest)."""
 import json
 import os
@@ -67,6 +67,14 @@ def main():
             {"case": "bincount", "library": "torch.bincount", "wall_ms": 2.0},
             {"case": "bincount", "library": "parpat.bincount", "wall_ms": 1.0,
              "baseline_wall_ms": 2.0}]})
+        cpu = [row("reduce", "parallel", "float32", op, "2^24", ms, backend="cpu")
+               for op, ms in (("sum", 0.25), ("argmax", 0.0001))]
+        cpu.append(row("histogram", "parallel", "float32", "uniform, float32 weights",
+                       "256 bins, 2^24", 8.0, backend="cpu"))
+        for r, numpy_ms in zip(cpu, (5.0, 0.0012, 128.0)):
+            r.update(baseline="numpy", baseline_ms=numpy_ms, speedup=numpy_ms / r["time_ms"])
+        write(os.path.join(m, "bench-reduce-cpu.json"), {"rows": cpu[:2]})
+        write(os.path.join(m, "bench-histogram-cpu.json"), {"rows": cpu[2:]})
         out = os.path.join(tmp, "B.md")
 
         def generate():
@@ -127,6 +135,10 @@ def main():
             "end-to-end capped row, its mismatch marked":
                 "| histogram | 1024 MiB, chunks ≤ 128 MiB | 8 | 650 ✗ mismatch |",
             "end-to-end cat rate": "`cat` reads the files at 10.7 GB/s",
+            "CPU against numpy: a reduce line a dtype, its ops with time and ratio":
+                "| reduce | float32 | 2^24 | sum 250.0 µs (20.0×); argmax 0.10 µs (12.0×) |",
+            "CPU against numpy: a histogram line a dtype and data":
+                "| histogram | float32 | uniform, float32 weights | 256 bins, 2^24 8000.0 µs (16.0×) |",
         }
         for what, needle in expect.items():
             if needle not in text:
