@@ -28,8 +28,9 @@ const std::vector<Field<HistogramFastPolicy>>& HistogramFastPolicy::fields() {
   };
   return f;
 }
-// The warp vote: measured histogram-cuda-vote; CUDA's columns: histogram-cuda-striped. OpenCL fast (groups of 1024, 8 per compute
-// unit, 8 vectors in flight, runs only when counting globally): histogram-opencl-fast.
+// The warp vote: measured histogram-cuda-vote; CUDA's columns: histogram-cuda-striped. OpenCL fast
+// (groups of 1024, 8 per compute unit, 8 vectors in flight, runs only when counting globally):
+// histogram-opencl-fast.
 const std::vector<TableValue<HistogramFastPolicy>>& HistogramFastPolicy::table() {
   using P = HistogramFastPolicy;
   static const std::vector<TableValue<P>> t = {
