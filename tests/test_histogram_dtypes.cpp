@@ -404,8 +404,8 @@ INSTANTIATE_TEST_SUITE_P(Devices, HistogramDTypes,
                          ::testing::ValuesIn(variant_targets("histogram")), target_name);
 
 // `fast` on GPUs under tunings that change its layout (passes, packed counters, global counting,
-// one column), on the dtypes whose kernels are new: 64-bit integers, and bool, int8 and int16
-// through the uint8/uint16 kernels with their own tables.
+// one column, per-value counting of 16-bit input), on the dtypes whose kernels are new: 64-bit
+// integers, and bool, int8, int16 and float16 through the uint8/uint16 kernels.
 TEST(HistogramDTypesFast, EveryLayoutMatchesTheReference) {
   std::mt19937_64 rng(run_seed() + 4);
   const char* settings[] = {
@@ -413,16 +413,21 @@ TEST(HistogramDTypesFast, EveryLayoutMatchesTheReference) {
       "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=0",
       "histogram.fast.striped_kib=1,histogram.fast.max_passes=0",
       "histogram.fast.max_columns=1,histogram.fast.runs_below_columns=0,histogram.fast.packed=0",
-      // int16 and uint16 counted per value (CUDA) at every bin count.
-      "histogram.fast.per_value16_min_bins=0"};
+      // 16-bit input counted per value at every bin count: CUDA's packed rows; OpenCL's packed
+      // 8-bit fields in two ranges, and 5-bit ones whose wraps mostly find the hot-row table
+      // taken (or the global counts on a CPU driver without packed=1).
+      "histogram.fast.per_value16_min_bins=0",
+      "histogram.fast.per_value16_min_bins=0,histogram.opencl.packed=1",
+      "histogram.fast.per_value16_min_bins=0,histogram.opencl.packed=1,"
+      "histogram.opencl.per_value16_field_bits=5,histogram.opencl.hot_entries=4"};
   for (const auto& d : devices()) {
     if (d.backend() == Backend::cpu) continue;
     for (const char* setting : settings) {
       ScopedTuning tuning(setting);
       // 20000, 625, 40000 and 80000 bins have power-of-two widths (2, 64, 1, 1/2): int32 takes
       // the integer rule there; int16 and uint16 the 16-bit rule at 7, 625 and 1000 bins.
-      for (DType t : {DType::boolean, DType::int8, DType::int16, DType::uint16, DType::int32,
-                      DType::uint32, DType::int64, DType::uint64})
+      for (DType t : {DType::boolean, DType::int8, DType::int16, DType::uint16, DType::float16,
+                      DType::int32, DType::uint32, DType::int64, DType::uint64})
         for (std::int64_t bins : {7, 1000, 20000, 625, 40000, 80000}) {
           std::uniform_int_distribution<std::int64_t> u(-30000, 30000);
           std::bernoulli_distribution hot(0.8);

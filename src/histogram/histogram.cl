@@ -57,45 +57,52 @@ __kernel void aggregated(__global const T* in, long n, RULE_PARAMS, uint slots, 
 }
 
 // ---- `fast` ----
-// A value's slot for `fast`: *exact false leaves a candidate that corrected_slot() settles (only
-// RULE 3 ever needs it). COUNT_VALUES counts 1-byte values themselves (mapped at the flush).
-uint quick_slot(T x, RULE_PARAMS, bool* exact) {
-#if RULE == 3
-  uint s = float_quick(FLOAT_VALUE(x), lo_up, hi_down, lo, norm, delta, bins, exact);
-  *exact = *exact && EXACTLY_FLOAT(x);
-  return s;
+// `fast` counts rows (histogram_rules.cl: 0 below the range, 1 + b for bin b, bins + 1 above it,
+// bins + 2 NaN), mapped to slots where a count leaves local memory. COUNT_VALUES counts the
+// values themselves: 1 for 1-byte input (mapped to slots through the merge table at the flush),
+// 2 for 16-bit input (65536 rows, mapped through the value → slot table, VALUE_SLOTS).
+#if COUNT_VALUES == 2
+#define VALUE_SLOTS table
 #else
-  *exact = true;
+#define VALUE_SLOTS 0
+#endif
+
+// A value's row: *exact false leaves a candidate that corrected_row() settles (only the float
+// rules, RULE 3 and 5, ever need it).
+uint quick_row(T x, RULE_PARAMS, bool* exact) {
 #if COUNT_VALUES
+  *exact = true;
   return (uint)x;
 #else
-  return SLOT(x);
-#endif
+  return QUICK_ROW(x, exact);
 #endif
 }
 
-// The slot of a value whose quick candidate was not exact. The last value corrected and its slot
+// The row of a value whose quick candidate was not exact. The last value corrected and its row
 // are kept (memo): data sitting on an edge (all-equal data often does) pays for one correction,
 // not one per value.
-uint corrected_slot(T x, uint candidate, RULE_PARAMS, T* memo_value, uint* memo_slot) {
-#if RULE == 3
+uint corrected_row(T x, uint candidate, RULE_PARAMS, T* memo_value, uint* memo_row) {
   if (!(x == *memo_value)) {
-    *memo_slot = FLOAT_CORRECTED(x, (int)candidate);
+    *memo_row = CORRECTED_ROW(x, candidate);
     *memo_value = x;
   }
-  return *memo_slot;
-#else
-  return candidate;
-#endif
+  return *memo_row;
 }
 
-// The row a slot is counted in: the slot itself when the pass covers every slot (`whole`), else
-// its place in the pass's range (≥ range, so not counted, outside it).
-uint row_of(uint s, uint first, const bool whole) {
-  return whole ? s : s - first;
+// The exact row of one value.
+uint value_row(T x, RULE_PARAMS, T* memo_value, uint* memo_row) {
+  bool exact;
+  const uint r = quick_row(x, RULE_ARGS, &exact);
+  return exact ? r : corrected_row(x, r, RULE_ARGS, memo_value, memo_row);
 }
 
-// Whether every value of a 16-byte vector has the same bits (so the same slot).
+// The row a value's row is counted in: itself when the pass covers every row (`whole`), else its
+// place in the pass's range (≥ range, so not counted, outside it).
+uint row_of(uint r, uint first, const bool whole) {
+  return whole ? r : r - first;
+}
+
+// Whether every value of a 16-byte vector has the same bits (so the same row).
 bool same_values(uint4 w) {
   bool words = w.x == w.y && w.y == w.z && w.z == w.w;
   if (sizeof(T) == 1) return words && w.x == (w.x & 0xFFu) * 0x01010101u;
@@ -104,28 +111,46 @@ bool same_values(uint4 w) {
   return words;
 }
 
-// The VEC slots of one 16-byte vector, without branches; the rare inexact float candidates are
-// corrected once per vector.
-void vector_slots(uint4 w, RULE_PARAMS, uint* slot, T* memo_value, uint* memo_slot) {
-#if COUNT_VALUES
+// The VEC rows of one 16-byte vector, without branches; the rare inexact float candidates are
+// corrected once per vector. RULE 4 decodes the two 16-bit values of each word together.
+void vector_rows(uint4 w, RULE_PARAMS, uint* row, T* memo_value, uint* memo_row) {
+#if COUNT_VALUES == 1
   uint words[4];
   vstore4(w, 0, words);
 #pragma unroll
   for (int k = 0; k < 16; ++k)
-    slot[k] = (words[k >> 2] >> ((k & 3) * 8)) & 0xFFu;
+    row[k] = (words[k >> 2] >> ((k & 3) * 8)) & 0xFFu;
+#elif COUNT_VALUES == 2
+  uint words[4];
+  vstore4(w, 0, words);
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    row[2 * k] = words[k] & 0xFFFFu;
+    row[2 * k + 1] = words[k] >> 16;
+  }
+#elif RULE == 4
+  uint words[4];
+  vstore4(w, 0, words);
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    float low_value, high_value;
+    decode16(words[k], &low_value, &high_value);
+    row[2 * k] = even16_row(low_value, RULE_ARGS);
+    row[2 * k + 1] = even16_row(high_value, RULE_ARGS);
+  }
 #else
   T values[VEC];
   VSTORE(AS_VTYPE(w), 0, values);
   bool exact[VEC], all_exact = true;
 #pragma unroll
   for (int k = 0; k < VEC; ++k) {
-    slot[k] = quick_slot(values[k], RULE_ARGS, &exact[k]);
+    row[k] = quick_row(values[k], RULE_ARGS, &exact[k]);
     all_exact &= exact[k];
   }
   if (!all_exact) {
 #pragma unroll
     for (int k = 0; k < VEC; ++k)
-      if (!exact[k]) slot[k] = corrected_slot(values[k], slot[k], RULE_ARGS, memo_value, memo_slot);
+      if (!exact[k]) row[k] = corrected_row(values[k], row[k], RULE_ARGS, memo_value, memo_row);
   }
 #endif
 }
@@ -153,8 +178,8 @@ void vector_slots(uint4 w, RULE_PARAMS, uint* slot, T* memo_value, uint* memo_sl
 //    the rest. Rows whose entry another row holds go straight to the global counts.
 #define SINK_PARAMS                                                                         \
   const bool to_global, const bool whole, __local uint *local_sink, __global ulong *counts, \
-      uint range
-#define SINK_ARGS to_global, whole, local_sink, counts, range
+      uint first, uint range, uint slot_bins, __global const uint *value_slots
+#define SINK_ARGS to_global, whole, local_sink, counts, first, range, slot_bins, value_slots
 
 // With NVIDIA_PTX (set by the host on NVIDIA only) local atomics take a 32-bit shared-window
 // address, as the CUDA kernel does: a local pointer is 64 bits wide there, and its arithmetic
@@ -181,9 +206,19 @@ uint word_add(__local uint* words, uint index, uint addend) {
 }
 #endif
 
-// Adds v to row r's 64-bit count (rows ≥ range are not counted).
-void take(__global ulong* counts, uint range, uint r, ulong v) {
-  if (r < range) add_count(counts, r, v);
+// The slot of counted row r (a value's row, or with COUNT_VALUES 2 the value itself).
+uint slot_of_counted(uint r, uint bins, __global const uint* value_slots) {
+  return COUNT_VALUES == 2 ? value_slots[r] : slot_of_row(r, bins);
+}
+
+// Adds v to the 64-bit count of the pass's row r.
+void add_row(SINK_PARAMS, uint r, ulong v) {
+  add_count(counts, slot_of_counted(first + r, slot_bins, value_slots), v);
+}
+
+// Adds v to row r's count where r is in the pass's range.
+void take(SINK_PARAMS, uint r, ulong v) {
+  if (r < range) add_row(SINK_ARGS, r, v);
 }
 
 #if PACKED
@@ -218,9 +253,9 @@ bool carried(uint old, uint addend) {
 
 // Row r's field wrapped `times` times: its count gets 2^FIELD_BITS back per wrap, and the row
 // above it in the same word gives back the 1 per wrap it received.
-void settle_wraps(__global ulong* counts, uint range, uint r, uint times) {
-  take(counts, range, r, (ulong)times << FIELD_BITS);
-  if (r % FIELDS + 1 < FIELDS) take(counts, range, r + 1, (ulong)0 - times);
+void settle_wraps(SINK_PARAMS, uint r, uint times) {
+  take(SINK_ARGS, r, (ulong)times << FIELD_BITS);
+  if (r % FIELDS + 1 < FIELDS) take(SINK_ARGS, r + 1, (ulong)0 - times);
 }
 
 #if HOT_ENTRIES
@@ -235,27 +270,26 @@ __local uint* hot_entry(__local uint* words, uint range, uint r) {
 
 // One wrap of row r's field: counted in the hot-row table where r holds (or now claims) its
 // entry, else settled in the global counts.
-void field_wrapped(__local uint* words, __global ulong* counts, uint range, uint r) {
+void field_wrapped(SINK_PARAMS, uint r) {
 #if HOT_ENTRIES
-  __local uint* entry = hot_entry(words, range, r);
+  __local uint* entry = hot_entry(local_sink, range, r);
   if (entry) {
     atomic_inc(entry + 1);
     return;
   }
 #endif
-  settle_wraps(counts, range, r, 1);
+  settle_wraps(SINK_ARGS, r, 1);
 }
 
 // Settles every field that the add old → old + addend at row r's field wrapped: that field and,
 // through a chain of full fields, the ones above it in the word.
-void settle_carries(__local uint* words, __global ulong* counts, uint range, uint r, uint old,
-                    uint addend) {
+void settle_carries(SINK_PARAMS, uint r, uint old, uint addend) {
   const uint carries = carries_of(old, addend);
   const bool wrapped = old + addend < old;
   const uint base = r - r % FIELDS;
   for (uint j = r % FIELDS; j < FIELDS; ++j) {
     const uint out = (j + 1) * FIELD_BITS;
-    if (out < 32 ? (carries >> out) & 1u : wrapped) field_wrapped(words, counts, range, base + j);
+    if (out < 32 ? (carries >> out) & 1u : wrapped) field_wrapped(SINK_ARGS, base + j);
   }
 }
 #endif
@@ -263,7 +297,7 @@ void settle_carries(__local uint* words, __global ulong* counts, uint range, uin
 void sink_add(SINK_PARAMS, uint r, uint n) {
   if (!whole && r >= range) return;
   if (to_global) {
-    add_count(counts, r, n);
+    add_row(SINK_ARGS, r, n);
     return;
   }
 #if PACKED
@@ -275,12 +309,12 @@ void sink_add(SINK_PARAMS, uint r, uint n) {
       return;
     }
 #endif
-    add_count(counts, r, n);
+    add_row(SINK_ARGS, r, n);
     return;
   }
   const uint addend = field_addend(r, n);
   const uint old = word_add(local_sink, r / FIELDS, addend);
-  if (carried(old, addend)) settle_carries(local_sink, counts, range, r, old, addend);
+  if (carried(old, addend)) settle_carries(SINK_ARGS, r, old, addend);
 #else
   local_add(local_sink, r, n);
 #endif
@@ -306,7 +340,7 @@ void sink_add_ones(SINK_PARAMS, const uint* rows) {
 #pragma unroll
     for (int k = 0; k < VEC; ++k)
       if (carried(old[k], field_addend(rows[k], 1)))
-        settle_carries(local_sink, counts, range, rows[k], old[k], field_addend(rows[k], 1));
+        settle_carries(SINK_ARGS, rows[k], old[k], field_addend(rows[k], 1));
     return;
   }
 #endif
@@ -331,10 +365,10 @@ void run_add(SINK_PARAMS, uint* run_row, uint* run_count, uint r, uint n) {
 // does it continue the work-item's run, or begin and end on one row? — sends skewed data through
 // the run, a vector of equal rows in one step; OpenCL 1.2 has no warp vote, so each work-item
 // decides for itself.
-void count_vector(uint4 w, RULE_PARAMS, uint first, const bool runs, SINK_PARAMS, uint* run_row,
-                  uint* run_count, T* memo_value, uint* memo_slot) {
+void count_vector(uint4 w, RULE_PARAMS, const bool runs, SINK_PARAMS, uint* run_row,
+                  uint* run_count, T* memo_value, uint* memo_row) {
   uint rows[VEC];
-  vector_slots(w, RULE_ARGS, rows, memo_value, memo_slot);
+  vector_rows(w, RULE_ARGS, rows, memo_value, memo_row);
 #pragma unroll
   for (int k = 0; k < VEC; ++k)
     rows[k] = row_of(rows[k], first, whole);
@@ -359,23 +393,18 @@ void count_vector(uint4 w, RULE_PARAMS, uint first, const bool runs, SINK_PARAMS
 // them in flight, grid-stride. A round whose vectors all hold one value (all-equal data, long
 // runs: one test per round, so spread data pays little for it) places that value once and adds
 // the round to the work-item's run; other rounds place every value without branches and add it
-// to the sink (`whole`: the pass is every slot, so a slot is its row, never outside). The
-// remainder vectors are counted one by one, then the values after the last whole vector.
-void count_values(__global const uint4* in, long n, RULE_PARAMS, uint first, SINK_PARAMS, long item,
+// to the sink (`whole`: the pass is every row, never outside). The remainder vectors are counted
+// one by one, then the values after the last whole vector.
+void count_values(__global const uint4* in, long n, RULE_PARAMS, SINK_PARAMS, long item,
                   long stride) {
   const bool runs = to_global || RUNS;
   const long vectors = n / VEC;
   uint run_row = range, run_count = 0;
-#if RULE == 3
-  // The memo starts on 0 and its slot.
+  // The memo starts on 0 and its row.
   T memo_value = 0;
   bool zero_exact;
-  uint memo_slot = float_quick(FLOAT_VALUE(0), lo_up, hi_down, lo, norm, delta, bins, &zero_exact);
-  if (!zero_exact) memo_slot = FLOAT_CORRECTED(0, (int)memo_slot);
-#else
-  T memo_value = 0;
-  uint memo_slot = 0;
-#endif
+  uint memo_row = quick_row(memo_value, RULE_ARGS, &zero_exact);
+  if (!zero_exact) memo_row = CORRECTED_ROW(memo_value, memo_row);
   long v = item;
   for (; v + (UNROLL - 1) * stride < vectors; v += UNROLL * stride) {
     uint4 w[UNROLL];
@@ -391,27 +420,21 @@ void count_values(__global const uint4* in, long n, RULE_PARAMS, uint first, SIN
     if (one_value) {
       T values[VEC];
       VSTORE(AS_VTYPE(w[0]), 0, values);
-      bool exact;
-      uint s = quick_slot(values[0], RULE_ARGS, &exact);
-      if (!exact) s = corrected_slot(values[0], s, RULE_ARGS, &memo_value, &memo_slot);
-      run_add(SINK_ARGS, &run_row, &run_count, row_of(s, first, whole), UNROLL * VEC);
+      const uint r = value_row(values[0], RULE_ARGS, &memo_value, &memo_row);
+      run_add(SINK_ARGS, &run_row, &run_count, row_of(r, first, whole), UNROLL * VEC);
       continue;
     }
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u)
-      count_vector(w[u], RULE_ARGS, first, runs, SINK_ARGS, &run_row, &run_count, &memo_value,
-                   &memo_slot);
+      count_vector(w[u], RULE_ARGS, runs, SINK_ARGS, &run_row, &run_count, &memo_value, &memo_row);
   }
   for (; v < vectors; v += stride)
-    count_vector(in[v], RULE_ARGS, first, runs, SINK_ARGS, &run_row, &run_count, &memo_value,
-                 &memo_slot);
+    count_vector(in[v], RULE_ARGS, runs, SINK_ARGS, &run_row, &run_count, &memo_value, &memo_row);
   if (run_count) sink_add(SINK_ARGS, run_row, run_count);
   __global const T* values = (__global const T*)in;
   for (long i = vectors * VEC + item; i < n; i += stride) {
-    bool exact;
-    uint s = quick_slot(values[i], RULE_ARGS, &exact);
-    if (!exact) s = corrected_slot(values[i], s, RULE_ARGS, &memo_value, &memo_slot);
-    sink_add(SINK_ARGS, row_of(s, first, whole), 1);
+    const uint r = value_row(values[i], RULE_ARGS, &memo_value, &memo_row);
+    sink_add(SINK_ARGS, row_of(r, first, whole), 1);
   }
 }
 
@@ -424,17 +447,27 @@ uint column_total(__local const uint* hist, uint row) {
   return total;
 }
 
+// Row r's count in a group's local histogram, packed or striped.
+uint row_total(__local const uint* hist, uint r) {
+#if PACKED
+  return (hist[r / FIELDS] >> (FIELD_BITS * (r % FIELDS))) & (FIELD_LIMIT - 1);
+#else
+  return column_total(hist, r);
+#endif
+}
+
 // Counts into one local histogram per group, striped or packed, then adds each row (and the
-// packed rows' hot-row table) to the 64-bit counts. Slots beyond local memory are split into
-// `passes` ranges of `span` slots counted side by side: group g counts range g % passes over
-// chunk g / passes of the input (the host launches a multiple of `passes` groups), so the
-// groups of one chunk run together and all
-// but the first read it from L2, and count only the values of their range (a skipped atomic
-// per other value; WHOLE: one range of every slot, nothing to skip). For COUNT_VALUES (1-byte,
-// always WHOLE) `hist` holds 256 more counters where values are merged into slots: table[v] is
-// value v's merge cell, table[256 + cell] the cell's slot.
+// packed rows' hot-row table) to the 64-bit counts at its slot. Rows beyond local memory are
+// split into `passes` ranges of `span` rows counted side by side: group g counts range
+// g % passes over chunk g / passes of the input (the host launches a multiple of `passes`
+// groups), so the groups of one chunk run together and all but the first read it from L2, and
+// count only the values of their range (a skipped atomic per other value; WHOLE: one range of
+// every row, nothing to skip). For COUNT_VALUES 1 (always WHOLE) `hist` holds 256 more counters
+// where values are merged into slots: table[v] is value v's merge cell, table[256 + cell] the
+// cell's slot.
 __kernel void fast_local(__global const uint4* in, long n, RULE_PARAMS, uint passes, uint span,
                          uint counted, __local uint* hist, __global ulong* counts) {
+  const uint slot_bins = counted - 3;  // counted rows: bins + 3 (unused with COUNT_VALUES)
   const uint first = (get_group_id(0) % passes) * span;
   const uint range = first < counted ? min(span, counted - first) : 0;
 #if PACKED
@@ -442,16 +475,16 @@ __kernel void fast_local(__global const uint4* in, long n, RULE_PARAMS, uint pas
 #else
   const uint words = range * COLUMNS;
 #endif
-  for (uint i = get_local_id(0); i < words + (COUNT_VALUES ? 256 : 0); i += get_local_size(0))
+  for (uint i = get_local_id(0); i < words + (COUNT_VALUES == 1 ? 256 : 0); i += get_local_size(0))
     hist[i] = 0;
   barrier(CLK_LOCAL_MEM_FENCE);
   const long chunks = get_num_groups(0) / passes;
   const long item = (get_group_id(0) / passes) * get_local_size(0) + get_local_id(0);
-  count_values(in, n, RULE_ARGS, first, false, WHOLE,
-               PACKED ? hist : hist + (get_local_id(0) & (COLUMNS - 1)), counts + first, range,
+  __local uint* sink = PACKED ? hist : hist + (get_local_id(0) & (COLUMNS - 1));
+  count_values(in, n, RULE_ARGS, false, WHOLE, sink, counts, first, range, slot_bins, VALUE_SLOTS,
                item, chunks * get_local_size(0));
   barrier(CLK_LOCAL_MEM_FENCE);
-#if COUNT_VALUES
+#if COUNT_VALUES == 1
   __local uint* merged = hist + words;
   for (uint value = get_local_id(0); value < range; value += get_local_size(0)) {
     uint total = column_total(hist, value);
@@ -460,33 +493,50 @@ __kernel void fast_local(__global const uint4* in, long n, RULE_PARAMS, uint pas
   barrier(CLK_LOCAL_MEM_FENCE);
   for (uint cell = get_local_id(0); cell < 256; cell += get_local_size(0))
     if (merged[cell]) add_count(counts, table[256 + cell], merged[cell]);
-#else
-#if PACKED
-  for (uint r = get_local_id(0); r < range; r += get_local_size(0)) {
-    uint total = (hist[r / FIELDS] >> (FIELD_BITS * (r % FIELDS))) & (FIELD_LIMIT - 1);
-    if (total) add_count(counts, first + r, total);
+#elif COUNT_VALUES == 2
+  // Neighbouring values often share a slot (all those below the range): each work-item walks
+  // its own stretch of rows and adds each run of one slot once.
+  const uint items = (uint)get_local_size(0);
+  const uint stretch = (range + items - 1) / items;
+  const uint begin = min(range, (uint)get_local_id(0) * stretch), end = min(range, begin + stretch);
+  uint run_slot = NO_INDEX;
+  ulong run = 0;
+  for (uint r = begin; r < end; ++r) {
+    const uint total = row_total(hist, r);
+    if (!total) continue;
+    const uint s = table[first + r];
+    if (s != run_slot) {
+      if (run) add_count(counts, run_slot, run);
+      run_slot = s;
+      run = 0;
+    }
+    run += total;
   }
+  if (run) add_count(counts, run_slot, run);
+#else
+  for (uint r = get_local_id(0); r < range; r += get_local_size(0)) {
+    const uint total = row_total(hist, r);
+    if (total) add_count(counts, slot_of_row(first + r, slot_bins), total);
+  }
+#endif
 #if HOT_ENTRIES
   __local const uint* hot = hist + packed_words(range);
   for (uint e = get_local_id(0); e < HOT_ENTRIES; e += get_local_size(0)) {
     __local const uint* entry = hot + 3 * e;
     if (!entry[0]) continue;
-    settle_wraps(counts + first, range, entry[0] - 1, entry[1]);
-    if (entry[2]) take(counts + first, range, entry[0] - 1, entry[2]);
+    settle_wraps(false, WHOLE, sink, counts, first, range, slot_bins, VALUE_SLOTS, entry[0] - 1,
+                 entry[1]);
+    if (entry[2])
+      take(false, WHOLE, sink, counts, first, range, slot_bins, VALUE_SLOTS, entry[0] - 1,
+           entry[2]);
   }
-#endif
-#else
-  for (uint r = get_local_id(0); r < range; r += get_local_size(0)) {
-    uint total = column_total(hist, r);
-    if (total) add_count(counts, first + r, total);
-  }
-#endif
 #endif
 }
 
-// Slots beyond the ranges' limit: straight into the 64-bit global counts, with the per-vector
-// test and register runs for skewed data. Never built with COUNT_VALUES: the rows are slots.
-__kernel void fast_global(__global const uint4* in, long n, RULE_PARAMS, __global ulong* counts) {
-  count_values(in, n, RULE_ARGS, 0, true, true, 0, counts, NO_INDEX, get_global_id(0),
-               get_global_size(0));
+// Rows beyond the ranges' limit: straight into the 64-bit global counts (at each row's slot),
+// with the per-vector test and register runs for skewed data.
+__kernel void fast_global(__global const uint4* in, long n, RULE_PARAMS, uint counted,
+                          __global ulong* counts) {
+  count_values(in, n, RULE_ARGS, true, true, 0, counts, 0, NO_INDEX, counted - 3, VALUE_SLOTS,
+               get_global_id(0), get_global_size(0));
 }

@@ -250,6 +250,7 @@ struct IntegerShiftRule {
 // ends, hi's neighbours and NaN; the rule is usable only where they all do (up to 16384 bins:
 // the check's cost grows with them).
 struct Even16Rule {
+  static constexpr std::int64_t kMaxBins = 16384;
   float scale = 0, fraction = 0;
   float low = 0, high = 0;  // u clamped to [low, high]: t to [−0.5, bins + 0.5]
   float shift = 0;          // 2^23 + 1 + whole

@@ -97,7 +97,7 @@
 #define FLOAT_VALUE(x) ((float)(x))
 #endif
 
-#if RULE == 1 || RULE == 2 || (RULE == 3 && FLOAT_EDGES)
+#if RULE == 1 || RULE == 2 || (RULE == 3 && FLOAT_EDGES) || RULE == 5
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
 
@@ -124,7 +124,7 @@ void add_count(__global ulong* counts, uint slot, ulong v) {
 }
 #endif
 
-#if RULE == 1 || (RULE == 3 && FLOAT_EDGES)
+#if RULE == 1 || (RULE == 3 && FLOAT_EDGES) || RULE == 5
 // Even edge i, as numpy.linspace makes it: i·step + lo, rounded twice.
 double even_edge(long i, double lo, double step) {
   double scaled = (double)i * step;
@@ -140,14 +140,41 @@ long even_settle(double x, long c, long bins, double lo, double step) {
 }
 #endif
 
+// `fast` counts rows, not slots: row 0 below the range, 1 + b for bin b, bins + 1 above it and
+// bins + 2 NaN, the order in which clamping a value's position in the range places it.
+uint slot_of_row(uint r, uint bins) {
+  return r == 0 ? bins : (r <= bins ? r - 1 : r);
+}
+uint row_of_slot(uint s, uint bins) {
+  return s == bins ? 0 : (s < bins ? s + 1 : s);
+}
+
+// floor(c) + 1 of −0.5 ≤ c ≤ 2^22 + 0.5, and floor(c) in *below; NaN gives row 0. With NVIDIA_PTX
+// without the conversion unit: c + 2^23 + 1 rounded toward zero leaves floor(c) + 1 in the low
+// mantissa bits.
+uint float_floor_row(float c, float* below) {
+#if NVIDIA_PTX
+  float shifted;
+  asm("add.rz.f32 %0, %1, 0f4B000001;" : "=f"(shifted) : "f"(c));
+  *below = shifted - 8388609.0f;
+  return isnan(c) ? 0 : as_uint(shifted) - 0x4B000000u;
+#else
+  *below = floor(c);
+  return isnan(c) ? 0 : (uint)((int)*below + 1);
+#endif
+}
+
 #if RULE == 0
 #define RULE_PARAMS __global const uint* table
 #define RULE_ARGS table
 #define SLOT(x) table[x]
+// `fast`'s counting kernels read a table of rows instead (ClBinRule's `rows`).
+#define QUICK_ROW(x, exact) (*(exact) = true, table[x])
 #elif RULE == 1
 #define RULE_PARAMS long bins, double lo, double hi, double step, double norm
 #define RULE_ARGS bins, lo, hi, step, norm
 #define SLOT(x) even_slot((double)(x), bins, lo, hi, step, norm)
+#define QUICK_ROW(x, exact) (*(exact) = true, row_of_slot(SLOT(x), (uint)bins))
 uint even_slot(double x, long bins, double lo, double hi, double step, double norm) {
   if (!(x >= lo)) return (uint)(isnan(x) ? bins + 2 : bins);
   if (x > hi) return (uint)(bins + 1);
@@ -158,6 +185,7 @@ uint even_slot(double x, long bins, double lo, double hi, double step, double no
 #define RULE_PARAMS __global const double *edges, long bins
 #define RULE_ARGS edges, bins
 #define SLOT(x) edges_slot((double)(x), edges, bins)
+#define QUICK_ROW(x, exact) (*(exact) = true, row_of_slot(SLOT(x), (uint)bins))
 uint edges_slot(double x, __global const double* edges, long bins) {
   if (!(x >= edges[0])) return (uint)(isnan(x) ? bins + 2 : bins);
   if (x > edges[bins]) return (uint)(bins + 1);
@@ -171,7 +199,7 @@ uint edges_slot(double x, __global const double* edges, long bins) {
   }
   return (uint)below;
 }
-#else
+#elif RULE == 3
 // lo_up: the smallest float ≥ lo; hi_down: the largest float ≤ hi (float comparisons decide
 // the range exactly). A candidate that is not exact is settled against the float64 edges
 // (FLOAT_EDGES: edge_lo and edge_hi are lo and hi in float64, step the float64 bin width; a few
@@ -254,4 +282,170 @@ uint int_even_slot(T x, RULE_PARAMS) {
   return exact && EXACTLY_FLOAT(x) ? s : FLOAT_CORRECTED(x, (int)s);
 }
 #endif
+// The float rule in rows (fast): t = (x − lo)·norm clamped to [−0.5, bins + 0.5] (NaN kept),
+// row floor(t) + 1, exact when t's fraction lies in (delta, 1 − delta) and t is not bins (hi
+// under exact arithmetic): inside the range as float_quick; below it t < 0 (the roundings keep
+// the sign) or t = 0 (fraction 0: never exact); above it t > bins − delta; NaN fails both tests.
+uint float_quick_row(float x, float lo, float norm, float delta, int bins, bool* exact) {
+  const float t = (x - lo) * norm;
+  const float top = (float)bins + 0.5f;
+  float c = t < -0.5f ? -0.5f : t;  // comparisons, not fmin/fmax: NaN stays NaN
+  c = c > top ? top : c;
+  float below;
+  const uint row = float_floor_row(c, &below);
+  const float frac = c - below;
+  *exact = (frac > delta) & (frac < 1.0f - delta) & (c != (float)bins);
+  return row;
+}
+// The row of a value whose quick row was not exact: NaN, the range's ends and the bins settled
+// exactly (the float64 edges or the thresholds), from the candidate row.
+uint float_corrected_row(T x, uint candidate, RULE_PARAMS) {
+#if FLOAT_EDGES
+#if INT32_FLOAT
+  const double v = (double)x;  // exact; beyond 2^24 the float candidate is not
+#else
+  const double v = (double)FLOAT_VALUE(x);
+#endif
+  if (!(v >= edge_lo)) return isnan(v) ? (uint)bins + 2 : 0;
+  if (v > edge_hi) return (uint)bins + 1;
+  long c = clamp((int)candidate - 1, 0, bins - 1);
+  if (!EXACTLY_FLOAT(x)) {
+    const double t = (v - edge_lo) / step;
+    c = t < (double)bins ? (long)t : bins - 1;
+  }
+  return (uint)even_settle(v, c, bins, edge_lo, step) + 1;
+#else
+  const float v = FLOAT_VALUE(x);
+  if (isnan(v)) return (uint)bins + 2;
+  if (v < lo_up) return 0;
+  if (v > hi_down) return (uint)bins + 1;
+  return float_corrected(v, (int)candidate - 1, bins, thresholds) + 1;
+#endif
+}
+uint rule3_quick_row(T x, RULE_PARAMS, bool* exact) {
+  const uint r = float_quick_row(FLOAT_VALUE(x), lo, norm, delta, bins, exact);
+  *exact = *exact && EXACTLY_FLOAT(x);
+  return r;
+}
+#define QUICK_ROW(x, exact) rule3_quick_row((x), RULE_ARGS, (exact))
+#define CORRECTED_ROW(x, c) float_corrected_row((x), (c), RULE_ARGS)
+#elif RULE == 4
+// Even16Rule (16-bit input with even bins, checked on the host for every value of the dtype):
+// the row floor(u + whole_part) + 1 of u = x·scale + fraction (one rounding) clamped to [low,
+// high], hi itself in the last bin (EVEN16_HI: a value of the dtype equals hi). DTYPE16 decodes the
+// bits: 1 uint16, 2 int16, 3 float16, 4 bfloat16; integers in two instructions without the
+// conversion unit (the low bits of a float of exponent 23, less 2^23; int16 biased by 2^15).
+#define RULE_PARAMS                                                                    \
+  float scale, float fraction, float low, float high, float shift, float hi, int bins, \
+      int whole_part
+#define RULE_ARGS scale, fraction, low, high, shift, hi, bins, whole_part
+float half_bits_to_float(uint h) {  // binary16 → float, exact (subnormals are normal floats)
+  const uint sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu, f = h & 0x3FFu;
+  const float magnitude =
+      e == 0 ? (float)f * 5.9604644775390625e-8f
+             : as_float(e == 0x1F ? 0x7F800000u | (f << 13) : ((e + 112) << 23) | (f << 13));
+  return as_float(as_uint(magnitude) | sign);
+}
+// The two values of a 32-bit word (the low half first) as floats.
+void decode16(uint word, float* low_value, float* high_value) {
+#if DTYPE16 == 3
+#if NVIDIA_PTX
+  asm("{.reg .b16 l, h; mov.b32 {l, h}, %2; cvt.f32.f16 %0, l; cvt.f32.f16 %1, h;}"
+      : "=f"(*low_value), "=f"(*high_value)
+      : "r"(word));
+#else
+  *low_value = half_bits_to_float(word & 0xFFFFu);
+  *high_value = half_bits_to_float(word >> 16);
+#endif
+#elif DTYPE16 == 4
+  *low_value = as_float(word << 16);
+  *high_value = as_float(word & 0xFFFF0000u);
+#else
+  const uint biased = DTYPE16 == 2 ? word ^ 0x80008000u : word;
+  const float bias = DTYPE16 == 2 ? 8421376.0f : 8388608.0f;  // 2^23 (+ 2^15)
+  *low_value = as_float((biased & 0xFFFFu) | 0x4B000000u) - bias;
+  *high_value = as_float((biased >> 16) | 0x4B000000u) - bias;
+#endif
+}
+uint even16_row(float x, RULE_PARAMS) {
+  float u = fma(x, scale, fraction);
+  u = u < low ? low : u;  // comparisons, not fmin/fmax: NaN stays NaN
+  u = u > high ? high : u;
+#if NVIDIA_PTX
+  float shifted;
+  asm("add.rz.f32 %0, %1, %2;" : "=f"(shifted) : "f"(u), "f"(shift));
+  uint r = as_uint(shifted) - 0x4B000000u;
+#if DTYPE16 >= 3
+  r = min(r, (uint)bins + 2);  // NaN's bits exceed every row
+#endif
+#else
+  const uint r = isnan(u) ? (uint)bins + 2 : (uint)((int)floor(u) + whole_part + 1);
+#endif
+#if EVEN16_HI
+  return x == hi ? (uint)bins : r;
+#else
+  return r;
+#endif
+}
+uint even16_value_row(ushort bits, RULE_PARAMS) {
+  float value, unused;
+  decode16(bits, &value, &unused);
+  return even16_row(value, RULE_ARGS);
+}
+#define QUICK_ROW(x, exact) (*(exact) = true, even16_value_row((x), RULE_ARGS))
+#define SLOT(x) slot_of_row(even16_value_row((x), RULE_ARGS), (uint)bins)
+#elif RULE == 5
+// Float64EvenRule (float64 with even bins): the float rule's rows in float64 arithmetic, t =
+// (x − lo)·norm within delta of exact; the rest — values next to an edge, hi, NaN — settled
+// against the float64 edges as RULE 1 places every value.
+#define RULE_PARAMS double lo, double norm, double delta, int bins, double hi, double step
+#define RULE_ARGS lo, norm, delta, bins, hi, step
+uint double_quick_row(double x, RULE_PARAMS, bool* exact) {
+  const double t = (x - lo) * norm;
+  const double top = (double)bins + 0.5;
+  double c = t < -0.5 ? -0.5 : t;  // NaN stays NaN
+  c = c > top ? top : c;
+#if NVIDIA_PTX
+  // floor(c) + 1 in the low word of c + 2^52 + 1 rounded toward zero.
+  double shifted;
+  asm("add.rz.f64 %0, %1, 0d4330000000000001;" : "=d"(shifted) : "d"(c));
+  const uint row = as_uint2(shifted).x;
+  const double below = shifted - 4503599627370497.0;
+#else
+  const double below = floor(c);
+  const uint row = isnan(c) ? 0 : (uint)((long)below + 1);
+#endif
+  const double frac = c - below;
+  *exact = (frac > delta) & (frac < 1.0 - delta) & (c != (double)bins);
+  return row;
+}
+uint double_corrected_row(double x, uint candidate, RULE_PARAMS) {
+  if (!(x >= lo)) return isnan(x) ? (uint)bins + 2 : 0;
+  if (x > hi) return (uint)bins + 1;
+  return (uint)even_settle(x, clamp((int)candidate - 1, 0, bins - 1), bins, lo, step) + 1;
+}
+uint double_row(double x, RULE_PARAMS) {
+  bool exact;
+  const uint r = double_quick_row(x, RULE_ARGS, &exact);
+  return exact ? r : double_corrected_row(x, r, RULE_ARGS);
+}
+#define QUICK_ROW(x, exact) double_quick_row((x), RULE_ARGS, (exact))
+#define CORRECTED_ROW(x, c) double_corrected_row((x), (c), RULE_ARGS)
+#define SLOT(x) slot_of_row(double_row((x), RULE_ARGS), (uint)bins)
+#elif RULE == 6
+// IntegerShiftRule (int32, power-of-two bin widths over an integer range within ±2^24): x clamped
+// to [lo − 1, hi + 1], row ((x − lo)·2^left >> right) + 1 clamped to [0, bins + 1], hi itself in
+// the last bin; exact by construction, integer arithmetic alone.
+#define RULE_PARAMS int lo, int hi, int bins, int left, int right
+#define RULE_ARGS lo, hi, bins, left, right
+uint int_shift_row(int x, RULE_PARAMS) {
+  const int c = clamp(x, lo - 1, hi + 1);
+  const int r = clamp(((c - lo) * (1 << left) >> right) + 1, 0, bins + 1);
+  return (uint)(r - (c == hi));
+}
+#define QUICK_ROW(x, exact) (*(exact) = true, int_shift_row((x), RULE_ARGS))
+#define SLOT(x) slot_of_row(int_shift_row((x), RULE_ARGS), (uint)bins)
+#endif
+#ifndef CORRECTED_ROW
+#define CORRECTED_ROW(x, c) (c)  // every row of the rule is exact
 #endif

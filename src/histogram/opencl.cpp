@@ -43,12 +43,15 @@ std::uint64_t local_budget(const DeviceInfo& d) {
   return std::min<std::uint64_t>(d.local_memory, 48u << 10);
 }
 
-// How `fast` lays out its local histogram: counted indices (256 values for 1-byte input, else the
-// slots), lane-striped columns, slot ranges counted side by side ("passes") when the slots
-// exceed local memory — in packed counters when 32-bit ones would need more than one range —
-// or global counting past max_passes ranges.
+// How `fast` lays out its local histogram: counted indices (256 values for 1-byte input, the 65536
+// values of 16-bit input past Even16Rule's bins, else the rows), lane-striped columns, slot ranges
+// counted side by side ("passes") when the slots exceed local memory — in packed counters when
+// 32-bit ones would need more than one range — or global counting past max_passes ranges.
 struct FastLayout {
-  bool count_values = false;  // 1-byte input: count per value, map values to slots at the flush
+  // Count per value, map values to slots at the flush: 1-byte input (counted 256), 16-bit
+  // input (counted 65536).
+  bool count_values = false;
+  std::uint32_t counted = 0;  // rows (bins + 3) or values
   std::uint32_t columns = 1, passes = 1, range = 0;
   std::uint32_t field_bits = 0;   // packed counters' width (16, 8, 5 or 4); 0: 32-bit striped
   std::uint32_t hot_entries = 0;  // the packed rows' hot-row table (narrow fields)
@@ -90,9 +93,16 @@ FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info,
   const std::uint64_t budget =
       std::min<std::uint64_t>(std::uint64_t(fast.striped_kib) << 10, local_budget(info));
   const std::uint64_t merge_bytes = 256 * 4;
-  f.count_values = table_rule(p) && dtype_size(p.dtype) == 1 && budget >= 256 * 4 + merge_bytes;
-  const std::uint64_t room = f.count_values ? budget - merge_bytes : budget;
-  const std::uint64_t counted = f.count_values ? 256 : static_cast<std::uint64_t>(p.slots());
+  const bool bytes = table_rule(p) && dtype_size(p.dtype) == 1 && budget >= 256 * 4 + merge_bytes;
+  // 16-bit input per value from per_value16_min_bins bins, or past Even16Rule's bins where the
+  // rows would not fit one range of 32-bit counters: 65536 rows, no rule per value.
+  const bool values16 = dtype_size(p.dtype) == 2 &&
+                        (p.bins >= fast.per_value16_min_bins ||
+                         (p.bins > Even16Rule::kMaxBins && std::uint64_t(p.slots()) * 4 > budget));
+  f.count_values = bytes || values16;
+  f.counted = bytes ? 256u : values16 ? 65536u : static_cast<std::uint32_t>(p.slots());
+  const std::uint64_t room = bytes ? budget - merge_bytes : budget;
+  const std::uint64_t counted = f.counted;
   std::uint32_t max_columns = 1;
   while (max_columns < 32 && int(max_columns * 2) <= fast.max_columns)
     max_columns *= 2;
@@ -109,8 +119,10 @@ FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info,
     // after another, so ranges re-read the input and global counting is faster there (PoCL,
     // float32 at 65536 bins: 3 packed ranges 47.7 ms, global 9.5 ms per 2^21 values).
     if (opencl.packed == 1 || (opencl.packed == -1 && info.independent_groups))
-      pick_fields(f, counted, room, opencl.field_bits,
-                  static_cast<std::uint32_t>(opencl.hot_entries));
+      pick_fields(
+          f, counted, room,
+          values16 && opencl.field_bits == 0 ? opencl.per_value16_field_bits : opencl.field_bits,
+          static_cast<std::uint32_t>(opencl.hot_entries));
     f.range = static_cast<std::uint32_t>((counted + f.passes - 1) / f.passes);
     f.global = f.passes > static_cast<std::uint32_t>(fast.max_passes);
     if (f.global) f.field_bits = f.hot_entries = 0;
@@ -122,7 +134,7 @@ FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info,
       : f.field_bits
           ? (std::size_t{f.range} + 32 / f.field_bits - 1) / (32 / f.field_bits) * 4 +
                 std::size_t{f.hot_entries} * 12
-          : std::size_t{f.range} * f.columns * 4 + (f.count_values ? std::size_t{merge_bytes} : 0);
+          : std::size_t{f.range} * f.columns * 4 + (bytes ? std::size_t{merge_bytes} : 0);
   return f;
 }
 
@@ -136,7 +148,7 @@ class OpenclHistogram final : public HistogramKernel {
                     ? fast_layout(p, d.info(), tuned<HistogramFastPolicy>(d.info()),
                                   tuned<HistogramOpenclPolicy>(d.info()))
                     : FastLayout{}),
-        rule_(d, p, strategy == Strategy::fast, layout_.count_values) {
+        rule_(d, p, strategy == Strategy::fast, layout_.count_values, strategy == Strategy::fast) {
     const auto& info = d.info();
     const bool fast = strategy == Strategy::fast;
     const HistogramFastPolicy fast_policy = tuned<HistogramFastPolicy>(info);
@@ -170,8 +182,8 @@ class OpenclHistogram final : public HistogramKernel {
                    " -DRUNS=" + (layout_.runs ? "1" : "0") +
                    " -DWHOLE=" + (layout_.passes == 1 ? "1" : "0") +
                    " -DFIELD_BITS=" + std::to_string(layout_.field_bits) +
-                   " -DHOT_ENTRIES=" + std::to_string(layout_.hot_entries) +
-                   " -DCOUNT_VALUES=" + (layout_.count_values ? "1" : "0") +
+                   " -DHOT_ENTRIES=" + std::to_string(layout_.hot_entries) + " -DCOUNT_VALUES=" +
+                   std::to_string(layout_.count_values ? dtype_size(p.dtype) : 0) +
                    " -DUNROLL=" + std::to_string(fast_policy.vectors);
         if (info.vendor.find("NVIDIA") != std::string::npos && opencl_policy.ptx)
           options += " -DNVIDIA_PTX=1";
@@ -191,9 +203,10 @@ class OpenclHistogram final : public HistogramKernel {
     // Global counting ends with one add per work-item's run, all on one slot for all-equal
     // data, so it takes the resident grid only (H200, float32 at 2^20 bins, µs: all-equal 440
     // with 8 groups per compute unit, 290 with 2; uniform 2694 → 2666).
-    const std::int64_t per_cu = !fast            ? classic_policy.groups_per_cu
-                                : layout_.global ? opencl_policy.global_groups_per_cu
-                                                 : fast_policy.groups_per_cu;
+    const std::int64_t per_cu = !fast                ? classic_policy.groups_per_cu
+                                : layout_.global     ? opencl_policy.global_groups_per_cu
+                                : layout_.field_bits ? opencl_policy.packed_groups_per_cu
+                                                     : fast_policy.groups_per_cu;
     const auto local = static_cast<std::int64_t>(local_size_);
     const std::int64_t passes = fast && !layout_.global ? layout_.passes : 1;
     std::int64_t chunks =
@@ -211,8 +224,7 @@ class OpenclHistogram final : public HistogramKernel {
                                       static_cast<std::size_t>(p_.slots()) * 8);
       cl::Kernel& k = kernel_;
       if (strategy_ == Strategy::fast && !layout_.global) {
-        const auto counted =
-            layout_.count_values ? std::uint32_t{256} : static_cast<std::uint32_t>(p_.slots());
+        const std::uint32_t counted = layout_.counted;
         cl_uint i = set_common(k, in);
         set_args_from(k, i, layout_.passes, layout_.range, counted, cl::Local(local_bytes_),
                       as_mem(counts.handle()));
@@ -223,6 +235,8 @@ class OpenclHistogram final : public HistogramKernel {
       if (strategy_ == Strategy::privatized || strategy_ == Strategy::aggregated)
         set_args_from(k, i, static_cast<cl_uint>(p_.slots()), cl::Local(local_bytes_),
                       as_mem(counts.handle()));
+      else if (strategy_ == Strategy::fast)  // fast_global
+        set_args_from(k, i, static_cast<cl_uint>(p_.slots()), as_mem(counts.handle()));
       else
         set_args_from(k, i, as_mem(counts.handle()));
       cl_.launch(k, groups_ * local_size_, local_size_);

@@ -1,6 +1,8 @@
 // The OpenCL histogram's bin rule on a device (opencl_rule.hpp).
 #include "histogram/opencl_rule.hpp"
 
+#include <cmath>
+
 #include "histogram/tuning.hpp"
 
 namespace parpat::detail {
@@ -30,13 +32,34 @@ std::vector<std::uint32_t> merge_table(const HistogramProblem& p) {
   return table;
 }
 
+// Whether the device's float arithmetic keeps subnormals: Even16Rule's host check assumes it
+// (a flushed bfloat16 subnormal, or product, could cross an edge at 0).
+bool keeps_subnormals(const Device& d) {
+  try {
+    return (backend_cast<OpenclDevice>(d).device().getInfo<CL_DEVICE_SINGLE_FP_CONFIG>() &
+            CL_FP_DENORM) != 0;
+  } catch (const cl::Error& e) {
+    rethrow_opencl(e);
+  }
+}
+
+// The row of each value of a 16-bit table type (slot_table's slots in row order).
+std::vector<std::uint32_t> row_table(const HistogramProblem& p) {
+  std::vector<std::uint32_t> table = slot_table(p);
+  const auto bins = static_cast<std::uint32_t>(p.bins);
+  for (std::uint32_t& s : table)
+    s = s == bins ? 0 : (s < bins ? s + 1 : s);
+  return table;
+}
+
 }  // namespace
 
 bool table_rule(const HistogramProblem& p) {
   return is_table_dtype(p.dtype);
 }
 
-ClBinRule::ClBinRule(const Device& d, const HistogramProblem& p, bool fast, bool count_values)
+ClBinRule::ClBinRule(const Device& d, const HistogramProblem& p, bool fast, bool count_values,
+                     bool rows)
     : device_(d), p_(p), even_(p) {
   const auto& info = d.info();
   // `fast` places float32 values and 16-bit integers (each exactly a float) in float arithmetic
@@ -50,18 +73,45 @@ ClBinRule::ClBinRule(const Device& d, const HistogramProblem& p, bool fast, bool
                      p.bins <= tuned<HistogramFastPolicy>(info).int_float_max_bins;
   const bool float_input = p.dtype == DType::float32 || p.dtype == DType::uint16 ||
                            p.dtype == DType::int16 || (int32 && fp64_edges);
-  if (fast && float_input && p.even) float_rule_ = FloatEvenRule(p);
-  id_ = float_rule_.usable ? 3 : table_rule(p) ? 0 : p.even ? 1 : 2;
+  // Exact rules without a correction where they hold: 16-bit input (checked for every value),
+  // int32 with power-of-two bin widths; float64 in float64 arithmetic.
+  if (fast && p.even && dtype_size(p.dtype) == 2 && !count_values && keeps_subnormals(d))
+    even16_ = Even16Rule(p);
+  if (fast && p.even && p.dtype == DType::float64 && info.fp64) float64_ = Float64EvenRule(p);
+  if (fast && p.even) int_shift_ = IntegerShiftRule(p);
+  if (fast && float_input && p.even && !count_values) float_rule_ = FloatEvenRule(p);
+  id_ = even16_.usable       ? 4
+        : float64_.usable    ? 5
+        : int_shift_.usable  ? 6
+        : float_rule_.usable ? 3
+        : table_rule(p)      ? 0
+        : p.even             ? 1
+                             : 2;
   float_edges_ = id_ == 3 && fp64_edges;
   int32_float_ = id_ == 3 && int32 ? (p.dtype == DType::int32 ? 1 : 2) : 0;
   if (count_values) {
-    upload(merge_table(p));
+    upload(dtype_size(p.dtype) == 1 ? merge_table(p) : slot_table(p));
   } else if (id_ == 0) {
-    upload(slot_table(p));
+    upload(rows ? row_table(p) : slot_table(p));
   } else if (id_ == 2) {
     upload(p.edges);
   } else if (id_ == 3 && !float_edges_) {
     upload(float_thresholds(p));
+  }
+}
+
+int ClBinRule::dtype16() const {
+  switch (p_.dtype) {
+    case DType::uint16:
+      return 1;
+    case DType::int16:
+      return 2;
+    case DType::float16:
+      return 3;
+    case DType::bfloat16:
+      return 4;
+    default:
+      return 0;
   }
 }
 
@@ -71,7 +121,9 @@ std::string ClBinRule::options() const {
          " -DINT64_ATOMICS=" + (device_.info().int64_atomics ? "1" : "0") +
          " -DFLOAT_EDGES=" + (float_edges_ ? "1" : "0") +
          " -DSIGNED16=" + (p_.dtype == DType::int16 ? "1" : "0") +
-         " -DINT32_FLOAT=" + std::to_string(int32_float_);
+         " -DINT32_FLOAT=" + std::to_string(int32_float_) +
+         " -DDTYPE16=" + std::to_string(dtype16()) +
+         " -DEVEN16_HI=" + (id_ == 4 && !std::isnan(even16_.hi) ? "1" : "0");
 }
 
 cl_uint ClBinRule::bind(cl::Kernel& k, cl_uint first) const {
@@ -92,6 +144,20 @@ cl_uint ClBinRule::bind(cl::Kernel& k, cl_uint first) const {
       }
       set_arg(k, first + 6, as_mem(aux_.handle()));
       return first + 7;
+    case 4:
+      set_args_from(k, first, even16_.scale, even16_.fraction, even16_.low, even16_.high,
+                    even16_.shift, even16_.hi, static_cast<cl_int>(even16_.bins),
+                    static_cast<cl_int>(even16_.whole));
+      return first + 8;
+    case 5:
+      set_args_from(k, first, float64_.lo, float64_.norm, float64_.delta,
+                    static_cast<cl_int>(float64_.bins), even_.hi, even_.step);
+      return first + 6;
+    case 6:
+      set_args_from(k, first, static_cast<cl_int>(int_shift_.lo),
+                    static_cast<cl_int>(int_shift_.hi), static_cast<cl_int>(int_shift_.bins),
+                    static_cast<cl_int>(int_shift_.left), static_cast<cl_int>(int_shift_.right));
+      return first + 5;
     default:
       set_args_from(k, first, as_mem(aux_.handle()), static_cast<cl_long>(p_.bins));
       return first + 2;

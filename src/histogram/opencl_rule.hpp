@@ -45,20 +45,27 @@ bool table_rule(const HistogramProblem& p);
 
 // The bin rule of a problem on one device: RULE of histogram_rules.cl (the value → slot table
 // of 1- and 2-byte input — or the merge table of `fast` counting 1-byte input per value — the
-// float rule of `fast` for float32 and 16- and 32-bit integers, the even rule or explicit edges),
-// the table, edges or thresholds it reads, its build options and its kernel arguments.
+// even rule, explicit edges, and for `fast` the float rule of float32 and 16- and 32-bit
+// integers, Even16Rule, Float64EvenRule and IntegerShiftRule), the table, edges or thresholds it
+// reads, its build options and its kernel arguments.
 class ClBinRule {
  public:
-  // `count_values`: `fast` counts 1-byte input per value and reads the merge table instead.
-  ClBinRule(const Device& d, const HistogramProblem& p, bool fast, bool count_values);
-  // -DT, -DVEC, -DRULE, -DINT64_ATOMICS, -DFLOAT_EDGES, -DSIGNED16 and -DINT32_FLOAT of
-  // histogram_rules.cl.
+  // `fast`: the rules of the fast variants may be taken. `count_values`: `fast` counts the
+  // input's values themselves and reads the merge table (1-byte input) or the value → slot table
+  // (16-bit input) instead. `rows`: the kernel counts rows
+  // (histogram_rules.cl's slot_of_row), so a value table holds each value's row.
+  ClBinRule(const Device& d, const HistogramProblem& p, bool fast, bool count_values,
+            bool rows = false);
+  // -DT, -DVEC, -DRULE, -DINT64_ATOMICS, -DFLOAT_EDGES, -DSIGNED16, -DINT32_FLOAT, -DDTYPE16 and
+  // -DEVEN16_HI of histogram_rules.cl.
   std::string options() const;
   // Binds the rule's parameters from argument `first` on; returns the next argument index.
   cl_uint bind(cl::Kernel& k, cl_uint first) const;
   std::size_t temp_bytes() const { return aux_.bytes(); }
 
  private:
+  // DTYPE16 of histogram_rules.cl: how RULE 4 decodes 16-bit input.
+  int dtype16() const;
   template <class V>
   void upload(const std::vector<V>& values) {
     aux_ = Buffer(device_, values.size() * sizeof(V));
@@ -68,10 +75,13 @@ class ClBinRule {
   Device device_;
   HistogramProblem p_;
   EvenRule even_;
-  FloatEvenRule float_rule_;  // usable only for `fast` on float32 input with even bins
-  int id_ = 0;                // RULE of histogram_rules.cl
-  bool float_edges_ = false;  // RULE 3 settles against the float64 edges, not thresholds
-  int int32_float_ = 0;       // INT32_FLOAT of histogram_rules.cl: RULE 3 on int (1), uint (2)
+  FloatEvenRule float_rule_;    // usable only for `fast` on float32 input with even bins
+  Even16Rule even16_;           // `fast` on 16-bit input
+  Float64EvenRule float64_;     // `fast` on float64
+  IntegerShiftRule int_shift_;  // `fast` on int32 with power-of-two bin widths
+  int id_ = 0;                  // RULE of histogram_rules.cl
+  bool float_edges_ = false;    // RULE 3 settles against the float64 edges, not thresholds
+  int int32_float_ = 0;         // INT32_FLOAT of histogram_rules.cl: RULE 3 on int (1), uint (2)
   Buffer aux_;  // value → slot (or merge-cell) table, explicit edges or float thresholds
 };
 

@@ -50,8 +50,11 @@ struct HistogramFastPolicy {
   static const std::vector<TableValue<HistogramFastPolicy>>& table();
 };
 
-// OpenCL `fast` only: global counting on `global_groups_per_cu` groups per compute unit; float32
-// values near an edge settled against float64 edges (`float_edges`); packed counters in
+// OpenCL `fast` only: global counting on `global_groups_per_cu` groups per compute unit, packed
+// counters on `packed_groups_per_cu` (each group adds every row of its range at the end); 16-bit
+// input counted per value (65536 rows in `per_value16_field_bits`-bit fields, mapped to slots by
+// the value table) from histogram.fast.per_value16_min_bins bins, or where Even16Rule fails;
+// float32 values near an edge settled against float64 edges (`float_edges`); packed counters in
 // `field_bits`-bit fields (0: the width that needs the fewest passes) with a table of
 // `hot_entries` hot rows, where `packed` says (1 on, 0 off, -1 where groups run side by side: a
 // CPU driver runs them one after another, so ranges re-read the input and global counting is
@@ -61,6 +64,8 @@ struct HistogramFastPolicy {
 struct HistogramOpenclPolicy : SameOnEveryDevice<HistogramOpenclPolicy> {
   static constexpr const char* kName = "histogram.opencl";
   int global_groups_per_cu = 2;
+  int packed_groups_per_cu = 8;
+  int per_value16_field_bits = 8;
   int float_edges = 1;
   int packed = -1;
   int field_bits = 0;
