@@ -74,9 +74,10 @@
 #ifndef NVIDIA_PTX
 #define NVIDIA_PTX 0
 #endif
-// RULE 3 on 16-bit integers (read as ushort bits; SIGNED16 for short): each is exactly a float.
-#ifndef SIGNED16
-#define SIGNED16 0
+// 16-bit input (read as ushort bits): DTYPE16 1 uint16, 2 int16, 3 float16, 4 bfloat16; RULE 3
+// and RULE 4 take each value as the float it is exactly.
+#ifndef DTYPE16
+#define DTYPE16 0
 #endif
 // RULE 3 on 32-bit integers (INT32_FLOAT 1: int, 2: uint; needs FLOAT_EDGES): those of magnitude
 // up to 2^24 are exactly floats; a larger one is never taken as exact and is placed by the
@@ -91,8 +92,26 @@
 #else
 #define EXACTLY_FLOAT(x) true
 #endif
-#if SIGNED16
+// binary16 bits → float, exact (its subnormals are normal floats).
+float half_value(uint h) {
+#if NVIDIA_PTX
+  float v;
+  asm("{.reg .b16 h; cvt.u16.u32 h, %1; cvt.f32.f16 %0, h;}" : "=f"(v) : "r"(h));
+  return v;
+#else
+  const uint sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu, f = h & 0x3FFu;
+  const float magnitude =
+      e == 0 ? (float)f * 5.9604644775390625e-8f
+             : as_float(e == 0x1F ? 0x7F800000u | (f << 13) : ((e + 112) << 23) | (f << 13));
+  return as_float(as_uint(magnitude) | sign);
+#endif
+}
+#if DTYPE16 == 2
 #define FLOAT_VALUE(x) ((float)(short)(x))
+#elif DTYPE16 == 3
+#define FLOAT_VALUE(x) half_value(x)
+#elif DTYPE16 == 4
+#define FLOAT_VALUE(x) as_float((uint)(x) << 16)
 #else
 #define FLOAT_VALUE(x) ((float)(x))
 #endif
@@ -339,13 +358,6 @@ uint rule3_quick_row(T x, RULE_PARAMS, bool* exact) {
   float scale, float fraction, float low, float high, float shift, float hi, int bins, \
       int whole_part
 #define RULE_ARGS scale, fraction, low, high, shift, hi, bins, whole_part
-float half_bits_to_float(uint h) {  // binary16 → float, exact (subnormals are normal floats)
-  const uint sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu, f = h & 0x3FFu;
-  const float magnitude =
-      e == 0 ? (float)f * 5.9604644775390625e-8f
-             : as_float(e == 0x1F ? 0x7F800000u | (f << 13) : ((e + 112) << 23) | (f << 13));
-  return as_float(as_uint(magnitude) | sign);
-}
 // The two values of a 32-bit word (the low half first) as floats.
 void decode16(uint word, float* low_value, float* high_value) {
 #if DTYPE16 == 3
@@ -354,8 +366,8 @@ void decode16(uint word, float* low_value, float* high_value) {
       : "=f"(*low_value), "=f"(*high_value)
       : "r"(word));
 #else
-  *low_value = half_bits_to_float(word & 0xFFFFu);
-  *high_value = half_bits_to_float(word >> 16);
+  *low_value = half_value(word & 0xFFFFu);
+  *high_value = half_value(word >> 16);
 #endif
 #elif DTYPE16 == 4
   *low_value = as_float(word << 16);

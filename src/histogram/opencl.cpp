@@ -52,6 +52,7 @@ struct FastLayout {
   // input (counted 65536).
   bool count_values = false;
   std::uint32_t counted = 0;  // rows (bins + 3) or values
+  bool values16 = false;      // 16-bit input counted per value
   std::uint32_t columns = 1, passes = 1, range = 0;
   std::uint32_t field_bits = 0;   // packed counters' width (16, 8, 5 or 4); 0: 32-bit striped
   std::uint32_t hot_entries = 0;  // the packed rows' hot-row table (narrow fields)
@@ -94,12 +95,13 @@ FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info,
       std::min<std::uint64_t>(std::uint64_t(fast.striped_kib) << 10, local_budget(info));
   const std::uint64_t merge_bytes = 256 * 4;
   const bool bytes = table_rule(p) && dtype_size(p.dtype) == 1 && budget >= 256 * 4 + merge_bytes;
-  // 16-bit input per value from per_value16_min_bins bins, or past Even16Rule's bins where the
-  // rows would not fit one range of 32-bit counters: 65536 rows, no rule per value.
-  const bool values16 = dtype_size(p.dtype) == 2 &&
-                        (p.bins >= fast.per_value16_min_bins ||
-                         (p.bins > Even16Rule::kMaxBins && std::uint64_t(p.slots()) * 4 > budget));
+  // int16 and uint16 per value from per_value16_min_bins bins: 65536 rows, no rule per value.
+  // float16 and bfloat16 crowd a few neighbouring values, whose packed fields wrap (H100,
+  // float16 uniform in [0, 1), 65536 bins: 5819 µs per value at best, against 3934 µs in rows).
+  const bool values16 =
+      (p.dtype == DType::int16 || p.dtype == DType::uint16) && p.bins >= fast.per_value16_min_bins;
   f.count_values = bytes || values16;
+  f.values16 = values16;
   f.counted = bytes ? 256u : values16 ? 65536u : static_cast<std::uint32_t>(p.slots());
   const std::uint64_t room = bytes ? budget - merge_bytes : budget;
   const std::uint64_t counted = f.counted;
@@ -118,11 +120,13 @@ FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info,
     // Packed ranges by default where groups run side by side (GPUs); a CPU driver runs them one
     // after another, so ranges re-read the input and global counting is faster there (PoCL,
     // float32 at 65536 bins: 3 packed ranges 47.7 ms, global 9.5 ms per 2^21 values).
-    if (opencl.packed == 1 || (opencl.packed == -1 && info.independent_groups))
-      pick_fields(
-          f, counted, room,
-          values16 && opencl.field_bits == 0 ? opencl.per_value16_field_bits : opencl.field_bits,
-          static_cast<std::uint32_t>(opencl.hot_entries));
+    if (opencl.packed == 1 || (opencl.packed == -1 && info.independent_groups)) {
+      // Per value the preferred width where it fits, else (as for rows) any.
+      const auto hot = static_cast<std::uint32_t>(opencl.hot_entries);
+      if (values16 && opencl.field_bits == 0)
+        pick_fields(f, counted, room, opencl.per_value16_field_bits, hot);
+      if (f.passes == 0) pick_fields(f, counted, room, opencl.field_bits, hot);
+    }
     f.range = static_cast<std::uint32_t>((counted + f.passes - 1) / f.passes);
     f.global = f.passes > static_cast<std::uint32_t>(fast.max_passes);
     if (f.global) f.field_bits = f.hot_entries = 0;
@@ -203,10 +207,10 @@ class OpenclHistogram final : public HistogramKernel {
     // Global counting ends with one add per work-item's run, all on one slot for all-equal
     // data, so it takes the resident grid only (H200, float32 at 2^20 bins, µs: all-equal 440
     // with 8 groups per compute unit, 290 with 2; uniform 2694 → 2666).
-    const std::int64_t per_cu = !fast                ? classic_policy.groups_per_cu
-                                : layout_.global     ? opencl_policy.global_groups_per_cu
-                                : layout_.field_bits ? opencl_policy.packed_groups_per_cu
-                                                     : fast_policy.groups_per_cu;
+    const std::int64_t per_cu = !fast              ? classic_policy.groups_per_cu
+                                : layout_.global   ? opencl_policy.global_groups_per_cu
+                                : layout_.values16 ? opencl_policy.per_value16_groups_per_cu
+                                                   : fast_policy.groups_per_cu;
     const auto local = static_cast<std::int64_t>(local_size_);
     const std::int64_t passes = fast && !layout_.global ? layout_.passes : 1;
     std::int64_t chunks =

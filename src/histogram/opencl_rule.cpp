@@ -71,7 +71,7 @@ ClBinRule::ClBinRule(const Device& d, const HistogramProblem& p, bool fast, bool
   const bool fp64_edges = info.fp64 && tuned<HistogramOpenclPolicy>(info).float_edges;
   const bool int32 = (p.dtype == DType::int32 || p.dtype == DType::uint32) &&
                      p.bins <= tuned<HistogramFastPolicy>(info).int_float_max_bins;
-  const bool float_input = p.dtype == DType::float32 || p.dtype == DType::uint16 ||
+  const bool float_input = p.dtype == DType::float32 || dtype_size(p.dtype) == 2 ||
                            p.dtype == DType::int16 || (int32 && fp64_edges);
   // Exact rules without a correction where they hold: 16-bit input (checked for every value),
   // int32 with power-of-two bin widths; float64 in float64 arithmetic.
@@ -120,7 +120,6 @@ std::string ClBinRule::options() const {
          " -DVEC=" + std::to_string(16 / dtype_size(p_.dtype)) + " -DRULE=" + std::to_string(id_) +
          " -DINT64_ATOMICS=" + (device_.info().int64_atomics ? "1" : "0") +
          " -DFLOAT_EDGES=" + (float_edges_ ? "1" : "0") +
-         " -DSIGNED16=" + (p_.dtype == DType::int16 ? "1" : "0") +
          " -DINT32_FLOAT=" + std::to_string(int32_float_) +
          " -DDTYPE16=" + std::to_string(dtype16()) +
          " -DEVEN16_HI=" + (id_ == 4 && !std::isnan(even16_.hi) ? "1" : "0");

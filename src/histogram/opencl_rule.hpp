@@ -56,8 +56,8 @@ class ClBinRule {
   // (histogram_rules.cl's slot_of_row), so a value table holds each value's row.
   ClBinRule(const Device& d, const HistogramProblem& p, bool fast, bool count_values,
             bool rows = false);
-  // -DT, -DVEC, -DRULE, -DINT64_ATOMICS, -DFLOAT_EDGES, -DSIGNED16, -DINT32_FLOAT, -DDTYPE16 and
-  // -DEVEN16_HI of histogram_rules.cl.
+  // -DT, -DVEC, -DRULE, -DINT64_ATOMICS, -DFLOAT_EDGES, -DINT32_FLOAT, -DDTYPE16 and -DEVEN16_HI
+  // of histogram_rules.cl.
   std::string options() const;
   // Binds the rule's parameters from argument `first` on; returns the next argument index.
   cl_uint bind(cl::Kernel& k, cl_uint first) const;

@@ -44,7 +44,7 @@ const std::vector<Field<HistogramOpenclPolicy>>& HistogramOpenclPolicy::fields()
   using P = HistogramOpenclPolicy;
   static const std::vector<Field<P>> f = {
       {"global_groups_per_cu", &P::global_groups_per_cu, range(1, 256)},
-      {"packed_groups_per_cu", &P::packed_groups_per_cu, range(1, 256)},
+      {"per_value16_groups_per_cu", &P::per_value16_groups_per_cu, range(1, 256)},
       {"per_value16_field_bits", &P::per_value16_field_bits, one_of({5, 8, 16})},
       {"float_edges", &P::float_edges, range(0, 1)},
       {"packed", &P::packed, range(-1, 1)},

@@ -50,10 +50,10 @@ struct HistogramFastPolicy {
   static const std::vector<TableValue<HistogramFastPolicy>>& table();
 };
 
-// OpenCL `fast` only: global counting on `global_groups_per_cu` groups per compute unit, packed
-// counters on `packed_groups_per_cu` (each group adds every row of its range at the end); 16-bit
-// input counted per value (65536 rows in `per_value16_field_bits`-bit fields, mapped to slots by
-// the value table) from histogram.fast.per_value16_min_bins bins, or where Even16Rule fails;
+// OpenCL `fast` only: global counting on `global_groups_per_cu` groups per compute unit; int16 and
+// uint16 counted per value from histogram.fast.per_value16_min_bins bins (65536 rows in packed
+// `per_value16_field_bits`-bit fields, mapped to slots by the value table) on
+// `per_value16_groups_per_cu` groups per compute unit (each adds all its rows at the end);
 // float32 values near an edge settled against float64 edges (`float_edges`); packed counters in
 // `field_bits`-bit fields (0: the width that needs the fewest passes) with a table of
 // `hot_entries` hot rows, where `packed` says (1 on, 0 off, -1 where groups run side by side: a
@@ -64,7 +64,7 @@ struct HistogramFastPolicy {
 struct HistogramOpenclPolicy : SameOnEveryDevice<HistogramOpenclPolicy> {
   static constexpr const char* kName = "histogram.opencl";
   int global_groups_per_cu = 2;
-  int packed_groups_per_cu = 8;
+  int per_value16_groups_per_cu = 2;
   int per_value16_field_bits = 8;
   int float_edges = 1;
   int packed = -1;
