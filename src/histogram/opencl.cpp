@@ -123,9 +123,9 @@ FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info,
     if (opencl.packed == 1 || (opencl.packed == -1 && info.independent_groups)) {
       // Per value the preferred width where it fits, else (as for rows) any.
       const auto hot = static_cast<std::uint32_t>(opencl.hot_entries);
-      if (values16 && opencl.field_bits == 0)
-        pick_fields(f, counted, room, opencl.per_value16_field_bits, hot);
-      if (f.passes == 0) pick_fields(f, counted, room, opencl.field_bits, hot);
+      const bool preferred = values16 && opencl.field_bits == 0;
+      if (preferred) pick_fields(f, counted, room, opencl.per_value16_field_bits, hot);
+      if (!preferred || f.passes == 0) pick_fields(f, counted, room, opencl.field_bits, hot);
     }
     f.range = static_cast<std::uint32_t>((counted + f.passes - 1) / f.passes);
     f.global = f.passes > static_cast<std::uint32_t>(fast.max_passes);
