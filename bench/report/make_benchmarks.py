@@ -633,10 +633,17 @@ def machine_section(m, plots_dir, out_path, scaling_before=False):
     for pattern in PATTERNS:
         cu, cl = m.bench.get((pattern, "cuda")), m.bench.get((pattern, "opencl"))
         if cu and cl:
-            s = ratio_summary([r for r in cl if r["variant"] == "fast"],
-                              [r for r in cu if r["variant"] == "fast"], pattern)
+            cl_fast = [r for r in cl if r["variant"] == "fast"]
+            cu_fast = [r for r in cu if r["variant"] == "fast"]
+            s = ratio_summary(cl_fast, cu_fast, pattern)
             if s:
                 summaries.append(s)
+            if pattern == "histogram":  # a line per dtype: each has its own rules and layouts
+                for dtype in dict.fromkeys(r["dtype"] for r in cl_fast):
+                    s = ratio_summary([r for r in cl_fast if r["dtype"] == dtype], cu_fast,
+                                      f"histogram {dtype}")
+                    if s:
+                        summaries.append(s)
     if summaries:
         lines += ["### NVIDIA OpenCL against CUDA (`fast`, time OpenCL / CUDA)", ""]
         lines += table(["pattern", "cases", "geometric mean", "cases ≥ 100 µs", "best case", "worst case"],

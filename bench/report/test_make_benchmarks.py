@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Checks make_benchmarks.py on a synthetic results folder with known numbers: the speed-ups,
-the OpenCL / CUDA and regression ratios it prints, the end-to-end files section (absent without
+the OpenCL / CUDA and regression ratios it prints (the histogram's a line per dtype too), the end-to-end files section (absent without
 bench-io.json, rendered with it), the CPU's rows beside numpy, a machine with only scaling.json,
 and the length of the document. Exits 1 on a mismatch (run by
 CTest)."""
@@ -56,6 +56,13 @@ def main():
         write(os.path.join(m, "bench-reduce-opencl.json"), {"rows": [
             row("reduce", "fast", "float32", "sum", "2^20", 0.008, backend="opencl"),
             row("reduce", "fast", "float32", "sum", "2^28", 0.440, backend="opencl")]})
+        write(os.path.join(m, "bench-histogram-cuda.json"), {"rows": [
+            row("histogram", "fast", "int16", "uniform", "256 bins, 2^29", 0.300, 0.500),
+            row("histogram", "fast", "float32", "uniform", "256 bins, 2^28", 0.250, 0.300)]})
+        write(os.path.join(m, "bench-histogram-opencl.json"), {"rows": [
+            row("histogram", "fast", "int16", "uniform", "256 bins, 2^29", 0.360, backend="opencl"),
+            row("histogram", "fast", "float32", "uniform", "256 bins, 2^28", 0.250,
+                backend="opencl")]})
         write(os.path.join(m, "previous", "bench-reduce-cuda.json"), {"rows": [
             row("reduce", "fast", "float32", "sum", "2^20", 0.004),
             row("reduce", "fast", "float32", "sum", "2^28", 0.500)]})
@@ -127,6 +134,8 @@ def main():
             "OpenCL / CUDA geometric mean over both sizes": f"| {(2.0 * 1.1) ** 0.5:.3f} |",
             "OpenCL / CUDA over the case of at least 100 µs": "| 1.100 (1) |",
             "regression ratio of the large case": "| 0.800 (1) |",
+            "OpenCL / CUDA histogram, a line per dtype":
+                "| histogram int16 | 1 | 1.200 | 1.200 (1) |",
             "device, date and build": "Measured 2026-01-02, build abc1234",
             "end-to-end heading": "### End to end: files (`parpat bench io`, float32 .npy)",
             "end-to-end row: wall, start-up, kernel, stream GB/s, numpy in Python and whole, ratio":
