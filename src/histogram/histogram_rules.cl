@@ -1,30 +1,33 @@
 // The shared part of the OpenCL histogram program (histogram.cl holds the kernels). A value maps to
 // a slot — bins 0 .. N−1, then underflow, overflow and NaN — by one rule chosen at build time:
 // RULE 0 a value → slot table (bool and 1- or 2-byte integers, read as uchar/ushort, the table
-// filled on the host by the reference), RULE 1 even bins (a float64 candidate (x − lo)·norm
-// corrected against the exact edges i·step + lo; integers converted to the nearest float64), RULE
-// 2 a binary search over explicit float64 edges, RULE 3 even bins for float32 input (and 16- and
-// 32-bit integers, SIGNED16 and INT32_FLOAT below) in float arithmetic (the candidate
-// floor((x − lo)·norm) taken when its fractional part is at least `delta` from an integer —
-// histogram_internal.hpp's FloatEvenRule — else settled against the float64 edges themselves
-// with FLOAT_EDGES, or against the float thresholds, the smallest float ≥ each edge, on devices
-// without cl_khr_fp64). FP_CONTRACT is off so no fused multiply-add
-// changes an edge or a candidate.
+// filled on the host by the reference; `fast`'s counting kernels read a table of rows), RULE 1
+// even bins (a float64 candidate (x − lo)·norm corrected against the exact edges i·step + lo;
+// integers converted to the nearest float64), RULE 2 a binary search over explicit float64 edges,
+// and the rules of `fast`, which place a value in rows (slot_of_row): RULE 3 even bins for float32
+// input (and 16- and 32-bit input, DTYPE16 and INT32_FLOAT below) in float arithmetic (the
+// candidate floor((x − lo)·norm) taken when its fractional part is at least `delta` from an
+// integer — histogram_internal.hpp's FloatEvenRule — else settled against the float64 edges
+// themselves with FLOAT_EDGES, or against the float thresholds, the smallest float ≥ each edge,
+// on devices without cl_khr_fp64), RULE 4 Even16Rule (16-bit input, one multiply-add), RULE 5
+// Float64EvenRule (float64) and RULE 6 IntegerShiftRule (int32). FP_CONTRACT is off so no fused
+// multiply-add changes an edge or a candidate.
 // Counts are 64-bit: atom_add where cl_khr_int64_base_atomics exists (INT64_ATOMICS=1), else
 // two 32-bit words with a carry (correct for counters that are only read at the end).
 //  - global_atomic: a contiguous section per work-item, global atomics;
 //  - interleaved: grid-stride (coalesced) reads, global atomics;
 //  - privatized / aggregated: a 32-bit histogram per group in local memory, added to the global
 //    counts at the end; aggregated counts a run of equal slots before one local atomic;
-//  - fast_local: 16-byte loads (UNROLL of them in flight per work-item), the slots of a vector
+//  - fast_local: 16-byte loads (UNROLL of them in flight per work-item), the rows of a vector
 //    without branches, counted into one local histogram per group: 32-bit counters lane-striped
 //    over COLUMNS columns (a bank per lane), or packed counters of FIELD_BITS bits (16, 8, 5 or
-//    4: 2, 4, 6 or 8 to a word, so more slots per range; a carry out of a field is moved to the
-//    global counts, through a small table of hot rows for the narrow fields). 1-byte
-//    input (COUNT_VALUES) is counted per value, whatever the bins, and the values are mapped to
-//    slots only when the group flushes. A round of vectors that all hold one value is counted in
-//    one step through a register run; with RUNS a cheap test per vector sends skewed data through
-//    that run too. Slots beyond local memory are split into ranges counted side by side by groups
+//    4: 2, 4, 6 or 8 to a word, so more rows per range; a carry out of a field is moved to the
+//    global counts, through a small table of hot rows for the narrow fields). 1-byte input
+//    (COUNT_VALUES 1) is counted per value, whatever the bins, and so are int16 and uint16 past
+//    histogram.fast.per_value16_min_bins bins (COUNT_VALUES 2); the values are mapped to slots
+//    only when the group flushes. A round of vectors that all hold one value is counted in one
+//    step through a register run; with RUNS a cheap test per vector sends skewed data through that
+//    run too. Rows beyond local memory are split into ranges counted side by side by groups
 //    sharing an input chunk;
 //  - fast_global: the same loop, counting into the global counts, always with the runs.
 // Groups are sized by the host so none sees 2^31 values: the 32-bit local counts cannot wrap.

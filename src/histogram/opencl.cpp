@@ -1,22 +1,27 @@
 // OpenCL histogram variants: histogram.cl built per (dtype, bin rule, 64-bit atomics) and launched
 // with workspaces sized once. The same names and ideas as the CUDA variants. bool and the 1- and
 // 2-byte integers are read as uchar/ushort and placed through a bits → slot table. `fast` counts
-// 1-byte input per value (256 counters whatever the bins, mapped to slots when a group flushes),
-// places float32 values and 16-bit integers (each exactly a float) with the float even rule
-// (FloatEvenRule, ClBinRule) where its bound holds (the rare value near an edge settled against the
-// float64 edges where the device has cl_khr_fp64, histogram.opencl.float_edges; else against a
-// threshold table), and counts into one local histogram per group: lane-striped 32-bit counters in
-// as many columns (a power of two up to 32) as histogram.fast.striped_kib allows, so the lanes of a
-// warp hit their own banks (on NVIDIA each add is one red.shared on a 32-bit address), one pass
-// over every slot without a row shift. Slots beyond local memory are split into ranges counted side
-// by side by sets of groups over the same input chunk (read once from memory, then from L2), in
-// packed counters where 32-bit ones would need more than one range (histogram.opencl.packed):
-// fields of 16, 8 or 5 bits, the widest that needs the fewest ranges, so 65536 slots fit one range
-// of 5-bit fields in 48 KiB (each range re-places every value); past histogram.fast.max_passes
-// ranges the kernel counts straight into global memory, where a cheap test per 16-byte vector sends
-// skewed data through runs of equal slots kept in registers (one atomic per run). In local memory
-// the runs are off by default (histogram.fast.runs_below_columns): OpenCL 1.2 has no warp vote, so
-// each work-item decides, and the split warps cost more than the atomics they save.
+// rows (below the range, the bins, above it, NaN), mapped to slots as counts leave local memory;
+// it counts 1-byte input per value (256 counters whatever the bins, mapped to slots when a group
+// flushes), and int16 and uint16 per value from histogram.fast.per_value16_min_bins bins (65536
+// rows in packed fields, mapped by the value table). Values are placed by the exact rules of
+// ClBinRule: Even16Rule for 16-bit input (one multiply-add, checked on the host for every value),
+// IntegerShiftRule for int32 with power-of-two bin widths, Float64EvenRule for float64, and the
+// float even rule (FloatEvenRule) for float32, 16-bit and 32-bit input where its bound holds (the
+// rare value near an edge settled against the float64 edges where the device has cl_khr_fp64,
+// histogram.opencl.float_edges; else against a threshold table). Counts go into one local
+// histogram per group: lane-striped 32-bit counters in as many columns (a power of two up to 32)
+// as histogram.fast.striped_kib allows, so the lanes of a warp hit their own banks (on NVIDIA
+// each add is one red.shared on a 32-bit address). Rows beyond local memory are split into ranges
+// counted side by side by sets of groups over the same input chunk (read once from memory, then
+// from L2), in packed counters where 32-bit ones would need more than one range
+// (histogram.opencl.packed): fields of 16, 8 or 5 bits, the widest that needs the fewest ranges,
+// so 65536 rows fit one range of 5-bit fields in 48 KiB (each range re-places every value); past
+// histogram.fast.max_passes ranges the kernel counts straight into global memory, where a cheap
+// test per 16-byte vector sends skewed data through runs of equal rows kept in registers (one
+// atomic per run). In local memory the runs are off by default
+// (histogram.fast.runs_below_columns): OpenCL 1.2 has no warp vote, so each work-item decides,
+// and the split warps cost more than the atomics they save.
 #include <algorithm>
 #include <string>
 #include <type_traits>
@@ -316,8 +321,11 @@ std::vector<HistogramVariant> opencl_histogram_variants() {
        fits_local, make<Strategy::aggregated>},
       {info("fast",
             "16-byte vector loads, several in flight per work-item; 1-byte input counted per value "
-            "(mapped to slots at the flush); float32 placed by an exact float rule (float64 "
-            "edges near an edge); one lane-striped local histogram per group (up to 32 columns, "
+            "(mapped to slots at the flush), int16 and uint16 too from 65536 bins (65536 rows in "
+            "packed fields); values placed by exact rules: one multiply-add for 16-bit input "
+            "(checked on the host for every value), shifts for int32 with power-of-two widths, "
+            "float and float64 rules settled against the float64 edges near an edge; one "
+            "lane-striped local histogram per group (up to 32 columns, "
             "one bank per lane); red.shared on 32-bit addresses on NVIDIA; slots beyond "
             "32-bit counters in local memory in packed 16/8/5-bit counters (the widest in the "
             "fewest ranges; carries to the global counts, hot rows' carries in a local table), "
@@ -325,7 +333,7 @@ std::vector<HistogramVariant> opencl_histogram_variants() {
             "atomics with register runs of equal slots past histogram.fast.max_passes ranges",
             "group=1024 groups/CU=8 (2 counting globally) vectors=8 striped<=96KiB columns<=32 "
             "runs_below_columns=0 (global counting only) packed fields>=5 bits hot_entries=256 "
-            "max_passes=4",
+            "max_passes=4 per value: 8-bit fields, groups/CU=2",
             "no warp aggregation (OpenCL 1.2 has no warp vote); integer input of 4 or 8 bytes, "
             "float64 input, explicit edges and float32 ranges beyond the float rule's bound need "
             "cl_khr_fp64"),
