@@ -577,16 +577,22 @@ TEST(HistogramOpenclWithout64BitAtomics, CarriesIntoTheHighWord) {
       e += start;
     // The fast kernel's uint8 path counts per value and merges values into slots through
     // table[256 + table[v]]: the identity merge (cell v for value v) is one valid table.
+    // Its other paths count rows (0 below the range, 1 + b for bin b, then above and NaN) from
+    // a table of rows; the classic kernels read slots.
     auto table = detail::slot_table(p);
-    std::vector<std::uint32_t> merge(512);
+    std::vector<std::uint32_t> merge(512), rows(table.size());
+    const auto bins = static_cast<std::uint32_t>(p.bins);
     for (std::uint32_t v = 0; v < 256; ++v) {
       merge[v] = v;
       merge[256 + v] = table[v];
     }
-    Buffer in(d, values.size()), table_buf(d, table.size() * 4), merge_buf(d, merge.size() * 4),
-        counts(d, initial.size() * 8);
+    for (std::size_t v = 0; v < table.size(); ++v)
+      rows[v] = table[v] == bins ? 0 : (table[v] < bins ? table[v] + 1 : table[v]);
+    Buffer in(d, values.size()), table_buf(d, table.size() * 4), rows_buf(d, rows.size() * 4),
+        merge_buf(d, merge.size() * 4), counts(d, initial.size() * 8);
     in.upload(values.data(), values.size());
     table_buf.upload(table.data(), table_buf.bytes());
+    rows_buf.upload(rows.data(), rows_buf.bytes());
     merge_buf.upload(merge.data(), merge_buf.bytes());
     struct Case {
       const char* kernel;
@@ -622,8 +628,11 @@ TEST(HistogramOpenclWithout64BitAtomics, CarriesIntoTheHighWord) {
       };
       set_arg(i++, detail::as_mem(in.handle()));
       set_arg(i++, static_cast<cl_long>(n));
-      set_arg(i++, detail::as_mem(c.count_values ? merge_buf.handle() : table_buf.handle()));
       std::string kernel = c.kernel;
+      const bool fast = kernel.rfind("fast", 0) == 0;
+      set_arg(i++, detail::as_mem(c.count_values ? merge_buf.handle()
+                                  : fast         ? rows_buf.handle()
+                                                 : table_buf.handle()));
       if (kernel == "aggregated") {
         set_arg(i++, static_cast<cl_uint>(p.slots()));
         set_arg(i++, cl::Local(static_cast<std::size_t>(p.slots()) * 4));
@@ -635,6 +644,8 @@ TEST(HistogramOpenclWithout64BitAtomics, CarriesIntoTheHighWord) {
         const std::size_t fields = c.field_bits ? 32 / c.field_bits : 1;
         set_arg(i++, cl::Local(c.columns ? (range * c.columns + (c.count_values ? 256 : 0)) * 4
                                          : (range + fields - 1) / fields * 4 + c.hot_entries * 12));
+      } else if (kernel == "fast_global") {
+        set_arg(i++, static_cast<cl_uint>(p.slots()));
       }
       set_arg(i++, detail::as_mem(counts.handle()));
       cl.launch(k, 64 * 8, 64);
