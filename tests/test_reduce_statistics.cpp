@@ -122,8 +122,8 @@ TEST_P(ReduceStatisticsTest, RandomInputsAlongEveryAxis) {
     }
 }
 
-// nanmin and nanmax where NaN comes in runs: a leading run longer than a vector step, NaN all
-// through but one number (at the start, the middle, the end), NaN alone, and ±0 and ±inf among
+// nanmin, nanmax and nansum where NaN comes in runs: a leading run longer than a vector step, NaN
+// all through but one number (at the start, the middle, the end), NaN alone, and ±0 and ±inf among
 // NaN, at sizes around the CPU's lane steps and the GPUs' blocks.
 TEST_P(ReduceStatisticsTest, NanExtremesSkipRunsOfNaN) {
   std::mt19937_64 rng(run_seed() + 9);
@@ -156,7 +156,7 @@ TEST_P(ReduceStatisticsTest, NanExtremesSkipRunsOfNaN) {
           for (std::size_t i = 0; i < values.size(); ++i)
             reinterpret_cast<T*>(host.data())[i] = static_cast<T>(values[i]);
         });
-        for (ReduceOp op : {ReduceOp::nanmin, ReduceOp::nanmax}) {
+        for (ReduceOp op : {ReduceOp::nanmin, ReduceOp::nanmax, ReduceOp::nansum}) {
           check(t, op, Axis::all, 1, n, 0, host);
           if (HasFatalFailure()) return;
         }

@@ -1,8 +1,8 @@
 // The CPU reduce's folds of one contiguous run or a block of rows, private to reduce/cpu.cpp (the
 // one file that includes it): in order in eight scalar accumulators (fold_run), in vector lanes
-// (simd.hpp: AVX2 where the processor has it) for sum, min, max, argmin, argmax, the moment ops
-// and nanmin/nanmax of the 4- and 8-byte types (fold), by columns (fold_columns), and the search
-// for the element that decides a bool extreme, any or all.
+// (simd.hpp: AVX2 where the processor has it) for sum, nansum, min, max, argmin, argmax, the
+// moment ops and nanmin/nanmax of the 4- and 8-byte types (fold), by columns (fold_columns), and
+// the search for the element that decides a bool extreme, any or all.
 #pragma once
 
 #include <algorithm>
@@ -48,11 +48,17 @@ PARPAT_CPU_INLINE auto lane_total(const V (&lanes)[N]) {
   return total;
 }
 
-// float32 sum in lanes. Four float vectors each add 16 loads in float; each block's lanes then
-// move into double lanes. A float lane adds at most 16 values, so for data of one sign its
-// relative error, the final rounding to float included, is below 16 · 2^-24 < 1e-6, inside the
-// contract's 1e-6 · log2(n); the double lanes keep the long sum accurate.
-template <int kBytes>
+// nansum takes NaN lanes of a loaded vector as 0 (kSkipNan).
+template <bool kSkipNan, class V>
+PARPAT_CPU_INLINE void drop_nan_lanes(V& v) {
+  if constexpr (kSkipNan) v = v == v ? v : V{};
+}
+
+// float32 sum (kSkipNan: nansum) in lanes. Four float vectors each add 16 loads in float; each
+// block's lanes then move into double lanes. A float lane adds at most 16 values, so for data of
+// one sign its relative error, the final rounding to float included, is below 16 · 2^-24 < 1e-6,
+// inside the contract's 1e-6 · log2(n); the double lanes keep the long sum accurate.
+template <int kBytes, bool kSkipNan>
 PARPAT_CPU_INLINE double sum_float_lanes(const float* p, std::int64_t begin, std::int64_t end,
                                          std::int64_t& stop) {
   using F = simd::Vec<float, kBytes>;
@@ -67,6 +73,7 @@ PARPAT_CPU_INLINE double sum_float_lanes(const float* p, std::int64_t begin, std
       for (int k = 0; k < kVectors; ++k) {
         F v;
         simd::load(v, p + i + (s * kVectors + k) * kWidth);
+        drop_nan_lanes<kSkipNan>(v);
         block[k] += v;
       }
     for (int k = 0; k < kVectors; ++k) {
@@ -86,10 +93,10 @@ PARPAT_CPU_INLINE void mark_nan_lanes(M& nans, const V& v) {
   if constexpr (std::is_floating_point_v<std::remove_reference_t<decltype(v[0])>>) nans |= v != v;
 }
 
-// float64 and integer sums in four vectors of 8-byte lanes: double for float64, uint64 for the
-// integers (wrapping like the operator's accumulator; 4-byte elements are sign- or zero-extended
-// as they are converted).
-template <int kBytes, class T>
+// float64 and integer sums (kSkipNan: float64 nansum) in four vectors of 8-byte lanes: double for
+// float64, uint64 for the integers (wrapping like the operator's accumulator; 4-byte elements are
+// sign- or zero-extended as they are converted).
+template <int kBytes, bool kSkipNan, class T>
 PARPAT_CPU_INLINE auto sum_wide_lanes(const T* p, std::int64_t begin, std::int64_t end,
                                       std::int64_t& stop) {
   using Wide =
@@ -101,6 +108,7 @@ PARPAT_CPU_INLINE auto sum_wide_lanes(const T* p, std::int64_t begin, std::int64
     for (int k = 0; k < kVectors; ++k) {
       simd::Vec<T, kWidth * sizeof(T)> v;
       simd::load(v, p + i + k * kWidth);
+      drop_nan_lanes<kSkipNan>(v);
       lane[k] += __builtin_convertvector(v, Wide);
     }
   stop = i;
@@ -264,14 +272,18 @@ template <class Op, class T>
 constexpr bool kIsNanExtreme =
     std::is_same_v<Op, NanExtremeOp<T, true>> || std::is_same_v<Op, NanExtremeOp<T, false>>;
 
-// Whether Op on T has a lane form above: sum, min, max, argmin, argmax, nanmin, nanmax and the
-// moment ops on the 4- and 8-byte element types.
+// nansum of float32 and float64 (nanprod stays in order).
+template <class Op, class T>
+constexpr bool kIsNanSum = std::is_same_v<Op, NanSumOp<T, false>>;
+
+// Whether Op on T has a lane form above: sum, nansum, min, max, argmin, argmax, nanmin, nanmax and
+// the moment ops on the 4- and 8-byte element types.
 template <class Op, class T>
 constexpr bool kHasLanes = (sizeof(T) == 4 || sizeof(T) == 8) &&
-                           (std::is_same_v<Op, SumOp<T>> || std::is_same_v<Op, MinOp<T>> ||
-                            std::is_same_v<Op, MaxOp<T>> || std::is_same_v<Op, ArgMinOp<T>> ||
-                            std::is_same_v<Op, ArgMaxOp<T>> || kIsNanExtreme<Op, T> ||
-                            is_moments_op<Op>::value);
+                           (std::is_same_v<Op, SumOp<T>> || kIsNanSum<Op, T> ||
+                            std::is_same_v<Op, MinOp<T>> || std::is_same_v<Op, MaxOp<T>> ||
+                            std::is_same_v<Op, ArgMinOp<T>> || std::is_same_v<Op, ArgMaxOp<T>> ||
+                            kIsNanExtreme<Op, T> || is_moments_op<Op>::value);
 
 // Folds [begin, end) in lanes, then the tail in order; a range with a NaN is folded again in
 // order (min/max/arg ops). Needs at least one step of extreme_lanes (fold() passes 256 values
@@ -283,11 +295,11 @@ PARPAT_CPU_INLINE typename Op::Acc fold_lanes(const T* p, std::int64_t begin, st
   std::int64_t stop = begin;
   bool nan = false;
   Acc acc;
-  if constexpr (std::is_same_v<Op, SumOp<T>>) {
+  if constexpr (std::is_same_v<Op, SumOp<T>> || kIsNanSum<Op, T>) {
     if constexpr (std::is_same_v<T, float>) {
-      acc = sum_float_lanes<kBytes>(p, begin, end, stop);
+      acc = sum_float_lanes<kBytes, kIsNanSum<Op, T>>(p, begin, end, stop);
     } else {
-      acc = sum_wide_lanes<kBytes>(p, begin, end, stop);
+      acc = sum_wide_lanes<kBytes, kIsNanSum<Op, T>>(p, begin, end, stop);
     }
   } else if constexpr (is_moments_op<Op>::value) {
     acc = moment_lanes<Op, kBytes>(p, begin, end, stop);
