@@ -122,9 +122,10 @@ TEST_P(ReduceStatisticsTest, RandomInputsAlongEveryAxis) {
     }
 }
 
-// nanmin, nanmax and nansum where NaN comes in runs: a leading run longer than a vector step, NaN
-// all through but one number (at the start, the middle, the end), NaN alone, and ±0 and ±inf among
-// NaN, at sizes around the CPU's lane steps and the GPUs' blocks.
+// nanmin, nanmax, nansum, nanargmin and nanargmax where NaN comes in runs or not at all: a leading
+// run longer than a vector step, NaN all through but one number (at the start, the middle, the
+// end), NaN alone, and ±0 and ±inf among NaN, at sizes around the CPU's lane steps and the GPUs'
+// blocks.
 TEST_P(ReduceStatisticsTest, NanExtremesSkipRunsOfNaN) {
   std::mt19937_64 rng(run_seed() + 9);
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -149,6 +150,15 @@ TEST_P(ReduceStatisticsTest, NanExtremesSkipRunsOfNaN) {
       for (auto& x : specials)
         x = pool[rng() % 7];
       inputs.push_back(specials);
+      // No NaN at all (the CPU's nanarg ops take argmin/argmax's lanes there): ties of ±0, ±inf
+      // and 1 at many places, and spread values whose extremes come late.
+      std::vector<double> ties(static_cast<std::size_t>(n)), spread(ties.size());
+      for (auto& x : ties)
+        x = pool[2 + rng() % 5];
+      for (std::size_t i = 0; i < spread.size(); ++i)
+        spread[i] = std::uniform_real_distribution<>(-1, 1)(rng) * static_cast<double>(i % 97);
+      inputs.push_back(ties);
+      inputs.push_back(spread);
       for (const auto& values : inputs) {
         std::vector<unsigned char> host(values.size() * dtype_size(t));
         visit_dtype(t, [&](auto v) {
@@ -156,7 +166,12 @@ TEST_P(ReduceStatisticsTest, NanExtremesSkipRunsOfNaN) {
           for (std::size_t i = 0; i < values.size(); ++i)
             reinterpret_cast<T*>(host.data())[i] = static_cast<T>(values[i]);
         });
-        for (ReduceOp op : {ReduceOp::nanmin, ReduceOp::nanmax, ReduceOp::nansum}) {
+        // nanargmin and nanargmax of NaN alone raise, as numpy's do.
+        const bool all_nan =
+            std::all_of(values.begin(), values.end(), [](double x) { return std::isnan(x); });
+        for (ReduceOp op : {ReduceOp::nanmin, ReduceOp::nanmax, ReduceOp::nansum,
+                            ReduceOp::nanargmin, ReduceOp::nanargmax}) {
+          if (all_nan && (op == ReduceOp::nanargmin || op == ReduceOp::nanargmax)) continue;
           check(t, op, Axis::all, 1, n, 0, host);
           if (HasFatalFailure()) return;
         }

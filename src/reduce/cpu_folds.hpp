@@ -1,7 +1,7 @@
 // The CPU reduce's folds of one contiguous run or a block of rows, private to reduce/cpu.cpp (the
 // one file that includes it): in order in eight scalar accumulators (fold_run), in vector lanes
-// (simd.hpp: AVX2 where the processor has it) for sum, nansum, min, max, argmin, argmax, the
-// moment ops and nanmin/nanmax of the 4- and 8-byte types (fold), by columns (fold_columns), and
+// (simd.hpp: AVX2 where the processor has it) for sum, nansum, min, max, the arg ops, the moment
+// ops and nanmin/nanmax of the 4- and 8-byte types (fold), by columns (fold_columns), and
 // the search for the element that decides a bool extreme, any or all.
 #pragma once
 
@@ -211,18 +211,19 @@ PARPAT_CPU_INLINE T extreme_lanes(const T* p, std::int64_t begin, std::int64_t e
   return result;
 }
 
-// argmin/argmax in one pass of blocks: each block of kBlock values reduces to its extreme in
-// lanes, and a block strictly better than every block before it records where it starts, so
-// ties keep the earliest block. Only that block is read again, for the first index holding the
-// extreme (-0.0 and 0.0 compare equal in both steps, as in the operator). `nan` as for
-// extreme_lanes, the tail included. Any range of at least one value works; ranges shorter
-// than a block go through the tail loop alone.
+// argmin/argmax (and nanargmin/nanargmax, which agree with them on a range without NaN) in one
+// pass of blocks: each block of kBlock values reduces to its extreme in lanes, and a block
+// strictly better than every block before it records where it starts, so ties keep the earliest
+// block. Only that block is read again, for the first index holding the extreme (-0.0 and 0.0
+// compare equal in both steps, as in the operator). `nan` as for extreme_lanes, the tail
+// included: the caller folds a range with NaN again in order. Any range of at least one value
+// works; ranges shorter than a block go through the tail loop alone.
 template <class Op, int kBytes, class T>
 PARPAT_CPU_INLINE typename Op::Acc arg_lanes(const T* p, std::int64_t begin, std::int64_t end,
                                              std::int64_t base, bool& nan) {
   using L = simd::Lanes<T, kBytes>;
   using V = typename L::V;
-  constexpr bool kMin = std::is_same_v<Op, ArgMinOp<T>>;
+  constexpr bool kMin = std::is_same_v<Op, ArgMinOp<T>> || std::is_same_v<Op, NanArgOp<T, true>>;
   constexpr int kVectors = 4, kSteps = 8, kBlock = kVectors * kSteps * L::kWidth;
   typename L::Mask nans = {};
   T best = p[begin];
@@ -276,14 +277,18 @@ constexpr bool kIsNanExtreme =
 template <class Op, class T>
 constexpr bool kIsNanSum = std::is_same_v<Op, NanSumOp<T, false>>;
 
-// Whether Op on T has a lane form above: sum, nansum, min, max, argmin, argmax, nanmin, nanmax and
+template <class Op, class T>
+constexpr bool kIsNanArg =
+    std::is_same_v<Op, NanArgOp<T, true>> || std::is_same_v<Op, NanArgOp<T, false>>;
+
+// Whether Op on T has a lane form above: sum, nansum, min, max, the arg ops, nanmin, nanmax and
 // the moment ops on the 4- and 8-byte element types.
 template <class Op, class T>
 constexpr bool kHasLanes = (sizeof(T) == 4 || sizeof(T) == 8) &&
                            (std::is_same_v<Op, SumOp<T>> || kIsNanSum<Op, T> ||
                             std::is_same_v<Op, MinOp<T>> || std::is_same_v<Op, MaxOp<T>> ||
                             std::is_same_v<Op, ArgMinOp<T>> || std::is_same_v<Op, ArgMaxOp<T>> ||
-                            kIsNanExtreme<Op, T> || is_moments_op<Op>::value);
+                            kIsNanExtreme<Op, T> || kIsNanArg<Op, T> || is_moments_op<Op>::value);
 
 // Folds [begin, end) in lanes, then the tail in order; a range with a NaN is folded again in
 // order (min/max/arg ops). Needs at least one step of extreme_lanes (fold() passes 256 values
