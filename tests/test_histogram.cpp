@@ -27,6 +27,8 @@
 #include "parpat/cuda/histogram.cuh"
 #endif
 #ifdef PARPAT_HAVE_OPENCL
+#include "histogram/opencl_layout.hpp"
+#include "histogram/tuning.hpp"
 #include "runtime/opencl/opencl_device.hpp"
 extern const char* const parpat_cl_histogram_rules;
 extern const char* const parpat_cl_histogram;
@@ -676,6 +678,48 @@ TEST(HistogramOpenclFast, EveryLayoutMatchesTheReference) {
        "histogram.fast.runs_below_columns=64,histogram.fast.vectors=4",
        "histogram.opencl.float_edges=0,histogram.fast.striped_kib=8,histogram.fast.max_passes=0",
        "histogram.opencl.float_edges=0"});
+}
+
+// The layout OpenCL `fast` gives each kind of problem on an NVIDIA-like GPU (48 KiB of local
+// memory a group, groups side by side) under the default tuning: a slip in it changes no count,
+// only the speed, so no other test sees it.
+TEST(HistogramOpenclFast, LayoutOfEachProblemOnAGpu) {
+  DeviceInfo gpu;
+  gpu.backend = Backend::opencl;
+  gpu.local_memory = 48 << 10;
+  gpu.compute_units = 132;
+  gpu.max_group_size = 1024;
+  gpu.independent_groups = true;
+  const auto fast = detail::tuned<detail::HistogramFastPolicy>(gpu);
+  const auto opencl = detail::tuned<detail::HistogramOpenclPolicy>(gpu);
+  auto layout = [&](DType t, std::int64_t bins) {
+    return detail::fast_layout(problem_of(t, 1 << 20, HistogramBins::even(bins, 0, 1000)), gpu,
+                               fast, opencl);
+  };
+  const auto bytes = layout(DType::uint8, 1 << 20);  // 256 values, whatever the bins
+  EXPECT_TRUE(bytes.count_values);
+  EXPECT_EQ(bytes.counted, 256u);
+  EXPECT_EQ(bytes.columns, 32u);
+  EXPECT_FALSE(bytes.global);
+  const auto striped = layout(DType::float32, 1024);  // 1027 rows in 8 lane-striped columns
+  EXPECT_EQ(striped.passes, 1u);
+  EXPECT_EQ(striped.field_bits, 0u);
+  EXPECT_EQ(striped.columns, 8u);
+  for (DType t : {DType::float32, DType::int32, DType::float64, DType::float16}) {
+    const auto rows = layout(t, 65536);  // one range of 5-bit fields
+    EXPECT_FALSE(rows.count_values) << dtype_name(t);
+    EXPECT_FALSE(rows.global) << dtype_name(t);
+    EXPECT_EQ(rows.passes, 1u) << dtype_name(t);
+    EXPECT_EQ(rows.field_bits, 5u) << dtype_name(t);
+  }
+  for (DType t : {DType::int16, DType::uint16}) {
+    const auto values = layout(t, 65536);  // per value: 8-bit fields in two ranges
+    EXPECT_TRUE(values.values16) << dtype_name(t);
+    EXPECT_EQ(values.counted, 65536u) << dtype_name(t);
+    EXPECT_EQ(values.passes, 2u) << dtype_name(t);
+    EXPECT_EQ(values.field_bits, 8u) << dtype_name(t);
+  }
+  EXPECT_TRUE(layout(DType::float32, 1 << 20).global);  // past max_passes ranges
 }
 
 // Packed counters carry into the 64-bit counts, one group per range over the whole input, so

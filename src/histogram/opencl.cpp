@@ -27,6 +27,7 @@
 #include <type_traits>
 
 #include "histogram/histogram_internal.hpp"
+#include "histogram/opencl_layout.hpp"
 #include "histogram/opencl_rule.hpp"
 #include "histogram/tuning.hpp"
 #include "runtime/opencl/opencl_device.hpp"
@@ -41,111 +42,6 @@ namespace {
 enum class Strategy { global_atomic, interleaved, privatized, aggregated, fast };
 
 constexpr std::int64_t kMaxValuesPerGroup = std::int64_t{1} << 30;
-
-// Local memory one group may use: what the device reports, at most 48 KiB (NVIDIA's limit
-// per group under OpenCL).
-std::uint64_t local_budget(const DeviceInfo& d) {
-  return std::min<std::uint64_t>(d.local_memory, 48u << 10);
-}
-
-// How `fast` lays out its local histogram: counted indices (256 values for 1-byte input, the 65536
-// values of 16-bit input past Even16Rule's bins, else the rows), lane-striped columns, slot ranges
-// counted side by side ("passes") when the slots exceed local memory — in packed counters when
-// 32-bit ones would need more than one range — or global counting past max_passes ranges.
-struct FastLayout {
-  // Count per value, map values to slots at the flush: 1-byte input (counted 256), 16-bit
-  // input (counted 65536).
-  bool count_values = false;
-  std::uint32_t counted = 0;  // rows (bins + 3) or values
-  bool values16 = false;      // 16-bit input counted per value
-  std::uint32_t columns = 1, passes = 1, range = 0;
-  std::uint32_t field_bits = 0;   // packed counters' width (16, 8, 5 or 4); 0: 32-bit striped
-  std::uint32_t hot_entries = 0;  // the packed rows' hot-row table (narrow fields)
-  bool global = false, runs = true;
-  std::size_t local_bytes = 0;
-};
-
-// The packed layout for `counted` rows in `room` bytes: the fewest ranges, and among layouts
-// with as few the widest field (it wraps least often). 16-bit fields have no hot-row table
-// (a row wraps once per 65536 adds); the narrower ones keep `hot_entries` entries of 12 bytes.
-// `only` > 0 takes fields of that width alone (16, 8, 5 or 4); by default 4-bit fields are not
-// taken: measured on an H100 (float32, 65536 bins, 2^28 values, µs), they matched 5-bit ones on
-// uniform data (860–879 against 878) but their wraps cost 4768–5400 against 868 on the normal
-// data, more than the 2679 of three 16-bit ranges.
-void pick_fields(FastLayout& f, std::uint64_t counted, std::uint64_t room, int only,
-                 std::uint32_t hot_entries) {
-  auto passes_for = [&](std::uint64_t rows) {
-    return static_cast<std::uint32_t>((counted + rows - 1) / rows);
-  };
-  f.passes = 0;
-  for (std::uint32_t bits : {16u, 8u, 5u, 4u}) {
-    if (only > 0 ? int(bits) != only : bits < 5) continue;
-    const std::uint64_t hot = bits < 16 ? std::uint64_t{hot_entries} : 0;
-    if (room < hot * 12 + 4) continue;
-    // 16-bit: an odd number of rows, so a range's words fill the room.
-    const std::uint64_t rows = bits == 16 ? room / 2 - 1 : (room - hot * 12) / 4 * (32 / bits);
-    const std::uint32_t passes = passes_for(rows);
-    if (f.passes == 0 || passes < f.passes) {
-      f.passes = passes;
-      f.field_bits = bits;
-      f.hot_entries = static_cast<std::uint32_t>(hot);
-    }
-  }
-}
-
-FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info,
-                       const HistogramFastPolicy& fast, const HistogramOpenclPolicy& opencl) {
-  FastLayout f;
-  const std::uint64_t budget =
-      std::min<std::uint64_t>(std::uint64_t(fast.striped_kib) << 10, local_budget(info));
-  const std::uint64_t merge_bytes = 256 * 4;
-  const bool bytes = table_rule(p) && dtype_size(p.dtype) == 1 && budget >= 256 * 4 + merge_bytes;
-  // int16 and uint16 per value from per_value16_min_bins bins: 65536 rows, no rule per value.
-  // float16 and bfloat16 crowd a few neighbouring values, whose packed fields wrap (H100,
-  // float16 uniform in [0, 1), 65536 bins: 5819 µs per value at best, against 3934 µs in rows).
-  const bool values16 =
-      (p.dtype == DType::int16 || p.dtype == DType::uint16) && p.bins >= fast.per_value16_min_bins;
-  f.count_values = bytes || values16;
-  f.values16 = values16;
-  f.counted = bytes ? 256u : values16 ? 65536u : static_cast<std::uint32_t>(p.slots());
-  const std::uint64_t room = bytes ? budget - merge_bytes : budget;
-  const std::uint64_t counted = f.counted;
-  std::uint32_t max_columns = 1;
-  while (max_columns < 32 && int(max_columns * 2) <= fast.max_columns)
-    max_columns *= 2;
-  if (counted * 4 <= room) {
-    f.range = static_cast<std::uint32_t>(counted);
-    f.columns = max_columns;
-    while (f.columns > 1 && counted * f.columns * 4 > room)
-      f.columns /= 2;
-  } else {
-    // A range's rows: 32-bit counters, or 16-bit ones two to a word (an odd number of rows, so
-    // its words fill the room).
-    f.passes = static_cast<std::uint32_t>((counted + room / 4 - 1) / (room / 4));
-    // Packed ranges by default where groups run side by side (GPUs); a CPU driver runs them one
-    // after another, so ranges re-read the input and global counting is faster there (PoCL,
-    // float32 at 65536 bins: 3 packed ranges 47.7 ms, global 9.5 ms per 2^21 values).
-    if (opencl.packed == 1 || (opencl.packed == -1 && info.independent_groups)) {
-      // Per value the preferred width where it fits, else (as for rows) any.
-      const auto hot = static_cast<std::uint32_t>(opencl.hot_entries);
-      const bool preferred = values16 && opencl.field_bits == 0;
-      if (preferred) pick_fields(f, counted, room, opencl.per_value16_field_bits, hot);
-      if (!preferred || f.passes == 0) pick_fields(f, counted, room, opencl.field_bits, hot);
-    }
-    f.range = static_cast<std::uint32_t>((counted + f.passes - 1) / f.passes);
-    f.global = f.passes > static_cast<std::uint32_t>(fast.max_passes);
-    if (f.global) f.field_bits = f.hot_entries = 0;
-  }
-  // Register runs for skewed data (a test per vector decides), always in global counting.
-  f.runs = f.global || int(f.columns) < fast.runs_below_columns;
-  f.local_bytes =
-      f.global ? 0
-      : f.field_bits
-          ? (std::size_t{f.range} + 32 / f.field_bits - 1) / (32 / f.field_bits) * 4 +
-                std::size_t{f.hot_entries} * 12
-          : std::size_t{f.range} * f.columns * 4 + (bytes ? std::size_t{merge_bytes} : 0);
-  return f;
-}
 
 class OpenclHistogram final : public HistogramKernel {
  public:
