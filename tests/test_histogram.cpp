@@ -583,13 +583,12 @@ TEST(HistogramOpenclWithout64BitAtomics, CarriesIntoTheHighWord) {
     // a table of rows; the classic kernels read slots.
     auto table = detail::slot_table(p);
     std::vector<std::uint32_t> merge(512), rows(table.size());
-    const auto bins = static_cast<std::uint32_t>(p.bins);
     for (std::uint32_t v = 0; v < 256; ++v) {
       merge[v] = v;
       merge[256 + v] = table[v];
     }
     for (std::size_t v = 0; v < table.size(); ++v)
-      rows[v] = table[v] == bins ? 0 : (table[v] < bins ? table[v] + 1 : table[v]);
+      rows[v] = static_cast<std::uint32_t>(detail::row_of_slot(table[v], p.bins));
     Buffer in(d, values.size()), table_buf(d, table.size() * 4), rows_buf(d, rows.size() * 4),
         merge_buf(d, merge.size() * 4), counts(d, initial.size() * 8);
     in.upload(values.data(), values.size());

@@ -96,7 +96,7 @@ TEST(Float64EvenRule, ExactRowsAreTheReferenceSlots) {
       // The reference's slot as a row: below the range 0, bin b at b + 1, then above and NaN.
       auto expected_row = [&](double x) {
         const std::int64_t slot = detail::reference_slot(p, x);
-        return static_cast<std::uint32_t>(slot == bins ? 0 : (slot < bins ? slot + 1 : slot));
+        return static_cast<std::uint32_t>(detail::row_of_slot(slot, bins));
       };
       int exact_count = 0;
       auto check = [&](double x) {

@@ -119,6 +119,12 @@ inline std::int64_t reference_slot(const HistogramProblem& p, double x) {
   return below;
 }
 
+// A slot's row, the order in which `fast`'s rules place values by clamping: 0 below the range,
+// 1 + b for bin b, then above the range and NaN at their slots.
+inline std::int64_t row_of_slot(std::int64_t slot, std::int64_t bins) {
+  return slot == bins ? 0 : (slot < bins ? slot + 1 : slot);
+}
+
 // The even-bin rule at speed: a candidate bin from (x − lo)·(N / (hi − lo)), as numpy computes
 // it, then moved until edge[c] ≤ x < edge[c + 1] holds for the exact float64 edges, so the
 // answer is reference_slot's whatever the rounding of the candidate.

@@ -46,9 +46,8 @@ bool keeps_subnormals(const Device& d) {
 // The row of each value of a 16-bit table type (slot_table's slots in row order).
 std::vector<std::uint32_t> row_table(const HistogramProblem& p) {
   std::vector<std::uint32_t> table = slot_table(p);
-  const auto bins = static_cast<std::uint32_t>(p.bins);
   for (std::uint32_t& s : table)
-    s = s == bins ? 0 : (s < bins ? s + 1 : s);
+    s = static_cast<std::uint32_t>(row_of_slot(s, p.bins));
   return table;
 }
 

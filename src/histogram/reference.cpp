@@ -186,7 +186,7 @@ Even16Rule::Even16Rule(const HistogramProblem& p) {
   const EvenRule reference(p);
   auto agrees = [&](double x) {
     const std::int64_t slot = reference.slot(x);
-    const std::int64_t expected = slot == p.bins ? 0 : (slot < p.bins ? slot + 1 : slot);
+    const std::int64_t expected = row_of_slot(slot, p.bins);
     return row(static_cast<float>(x)) == static_cast<std::uint32_t>(expected);
   };
   // Each value once, in increasing order: the values either side of each edge (hi the last),
