@@ -504,7 +504,7 @@ __kernel void fast_local(__global const uint4* in, long n, RULE_PARAMS, uint pas
   for (uint r = begin; r < end; ++r) {
     const uint total = row_total(hist, r);
     if (!total) continue;
-    const uint s = table[first + r];
+    const uint s = slot_of_counted(first + r, slot_bins, VALUE_SLOTS);
     if (s != run_slot) {
       if (run) add_count(counts, run_slot, run);
       run_slot = s;
@@ -516,7 +516,7 @@ __kernel void fast_local(__global const uint4* in, long n, RULE_PARAMS, uint pas
 #else
   for (uint r = get_local_id(0); r < range; r += get_local_size(0)) {
     const uint total = row_total(hist, r);
-    if (total) add_count(counts, slot_of_row(first + r, slot_bins), total);
+    if (total) add_count(counts, slot_of_counted(first + r, slot_bins, VALUE_SLOTS), total);
   }
 #endif
 #if HOT_ENTRIES

@@ -129,9 +129,8 @@ class OpenclHistogram final : public HistogramKernel {
                                       static_cast<std::size_t>(p_.slots()) * 8);
       cl::Kernel& k = kernel_;
       if (strategy_ == Strategy::fast && !layout_.global) {
-        const std::uint32_t counted = layout_.counted;
         cl_uint i = set_common(k, in);
-        set_args_from(k, i, layout_.passes, layout_.range, counted, cl::Local(local_bytes_),
+        set_args_from(k, i, layout_.passes, layout_.range, layout_.counted, cl::Local(local_bytes_),
                       as_mem(counts.handle()));
         cl_.launch(k, groups_ * local_size_, local_size_);
         return;
