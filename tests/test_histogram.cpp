@@ -769,12 +769,61 @@ TEST(HistogramOpenclFast, PackedCountersCarryExactly) {
 
 #ifdef PARPAT_HAVE_CUDA
 // CUDA `fast` under its tuning values: no warp vote in shared memory, few columns, packed
-// counters off, global counting.
+// counters off, rows sorted into buckets, global counting.
 TEST(HistogramCudaFast, EveryTuningMatchesTheReference) {
   check_under_tunings(Backend::cuda, "fast",
                       {"histogram.fast.vote_below_columns=0",
                        "histogram.fast.striped_kib=1,histogram.fast.packed=0",
-                       "histogram.fast.max_passes=0,histogram.fast.block=96"});
+                       "histogram.fast.max_passes=0,histogram.fast.block=96",
+                       "histogram.fast.max_passes=0,histogram.fast.bucketed=0"});
+}
+
+// CUDA `fast` sorting rows into buckets (4- and 8-byte input past the passes): chunks of 1 MiB
+// of rows, so an input takes several; input starting one element past a 16-byte boundary (the
+// leftovers); data spread over the range and beyond it (NaN, both sides), all equal (tiles of
+// one row), ascending (each tile in few buckets, a bucket's values in few tiles), and most of it
+// on one value.
+TEST(HistogramCudaFast, BucketedRowsMatchTheReference) {
+  std::vector<Device> gpus;
+  for (const auto& d : devices())
+    if (d.backend() == Backend::cuda) gpus.push_back(d);
+  if (gpus.empty()) GTEST_SKIP() << "no CUDA device";
+  std::mt19937_64 rng(run_seed() + 12);
+  const std::int64_t n = 1500007;
+  for (const char* setting : {"histogram.fast.bucket_chunk_mib=1",
+                              "histogram.fast.max_passes=0,histogram.fast.bucket_rows=1024,"
+                              "histogram.fast.bucket_chunk_mib=1"}) {
+    ScopedTuning tuning(setting);
+    for (DType t : {DType::float32, DType::int32, DType::float64, DType::int64})
+      for (std::int64_t bins : {70001, 1 << 20}) {
+        const double lo = is_float(t) ? -1000.5 : -300000.5, hi = is_float(t) ? 2000.25 : 900000.25;
+        std::uniform_real_distribution<double> u(lo - 50, hi + 50);
+        std::bernoulli_distribution hot(0.9);
+        for (int data = 0; data < 4; ++data) {
+          std::int64_t i = 0;
+          auto host = make_values(t, n + 1, [&]() -> double {
+            ++i;
+            if (data == 1) return 17.0;
+            if (data == 2) return fit(t, lo - 20 + (hi - lo + 40) * double(i) / double(n));
+            if (data == 3 && hot(rng)) return 3.0;
+            if (i % 1000 == 0 && is_float(t)) return std::nan("");
+            return fit(t, u(rng));
+          });
+          auto p = problem_of(t, n, HistogramBins::even(bins, lo, hi));
+          std::vector<std::uint64_t> expected(static_cast<std::size_t>(p.slots()));
+          const std::size_t size = dtype_size(t);
+          detail::histogram_reference(host.data() + size, p, expected.data());
+          Array whole = Array::from_host(gpus[0], t, {n + 1}, host.data());
+          Buffer shifted = Buffer::wrap(gpus[0], static_cast<char*>(whole.buffer().handle()) + size,
+                                        std::size_t(n) * size);
+          HistogramResult r =
+              histogram(Array::view(shifted, t, {n}), HistogramBins::even(bins, lo, hi), {"fast"});
+          r.counts.insert(r.counts.end(), {r.underflow, r.overflow, r.nan});
+          EXPECT_EQ(r.counts, expected) << setting << ": " << dtype_name(t) << " " << bins
+                                        << " bins, data " << data << ", seed " << run_seed();
+        }
+      }
+  }
 }
 #endif
 

@@ -404,14 +404,16 @@ INSTANTIATE_TEST_SUITE_P(Devices, HistogramDTypes,
                          ::testing::ValuesIn(variant_targets("histogram")), target_name);
 
 // `fast` on GPUs under tunings that change its layout (passes, packed counters, global counting,
-// one column, per-value counting of 16-bit input), on the dtypes whose kernels are new: 64-bit
-// integers, and bool, int8, int16 and float16 through the uint8/uint16 kernels.
+// rows sorted into buckets, one column, per-value counting of 16-bit input), on the dtypes whose
+// kernels are new: 64-bit integers, and bool, int8, int16 and float16 through the uint8/uint16
+// kernels.
 TEST(HistogramDTypesFast, EveryLayoutMatchesTheReference) {
   std::mt19937_64 rng(run_seed() + 4);
   const char* settings[] = {
       "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=1",
       "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=0",
-      "histogram.fast.striped_kib=1,histogram.fast.max_passes=0",
+      "histogram.fast.striped_kib=1,histogram.fast.max_passes=0,histogram.fast.bucketed=0",
+      "histogram.fast.max_passes=0,histogram.fast.bucket_rows=1024",
       "histogram.fast.max_columns=1,histogram.fast.runs_below_columns=0,histogram.fast.packed=0",
       // 16-bit input counted per value at every bin count: CUDA's packed rows; OpenCL's packed
       // 8-bit fields in two ranges, and 5-bit ones whose wraps mostly find the hot-row table

@@ -30,8 +30,9 @@
 //    atomic per run of equal slots). 32-bit shared counts are added to the 64-bit global ones at
 //    the end. When the slots do not fit in shared memory the kernel makes passes over slot ranges
 //    (each pass reads the input again and counts only its range); past `histogram.fast.max_passes`
-//    passes it counts straight into global memory, with the same runs. No temporary memory besides
-//    the value table or the edges.
+//    passes 4- and 8-byte input is sorted into buckets of rows, each counted in shared memory
+//    (kernels_bucketed.cuh; temporary memory of 2 bytes a value, in chunks), and other input counts
+//    straight into global memory, with the same runs.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -119,7 +120,7 @@ class CudaHistogram final : public HistogramKernel {
     with_rule([&](auto rule) { launch(x, rule, out); });
   }
 
-  std::size_t temp_bytes() const override { return aux_.bytes(); }
+  std::size_t temp_bytes() const override { return aux_.bytes() + temp_.bytes(); }
 
  private:
   // Calls f with the slot rule of this dtype, bins and strategy.
@@ -187,8 +188,11 @@ class CudaHistogram final : public HistogramKernel {
 
   template <class Rule>
   void configure_fast(int sms) {
-    fast_ = fast_config<T, Rule>(device_.info(), tuned<HistogramFastPolicy>(device_.info()), sms,
-                                 unsigned(p_.slots()), p_.n);
+    const auto policy = tuned<HistogramFastPolicy>(device_.info());
+    fast_ = fast_config<T, Rule>(device_.info(), policy, sms, unsigned(p_.slots()), p_.n);
+    if (fast_.global)
+      bucket_ = bucket_plan<T, Rule>(device_.info(), policy, sms, fast_.counted, p_.n);
+    if (bucket_.usable) temp_ = Buffer(device_, bucket_.bytes);
   }
 
   template <class Rule>
@@ -222,6 +226,10 @@ class CudaHistogram final : public HistogramKernel {
     cudaStream_t st = cuda_.stream();
     const long long n = p_.n;
     const unsigned slots = unsigned(p_.slots());
+    if (bucket_.usable) {
+      launch_bucketed(bucket_, x, n, rule, fast_.counted, temp_.handle(), out, st);
+      return;
+    }
     if constexpr (kFastOnly<Rule>) {
       launch_fast(fast_, x, n, rule, slots, out, st);
     } else {
@@ -269,6 +277,8 @@ class CudaHistogram final : public HistogramKernel {
   int block_ = 256, blocks_ = 1;
   std::size_t shared_ = 0;
   FastConfig fast_;
+  BucketPlan bucket_;  // `fast` sorting rows into buckets where it would count globally
+  Buffer temp_;        // the buckets' rows
 };
 
 // Fills the bits → slot table of a 1- or 2-byte input on the device with the even rule itself.
@@ -321,10 +331,12 @@ std::vector<HistogramVariant> cuda_histogram_variants() {
             "arithmetic (exact: proven error bound, float64 edges near an edge); a lane-striped "
             "shared "
             "histogram (a bank per lane); per-thread runs for skewed data; passes over bin "
-            "ranges beyond shared memory, global atomics past histogram.fast.max_passes passes",
-            "block=1024 striped<=64KiB max_passes=4",
-            "temporary memory: the value table of 1- and 2-byte input or the explicit edges "
-            "only"),
+            "ranges beyond shared memory; past histogram.fast.max_passes passes, 4- and 8-byte "
+            "input sorted into buckets of rows counted in shared memory, other input global "
+            "atomics",
+            "block=1024 striped<=128KiB max_passes=4 bucket_rows=16384",
+            "temporary memory: the value table of 1- and 2-byte input, the explicit edges, and "
+            "2 bytes a value (in chunks of at most 256 MiB) where rows are sorted into buckets"),
        supports_any, make<Strategy::fast>, make_cuda_weighted_fast},
   };
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "histogram/cuda/kernels_bucketed.cuh"
 #include "histogram/cuda/kernels_classic.cuh"
 #include "histogram/cuda/kernels_fast.cuh"
 #include "histogram/tuning.hpp"
@@ -112,6 +113,111 @@ void launch_fast(const FastConfig& c, const T* x, long long n, Rule rule, unsign
     fast_shared_for<T, Rule>(c)<<<c.blocks, c.block, c.shared, st>>>(
         x, n, rule, first, range, c.packed ? 1 : c.columns, c.vote, out);
     check_launch("histogram fast_shared_kernel");
+  }
+}
+
+// How `fast` sorts rows into buckets where it would count in global memory
+// (kernels_bucketed.cuh): buckets of histogram.fast.bucket_rows rows (fewer than kMaxBuckets,
+// more rows a bucket where needed, up to 2^16), each counted in as many columns as
+// histogram.fast.striped_kib allows; chunks of the input whose 16-bit rows take at most
+// histogram.fast.bucket_chunk_mib of temporary memory. Only 4- and 8-byte input, and only with
+// at least a value a row: fewer values cost less counted straight into global memory.
+struct BucketPlan {
+  bool usable = false;
+  unsigned shift = 0, buckets = 0, columns = 1;
+  unsigned chunk_tiles = 0;  // tiles a chunk, but the last
+  int sort_blocks = 1, count_blocks = 1;
+  std::size_t count_shared = 0;
+  unsigned long long target = 0;  // values an item of a bucket
+  unsigned max_items = 0;
+  std::size_t items_offset = 0, meta_offset = 0, sorted_offset = 0, bytes = 0;  // temp layout
+};
+
+template <class T, class Rule>
+BucketPlan bucket_plan(const DeviceInfo& info, const HistogramFastPolicy& policy, int sms,
+                       unsigned counted, long long n) {
+  BucketPlan b;
+  if constexpr (sizeof(T) >= 4 && !kEven16<Rule> && !kCountsPerValue<Rule>) {
+    if (!policy.bucketed || n < (long long)counted) return b;
+    b.shift = 0;
+    while ((1u << b.shift) < unsigned(policy.bucket_rows))
+      ++b.shift;
+    while (b.shift < 16 && (counted >> b.shift) >= kMaxBuckets)
+      ++b.shift;
+    b.buckets = ((counted - 1) >> b.shift) + 1;
+    const std::size_t budget = fast_shared_budget(info);
+    const std::size_t striped =
+        std::min<std::size_t>(budget, std::size_t(policy.striped_kib) << 10);
+    const std::size_t rows = std::size_t(1) << b.shift;
+    if (b.buckets > kMaxBuckets || rows * sizeof(unsigned) > budget) return b;
+    while (b.columns < 32 && rows * b.columns * 2 * sizeof(unsigned) <= striped)
+      b.columns *= 2;
+    b.count_shared = rows * b.columns * sizeof(unsigned);
+    constexpr long long kTile = kTileValues<T>;
+    const long long tiles = (n + kTile - 1) / kTile;
+    const long long chunk_values = (std::size_t(policy.bucket_chunk_mib) << 20) / 2;
+    b.chunk_tiles = unsigned(std::clamp<long long>(chunk_values / kTile, 1, tiles));
+    int per_sm = 0;
+    PARPAT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, &bucket_rows_kernel<T, Rule>,
+                                                              kBucketBlock, 0));
+    b.sort_blocks = int(std::min<long long>(std::max(per_sm, 1) * sms, b.chunk_tiles));
+    const void* count = reinterpret_cast<const void*>(&count_buckets_kernel<Rule>);
+    if (b.count_shared > (48u << 10))
+      PARPAT_CUDA(cudaFuncSetAttribute(count, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       int(b.count_shared)));
+    PARPAT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, count, kBucketBlock,
+                                                              b.count_shared));
+    b.count_blocks = std::max(per_sm, 1) * sms;
+    const long long values = (long long)b.chunk_tiles * kTile;
+    // Two items a block, so a bucket heavier than the rest (normal data) leaves less idle.
+    b.target = std::max<long long>(kTile, values / (2ll * b.count_blocks));
+    b.max_items = unsigned(2 * b.buckets + values / b.target + 2);
+    auto align = [](std::size_t bytes) { return (bytes + 255) / 256 * 256; };
+    b.items_offset = 256;  // two counters first: items planned, items taken
+    b.meta_offset = b.items_offset + align(std::size_t(b.max_items) * sizeof(BucketItem));
+    b.sorted_offset = b.meta_offset + align(std::size_t(b.buckets) * b.chunk_tiles * 4);
+    b.bytes = b.sorted_offset + std::size_t(values) * 2;
+    b.usable = true;
+  }
+  return b;
+}
+
+// Adds the histogram of x[0, n) to `out` by sorting rows into buckets, a chunk at a time, in the
+// temporary memory `temp` (b.bytes).
+template <class T, class Rule>
+void launch_bucketed(const BucketPlan& b, const T* x, long long n, Rule rule, unsigned counted,
+                     void* temp, unsigned long long* out, cudaStream_t st) {
+  if constexpr (sizeof(T) >= 4 && !kEven16<Rule> && !kCountsPerValue<Rule>) {
+    constexpr long long kVec = 16 / sizeof(T), kTile = kTileValues<T>;
+    const long long head = std::min<long long>(
+        n, (16 - reinterpret_cast<unsigned long long>(x) % 16) % 16 / sizeof(T));
+    const long long vectors = (n - head) / kVec, tail_begin = head + vectors * kVec;
+    if (head + (n - tail_begin)) {
+      bucket_leftovers_kernel<T><<<1, 32, 0, st>>>(x, head, tail_begin, n, rule, out);
+      check_launch("histogram bucket_leftovers_kernel");
+    }
+    auto* bytes = static_cast<unsigned char*>(temp);
+    auto* item_count = reinterpret_cast<unsigned*>(bytes);
+    auto* items = reinterpret_cast<BucketItem*>(bytes + b.items_offset);
+    auto* meta = reinterpret_cast<unsigned*>(bytes + b.meta_offset);
+    auto* sorted = reinterpret_cast<unsigned short*>(bytes + b.sorted_offset);
+    const long long chunk_vectors = (long long)b.chunk_tiles * (kTile / kVec);
+    const auto* vec = reinterpret_cast<const uint4*>(x + head);
+    for (long long v0 = 0; v0 < vectors; v0 += chunk_vectors) {
+      BucketChunk c{vec + v0, std::min(chunk_vectors, vectors - v0), 0, b.shift, b.buckets};
+      c.tiles = unsigned((c.count + kTile / kVec - 1) / (kTile / kVec));
+      PARPAT_CUDA(cudaMemsetAsync(item_count, 0, 2 * sizeof(unsigned), st));
+      bucket_rows_kernel<T><<<std::min<long long>(b.sort_blocks, c.tiles), kBucketBlock, 0, st>>>(
+          c, rule, sorted, meta, out);
+      check_launch("histogram bucket_rows_kernel");
+      plan_bucket_items_kernel<<<b.buckets, kBucketBlock, 0, st>>>(meta, c.tiles, b.target, items,
+                                                                   item_count);
+      check_launch("histogram plan_bucket_items_kernel");
+      count_buckets_kernel<<<b.count_blocks, kBucketBlock, b.count_shared, st>>>(
+          sorted, meta, items, item_count, item_count + 1, c.tiles, unsigned(kTile), b.shift,
+          counted, b.columns, rule, out);
+      check_launch("histogram count_buckets_kernel");
+    }
   }
 }
 
