@@ -9,13 +9,15 @@
 //     in the tile. The sort is a counting sort in shared memory: a count per (bucket, column)
 //     (lanes of one bucket spread over kBucketColumns counters), an exclusive scan, then each
 //     value takes a place with one atomic. A tile whose values all share a row adds them with one
-//     global atomic and writes nothing.
-//  2. plan_bucket_items_kernel: a block per bucket cuts its tiles into items of about `target`
-//     values (one item where the bucket holds fewer), so skewed data spreads over the grid.
-//  3. count_buckets_kernel: blocks take items from a queue and count the item's rows in a
-//     lane-striped shared histogram of the bucket's rows — a warp reads 32 tiles' starts and
-//     counts at once, then each tile's stretch with 16-byte loads, four tiles in flight — and add
-//     each row to its slot's 64-bit count (one atomic per row an item saw).
+//     global atomic and writes nothing. Each bucket's total over the chunk is summed with one
+//     global atomic per tile.
+//  2. count_buckets_kernel: a bucket of T values makes K = round(T / target) items (at least
+//     one), each an equal share of the chunk's tiles (for data drawn alike throughout, an equal
+//     share of the values), so a heavy bucket (normal data) spreads over several blocks. Blocks
+//     take items from a queue and count the item's rows in a lane-striped shared histogram of
+//     the bucket's rows — a warp reads 32 tiles' starts and counts at once, then each tile's
+//     stretch with 16-byte loads, four tiles in flight — and add each row to its slot's 64-bit
+//     count (one atomic per row an item saw).
 #pragma once
 
 #include "histogram/cuda/rules.cuh"
@@ -41,11 +43,6 @@ struct BucketChunk {
   unsigned tiles;        // tiles in the chunk
   unsigned shift;        // a row's bucket: row >> shift
   unsigned buckets;
-};
-
-// An item of a bucket: its tiles [begin, end).
-struct BucketItem {
-  unsigned bucket, begin, end;
 };
 
 // Exclusive prefix sums of a[0, n) in place, n ≤ 4 · blockDim.x; returns the total. Every thread
@@ -90,7 +87,8 @@ __device__ unsigned block_exclusive_scan(unsigned* a, unsigned n, unsigned* warp
 template <class T, class Rule>
 __global__ void __launch_bounds__(kBucketBlock)
     bucket_rows_kernel(BucketChunk chunk, Rule rule, unsigned short* __restrict__ sorted,
-                       unsigned* __restrict__ meta, unsigned long long* counts) {
+                       unsigned* __restrict__ meta, unsigned* __restrict__ totals,
+                       unsigned long long* counts) {
   constexpr int kVec = 16 / sizeof(T);
   constexpr int kValues = kTileLoads * kVec;  // per thread and tile
   constexpr unsigned kTile = kTileValues<T>;
@@ -165,8 +163,10 @@ __global__ void __launch_bounds__(kBucketBlock)
       end = threadIdx.x + 1 < chunk.buckets ? cursor[(threadIdx.x + 1) * kBucketColumns] : total;
     }
     __syncthreads();  // the starts are read before values take places
-    if (threadIdx.x < chunk.buckets)
+    if (threadIdx.x < chunk.buckets) {
       meta[(long long)threadIdx.x * chunk.tiles + tile] = start | (end - start) << 16;
+      if (end > start) atomicAdd(totals + threadIdx.x, end - start);
+    }
     // The places first, then the stores: the atomics go out back to back.
     unsigned places[kValues];
 #pragma unroll
@@ -184,60 +184,6 @@ __global__ void __launch_bounds__(kBucketBlock)
       __stcs(out + i, in[i]);
     // The next tile zeroes `cursor` and writes `leader` only after every thread has passed the
     // sort's barriers; `staging` is written again after two more.
-  }
-}
-
-// Items of about `target` values over the tiles of bucket blockIdx.x: K = round(total / target)
-// items (at least 1), item k from the first tile at which K · (values before it) ≥ k · total.
-__global__ void __launch_bounds__(kBucketBlock)
-    plan_bucket_items_kernel(const unsigned* __restrict__ meta, unsigned tiles,
-                             unsigned long long target, BucketItem* items, unsigned* item_count) {
-  __shared__ unsigned scan[4 * kBucketBlock];
-  __shared__ unsigned warp_sums[32];
-  __shared__ unsigned long long block_total;
-  __shared__ unsigned first_item;
-  const unsigned bucket = blockIdx.x;
-  const unsigned* counts = meta + (long long)bucket * tiles;
-  if (threadIdx.x == 0) block_total = 0;
-  __syncthreads();
-  unsigned long long mine = 0;
-  for (unsigned t = threadIdx.x; t < tiles; t += blockDim.x)
-    mine += counts[t] >> 16;
-  atomicAdd(&block_total, mine);
-  __syncthreads();
-  const unsigned long long total = block_total;
-  if (total == 0) return;
-  const unsigned long long k_items = max(1ull, (total + target / 2) / target);
-  if (threadIdx.x == 0) {
-    first_item = atomicAdd(item_count, unsigned(k_items));
-    items[first_item] = BucketItem{bucket, 0, tiles};
-    items[first_item + k_items - 1].end = tiles;
-  }
-  __syncthreads();
-  BucketItem* mine_items = items + first_item;
-  unsigned long long before = 0;  // values in the tiles of earlier rounds
-  const unsigned round = 4 * kBucketBlock;
-  for (unsigned r0 = 0; r0 < tiles; r0 += round) {
-    for (unsigned i = threadIdx.x; i < round; i += blockDim.x)
-      scan[i] = r0 + i < tiles ? counts[r0 + i] >> 16 : 0u;
-    __syncthreads();
-    const unsigned sum = block_exclusive_scan(scan, round, warp_sums);
-    for (unsigned i = threadIdx.x; i < round && r0 + i < tiles; i += blockDim.x) {
-      // Items that begin at tile t + 1: keys in (key(t), key(t + 1)] (those that begin at
-      // `tiles`, after the last tile of values, are empty).
-      const unsigned long long at = before + scan[i];
-      const unsigned long long after = at + (counts[r0 + i] >> 16);
-      const unsigned long long from = at * k_items / total, to = after * k_items / total;
-      // Each field is written by one thread: an item's end by the thread of the next item's
-      // first tile (the last item's by thread 0, above).
-      for (unsigned long long k = from + 1; k <= to && k < k_items; ++k) {
-        mine_items[k].bucket = bucket;
-        mine_items[k].begin = r0 + i + 1;
-        mine_items[k - 1].end = r0 + i + 1;
-      }
-    }
-    before += sum;
-    __syncthreads();
   }
 }
 
@@ -261,26 +207,42 @@ __global__ void bucket_leftovers_kernel(const T* __restrict__ in, long long head
 template <class Rule>
 __global__ void __launch_bounds__(kBucketBlock)
     count_buckets_kernel(const unsigned short* __restrict__ sorted,
-                         const unsigned* __restrict__ meta, const BucketItem* __restrict__ items,
-                         const unsigned* item_count, unsigned* queue, unsigned tiles,
-                         unsigned tile_values, unsigned shift, unsigned counted, unsigned columns,
-                         Rule rule, unsigned long long* counts) {
+                         const unsigned* __restrict__ meta, const unsigned* __restrict__ totals,
+                         unsigned* queue, BucketChunk chunk, unsigned tile_values,
+                         unsigned long long target, unsigned counted, unsigned columns, Rule rule,
+                         unsigned long long* counts) {
   extern __shared__ unsigned hist[];
-  __shared__ unsigned taken;
+  __shared__ unsigned first_item[kMaxBuckets + 1];  // a bucket's first item; then all items
+  __shared__ unsigned warp_sums[32];
+  __shared__ unsigned taken_bucket, taken_begin, taken_end;
   const RowSlots slots = row_slots(rule);
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
-  const unsigned bucket_rows = 1u << shift;
+  const unsigned shift = chunk.shift, tiles = chunk.tiles, bucket_rows = 1u << shift;
   const unsigned base = unsigned(__cvta_generic_to_shared(hist)) + lane % columns * 4;
   const unsigned stride = columns * 4;
-  const unsigned items_total = *item_count;
+  for (unsigned b = threadIdx.x; b < chunk.buckets; b += blockDim.x)
+    first_item[b] = totals[b] ? unsigned(max(1ull, (totals[b] + target / 2) / target)) : 0u;
+  __syncthreads();
+  const unsigned items_total = block_exclusive_scan(first_item, chunk.buckets, warp_sums);
+  if (threadIdx.x == 0) first_item[chunk.buckets] = items_total;
   for (;;) {
-    if (threadIdx.x == 0) taken = atomicAdd(queue, 1u);
+    if (threadIdx.x == 0) {
+      const unsigned index = atomicAdd(queue, 1u);
+      unsigned b = 0;  // the last bucket whose first item is at most `index`
+      for (unsigned step = kMaxBuckets; step; step /= 2)
+        if (b + step < chunk.buckets && first_item[b + step] <= index) b += step;
+      const unsigned long long k = index - first_item[b], of = first_item[b + 1] - first_item[b];
+      taken_bucket = index < items_total ? b : kNone;
+      taken_begin = unsigned(k * tiles / max(of, 1ull));
+      taken_end = unsigned((k + 1) * tiles / max(of, 1ull));
+    }
     for (unsigned i = threadIdx.x; i < bucket_rows * columns; i += blockDim.x)
       hist[i] = 0;
     __syncthreads();
-    const unsigned index = taken;
-    if (index >= items_total) return;
-    const BucketItem item = items[index];
+    struct {
+      unsigned bucket, begin, end;
+    } const item{taken_bucket, taken_begin, taken_end};
+    if (item.bucket == kNone) return;
     const unsigned* starts = meta + (long long)item.bucket * tiles;
     // A warp takes 32 tiles at a time: lane l reads tile l's start and count.
     for (unsigned t0 = item.begin + warp * 32; t0 < item.end; t0 += warps * 32) {
@@ -311,10 +273,12 @@ __global__ void __launch_bounds__(kBucketBlock)
                            ? __ldcs(reinterpret_cast<const uint4*>(sorted + at + 256))
                            : make_uint4(0, 0, 0, 0);
             const unsigned words[4] = {now.x, now.y, now.z, now.w};
+            // This lane's rows of the stretch: [from, to) of its eight.
+            const int from = int(max(0ll, min(8ll, first[a] - at)));
+            const int to = int(max(0ll, min(8ll, last[a] - at)));
 #pragma unroll
             for (int k = 0; k < 8; ++k) {
-              const long long j = at + k;
-              if (j < first[a] || j >= last[a]) continue;
+              if (k < from || k >= to) continue;
               const unsigned r = words[k / 2] >> (16 * (k % 2)) & 0xFFFFu;
               asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(base + r * stride) : "memory");
             }
@@ -330,7 +294,7 @@ __global__ void __launch_bounds__(kBucketBlock)
         sum += hist[r * columns + c];
       if (sum) atomicAdd(counts + slots.of(row0 + r), sum);
     }
-    __syncthreads();  // `taken` and `hist` are reused
+    __syncthreads();  // the taken item and `hist` are reused
   }
 }
 

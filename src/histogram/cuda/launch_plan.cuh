@@ -129,8 +129,7 @@ struct BucketPlan {
   int sort_blocks = 1, count_blocks = 1;
   std::size_t count_shared = 0;
   unsigned long long target = 0;  // values an item of a bucket
-  unsigned max_items = 0;
-  std::size_t items_offset = 0, meta_offset = 0, sorted_offset = 0, bytes = 0;  // temp layout
+  std::size_t totals_offset = 0, meta_offset = 0, sorted_offset = 0, bytes = 0;  // temp layout
 };
 
 template <class T, class Rule>
@@ -171,11 +170,10 @@ BucketPlan bucket_plan(const DeviceInfo& info, const HistogramFastPolicy& policy
     const long long values = (long long)b.chunk_tiles * kTile;
     // Two items a block, so a bucket heavier than the rest (normal data) leaves less idle.
     b.target = std::max<long long>(kTile, values / (2ll * b.count_blocks));
-    b.max_items = unsigned(2 * b.buckets + values / b.target + 2);
-    auto align = [](std::size_t bytes) { return (bytes + 255) / 256 * 256; };
-    b.items_offset = 256;  // two counters first: items planned, items taken
-    b.meta_offset = b.items_offset + align(std::size_t(b.max_items) * sizeof(BucketItem));
-    b.sorted_offset = b.meta_offset + align(std::size_t(b.buckets) * b.chunk_tiles * 4);
+    b.totals_offset = 256;  // the queue's counter first
+    b.meta_offset = b.totals_offset + 4 * kMaxBuckets;
+    b.sorted_offset =
+        b.meta_offset + (std::size_t(b.buckets) * b.chunk_tiles * 4 + 255) / 256 * 256;
     b.bytes = b.sorted_offset + std::size_t(values) * 2;
     b.usable = true;
   }
@@ -197,8 +195,8 @@ void launch_bucketed(const BucketPlan& b, const T* x, long long n, Rule rule, un
       check_launch("histogram bucket_leftovers_kernel");
     }
     auto* bytes = static_cast<unsigned char*>(temp);
-    auto* item_count = reinterpret_cast<unsigned*>(bytes);
-    auto* items = reinterpret_cast<BucketItem*>(bytes + b.items_offset);
+    auto* queue = reinterpret_cast<unsigned*>(bytes);
+    auto* totals = reinterpret_cast<unsigned*>(bytes + b.totals_offset);
     auto* meta = reinterpret_cast<unsigned*>(bytes + b.meta_offset);
     auto* sorted = reinterpret_cast<unsigned short*>(bytes + b.sorted_offset);
     const long long chunk_vectors = (long long)b.chunk_tiles * (kTile / kVec);
@@ -206,16 +204,12 @@ void launch_bucketed(const BucketPlan& b, const T* x, long long n, Rule rule, un
     for (long long v0 = 0; v0 < vectors; v0 += chunk_vectors) {
       BucketChunk c{vec + v0, std::min(chunk_vectors, vectors - v0), 0, b.shift, b.buckets};
       c.tiles = unsigned((c.count + kTile / kVec - 1) / (kTile / kVec));
-      PARPAT_CUDA(cudaMemsetAsync(item_count, 0, 2 * sizeof(unsigned), st));
+      PARPAT_CUDA(cudaMemsetAsync(queue, 0, b.meta_offset, st));  // the queue and the totals
       bucket_rows_kernel<T><<<std::min<long long>(b.sort_blocks, c.tiles), kBucketBlock, 0, st>>>(
-          c, rule, sorted, meta, out);
+          c, rule, sorted, meta, totals, out);
       check_launch("histogram bucket_rows_kernel");
-      plan_bucket_items_kernel<<<b.buckets, kBucketBlock, 0, st>>>(meta, c.tiles, b.target, items,
-                                                                   item_count);
-      check_launch("histogram plan_bucket_items_kernel");
       count_buckets_kernel<<<b.count_blocks, kBucketBlock, b.count_shared, st>>>(
-          sorted, meta, items, item_count, item_count + 1, c.tiles, unsigned(kTile), b.shift,
-          counted, b.columns, rule, out);
+          sorted, meta, totals, queue, c, unsigned(kTile), b.target, counted, b.columns, rule, out);
       check_launch("histogram count_buckets_kernel");
     }
   }
