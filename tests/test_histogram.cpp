@@ -485,11 +485,16 @@ TEST_P(HistogramTest, BadInputIsRejected) {
 INSTANTIATE_TEST_SUITE_P(Devices, HistogramTest, ::testing::ValuesIn(targets()), target_name);
 
 #ifdef PARPAT_HAVE_CUDA
-// The raw-pointer CUDA layer: device pointers, a stream and caller-owned workspace.
-TEST(HistogramCudaRaw, MatchesTheReference) {
+std::vector<Device> cuda_devices() {
   std::vector<Device> gpus;
   for (const auto& d : devices())
     if (d.backend() == Backend::cuda) gpus.push_back(d);
+  return gpus;
+}
+
+// The raw-pointer CUDA layer: device pointers, a stream and caller-owned workspace.
+TEST(HistogramCudaRaw, MatchesTheReference) {
+  const std::vector<Device> gpus = cuda_devices();
   if (gpus.empty()) GTEST_SKIP() << "no CUDA device";
   std::mt19937_64 rng(run_seed() + 10);
   for (DType t : kDTypes)
@@ -784,9 +789,7 @@ TEST(HistogramCudaFast, EveryTuningMatchesTheReference) {
 // one row), ascending (each tile in few buckets, a bucket's values in few tiles), and most of it
 // on one value.
 TEST(HistogramCudaFast, BucketedRowsMatchTheReference) {
-  std::vector<Device> gpus;
-  for (const auto& d : devices())
-    if (d.backend() == Backend::cuda) gpus.push_back(d);
+  const std::vector<Device> gpus = cuda_devices();
   if (gpus.empty()) GTEST_SKIP() << "no CUDA device";
   std::mt19937_64 rng(run_seed() + 12);
   const std::int64_t n = 1500007;
