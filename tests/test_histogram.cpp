@@ -485,13 +485,6 @@ TEST_P(HistogramTest, BadInputIsRejected) {
 INSTANTIATE_TEST_SUITE_P(Devices, HistogramTest, ::testing::ValuesIn(targets()), target_name);
 
 #ifdef PARPAT_HAVE_CUDA
-std::vector<Device> cuda_devices() {
-  std::vector<Device> gpus;
-  for (const auto& d : devices())
-    if (d.backend() == Backend::cuda) gpus.push_back(d);
-  return gpus;
-}
-
 // The raw-pointer CUDA layer: device pointers, a stream and caller-owned workspace.
 TEST(HistogramCudaRaw, MatchesTheReference) {
   const std::vector<Device> gpus = cuda_devices();
