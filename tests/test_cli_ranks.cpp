@@ -1,8 +1,8 @@
 // The distributed command line: `mpirun -n 2 parpat ...` (when mpirun and the MPI engine are
 // built; the cases skip by name otherwise; GPU ranks of GPUs of their own over NCCL) and `parpat
 // ... --devices`, against the same command on one rank: integer sums, arg indices and histograms
-// identical, float sums and pairwise within the contract; rank 0 alone prints; a failure on one
-// rank (a missing file, another op) is one line and exit status 2 on every rank.
+// identical, float sums, weighted histograms and pairwise within the contract; rank 0 alone prints;
+// a failure on one rank (a missing file, another op) is one line and exit status 2 on every rank.
 #include <nlohmann/json.hpp>
 
 #include <unistd.h>
@@ -72,9 +72,15 @@ class CliRanks : public ::testing::Test {
     std::vector<std::int32_t> i(1001 * 37);
     for (auto& x : i)
       x = static_cast<std::int32_t>(rng() % 2001) - 1000;
+    std::uniform_real_distribution<double> uniform(-1, 2);
+    std::vector<double> w(f.size());
+    for (auto& x : w)
+      x = uniform(rng);
     floats_ = temp_path("ranks_f32.npy");
     ints_ = temp_path("ranks_i32.npy");
+    weights_ = temp_path("ranks_w64.npy");
     write_npy(floats_, DType::float32, {static_cast<std::int64_t>(f.size())}, f.data());
+    write_npy(weights_, DType::float64, {static_cast<std::int64_t>(w.size())}, w.data());
     write_npy(ints_, DType::int32, {1001, 37}, i.data());
   }
 
@@ -114,11 +120,22 @@ class CliRanks : public ::testing::Test {
     nlohmann::json b =
         json_of(run_command(run("reduce --op sum --json --backend " + backend + " " + floats_)));
     EXPECT_NEAR(a["result"].get<double>(), b["result"].get<double>(), 1e-6 * 300007 * 0.8);
+    // A weighted histogram: each bin's float64 sum within the reordered additions' rounding.
+    const std::string weighted = "histogram --bins 20 --range -3 3 --json --backend " + backend +
+                                 " --weights " + weights_ + " " + floats_;
+    nlohmann::json wa = json_of(run_cli(weighted));
+    nlohmann::json wb = json_of(run_command(run(weighted)));
+    if (HasFailure()) return;
+    EXPECT_EQ(wb["weighted"], true);
+    ASSERT_EQ(wb["sums"].size(), wa["sums"].size());
+    for (std::size_t i = 0; i < wa["sums"].size(); ++i)
+      EXPECT_NEAR(wa["sums"][i].get<double>(), wb["sums"][i].get<double>(), 1e-12 * 2 * 300007)
+          << "bin " << i;
   }
 
-  static std::string floats_, ints_;
+  static std::string floats_, ints_, weights_;
 };
-std::string CliRanks::floats_, CliRanks::ints_;
+std::string CliRanks::floats_, CliRanks::ints_, CliRanks::weights_;
 
 TEST_F(CliRanks, MpirunGivesTheAnswerOfOneRank) {
   if (!mpi_available()) GTEST_SKIP() << "mpirun or libparpat_mpi.so missing";

@@ -224,6 +224,74 @@ TEST_P(DistributedTest, HistogramOverRanksMatchesInMemory) {
   }
 }
 
+// Weighted histograms over ranks: the values and their float32 or float64 weights split alike,
+// each rank's float64 sums added in rank order. Every rank has the same bits; against the
+// in-memory weighted histogram each sum agrees to within the reordered additions' rounding.
+TEST_P(DistributedTest, WeightedHistogramOverRanksMatchesInMemory) {
+  std::mt19937_64 rng(run_seed() + 3);
+  const std::int64_t n = 10007;
+  std::normal_distribution<double> normal(100, 30);
+  std::uniform_real_distribution<double> weight(-2, 3);
+  // n values of dtype t drawn from `draw`, and element i of such values as a double.
+  auto host_of = [n](DType t, const std::function<double()>& draw) {
+    std::vector<unsigned char> out(static_cast<std::size_t>(n) * dtype_size(t));
+    visit_dtype(t, [&](auto v) {
+      using T = decltype(v);
+      for (std::int64_t i = 0; i < n; ++i)
+        reinterpret_cast<T*>(out.data())[i] = static_cast<T>(draw());
+    });
+    return out;
+  };
+  auto at = [](DType t, const std::vector<unsigned char>& host, std::int64_t i) {
+    double x = 0;
+    visit_dtype(t, [&](auto v) {
+      x = static_cast<double>(reinterpret_cast<const decltype(v)*>(host.data())[i]);
+    });
+    return x;
+  };
+  for (DType t : {DType::int32, DType::float32})
+    for (DType w : {DType::float32, DType::float64}) {
+      const std::vector<unsigned char> values = host_of(t, [&] { return normal(rng); });
+      const std::vector<unsigned char> weights = host_of(w, [&] { return weight(rng); });
+      Array in = Array::from_host(device(), t, {n}, values.data());
+      Array in_weights = Array::from_host(device(), w, {n}, weights.data());
+      for (const HistogramBins& bins : {HistogramBins::even(64, 20, 180), HistogramBins::even(37),
+                                        HistogramBins::explicit_edges({0, 50, 99.5, 100.5, 300})}) {
+        const HistogramResult want = histogram(in, in_weights, bins);
+        for (int size : {1, 2, 3, 4}) {
+          SCOPED_TRACE(std::to_string(size) + " ranks, " + dtype_name(t) + " weighted by " +
+                       dtype_name(w) + ", seed " + std::to_string(run_seed()));
+          std::vector<HistogramResult> got(static_cast<std::size_t>(size));
+          StreamOptions so;
+          so.chunk_bytes = 4096;
+          auto failed = on_ranks(size, [&](Communicator& comm) {
+            Source s = Source::from_host(t, {n}, values.data());
+            Source sw = Source::from_host(w, {n}, weights.data());
+            got[static_cast<std::size_t>(comm.rank())] =
+                histogram(s, sw, device(), comm, bins, {}, so);
+          });
+          for (auto& f : failed)
+            if (f) ADD_FAILURE() << error_of(f).first;
+          if (HasFailure()) return;
+          for (const auto& g : got) {
+            ASSERT_TRUE(g.weighted());
+            EXPECT_EQ(g.sums, got[0].sums);  // the same bits on every rank
+            EXPECT_EQ(g.bins.lo, want.bins.lo);
+            EXPECT_EQ(g.bins.hi, want.bins.hi);
+          }
+          ASSERT_EQ(got[0].sums.size(), want.sums.size());
+          double scale = 0;  // the sum of |weight|, a bound on any bin's rounding
+          for (std::int64_t i = 0; i < n; ++i)
+            scale += std::abs(at(w, weights, i));
+          for (std::size_t b = 0; b < want.sums.size(); ++b)
+            EXPECT_NEAR(got[0].sums[b], want.sums[b], 1e-12 * scale) << "bin " << b;
+          EXPECT_NEAR(got[0].underflow_sum, want.underflow_sum, 1e-12 * scale);
+          EXPECT_NEAR(got[0].overflow_sum, want.overflow_sum, 1e-12 * scale);
+        }
+      }
+    }
+}
+
 // A rank whose share cannot be read (the file shrank after every rank opened it) stops every
 // rank with its error. (The CPU backend reads mapped pages, where a vanished page is SIGBUS: the
 // CLI turns that into one line, a test cannot.)
@@ -339,6 +407,15 @@ TEST(DistributedFaults, BadInputIsTheSameErrorOnEveryRank) {
     histogram(s, cpu(), comm, HistogramBins::per_value());
   });
   expect_every_rank_failed_alike(failed, "per-value bins");
+  // Weights of another length than the values.
+  std::vector<double> w(999, 1.0);
+  failed = on_ranks(2, [&](Communicator& comm) {
+    Source s = Source::from_host(DType::float32, {1000}, v.data());
+    Source sw = Source::from_host(DType::float64, {999}, w.data());
+    histogram(s, sw, cpu(), comm, HistogramBins::even(10, 0, 1));
+  });
+  expect_every_rank_failed_alike(failed, "weights should have the same shape as the values");
+  EXPECT_EQ(error_of(failed[0]).second, ErrorKind::invalid_argument);
 }
 
 TEST(DistributedFaults, ARankThatNeverArrivesCostsTheOthersOnlyTheTimeLimit) {

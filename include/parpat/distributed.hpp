@@ -35,6 +35,12 @@ ReduceResult reduce(Source& source, const Device& device, Communicator& comm,
 HistogramResult histogram(Source& source, const Device& device, Communicator& comm,
                           const HistogramBins& bins = {}, const HistogramOptions& options = {},
                           const StreamOptions& stream = {}, StreamStats* stats = nullptr);
+// Weighted (HistogramResult::sums): `weights` holds a float32 or float64 weight for each value of
+// `source` (the same shape), split over the ranks as the values are; every rank's float64 sums
+// are gathered and added in rank order, so the same P gives the same bits on every rank.
+HistogramResult histogram(Source& source, Source& weights, const Device& device, Communicator& comm,
+                          const HistogramBins& bins = {}, const HistogramOptions& options = {},
+                          const StreamOptions& stream = {}, StreamStats* stats = nullptr);
 
 // Resident data: each rank holds its part of one array on its own device (`part`, contiguous),
 // the parts stacked along axis 0 in rank order (their other axes equal). Every rank returns the

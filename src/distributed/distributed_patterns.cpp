@@ -4,7 +4,10 @@
 //   reduce     agree on the call → stream the share → agree → all-gather the accumulators and
 //              fold them in rank order (reduce_stream with a RankShare)
 //   histogram  agree on the call → [min/max of the share → agree → all-gather, when the bins
-//              need the range] → count the share → agree → all-reduce the counts
+//              need the range] → count the share → agree → all-reduce the counts (weighted:
+//              all-gather the float64 sums and add them in rank order)
+
+#include <algorithm>
 
 #include "distributed/agreement.hpp"
 #include "distributed/rank_steps.hpp"
@@ -75,20 +78,41 @@ ReduceResult reduce(Source& source, const Device& device, Communicator& comm,
   return r;
 }
 
-HistogramResult histogram(Source& source, const Device& device, Communicator& comm,
-                          const HistogramBins& bins, const HistogramOptions& options,
-                          const StreamOptions& stream, StreamStats* stats) {
+namespace {
+
+// The histogram of `whole` over the ranks, weighted by `whole_weights` where given: counts added
+// by an all-reduce, float64 sums gathered and added in rank order.
+HistogramResult histogram_over_ranks(detail::SourceImpl& whole, detail::SourceImpl* whole_weights,
+                                     const Device& device, Communicator& comm,
+                                     const HistogramBins& bins, const HistogramOptions& options,
+                                     const StreamOptions& stream, StreamStats* stats) {
   auto start = std::chrono::steady_clock::now();
-  detail::SourceImpl& whole = source.impl();
-  detail::RankShare share;
-  std::shared_ptr<detail::SourceImpl> mine;
-  const std::string call =
+  detail::RankShare share, weights_share;
+  std::shared_ptr<detail::SourceImpl> mine, mine_weights;
+  std::string call =
       detail::histogram_call_text(bins, options) + ' ' + detail::source_signature(whole);
+  if (whole_weights) call += " weights " + detail::source_signature(*whole_weights);
   detail::step_then_agree(
-      comm, [&] { mine = open_rank_share(whole, whole.shape, false, comm, share); },
+      comm,
+      [&] {
+        if (whole_weights) {
+          if (whole.elements() < 0 || whole_weights->elements() < 0)
+            throw_invalid("a weighted histogram needs inputs of known length (" +
+                          (whole.elements() < 0 ? whole.name : whole_weights->name) + " has none)");
+          detail::check_weights(whole_weights->dtype, whole_weights->shape, whole.shape);
+          mine_weights =
+              open_rank_share(*whole_weights, whole_weights->shape, false, comm, weights_share);
+        }
+        mine = open_rank_share(whole, whole.shape, false, comm, share);
+      },
       detail::signature_of(call));
   const std::int64_t n = whole.elements();
-  if (n == 0) return histogram(Array(device, whole.dtype, whole.shape), bins, options);
+  if (n == 0) {
+    Array empty(device, whole.dtype, whole.shape);
+    return whole_weights
+               ? histogram(empty, Array(device, whole_weights->dtype, whole.shape), bins, options)
+               : histogram(empty, bins, options);
+  }
   StreamStats local;
   // The range is asked for (on every rank alike) only when the bins need it.
   if (detail::bins_need_data(whole.dtype, bins)) local.passes = 2;
@@ -96,18 +120,51 @@ HistogramResult histogram(Source& source, const Device& device, Communicator& co
     return detail::ranks_range(comm, mine->elements() > 0,
                                [&] { return detail::stream_range(*mine, device, stream, local); });
   });
-  std::vector<std::uint64_t> slots(detail::histogram_slots(resolved));
+  const std::size_t slots = detail::histogram_slots(resolved);
+  std::vector<std::uint64_t> counts(whole_weights ? 0 : slots);
+  std::vector<double> sums(whole_weights ? slots : 0);
   detail::step_then_agree(comm, [&] {
-    detail::count_stream(*mine, nullptr, device, resolved, options, stream, local, local.passes,
-                         local.passes)
-        .download(slots.data(), slots.size() * sizeof(std::uint64_t));
+    Buffer counted = detail::count_stream(*mine, mine_weights.get(), device, resolved, options,
+                                          stream, local, local.passes, local.passes);
+    if (whole_weights) {
+      counted.download(sums.data(), slots * sizeof(double));
+    } else {
+      counted.download(counts.data(), slots * sizeof(std::uint64_t));
+    }
   });
-  comm.all_reduce_sum(slots.data(), slots.size());
-  HistogramResult r = detail::histogram_of_slots(resolved, std::move(slots));
+  HistogramResult r;
+  if (whole_weights) {
+    const std::vector<unsigned char> every = comm.all_gather(sums.data(), slots * sizeof(double));
+    std::fill(sums.begin(), sums.end(), 0.0);
+    for (int rank = 0; rank < comm.size(); ++rank) {
+      const auto* part = reinterpret_cast<const double*>(every.data()) + rank * slots;
+      for (std::size_t i = 0; i < slots; ++i)
+        sums[i] += part[i];
+    }
+    r = detail::histogram_of_sums(resolved, std::move(sums));
+  } else {
+    comm.all_reduce_sum(counts.data(), counts.size());
+    r = detail::histogram_of_slots(resolved, std::move(counts));
+  }
   local.wall_ms = detail::ms_since(start);
   r.time_ms = local.kernel_ms;
   if (stats) *stats = local;
   return r;
+}
+
+}  // namespace
+
+HistogramResult histogram(Source& source, const Device& device, Communicator& comm,
+                          const HistogramBins& bins, const HistogramOptions& options,
+                          const StreamOptions& stream, StreamStats* stats) {
+  return histogram_over_ranks(source.impl(), nullptr, device, comm, bins, options, stream, stats);
+}
+
+HistogramResult histogram(Source& source, Source& weights, const Device& device, Communicator& comm,
+                          const HistogramBins& bins, const HistogramOptions& options,
+                          const StreamOptions& stream, StreamStats* stats) {
+  return histogram_over_ranks(source.impl(), &weights.impl(), device, comm, bins, options, stream,
+                              stats);
 }
 
 }  // namespace parpat

@@ -144,9 +144,11 @@ void add_histogram_command(CLI::App& app) {
       StreamStats stats;
       HistogramResult r;
       if (!o->weights.empty()) {
-        if (in.comm) throw_invalid("--weights is not supported across ranks yet");
         Source weights = Source::open(o->weights);
-        r = histogram(input.source, weights, input.device, rank_spec, options, stream, &stats);
+        r = in.comm ? histogram(input.source, weights, input.device, *in.comm, rank_spec, options,
+                                stream, &stats)
+                    : histogram(input.source, weights, input.device, rank_spec, options, stream,
+                                &stats);
       } else if (in.comm) {
         r = histogram(input.source, input.device, *in.comm, rank_spec, options, stream, &stats);
       } else {
