@@ -22,11 +22,12 @@ struct HostArray {
   }
 };
 
-// Reads a .npy file (format versions 1–3, little-endian, C order, one or more dimensions, dtypes
-// bool int8 uint8 int16 uint16 int32 uint32 int64 uint64 float16 float32 float64). Throws Error(io)
-// when the file is missing or unreadable and Error(invalid_argument) with one clear sentence for
-// anything malformed: bad magic, a header that does not parse, a size that does not match the
-// data, an unsupported dtype or byte order, Fortran order, or a 0-D shape.
+// Reads a .npy file (format versions 1–3, either byte order, C or Fortran order — the array comes
+// back in C order — one or more dimensions, dtypes bool int8 uint8 int16 uint16 int32 uint32
+// int64 uint64 float16 float32 float64). Throws Error(io) when the file is missing or unreadable
+// and Error(invalid_argument) with one clear sentence for anything malformed: bad magic, a header
+// that does not parse, a size that does not match the data, an unsupported dtype, or a 0-D
+// shape.
 HostArray read_npy(const std::string& path);
 // Reads any file as a 1-D uint8 array of its bytes (an .npy file too).
 HostArray read_raw(const std::string& path);

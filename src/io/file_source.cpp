@@ -62,6 +62,7 @@ class RegularFile final : public SourceImpl {
       dtype = h.dtype;
       shape = h.shape;
       big_endian = h.big_endian;
+      fortran_order = h.fortran_order;
       data_offset_ = h.header_bytes;
     } else {
       raw = true;
@@ -152,6 +153,7 @@ class PipeStream final : public SourceImpl {
       dtype = h.dtype;
       shape = h.shape;
       big_endian = h.big_endian;
+      fortran_order = h.fortran_order;
       left_ = h.data_bytes;
     } else {
       raw = true;

@@ -127,9 +127,9 @@ NpyHeader read_npy_header(const std::function<void(void*, std::size_t)>& read_ex
   h.header_bytes = prefix_len + header_len;
   h.dtype = parse_descr(value_of(header, "descr", name), name, h.big_endian);
   std::string fortran = value_of(header, "fortran_order", name);
-  if (fortran.rfind("True", 0) == 0)
-    throw_invalid(name + ": Fortran-order arrays are not supported (save with C order)");
-  if (fortran.rfind("False", 0) != 0) bad(name, "fortran_order is neither True nor False");
+  h.fortran_order = fortran.rfind("True", 0) == 0;
+  if (!h.fortran_order && fortran.rfind("False", 0) != 0)
+    bad(name, "fortran_order is neither True nor False");
   h.shape = parse_shape(value_of(header, "shape", name), name);
   if (h.shape.empty())
     throw_invalid(name + ": 0-D arrays are not supported (1 or more dimensions only)");
@@ -169,7 +169,12 @@ HostArray parse_npy(const unsigned char* bytes, std::size_t size, const std::str
   HostArray a;
   a.dtype = h.dtype;
   a.shape = h.shape;
-  a.data.assign(bytes + h.header_bytes, bytes + h.header_bytes + h.data_bytes);
+  if (h.fortran_order) {
+    a.data.resize(h.data_bytes);
+    detail::fortran_to_c_order(bytes + h.header_bytes, a.data.data(), h.shape, dtype_size(h.dtype));
+  } else {
+    a.data.assign(bytes + h.header_bytes, bytes + h.header_bytes + h.data_bytes);
+  }
   if (h.big_endian) detail::swap_bytes(a.data.data(), a.data.size(), dtype_size(h.dtype));
   return a;
 }

@@ -111,6 +111,7 @@ class NpzMember final : public SourceImpl {
       dtype = h.dtype;
       shape = h.shape;
       big_endian = h.big_endian;
+      fortran_order = h.fortran_order;
       header_bytes_ = h.header_bytes;
     } catch (...) {
       close_all();

@@ -56,7 +56,9 @@ Source Source::open(const std::string& spec) {
                                              : split_npz(spec, archive, member)
                                                  ? detail::open_npz_source(archive, member)
                                                  : detail::open_file_source(spec);
+  const bool fortran_order = impl->fortran_order;
   if (impl->big_endian) impl = detail::open_byteswapped_source(std::move(impl));
+  if (fortran_order) impl = detail::open_c_order_source(std::move(impl));
   return Source(std::move(impl));
 }
 

@@ -24,6 +24,9 @@ class SourceImpl {
   // The data bytes are big-endian (an .npy file saved with '>'); Source::open reads such a
   // source through open_byteswapped_source, which hands the bytes on in this machine's order.
   bool big_endian = false;
+  // The data is in Fortran order (an .npy file saved with fortran_order True, `shape` as numpy
+  // gives it); Source::open reads such a source through open_c_order_source.
+  bool fortran_order = false;
 
   std::int64_t elements() const;  // −1 while unknown
   // Data bytes, when elements() is known.
@@ -55,6 +58,14 @@ std::shared_ptr<SourceImpl> open_byteswapped_source(std::shared_ptr<SourceImpl> 
 // Reverses the bytes of each `item`-byte element of `data` in place.
 void swap_bytes(void* data, std::size_t bytes, std::size_t item);
 
+// `inner` (in Fortran order) read whole into host memory and put in C order: every pattern reads
+// it as it reads any C-order array. Costs the array's size in host memory and one pass over it.
+std::shared_ptr<SourceImpl> open_c_order_source(std::shared_ptr<SourceImpl> inner);
+// Writes the array `fortran` of `shape` (Fortran order, `item`-byte elements) into `c` in C
+// order.
+void fortran_to_c_order(const unsigned char* fortran, unsigned char* c,
+                        const std::vector<std::int64_t>& shape, std::size_t item);
+
 // A path: a regular file (random access, mapped windows) or a pipe or device read in order.
 // `as_raw` reads an .npy file as its bytes.
 std::shared_ptr<SourceImpl> open_file_source(const std::string& path, bool as_raw = false);
@@ -71,6 +82,7 @@ struct NpyHeader {
   std::size_t header_bytes = 0;  // magic, version, length and dict: where the data starts
   std::uint64_t data_bytes = 0;  // what the shape promises
   bool big_endian = false;       // the descr's byte order is '>' (items wider than one byte)
+  bool fortran_order = false;    // the data is in Fortran order
 };
 NpyHeader read_npy_header(const std::function<void(void*, std::size_t)>& read_exact,
                           const std::string& name);
