@@ -776,19 +776,24 @@ TEST(HistogramCudaFast, EveryTuningMatchesTheReference) {
                        "histogram.fast.max_passes=0,histogram.fast.bucketed=0"});
 }
 
-// CUDA `fast` sorting rows into buckets (4- and 8-byte input past the passes): chunks of 1 MiB
-// of rows, so an input takes several; input starting one element past a 16-byte boundary (the
-// leftovers); data spread over the range and beyond it (NaN, both sides), all equal (tiles of
-// one row), ascending (each tile in few buckets, a bucket's values in few tiles), and most of it
-// on one value.
-TEST(HistogramCudaFast, BucketedRowsMatchTheReference) {
-  const std::vector<Device> gpus = cuda_devices();
-  if (gpus.empty()) GTEST_SKIP() << "no CUDA device";
+#endif
+
+// `fast` sorting rows into buckets (4- and 8-byte input past the passes), on CUDA and OpenCL
+// (histogram.opencl.bucketed): chunks of 1 MiB of rows, so an input takes several; values after
+// the last whole vector, and on CUDA input starting one element past a 16-byte boundary; data
+// spread over the range and beyond it (NaN, both sides), all equal (tiles of one row), ascending
+// (each tile in few buckets, a bucket's values in few tiles), and most of it on one value.
+TEST(HistogramFast, BucketedRowsMatchTheReference) {
+  std::vector<Device> gpus;
+  for (const auto& d : devices())
+    if (d.backend() != Backend::cpu) gpus.push_back(d);
+  if (gpus.empty()) GTEST_SKIP() << "no GPU backend";
   std::mt19937_64 rng(run_seed() + 12);
   const std::int64_t n = 1500007;
-  for (const char* setting : {"histogram.fast.bucket_chunk_mib=1",
+  for (const char* setting : {"histogram.fast.bucket_chunk_mib=1,histogram.opencl.bucketed=1",
                               "histogram.fast.max_passes=0,histogram.fast.bucket_rows=1024,"
-                              "histogram.fast.bucket_chunk_mib=1"}) {
+                              "histogram.fast.bucket_chunk_mib=1,histogram.opencl.bucketed=1,"
+                              "histogram.opencl.bucket_rows=1024"}) {
     ScopedTuning tuning(setting);
     for (DType t : {DType::float32, DType::int32, DType::float64, DType::int64})
       for (std::int64_t bins : {70001, 1 << 20}) {
@@ -809,19 +814,25 @@ TEST(HistogramCudaFast, BucketedRowsMatchTheReference) {
           std::vector<std::uint64_t> expected(static_cast<std::size_t>(p.slots()));
           const std::size_t size = dtype_size(t);
           detail::histogram_reference(host.data() + size, p, expected.data());
-          Array whole = Array::from_host(gpus[0], t, {n + 1}, host.data());
-          Buffer shifted = Buffer::wrap(gpus[0], static_cast<char*>(whole.buffer().handle()) + size,
-                                        std::size_t(n) * size);
-          HistogramResult r =
-              histogram(Array::view(shifted, t, {n}), HistogramBins::even(bins, lo, hi), {"fast"});
-          r.counts.insert(r.counts.end(), {r.underflow, r.overflow, r.nan});
-          EXPECT_EQ(r.counts, expected) << setting << ": " << dtype_name(t) << " " << bins
-                                        << " bins, data " << data << ", seed " << run_seed();
+          for (const Device& gpu : gpus) {
+            Array in = Array::from_host(gpu, t, {n}, host.data() + size);
+            Array whole;  // CUDA: the values one element into an array, past a 16-byte boundary
+            if (gpu.backend() == Backend::cuda) {
+              whole = Array::from_host(gpu, t, {n + 1}, host.data());
+              in = Array::view(Buffer::wrap(gpu, static_cast<char*>(whole.buffer().handle()) + size,
+                                            std::size_t(n) * size),
+                               t, {n});
+            }
+            HistogramResult r = histogram(in, HistogramBins::even(bins, lo, hi), {"fast"});
+            r.counts.insert(r.counts.end(), {r.underflow, r.overflow, r.nan});
+            EXPECT_EQ(r.counts, expected)
+                << device_name(gpu) << ", " << setting << ": " << dtype_name(t) << " " << bins
+                << " bins, data " << data << ", seed " << run_seed();
+          }
         }
       }
   }
 }
-#endif
 
 // The CLI: the text example of the issue (letters a–z in groups of four), JSON, bad input.
 class HistogramCli : public ::testing::Test {

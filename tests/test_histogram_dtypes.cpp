@@ -413,7 +413,8 @@ TEST(HistogramDTypesFast, EveryLayoutMatchesTheReference) {
       "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=1",
       "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=0",
       "histogram.fast.striped_kib=1,histogram.fast.max_passes=0,histogram.fast.bucketed=0",
-      "histogram.fast.max_passes=0,histogram.fast.bucket_rows=1024",
+      "histogram.fast.max_passes=0,histogram.fast.bucket_rows=1024,histogram.opencl.bucketed=1,"
+      "histogram.opencl.bucket_rows=1024",
       "histogram.fast.max_columns=1,histogram.fast.runs_below_columns=0,histogram.fast.packed=0",
       // 16-bit input counted per value at every bin count: CUDA's packed rows; OpenCL's packed
       // 8-bit fields in two ranges, and 5-bit ones whose wraps mostly find the hot-row table

@@ -19,14 +19,16 @@
 // so 65536 rows fit one range of 5-bit fields in 48 KiB (each range re-places every value); past
 // histogram.fast.max_passes ranges the kernel counts straight into global memory, where a cheap
 // test per 16-byte vector sends skewed data through runs of equal rows kept in registers (one
-// atomic per run). In local memory the runs are off by default
-// (histogram.fast.runs_below_columns): OpenCL 1.2 has no warp vote, so each work-item decides,
-// and the split warps cost more than the atomics they save.
+// atomic per run; with histogram.opencl.bucketed, 4- and 8-byte input sorts its rows into buckets
+// counted in local memory instead, opencl_bucketed.hpp). In local memory the runs are off by
+// default (histogram.fast.runs_below_columns): OpenCL 1.2 has no warp vote, so each work-item
+// decides, and the split warps cost more than the atomics they save.
 #include <algorithm>
 #include <string>
 #include <type_traits>
 
 #include "histogram/histogram_internal.hpp"
+#include "histogram/opencl_bucketed.hpp"
 #include "histogram/opencl_layout.hpp"
 #include "histogram/opencl_rule.hpp"
 #include "histogram/tuning.hpp"
@@ -96,6 +98,7 @@ class OpenclHistogram final : public HistogramKernel {
         break;
       }
     }
+    if (fast) bucketed_ = OpenclBucketedCount::make(d, p, layout_, options);
     static const std::string source = std::string(parpat_cl_histogram_rules) + parpat_cl_histogram;
     kernel_ = cl_.kernel("histogram.cl", source, options, name);
     try {  // a kernel's registers may allow fewer work-items than the device
@@ -127,6 +130,10 @@ class OpenclHistogram final : public HistogramKernel {
       if (!accumulate)
         cl_.queue().enqueueFillBuffer(cl::Buffer(as_mem(counts.handle()), true), zero, 0,
                                       static_cast<std::size_t>(p_.slots()) * 8);
+      if (bucketed_) {
+        bucketed_->run(in, counts, rule_);
+        return;
+      }
       cl::Kernel& k = kernel_;
       if (strategy_ == Strategy::fast && !layout_.global) {
         cl_uint i = set_common(k, in);
@@ -149,7 +156,9 @@ class OpenclHistogram final : public HistogramKernel {
     }
   }
 
-  std::size_t temp_bytes() const override { return rule_.temp_bytes(); }
+  std::size_t temp_bytes() const override {
+    return rule_.temp_bytes() + (bucketed_ ? bucketed_->temp_bytes() : 0);
+  }
 
  private:
   // Binds the input, its size and the bin rule's parameters; returns the next argument index.
@@ -165,6 +174,7 @@ class OpenclHistogram final : public HistogramKernel {
   FastLayout layout_;
   ClBinRule rule_;
   cl::Kernel kernel_;
+  std::unique_ptr<OpenclBucketedCount> bucketed_;  // `fast` sorting rows into buckets
   std::size_t local_size_ = 256, groups_ = 1, local_bytes_ = 0;
 };
 
@@ -225,7 +235,9 @@ std::vector<HistogramVariant> opencl_histogram_variants() {
             "32-bit counters in local memory in packed 16/8/5-bit counters (the widest in the "
             "fewest ranges; carries to the global counts, hot rows' carries in a local table), "
             "ranges counted side by side by groups sharing an input chunk through L2; global "
-            "atomics with register runs of equal slots past histogram.fast.max_passes ranges",
+            "atomics with register runs of equal slots past histogram.fast.max_passes ranges "
+            "(or, with histogram.opencl.bucketed, 4- and 8-byte rows sorted into buckets counted "
+            "in local memory)",
             "group=1024 groups/CU=8 (2 counting globally) vectors=8 striped<=96KiB columns<=32 "
             "runs_below_columns=0 (global counting only) packed fields>=5 bits hot_entries=256 "
             "max_passes=4 per value: 8-bit fields, groups/CU=2",

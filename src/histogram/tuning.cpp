@@ -54,6 +54,8 @@ const std::vector<Field<HistogramOpenclPolicy>>& HistogramOpenclPolicy::fields()
       {"field_bits", &P::field_bits, one_of({0, 4, 5, 8, 16})},
       {"hot_entries", &P::hot_entries, range(0, 4096)},
       {"ptx", &P::ptx, range(0, 1)},
+      {"bucketed", &P::bucketed, range(0, 1)},
+      {"bucket_rows", &P::bucket_rows, power_of_two(1024, 8192)},
   };
   return f;
 }

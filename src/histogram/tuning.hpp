@@ -64,7 +64,9 @@ struct HistogramFastPolicy {
 // `hot_entries` hot rows, where `packed` says (1 on, 0 off, -1 where groups run side by side: a
 // CPU driver runs them one after another, so ranges re-read the input and global counting is
 // faster there); NVIDIA's inline PTX (`ptx`: local atomics on 32-bit shared addresses, the
-// float32 floor without the conversion unit). Global counting on the resident grid, float64
+// float32 floor without the conversion unit); where it would count globally, 4- and 8-byte input
+// sorts rows into buckets of `bucket_rows` rows counted in local memory (`bucketed`, off until
+// measured on a GPU: histogram_bucketed.cl). Global counting on the resident grid, float64
 // edges, packed fields: measured, bench/tuning/measurements.json, histogram-opencl-global-packed.
 struct HistogramOpenclPolicy : SameOnEveryDevice<HistogramOpenclPolicy> {
   static constexpr const char* kName = "histogram.opencl";
@@ -76,6 +78,8 @@ struct HistogramOpenclPolicy : SameOnEveryDevice<HistogramOpenclPolicy> {
   int field_bits = 0;
   int hot_entries = 256;
   int ptx = 1;
+  int bucketed = 0;
+  int bucket_rows = 8192;
   static const std::vector<Field<HistogramOpenclPolicy>>& fields();
 };
 
