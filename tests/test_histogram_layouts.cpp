@@ -1,0 +1,385 @@
+// Histogram `fast` and the CPU's `parallel` under their tuning values, on every device: the
+// CUDA raw-pointer layer, CUDA and OpenCL layouts forced by PARPAT_TUNING (passes, packed
+// counters with their carries, columns, global counting, rows sorted into buckets), the OpenCL
+// path without 64-bit atomics, the layout OpenCL `fast` gives each problem on an NVIDIA-like
+// GPU, and the CPU's small sections. Every count against the CPU reference.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "histogram/histogram_internal.hpp"
+#include "histogram_support.hpp"
+#include "parpat/array.hpp"
+#include "parpat/histogram.hpp"
+#include "runtime/tuning.hpp"
+#include "test_support.hpp"
+
+#ifdef PARPAT_HAVE_CUDA
+#include "parpat/cuda/histogram.cuh"
+#endif
+#ifdef PARPAT_HAVE_OPENCL
+#include "histogram/opencl_layout.hpp"
+#include "histogram/tuning.hpp"
+#include "runtime/opencl/opencl_device.hpp"
+extern const char* const parpat_cl_histogram_rules;
+extern const char* const parpat_cl_histogram;
+#endif
+
+namespace parpat::test {
+namespace {
+
+#ifdef PARPAT_HAVE_CUDA
+// The raw-pointer CUDA layer: device pointers, a stream and caller-owned workspace.
+TEST(HistogramCudaRaw, MatchesTheReference) {
+  const std::vector<Device> gpus = cuda_devices();
+  if (gpus.empty()) GTEST_SKIP() << "no CUDA device";
+  std::mt19937_64 rng(run_seed() + 10);
+  for (DType t : kDTypes)
+    for (std::int64_t bins : {7, 256, 65536, 1 << 20}) {
+      const std::int64_t n = (1 << 20) + 13;
+      const auto range = range_for(t);
+      const double lo = range.first, hi = range.second;
+      std::uniform_real_distribution<double> u(lo - 10, hi + 10);
+      auto host = make_values(t, n, [&] { return fit(t, u(rng)); });
+      HistogramBins b = HistogramBins::even(bins, lo, hi);
+      auto p = problem_of(t, n, b);
+      std::vector<std::uint64_t> expected(static_cast<std::size_t>(p.slots()));
+      detail::histogram_reference(host.data(), p, expected.data());
+      Array in = Array::from_host(gpus[0], t, {n}, host.data());
+      Buffer counts(gpus[0], expected.size() * 8);
+      Buffer workspace(gpus[0], std::max<std::size_t>(cuda::histogram_workspace_bytes(t, bins), 1));
+      cuda::histogram_even(in.buffer().handle(), t, n, bins, lo, hi,
+                           static_cast<unsigned long long*>(counts.handle()), workspace.handle(),
+                           workspace.bytes(), nullptr);
+      gpus[0].synchronize();
+      cudaDeviceSynchronize();
+      std::vector<std::uint64_t> got(expected.size());
+      counts.download(got.data(), got.size() * 8);
+      EXPECT_EQ(got, expected) << dtype_name(t) << " " << bins << " bins, seed " << run_seed();
+    }
+}
+#endif
+
+// Runs `variant` on every device of `backend` under each PARPAT_TUNING setting in turn and
+// checks the counts on skewed and spread data.
+void check_under_tunings(Backend backend, const char* variant,
+                         const std::vector<const char*>& settings) {
+  std::mt19937_64 rng(run_seed() + 11);
+  for (const auto& d : devices()) {
+    if (d.backend() != backend) continue;
+    for (const char* setting : settings) {
+      ScopedTuning tuning(setting);
+      for (DType t : {DType::int8, DType::uint8, DType::uint16, DType::int64, DType::float32})
+        for (std::int64_t bins : {7, 1000, 20000}) {
+          const auto range = range_for(t);
+          const double lo = range.first, hi = range.second;
+          const std::int64_t n = 100003;
+          std::uniform_real_distribution<double> u(lo - 10, hi + 10);
+          std::bernoulli_distribution hot(0.8);
+          auto host = make_values(t, n, [&] { return fit(t, hot(rng) ? (lo + hi) / 2 : u(rng)); });
+          auto p = problem_of(t, n, HistogramBins::even(bins, lo, hi));
+          std::vector<std::uint64_t> expected(static_cast<std::size_t>(p.slots()));
+          detail::histogram_reference(host.data(), p, expected.data());
+          Array in = Array::from_host(d, t, {n}, host.data());
+          HistogramResult r = histogram(in, HistogramBins::even(bins, lo, hi), {variant});
+          expected.resize(static_cast<std::size_t>(bins));
+          EXPECT_EQ(r.counts, expected)
+              << setting << ": " << dtype_name(t) << " " << bins << " bins, seed " << run_seed();
+        }
+    }
+  }
+}
+
+// The CPU's private counters are 32-bit: a section never holds 2^31 values, so inputs beyond
+// threads × 2^31 values take more sections than threads. A tiny section bound exercises that
+// split (and the merge of many private histograms) on small inputs.
+TEST(HistogramCpuParallel, ManySmallSectionsMatchTheReference) {
+  check_under_tunings(Backend::cpu, "parallel",
+                      {"histogram.parallel.section_values=1000",
+                       "histogram.parallel.section_values=4096,histogram.parallel.private_mib=1"});
+}
+
+#ifdef PARPAT_HAVE_OPENCL
+// Devices without cl_khr_int64_base_atomics count into two 32-bit words with a carry: build
+// that path on every OpenCL device and check that counts cross 2^32 correctly.
+TEST(HistogramOpenclWithout64BitAtomics, CarriesIntoTheHighWord) {
+  for (const auto& d : devices()) {
+    if (d.backend() != Backend::opencl) continue;
+    auto& cl = detail::backend_cast<detail::OpenclDevice>(d);
+    const std::int64_t n = 100003;
+    std::vector<std::uint8_t> values(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i)
+      values[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(i % 3 == 0 ? 7 : i % 256);
+    HistogramBins b = HistogramBins::even(256, -0.5, 255.5);
+    auto p = problem_of(DType::uint8, n, b);
+    std::vector<std::uint64_t> expected(static_cast<std::size_t>(p.slots()));
+    detail::histogram_reference(values.data(), p, expected.data());
+    // Every counter starts just below 2^32 so most of them carry.
+    const std::uint64_t start = (std::uint64_t{1} << 32) - 1000;
+    std::vector<std::uint64_t> initial(expected.size(), start);
+    for (auto& e : expected)
+      e += start;
+    // The fast kernel's uint8 path counts per value and merges values into slots through
+    // table[256 + table[v]]: the identity merge (cell v for value v) is one valid table.
+    // Its other paths count rows (0 below the range, 1 + b for bin b, then above and NaN) from
+    // a table of rows; the classic kernels read slots.
+    auto table = detail::slot_table(p);
+    std::vector<std::uint32_t> merge(512), rows(table.size());
+    for (std::uint32_t v = 0; v < 256; ++v) {
+      merge[v] = v;
+      merge[256 + v] = table[v];
+    }
+    for (std::size_t v = 0; v < table.size(); ++v)
+      rows[v] = static_cast<std::uint32_t>(detail::row_of_slot(table[v], p.bins));
+    Buffer in(d, values.size()), table_buf(d, table.size() * 4), rows_buf(d, rows.size() * 4),
+        merge_buf(d, merge.size() * 4), counts(d, initial.size() * 8);
+    in.upload(values.data(), values.size());
+    table_buf.upload(table.data(), table_buf.bytes());
+    rows_buf.upload(rows.data(), rows_buf.bytes());
+    merge_buf.upload(merge.data(), merge_buf.bytes());
+    struct Case {
+      const char* kernel;
+      const char* options;  // besides the dtype, the rule and INT64_ATOMICS=0
+      bool count_values;
+      std::size_t columns;      // fast_local: the COLUMNS it is built with (0: packed)
+      std::size_t field_bits;   // packed: FIELD_BITS
+      std::size_t hot_entries;  // packed: HOT_ENTRIES
+    };
+    // fast_local runs one pass over every slot (WHOLE), in striped or packed counters (the
+    // narrow fields wrap often on the hot value 7: through the hot-row table, or without one
+    // straight to the global counts).
+    for (Case c :
+         {Case{"interleaved", "", false, 1, 0, 0}, Case{"aggregated", "", false, 1, 0, 0},
+          Case{"fast_local", "-DWHOLE=1 -DCOLUMNS=2 -DRUNS=0", false, 2, 0, 0},
+          Case{"fast_local", "-DWHOLE=1 -DCOLUMNS=4 -DRUNS=1 -DCOUNT_VALUES=1", true, 4, 0, 0},
+          Case{"fast_local", "-DWHOLE=1 -DCOLUMNS=32 -DRUNS=0 -DCOUNT_VALUES=1", true, 32, 0, 0},
+          Case{"fast_local", "-DWHOLE=1 -DFIELD_BITS=16 -DRUNS=1", false, 0, 16, 0},
+          Case{"fast_local", "-DWHOLE=1 -DFIELD_BITS=5 -DHOT_ENTRIES=16 -DRUNS=0", false, 0, 5, 16},
+          Case{"fast_local", "-DWHOLE=1 -DFIELD_BITS=4 -DRUNS=0", false, 0, 4, 0},
+          Case{"fast_global", "-DRUNS=1", false, 1, 0, 0}}) {
+      counts.upload(initial.data(), counts.bytes());
+      cl::Kernel k = cl.kernel(
+          "histogram.cl", std::string(parpat_cl_histogram_rules) + parpat_cl_histogram,
+          std::string("-DT=uchar -DVEC=16 -DRULE=0 -DINT64_ATOMICS=0 ") + c.options, c.kernel);
+      cl_uint i = 0;
+      auto set_arg = [&k](cl_uint index, const auto& value) {
+        if constexpr (std::is_pointer_v<std::decay_t<decltype(value)>>) {
+          k.setArg(index, sizeof(value), &value);
+        } else {
+          k.setArg(index, value);
+        }
+      };
+      set_arg(i++, detail::as_mem(in.handle()));
+      set_arg(i++, static_cast<cl_long>(n));
+      std::string kernel = c.kernel;
+      const bool fast = kernel.rfind("fast", 0) == 0;
+      set_arg(i++, detail::as_mem(c.count_values ? merge_buf.handle()
+                                  : fast         ? rows_buf.handle()
+                                                 : table_buf.handle()));
+      if (kernel == "aggregated") {
+        set_arg(i++, static_cast<cl_uint>(p.slots()));
+        set_arg(i++, cl::Local(static_cast<std::size_t>(p.slots()) * 4));
+      } else if (kernel == "fast_local") {
+        const std::size_t range = c.count_values ? 256 : static_cast<std::size_t>(p.slots());
+        set_arg(i++, cl_uint{1});
+        set_arg(i++, static_cast<cl_uint>(range));
+        set_arg(i++, static_cast<cl_uint>(range));
+        const std::size_t fields = c.field_bits ? 32 / c.field_bits : 1;
+        set_arg(i++, cl::Local(c.columns ? (range * c.columns + (c.count_values ? 256 : 0)) * 4
+                                         : (range + fields - 1) / fields * 4 + c.hot_entries * 12));
+      } else if (kernel == "fast_global") {
+        set_arg(i++, static_cast<cl_uint>(p.slots()));
+      }
+      set_arg(i++, detail::as_mem(counts.handle()));
+      cl.launch(k, 64 * 8, 64);
+      std::vector<std::uint64_t> got(expected.size());
+      counts.download(got.data(), got.size() * 8);
+      EXPECT_EQ(got, expected) << c.kernel << " " << c.options;
+    }
+  }
+}
+
+// OpenCL `fast` picks its layout from tuning values: force each one (many slot ranges side by
+// side in packed or 32-bit counters, no register runs or runs at every column count, a single
+// column, global counting, no per-value uint8 path, float32 settled against float thresholds
+// instead of the float64 edges).
+TEST(HistogramOpenclFast, EveryLayoutMatchesTheReference) {
+  check_under_tunings(
+      Backend::opencl, "fast",
+      {"histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=1",
+       "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=0",
+       "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=1,"
+       "histogram.fast.runs_below_columns=2",
+       "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=1,"
+       "histogram.opencl.field_bits=16",
+       "histogram.fast.striped_kib=4,histogram.opencl.packed=1,histogram.opencl.hot_entries=0",
+       "histogram.fast.runs_below_columns=0,histogram.fast.vectors=3,histogram.fast.block=96",
+       "histogram.fast.max_columns=1,histogram.fast.runs_below_columns=0",
+       "histogram.fast.striped_kib=1,histogram.fast.max_passes=0",
+       "histogram.fast.runs_below_columns=64,histogram.fast.vectors=4",
+       "histogram.opencl.float_edges=0,histogram.fast.striped_kib=8,histogram.fast.max_passes=0",
+       "histogram.opencl.float_edges=0"});
+}
+
+// The layout OpenCL `fast` gives each kind of problem on an NVIDIA-like GPU (48 KiB of local
+// memory a group, groups side by side) under the default tuning: a slip in it changes no count,
+// only the speed, so no other test sees it.
+TEST(HistogramOpenclFast, LayoutOfEachProblemOnAGpu) {
+  DeviceInfo gpu;
+  gpu.backend = Backend::opencl;
+  gpu.local_memory = 48 << 10;
+  gpu.compute_units = 132;
+  gpu.max_group_size = 1024;
+  gpu.independent_groups = true;
+  const auto fast = detail::tuned<detail::HistogramFastPolicy>(gpu);
+  const auto opencl = detail::tuned<detail::HistogramOpenclPolicy>(gpu);
+  auto layout = [&](DType t, std::int64_t bins) {
+    return detail::fast_layout(problem_of(t, 1 << 20, HistogramBins::even(bins, 0, 1000)), gpu,
+                               fast, opencl);
+  };
+  const auto bytes = layout(DType::uint8, 1 << 20);  // 256 values, whatever the bins
+  EXPECT_TRUE(bytes.count_values);
+  EXPECT_EQ(bytes.counted, 256u);
+  EXPECT_EQ(bytes.columns, 32u);
+  EXPECT_FALSE(bytes.global);
+  const auto striped = layout(DType::float32, 1024);  // 1027 rows in 8 lane-striped columns
+  EXPECT_EQ(striped.passes, 1u);
+  EXPECT_EQ(striped.field_bits, 0u);
+  EXPECT_EQ(striped.columns, 8u);
+  for (DType t : {DType::float32, DType::int32, DType::float64, DType::float16}) {
+    const auto rows = layout(t, 65536);  // one range of 5-bit fields
+    EXPECT_FALSE(rows.count_values) << dtype_name(t);
+    EXPECT_FALSE(rows.global) << dtype_name(t);
+    EXPECT_EQ(rows.passes, 1u) << dtype_name(t);
+    EXPECT_EQ(rows.field_bits, 5u) << dtype_name(t);
+  }
+  for (DType t : {DType::int16, DType::uint16}) {
+    const auto values = layout(t, 65536);  // per value: 8-bit fields in two ranges
+    EXPECT_TRUE(values.values16) << dtype_name(t);
+    EXPECT_EQ(values.counted, 65536u) << dtype_name(t);
+    EXPECT_EQ(values.passes, 2u) << dtype_name(t);
+    EXPECT_EQ(values.field_bits, 8u) << dtype_name(t);
+  }
+  EXPECT_TRUE(layout(DType::float32, 1 << 20).global);  // past max_passes ranges
+}
+
+// Packed counters carry into the 64-bit counts, one group per range over the whole input, so
+// hot slots wrap their fields many times in a group — through single adds (spread values) and
+// register runs (long stretches of one value). With 1 KiB of local memory and a hot-row table of
+// 32 entries, each width forced in turn: 16-bit fields in two ranges of 511 rows (the last row
+// of the first range odd, the NaN slot the last row of the second, even, beside no row), 8-bit
+// and 5-bit fields in two ranges, 4-bit fields in one; with a table of 2 entries most hot rows
+// find theirs taken and carry straight to the global counts, and with none all of them do.
+TEST(HistogramOpenclFast, PackedCountersCarryExactly) {
+  std::mt19937_64 rng(run_seed() + 13);
+  const double hot[] = {500.5, 501.5, 502.5,  503.5,
+                        250.0, -1.0,  2000.0, std::numeric_limits<double>::quiet_NaN()};
+  const std::int64_t n = (std::int64_t{1} << 21) + 3;
+  std::vector<float> values(static_cast<std::size_t>(n));
+  std::uniform_real_distribution<double> u(-10, 1010);
+  std::uniform_int_distribution<int> pick(0, 7);
+  std::bernoulli_distribution spread(0.2);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const bool first_half = i < n / 2;
+    const double v = first_half ? (spread(rng) ? u(rng) : hot[pick(rng)]) : hot[(i >> 17) & 7];
+    values[static_cast<std::size_t>(i)] = static_cast<float>(v);
+  }
+  const HistogramBins b = HistogramBins::even(1000, 0, 1000);
+  auto p = problem_of(DType::float32, n, b);
+  std::vector<std::uint64_t> expected(static_cast<std::size_t>(p.slots()));
+  detail::histogram_reference(values.data(), p, expected.data());
+  for (const char* fields : {"field_bits=16", "field_bits=8", "field_bits=5", "field_bits=4",
+                             "field_bits=5,histogram.opencl.hot_entries=2",
+                             "field_bits=4,histogram.opencl.hot_entries=0"}) {
+    const std::string setting = std::string(
+                                    "histogram.fast.striped_kib=1,histogram.fast.max_passes=40,"
+                                    "histogram.opencl.packed=1,histogram.opencl.hot_entries=32,"
+                                    "histogram.fast.groups_per_cu=1,histogram.fast.block=256,"
+                                    "histogram.opencl.") +
+                                fields;
+    ScopedTuning tuning(setting);
+    for (const auto& d : devices()) {
+      if (d.backend() != Backend::opencl) continue;
+      Array in = Array::from_host(d, DType::float32, {n}, values.data());
+      HistogramResult r = histogram(in, b, {"fast"});
+      r.counts.insert(r.counts.end(), {r.underflow, r.overflow, r.nan});
+      EXPECT_EQ(r.counts, expected) << setting << ", seed " << run_seed();
+    }
+  }
+}
+#endif
+
+#ifdef PARPAT_HAVE_CUDA
+// CUDA `fast` under its tuning values: no warp vote in shared memory, few columns, packed
+// counters off, rows sorted into buckets, global counting.
+TEST(HistogramCudaFast, EveryTuningMatchesTheReference) {
+  check_under_tunings(Backend::cuda, "fast",
+                      {"histogram.fast.vote_below_columns=0",
+                       "histogram.fast.striped_kib=1,histogram.fast.packed=0",
+                       "histogram.fast.max_passes=0,histogram.fast.block=96",
+                       "histogram.fast.max_passes=0,histogram.fast.bucketed=0"});
+}
+
+#endif
+
+// `fast` sorting rows into buckets (4- and 8-byte input past the passes), on CUDA and OpenCL
+// (histogram.opencl.bucketed): chunks of 1 MiB of rows, so an input takes several; values after
+// the last whole vector, and on CUDA input starting one element past a 16-byte boundary; data
+// spread over the range and beyond it (NaN, both sides), all equal (tiles of one row), ascending
+// (each tile in few buckets, a bucket's values in few tiles), and most of it on one value.
+TEST(HistogramFast, BucketedRowsMatchTheReference) {
+  std::vector<Device> gpus;
+  for (const auto& d : devices())
+    if (d.backend() != Backend::cpu) gpus.push_back(d);
+  if (gpus.empty()) GTEST_SKIP() << "no GPU backend";
+  std::mt19937_64 rng(run_seed() + 12);
+  const std::int64_t n = 1500007;
+  for (const char* setting : {"histogram.fast.bucket_chunk_mib=1,histogram.opencl.bucketed=1",
+                              "histogram.fast.max_passes=0,histogram.fast.bucket_rows=1024,"
+                              "histogram.fast.bucket_chunk_mib=1,histogram.opencl.bucketed=1,"
+                              "histogram.opencl.bucket_rows=1024"}) {
+    ScopedTuning tuning(setting);
+    for (DType t : {DType::float32, DType::int32, DType::float64, DType::int64})
+      for (std::int64_t bins : {70001, 1 << 20}) {
+        const double lo = is_float(t) ? -1000.5 : -300000.5, hi = is_float(t) ? 2000.25 : 900000.25;
+        std::uniform_real_distribution<double> u(lo - 50, hi + 50);
+        std::bernoulli_distribution hot(0.9);
+        for (int data = 0; data < 4; ++data) {
+          std::int64_t i = 0;
+          auto host = make_values(t, n + 1, [&]() -> double {
+            ++i;
+            if (data == 1) return 17.0;
+            if (data == 2) return fit(t, lo - 20 + (hi - lo + 40) * double(i) / double(n));
+            if (data == 3 && hot(rng)) return 3.0;
+            if (i % 1000 == 0 && is_float(t)) return std::nan("");
+            return fit(t, u(rng));
+          });
+          auto p = problem_of(t, n, HistogramBins::even(bins, lo, hi));
+          std::vector<std::uint64_t> expected(static_cast<std::size_t>(p.slots()));
+          const std::size_t size = dtype_size(t);
+          detail::histogram_reference(host.data() + size, p, expected.data());
+          for (const Device& gpu : gpus) {
+            Array in = Array::from_host(gpu, t, {n}, host.data() + size);
+            Array whole;  // CUDA: the values one element into an array, past a 16-byte boundary
+            if (gpu.backend() == Backend::cuda) {
+              whole = Array::from_host(gpu, t, {n + 1}, host.data());
+              in = Array::view(Buffer::wrap(gpu, static_cast<char*>(whole.buffer().handle()) + size,
+                                            std::size_t(n) * size),
+                               t, {n});
+            }
+            HistogramResult r = histogram(in, HistogramBins::even(bins, lo, hi), {"fast"});
+            r.counts.insert(r.counts.end(), {r.underflow, r.overflow, r.nan});
+            EXPECT_EQ(r.counts, expected)
+                << device_name(gpu) << ", " << setting << ": " << dtype_name(t) << " " << bins
+                << " bins, data " << data << ", seed " << run_seed();
+          }
+        }
+      }
+  }
+}
+
+}  // namespace
+}  // namespace parpat::test
