@@ -99,6 +99,7 @@ class OpenclHistogram final : public HistogramKernel {
       }
     }
     if (fast) bucketed_ = OpenclBucketedCount::make(d, p, layout_, options);
+    if (bucketed_) return;  // the global kernel would never run
     static const std::string source = std::string(parpat_cl_histogram_rules) + parpat_cl_histogram;
     kernel_ = cl_.kernel("histogram.cl", source, options, name);
     try {  // a kernel's registers may allow fewer work-items than the device

@@ -67,7 +67,9 @@ OpenclBucketedCount::OpenclBucketedCount(const Device& d, const HistogramProblem
   const std::int64_t chunk_values = (std::int64_t{fast.bucket_chunk_mib} << 20) / 2;
   chunk_tiles_ = static_cast<std::uint32_t>(
       std::clamp<std::int64_t>(chunk_values / tile_values_, 1, std::max<std::int64_t>(tiles, 1)));
-  count_groups_ = std::size_t(info.compute_units) * 2;
+  // Two items for each of 2 groups a compute unit, so a bucket heavier than the rest spreads.
+  target_ = static_cast<cl_ulong>(std::max<std::int64_t>(
+      tile_values_, std::int64_t{chunk_tiles_} * tile_values_ / (4 * info.compute_units)));
   sorted_ = Buffer(d, std::size_t{chunk_tiles_} * tile_values_ * 2);
   meta_ = Buffer(d, std::size_t{buckets_} * chunk_tiles_ * 4);
   totals_ = Buffer(d, std::size_t{buckets_} * 4);
@@ -78,8 +80,6 @@ void OpenclBucketedCount::run(const Buffer& in, const Buffer& counts, const ClBi
     const auto vec = static_cast<std::int64_t>(16 / dtype_size(p_.dtype));
     const std::int64_t vectors = p_.n / vec, tile_vectors = tile_values_ / vec;
     const std::int64_t chunk_vectors = std::int64_t{chunk_tiles_} * tile_vectors;
-    const auto target = static_cast<cl_ulong>(std::max<std::int64_t>(
-        tile_values_, chunk_vectors * vec / std::int64_t(2 * count_groups_)));
     cl_uint zero = 0;
     // At least one pass, which also counts the values after the last whole vector.
     for (std::int64_t first = 0; first == 0 || first < vectors; first += chunk_vectors) {
@@ -100,11 +100,11 @@ void OpenclBucketedCount::run(const Buffer& in, const Buffer& counts, const ClBi
       if (tiles == 0) break;
       set_args_from(count_, 0, as_mem(sorted_.handle()), as_mem(meta_.handle()),
                     as_mem(totals_.handle()), tiles, tile_values_, static_cast<cl_uint>(shift_),
-                    static_cast<cl_uint>(buckets_), target, static_cast<cl_uint>(counted_),
+                    static_cast<cl_uint>(buckets_), target_, static_cast<cl_uint>(counted_),
                     cl::Local(std::size_t{4} << shift_), as_mem(counts.handle()));
       // A group an item; those past the last item return at once.
       const std::size_t most_items =
-          std::size_t{buckets_} * 2 + std::size_t(count * vec / std::int64_t(target)) + 1;
+          std::size_t{buckets_} * 2 + std::size_t(count * vec / std::int64_t(target_)) + 1;
       cl_.launch(count_, most_items * group_, group_);
     }
   } catch (const cl::Error& e) {

@@ -31,8 +31,9 @@ class OpenclBucketedCount {
   OpenclDevice& cl_;
   HistogramProblem p_;
   std::uint32_t counted_ = 0, shift_ = 0, buckets_ = 0;
-  std::size_t group_ = 1024, count_groups_ = 1;  // count_groups_: sets the items' size
+  std::size_t group_ = 1024;
   std::uint32_t tile_values_ = 0, chunk_tiles_ = 0;
+  cl_ulong target_ = 0;  // values an item of a bucket
   cl::Kernel sort_, count_;
   Buffer sorted_, meta_, totals_;  // totals_: a bucket's values in the chunk
 };
