@@ -7,6 +7,9 @@
 #         is unpacked)
 #   BIN_PREVIOUS  a previous build's folder (or .tar.xz): the bench and barrier stages run it too,
 #         in the same call, into previous/ (the regression check); GIT_COMMIT / GIT_COMMIT_PREVIOUS name the builds
+#   TEST_SHARDS   gtest shards of each test binary run side by side in the tests stage (default 8:
+#         NVIDIA OpenCL compiles each tuning's kernels on the host, seconds apiece); the grid
+#         barrier tests, whose spins are bounded in time, run alone
 #   BENCH_ARGS    arguments of every bench run (default --variant fast; quick covers every variant)
 #   DEBS  folder with the OpenCL loader .deb files (default .carry/debs)
 #   LIBS  folder of shared libraries the machine may lack, put on LD_LIBRARY_PATH (default
@@ -83,6 +86,26 @@ run() {  # run NAME TIMEOUT COMMAND...: logs to $OUT/NAME.log, records the exit 
   return 0
 }
 
+run_shards() {  # run_shards NAME TIMEOUT COMMAND...: TEST_SHARDS gtest shards at once, one log
+  local name=$1 limit=$2 shards=${TEST_SHARDS:-8} i rc=0 pids=()
+  case $name in *barrier*) shards=1 ;; esac
+  shift 2
+  echo "== $name ($shards shards): $*"
+  local start=$SECONDS
+  for ((i = 0; i < shards; i++)); do
+    GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout "$limit" "$@" >"$OUT/$name.shard$i.log" 2>&1 &
+    pids+=($!)
+  done
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || { rc=$?; echo "   shard $i: exit $rc"; }
+  done
+  cat "$OUT/$name".shard*.log >"$OUT/$name.log" && rm "$OUT/$name".shard*.log
+  echo "   exit $rc after $((SECONDS - start)) s"
+  [ $rc -ne 0 ] && status=1 && grep -E "^\[  FAILED|Failure" "$OUT/$name.log" | head -n 15
+  tar czf "$ARCHIVE_DIR/gpu-suite.tgz" -C "$OUT" .
+  return 0
+}
+
 ocl=$("$BIN/parpat" info --json 2>/dev/null | python3 -c 'import json,sys; d=[x["index"] for x in json.load(sys.stdin)["devices"] if x["backend"]=="opencl" and "NVIDIA" in x["vendor"]]; print(d[0] if d else "")' 2>/dev/null)
 for stage in "${stages[@]}"; do
   case $stage in
@@ -93,7 +116,7 @@ for stage in "${stages[@]}"; do
       "$BIN/parpat" info --measure --json >"$OUT/info.json" 2>/dev/null ;;
     tests)
       for t in ${TEST_BINS:-"$BIN"/test_*}; do
-        run "$(basename "$t")" 900 "$t" --gtest_brief=1 --gtest_filter="${TEST_FILTER:-*}"
+        run_shards "$(basename "$t")" 900 "$t" --gtest_brief=1 --gtest_filter="${TEST_FILTER:-*}"
         grep -E "PASSED|FAILED|SKIPPED \]" "$OUT/$(basename "$t").log" | tail -4
       done ;;
     sanitize)

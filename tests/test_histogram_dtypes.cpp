@@ -407,46 +407,47 @@ INSTANTIATE_TEST_SUITE_P(Devices, HistogramDTypes,
 // rows sorted into buckets, one column, per-value counting of 16-bit input), on the dtypes whose
 // kernels are new: 64-bit integers, and bool, int8, int16 and float16 through the uint8/uint16
 // kernels.
-TEST(HistogramDTypesFast, EveryLayoutMatchesTheReference) {
-  std::mt19937_64 rng(run_seed() + 4);
-  const char* settings[] = {
-      "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=1",
-      "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=0",
-      "histogram.fast.striped_kib=1,histogram.fast.max_passes=0,histogram.fast.bucketed=0",
-      "histogram.fast.max_passes=0,histogram.fast.bucket_rows=1024,histogram.opencl.bucketed=1,"
-      "histogram.opencl.bucket_rows=1024",
-      "histogram.fast.max_columns=1,histogram.fast.runs_below_columns=0,histogram.fast.packed=0",
-      // 16-bit input counted per value at every bin count: CUDA's packed rows; OpenCL's packed
-      // 8-bit fields in two ranges, and 5-bit ones whose wraps mostly find the hot-row table
-      // taken (or the global counts on a CPU driver without packed=1).
-      "histogram.fast.per_value16_min_bins=0",
-      "histogram.fast.per_value16_min_bins=0,histogram.opencl.packed=1",
-      "histogram.fast.per_value16_min_bins=0,histogram.opencl.packed=1,"
-      "histogram.opencl.per_value16_field_bits=5,histogram.opencl.hot_entries=4"};
-  for (const auto& d : devices()) {
-    if (d.backend() == Backend::cpu) continue;
-    for (const char* setting : settings) {
-      ScopedTuning tuning(setting);
-      // 20000, 625, 40000 and 80000 bins have power-of-two widths (2, 64, 1, 1/2): int32 takes
-      // the integer rule there; int16 and uint16 the 16-bit rule at 7, 625 and 1000 bins.
-      for (DType t : {DType::boolean, DType::int8, DType::int16, DType::uint16, DType::float16,
-                      DType::int32, DType::uint32, DType::int64, DType::uint64})
-        for (std::int64_t bins : {7, 1000, 20000, 625, 40000, 80000}) {
-          std::uniform_int_distribution<std::int64_t> u(-30000, 30000);
-          std::bernoulli_distribution hot(0.8);
-          std::vector<long double> list(100003);
-          for (auto& v : list)
-            v = hot(rng) ? 5 : u(rng);
-          const Values v = values_of(t, list);
-          const auto b = HistogramBins::even(bins, -20000, 20000);
-          Array in = Array::from_host(d, t, {v.size()}, v.bytes.data());
-          EXPECT_EQ(slots_of(histogram(in, b, {"fast"})),
-                    numpy_slots(as_float64(v), b.edge_values()))
-              << setting << ": " << dtype_name(t) << " " << bins << " bins, seed " << run_seed();
-        }
+class HistogramDTypesLayouts : public ::testing::TestWithParam<TunedDevice> {};
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(HistogramDTypesLayouts);  // no such device here
+TEST_P(HistogramDTypesLayouts, MatchTheReference) {
+  const TunedDevice& target = GetParam();
+  std::mt19937_64 rng(run_seed() + 4 + target.index);
+  ScopedTuning tuning(target.setting);
+  // 20000, 625, 40000 and 80000 bins have power-of-two widths (2, 64, 1, 1/2): int32 takes the
+  // integer rule there; int16 and uint16 the 16-bit rule at 7, 625 and 1000 bins.
+  for (DType t : {DType::boolean, DType::int8, DType::int16, DType::uint16, DType::float16,
+                  DType::int32, DType::uint32, DType::int64, DType::uint64})
+    for (std::int64_t bins : {7, 1000, 20000, 625, 40000, 80000}) {
+      std::uniform_int_distribution<std::int64_t> u(-30000, 30000);
+      std::bernoulli_distribution hot(0.8);
+      std::vector<long double> list(100003);
+      for (auto& v : list)
+        v = hot(rng) ? 5 : u(rng);
+      const Values v = values_of(t, list);
+      const auto b = HistogramBins::even(bins, -20000, 20000);
+      Array in = Array::from_host(target.device, t, {v.size()}, v.bytes.data());
+      EXPECT_EQ(slots_of(histogram(in, b, {"fast"})), numpy_slots(as_float64(v), b.edge_values()))
+          << target.setting << ": " << dtype_name(t) << " " << bins << " bins, seed " << run_seed();
     }
-  }
 }
+INSTANTIATE_TEST_SUITE_P(
+    Tunings, HistogramDTypesLayouts,
+    ::testing::ValuesIn(tuned_devices(
+        [](const Device& d) { return d.backend() != Backend::cpu; },
+        {"histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=1",
+         "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=0",
+         "histogram.fast.striped_kib=1,histogram.fast.max_passes=0,histogram.fast.bucketed=0",
+         "histogram.fast.max_passes=0,histogram.fast.bucket_rows=1024,histogram.opencl.bucketed=1,"
+         "histogram.opencl.bucket_rows=1024",
+         "histogram.fast.max_columns=1,histogram.fast.runs_below_columns=0,histogram.fast.packed=0",
+         // 16-bit input counted per value at every bin count: CUDA's packed rows; OpenCL's
+         // packed 8-bit fields in two ranges, and 5-bit ones whose wraps mostly find the hot-row
+         // table taken (or the global counts on a CPU driver without packed=1).
+         "histogram.fast.per_value16_min_bins=0",
+         "histogram.fast.per_value16_min_bins=0,histogram.opencl.packed=1",
+         "histogram.fast.per_value16_min_bins=0,histogram.opencl.packed=1,"
+         "histogram.opencl.per_value16_field_bits=5,histogram.opencl.hot_entries=4"})),
+    tuned_device_name);
 
 // The CLI on .npy files of every new dtype (streamed in small chunks) against numpy itself:
 // numpy.histogram with and without a range on data holding the dtype's extremes, and

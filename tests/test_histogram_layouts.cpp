@@ -63,44 +63,44 @@ TEST(HistogramCudaRaw, MatchesTheReference) {
 }
 #endif
 
-// Runs `variant` on every device of `backend` under each PARPAT_TUNING setting in turn and
-// checks the counts on skewed and spread data.
-void check_under_tunings(Backend backend, const char* variant,
-                         const std::vector<const char*>& settings) {
-  std::mt19937_64 rng(run_seed() + 11);
-  for (const auto& d : devices()) {
-    if (d.backend() != backend) continue;
-    for (const char* setting : settings) {
-      ScopedTuning tuning(setting);
-      for (DType t : {DType::int8, DType::uint8, DType::uint16, DType::int64, DType::float32})
-        for (std::int64_t bins : {7, 1000, 20000}) {
-          const auto range = range_for(t);
-          const double lo = range.first, hi = range.second;
-          const std::int64_t n = 100003;
-          std::uniform_real_distribution<double> u(lo - 10, hi + 10);
-          std::bernoulli_distribution hot(0.8);
-          auto host = make_values(t, n, [&] { return fit(t, hot(rng) ? (lo + hi) / 2 : u(rng)); });
-          auto p = problem_of(t, n, HistogramBins::even(bins, lo, hi));
-          std::vector<std::uint64_t> expected(static_cast<std::size_t>(p.slots()));
-          detail::histogram_reference(host.data(), p, expected.data());
-          Array in = Array::from_host(d, t, {n}, host.data());
-          HistogramResult r = histogram(in, HistogramBins::even(bins, lo, hi), {variant});
-          expected.resize(static_cast<std::size_t>(bins));
-          EXPECT_EQ(r.counts, expected)
-              << setting << ": " << dtype_name(t) << " " << bins << " bins, seed " << run_seed();
-        }
+// Runs `variant` on one device under one PARPAT_TUNING setting and checks the counts on skewed
+// and spread data.
+void check_under_tuning(const TunedDevice& target, const char* variant) {
+  std::mt19937_64 rng(run_seed() + 11 + target.index);
+  ScopedTuning tuning(target.setting);
+  for (DType t : {DType::int8, DType::uint8, DType::uint16, DType::int64, DType::float32})
+    for (std::int64_t bins : {7, 1000, 20000}) {
+      const auto range = range_for(t);
+      const double lo = range.first, hi = range.second;
+      const std::int64_t n = 100003;
+      std::uniform_real_distribution<double> u(lo - 10, hi + 10);
+      std::bernoulli_distribution hot(0.8);
+      auto host = make_values(t, n, [&] { return fit(t, hot(rng) ? (lo + hi) / 2 : u(rng)); });
+      auto p = problem_of(t, n, HistogramBins::even(bins, lo, hi));
+      std::vector<std::uint64_t> expected(static_cast<std::size_t>(p.slots()));
+      detail::histogram_reference(host.data(), p, expected.data());
+      Array in = Array::from_host(target.device, t, {n}, host.data());
+      HistogramResult r = histogram(in, HistogramBins::even(bins, lo, hi), {variant});
+      expected.resize(static_cast<std::size_t>(bins));
+      EXPECT_EQ(r.counts, expected)
+          << target.setting << ": " << dtype_name(t) << " " << bins << " bins, seed " << run_seed();
     }
-  }
 }
 
 // The CPU's private counters are 32-bit: a section never holds 2^31 values, so inputs beyond
 // threads × 2^31 values take more sections than threads. A tiny section bound exercises that
 // split (and the merge of many private histograms) on small inputs.
-TEST(HistogramCpuParallel, ManySmallSectionsMatchTheReference) {
-  check_under_tunings(Backend::cpu, "parallel",
-                      {"histogram.parallel.section_values=1000",
-                       "histogram.parallel.section_values=4096,histogram.parallel.private_mib=1"});
+class HistogramCpuParallelSections : public ::testing::TestWithParam<TunedDevice> {};
+TEST_P(HistogramCpuParallelSections, ManySmallSectionsMatchTheReference) {
+  check_under_tuning(GetParam(), "parallel");
 }
+INSTANTIATE_TEST_SUITE_P(
+    Tunings, HistogramCpuParallelSections,
+    ::testing::ValuesIn(tuned_devices(
+        [](const Device& d) { return d.backend() == Backend::cpu; },
+        {"histogram.parallel.section_values=1000",
+         "histogram.parallel.section_values=4096,histogram.parallel.private_mib=1"})),
+    tuned_device_name);
 
 #ifdef PARPAT_HAVE_OPENCL
 // Devices without cl_khr_int64_base_atomics count into two 32-bit words with a carry: build
@@ -206,10 +206,14 @@ TEST(HistogramOpenclWithout64BitAtomics, CarriesIntoTheHighWord) {
 // side in packed or 32-bit counters, no register runs or runs at every column count, a single
 // column, global counting, no per-value uint8 path, float32 settled against float thresholds
 // instead of the float64 edges).
-TEST(HistogramOpenclFast, EveryLayoutMatchesTheReference) {
-  check_under_tunings(
-      Backend::opencl, "fast",
-      {"histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=1",
+class HistogramOpenclLayouts : public ::testing::TestWithParam<TunedDevice> {};
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(HistogramOpenclLayouts);  // no such device here
+TEST_P(HistogramOpenclLayouts, MatchTheReference) { check_under_tuning(GetParam(), "fast"); }
+INSTANTIATE_TEST_SUITE_P(
+    Tunings, HistogramOpenclLayouts,
+    ::testing::ValuesIn(tuned_devices(
+        [](const Device& d) { return d.backend() == Backend::opencl; },
+        {"histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=1",
        "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=0",
        "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=1,"
        "histogram.fast.runs_below_columns=2",
@@ -221,8 +225,8 @@ TEST(HistogramOpenclFast, EveryLayoutMatchesTheReference) {
        "histogram.fast.striped_kib=1,histogram.fast.max_passes=0",
        "histogram.fast.runs_below_columns=64,histogram.fast.vectors=4",
        "histogram.opencl.float_edges=0,histogram.fast.striped_kib=8,histogram.fast.max_passes=0",
-       "histogram.opencl.float_edges=0"});
-}
+       "histogram.opencl.float_edges=0"})),
+    tuned_device_name);
 
 // The layout OpenCL `fast` gives each kind of problem on an NVIDIA-like GPU (48 KiB of local
 // memory a group, groups side by side) under the default tuning: a slip in it changes no count,
@@ -315,13 +319,18 @@ TEST(HistogramOpenclFast, PackedCountersCarryExactly) {
 #ifdef PARPAT_HAVE_CUDA
 // CUDA `fast` under its tuning values: no warp vote in shared memory, few columns, packed
 // counters off, rows sorted into buckets, global counting.
-TEST(HistogramCudaFast, EveryTuningMatchesTheReference) {
-  check_under_tunings(Backend::cuda, "fast",
-                      {"histogram.fast.vote_below_columns=0",
+class HistogramCudaTunings : public ::testing::TestWithParam<TunedDevice> {};
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(HistogramCudaTunings);  // no such device here
+TEST_P(HistogramCudaTunings, MatchTheReference) { check_under_tuning(GetParam(), "fast"); }
+INSTANTIATE_TEST_SUITE_P(
+    Tunings, HistogramCudaTunings,
+    ::testing::ValuesIn(tuned_devices(
+        [](const Device& d) { return d.backend() == Backend::cuda; },
+        {"histogram.fast.vote_below_columns=0",
                        "histogram.fast.striped_kib=1,histogram.fast.packed=0",
                        "histogram.fast.max_passes=0,histogram.fast.block=96",
-                       "histogram.fast.max_passes=0,histogram.fast.bucketed=0"});
-}
+                       "histogram.fast.max_passes=0,histogram.fast.bucketed=0"})),
+    tuned_device_name);
 
 #endif
 

@@ -66,6 +66,25 @@ std::string target_name(const ::testing::TestParamInfo<Target>& info) {
   return name;
 }
 
+std::vector<TunedDevice> tuned_devices(bool (*keep)(const Device&),
+                                       const std::vector<std::string>& settings) {
+  std::vector<TunedDevice> out;
+  for (const auto& d : devices())
+    if (keep(d))
+      for (std::size_t i = 0; i < settings.size(); ++i)
+        out.push_back({d, settings[i], i});
+  return out;
+}
+
+void PrintTo(const TunedDevice& target, std::ostream* os) { *os << '"' << target.setting << '"'; }
+
+std::string tuned_device_name(const ::testing::TestParamInfo<TunedDevice>& info) {
+  std::string name = device_name(info.param.device) + "_setting_" + std::to_string(info.param.index);
+  for (auto& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
 std::uint64_t run_seed() {
   static const std::uint64_t seed = []() -> std::uint64_t {
     if (const char* env = std::getenv("PARPAT_SEED")) return std::strtoull(env, nullptr, 10);

@@ -41,6 +41,22 @@ std::vector<Target> variant_targets(const std::string& pattern);
 // "cuda_0_fast": a test-name suffix for a target.
 std::string target_name(const ::testing::TestParamInfo<Target>& info);
 
+// A device under one PARPAT_TUNING setting. Tests that sweep many settings take one case per
+// device and setting, so gtest's sharding can spread them over processes (each NVIDIA OpenCL
+// setting compiles its own kernels, seconds of host time).
+struct TunedDevice {
+  Device device;
+  std::string setting;
+  std::size_t index;  // the setting's place in its list, for the test name
+};
+// Every device that `keep` accepts, under each setting.
+std::vector<TunedDevice> tuned_devices(bool (*keep)(const Device&),
+                                       const std::vector<std::string>& settings);
+// The setting, where gtest prints a case's parameter.
+void PrintTo(const TunedDevice& target, std::ostream* os);
+// "opencl_1_setting_3": a test-name suffix for a tuned device.
+std::string tuned_device_name(const ::testing::TestParamInfo<TunedDevice>& info);
+
 // A fresh random seed per test run (PARPAT_SEED overrides); print it in failure messages.
 std::uint64_t run_seed();
 
