@@ -267,7 +267,7 @@ __kernel void pairwise_fast(__global const float* restrict A, __global const flo
                             __global float* partial, int combine,
                             volatile __global uint* tickets) {
   __local float4 tile[FAST_TILE / 4];
-  __local int is_last;
+  __local int is_last[1];  // an array: clang's uninitialised-use check warns on a scalar
   const long y_begin = (long)get_group_id(1) * y_slice;
   B += y_begin;  // a whole number of kSliceQuantum values: still 16-byte aligned
   Y = min(Y - y_begin, y_slice);
@@ -352,9 +352,9 @@ __kernel void pairwise_fast(__global const float* restrict A, __global const flo
   if (rows == 1 || !combine) return;
   mem_fence(CLK_GLOBAL_MEM_FENCE);  // this row's partials before the ticket
   barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-  if (lid == 0) is_last = atomic_inc(tickets + get_group_id(0)) == rows - 1;
+  if (lid == 0) is_last[0] = atomic_inc(tickets + get_group_id(0)) == rows - 1;
   barrier(CLK_LOCAL_MEM_FENCE);
-  if (!is_last) return;
+  if (!is_last[0]) return;
   mem_fence(CLK_GLOBAL_MEM_FENCE);
   combine_slices(partial, rows, X, base, group, C);
   if (lid == 0) tickets[get_group_id(0)] = 0;
