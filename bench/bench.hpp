@@ -103,7 +103,8 @@ std::vector<BenchRow> bench_histogram(const Device& device, const BenchOptions& 
                                       const Peaks& peaks);
 
 // Runs bench/numpy_baseline.py (python3 with numpy) and returns its median milliseconds for
-// each requested case, or an empty vector when python3 or numpy is missing.
+// each requested case (0 for a case of a dtype numpy lacks: bfloat16), or an empty vector when
+// python3 or numpy is missing.
 std::vector<double> numpy_times(const std::string& pattern,
                                 const std::vector<nlohmann::json>& cases);
 

@@ -202,8 +202,11 @@ std::vector<double> numpy_times(const std::string& pattern,
   }
   std::remove(tmpl);
   try {
-    auto j = nlohmann::json::parse(output);
-    return j.at("times_ms").get<std::vector<double>>();
+    const nlohmann::json j = nlohmann::json::parse(output);
+    std::vector<double> times;
+    for (const auto& t : j.at("times_ms"))
+      times.push_back(t.is_number() ? t.get<double>() : 0.0);  // null: a dtype numpy lacks
+    return times;
   } catch (const std::exception&) {
     return {};
   }

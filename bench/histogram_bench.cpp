@@ -139,6 +139,7 @@ void add_numpy_baselines(const std::vector<nlohmann::json>& cases,
                          const std::vector<std::size_t>& row_of_case, std::vector<BenchRow>& rows) {
   const auto times = numpy_times("histogram", cases);
   for (std::size_t k = 0; k < times.size() && k < row_of_case.size(); ++k) {
+    if (times[k] <= 0) continue;
     rows[row_of_case[k]].baseline = "numpy";
     rows[row_of_case[k]].baseline_ms = times[k];
   }

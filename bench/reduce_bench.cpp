@@ -193,6 +193,7 @@ std::vector<BenchRow> bench_reduce(const Device& device, const BenchOptions& o,
   }
   auto times = numpy_times("reduce", numpy_cases);
   for (std::size_t k = 0; k < times.size() && k < numpy_rows.size(); ++k) {
+    if (times[k] <= 0) continue;
     rows[numpy_rows[k]].baseline = "numpy";
     rows[numpy_rows[k]].baseline_ms = times[k];
   }
