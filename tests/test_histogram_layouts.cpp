@@ -96,10 +96,10 @@ TEST_P(HistogramCpuParallelSections, ManySmallSectionsMatchTheReference) {
 }
 INSTANTIATE_TEST_SUITE_P(
     Tunings, HistogramCpuParallelSections,
-    ::testing::ValuesIn(tuned_devices(
-        [](const Device& d) { return d.backend() == Backend::cpu; },
-        {"histogram.parallel.section_values=1000",
-         "histogram.parallel.section_values=4096,histogram.parallel.private_mib=1"})),
+    ::testing::ValuesIn(
+        tuned_devices([](const Device& d) { return d.backend() == Backend::cpu; },
+                      {"histogram.parallel.section_values=1000",
+                       "histogram.parallel.section_values=4096,histogram.parallel.private_mib=1"})),
     tuned_device_name);
 
 #ifdef PARPAT_HAVE_OPENCL
@@ -208,24 +208,26 @@ TEST(HistogramOpenclWithout64BitAtomics, CarriesIntoTheHighWord) {
 // instead of the float64 edges).
 class HistogramOpenclLayouts : public ::testing::TestWithParam<TunedDevice> {};
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(HistogramOpenclLayouts);  // no such device here
-TEST_P(HistogramOpenclLayouts, MatchTheReference) { check_under_tuning(GetParam(), "fast"); }
+TEST_P(HistogramOpenclLayouts, MatchTheReference) {
+  check_under_tuning(GetParam(), "fast");
+}
 INSTANTIATE_TEST_SUITE_P(
     Tunings, HistogramOpenclLayouts,
     ::testing::ValuesIn(tuned_devices(
         [](const Device& d) { return d.backend() == Backend::opencl; },
         {"histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=1",
-       "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=0",
-       "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=1,"
-       "histogram.fast.runs_below_columns=2",
-       "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=1,"
-       "histogram.opencl.field_bits=16",
-       "histogram.fast.striped_kib=4,histogram.opencl.packed=1,histogram.opencl.hot_entries=0",
-       "histogram.fast.runs_below_columns=0,histogram.fast.vectors=3,histogram.fast.block=96",
-       "histogram.fast.max_columns=1,histogram.fast.runs_below_columns=0",
-       "histogram.fast.striped_kib=1,histogram.fast.max_passes=0",
-       "histogram.fast.runs_below_columns=64,histogram.fast.vectors=4",
-       "histogram.opencl.float_edges=0,histogram.fast.striped_kib=8,histogram.fast.max_passes=0",
-       "histogram.opencl.float_edges=0"})),
+         "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=0",
+         "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=1,"
+         "histogram.fast.runs_below_columns=2",
+         "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=1,"
+         "histogram.opencl.field_bits=16",
+         "histogram.fast.striped_kib=4,histogram.opencl.packed=1,histogram.opencl.hot_entries=0",
+         "histogram.fast.runs_below_columns=0,histogram.fast.vectors=3,histogram.fast.block=96",
+         "histogram.fast.max_columns=1,histogram.fast.runs_below_columns=0",
+         "histogram.fast.striped_kib=1,histogram.fast.max_passes=0",
+         "histogram.fast.runs_below_columns=64,histogram.fast.vectors=4",
+         "histogram.opencl.float_edges=0,histogram.fast.striped_kib=8,histogram.fast.max_passes=0",
+         "histogram.opencl.float_edges=0"})),
     tuned_device_name);
 
 // The layout OpenCL `fast` gives each kind of problem on an NVIDIA-like GPU (48 KiB of local
@@ -321,15 +323,16 @@ TEST(HistogramOpenclFast, PackedCountersCarryExactly) {
 // counters off, rows sorted into buckets, global counting.
 class HistogramCudaTunings : public ::testing::TestWithParam<TunedDevice> {};
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(HistogramCudaTunings);  // no such device here
-TEST_P(HistogramCudaTunings, MatchTheReference) { check_under_tuning(GetParam(), "fast"); }
+TEST_P(HistogramCudaTunings, MatchTheReference) {
+  check_under_tuning(GetParam(), "fast");
+}
 INSTANTIATE_TEST_SUITE_P(
     Tunings, HistogramCudaTunings,
-    ::testing::ValuesIn(tuned_devices(
-        [](const Device& d) { return d.backend() == Backend::cuda; },
-        {"histogram.fast.vote_below_columns=0",
-                       "histogram.fast.striped_kib=1,histogram.fast.packed=0",
-                       "histogram.fast.max_passes=0,histogram.fast.block=96",
-                       "histogram.fast.max_passes=0,histogram.fast.bucketed=0"})),
+    ::testing::ValuesIn(tuned_devices([](const Device& d) { return d.backend() == Backend::cuda; },
+                                      {"histogram.fast.vote_below_columns=0",
+                                       "histogram.fast.striped_kib=1,histogram.fast.packed=0",
+                                       "histogram.fast.max_passes=0,histogram.fast.block=96",
+                                       "histogram.fast.max_passes=0,histogram.fast.bucketed=0"})),
     tuned_device_name);
 
 #endif

@@ -76,10 +76,13 @@ std::vector<TunedDevice> tuned_devices(bool (*keep)(const Device&),
   return out;
 }
 
-void PrintTo(const TunedDevice& target, std::ostream* os) { *os << '"' << target.setting << '"'; }
+void PrintTo(const TunedDevice& target, std::ostream* os) {
+  *os << '"' << target.setting << '"';
+}
 
 std::string tuned_device_name(const ::testing::TestParamInfo<TunedDevice>& info) {
-  std::string name = device_name(info.param.device) + "_setting_" + std::to_string(info.param.index);
+  std::string name =
+      device_name(info.param.device) + "_setting_" + std::to_string(info.param.index);
   for (auto& c : name)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   return name;
