@@ -191,8 +191,9 @@ std::vector<double> numpy_times(const std::string& pattern,
   close(fd);
   { std::ofstream(tmpl) << nlohmann::json{{"pattern", pattern}, {"cases", cases}}.dump(); }
   // The python on PATH may lack numpy where the system's has it (Debian's python3-numpy).
+  const std::string errors = std::string(tmpl) + ".err";
   std::string cmd = "{ python3 -c 'import numpy' 2>/dev/null && python3 '" + script + "' '" + tmpl +
-                    "' || /usr/bin/python3 '" + script + "' '" + tmpl + "'; } 2>/dev/null";
+                    "' || /usr/bin/python3 '" + script + "' '" + tmpl + "'; } 2>'" + errors + "'";
   std::string output;
   if (FILE* pipe = popen(cmd.c_str(), "r")) {
     std::array<char, 4096> buf;
@@ -201,6 +202,12 @@ std::vector<double> numpy_times(const std::string& pattern,
     pclose(pipe);
   }
   std::remove(tmpl);
+  {  // numpy's complaints (a case it refused), one line each, beside the bench's own lines
+    std::ifstream in(errors);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("numpy baseline: ", 0) == 0) std::fprintf(stderr, "  %s\n", line.c_str());
+  }
+  std::remove(errors.c_str());
   try {
     const nlohmann::json j = nlohmann::json::parse(output);
     std::vector<double> times;
