@@ -326,7 +326,8 @@ __kernel void pairwise_fast(__global const float* restrict A, __global const flo
 #pragma unroll
     for (int k = 0; k < FAST_ITEMS; ++k)
       part[k] = 0.0f;
-#pragma unroll 4
+    // No unroll pragma: the trip count is known only here, and PoCL 5 warns on stderr that it
+    // cannot unroll this loop after its work-group transformations.
     for (int j = 0; j < quads; ++j) {
       float4 b = tile[j];
 #pragma unroll

@@ -249,15 +249,15 @@ __global__ void __launch_bounds__(kBucketBlock)
       const unsigned mine = t0 + lane < item.end ? starts[t0 + lane] : 0u;
       const unsigned in_warp = min(32u, item.end - t0);
       for (unsigned j0 = 0; j0 < in_warp; j0 += kItemTilesAhead) {
+        // Rows of the chunk: fewer than 2^32 (bucket_chunk_mib ≤ 4096 of 2-byte rows).
         uint4 raw[kItemTilesAhead];
-        long long first[kItemTilesAhead], last[kItemTilesAhead];
+        unsigned first[kItemTilesAhead], last[kItemTilesAhead];
 #pragma unroll
         for (unsigned a = 0; a < kItemTilesAhead; ++a) {
           const unsigned m = __shfl_sync(0xFFFFFFFFu, mine, (j0 + a) % 32);
-          const bool tile_ok = j0 + a < in_warp;
-          first[a] = (long long)(t0 + j0 + a) * tile_values + (m & 0xFFFFu);
-          last[a] = first[a] + (tile_ok ? m >> 16 : 0u);
-          const long long at = (first[a] & ~7ll) + lane * 8;
+          first[a] = (t0 + j0 + a) * tile_values + (m & 0xFFFFu);
+          last[a] = first[a] + (j0 + a < in_warp ? m >> 16 : 0u);
+          const unsigned at = (first[a] & ~7u) + lane * 8;
           raw[a] = at < last[a] ? __ldcs(reinterpret_cast<const uint4*>(sorted + at))
                                 : make_uint4(0, 0, 0, 0);
         }
@@ -265,22 +265,29 @@ __global__ void __launch_bounds__(kBucketBlock)
         for (unsigned a = 0; a < kItemTilesAhead; ++a) {
           // A stretch longer than one window of 256 rows loads the next window before it counts
           // this one.
-          for (long long window = first[a] & ~7ll; window < last[a]; window += 256) {
-            const long long at = window + lane * 8;
+          for (unsigned window = first[a] & ~7u; window < last[a]; window += 256) {
+            const unsigned at = window + lane * 8;
             const uint4 now = raw[a];
             if (window + 256 < last[a])
               raw[a] = at + 256 < last[a]
                            ? __ldcs(reinterpret_cast<const uint4*>(sorted + at + 256))
                            : make_uint4(0, 0, 0, 0);
             const unsigned words[4] = {now.x, now.y, now.z, now.w};
-            // This lane's rows of the stretch: [from, to) of its eight.
-            const int from = int(max(0ll, min(8ll, first[a] - at)));
-            const int to = int(max(0ll, min(8ll, last[a] - at)));
+            if (at >= first[a] && at + 8 <= last[a]) {  // all eight rows of this lane count
 #pragma unroll
-            for (int k = 0; k < 8; ++k) {
-              if (k < from || k >= to) continue;
-              const unsigned r = words[k / 2] >> (16 * (k % 2)) & 0xFFFFu;
-              asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(base + r * stride) : "memory");
+              for (int k = 0; k < 8; ++k) {
+                const unsigned r = words[k / 2] >> (16 * (k % 2)) & 0xFFFFu;
+                asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(base + r * stride) : "memory");
+              }
+            } else {  // the stretch's ends: rows [from, to) of this lane's eight
+              const unsigned from = first[a] > at ? min(8u, first[a] - at) : 0u;
+              const unsigned to = last[a] > at ? min(8u, last[a] - at) : 0u;
+#pragma unroll
+              for (unsigned k = 0; k < 8; ++k) {
+                if (k < from || k >= to) continue;
+                const unsigned r = words[k / 2] >> (16 * (k % 2)) & 0xFFFFu;
+                asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(base + r * stride) : "memory");
+              }
             }
           }
         }
