@@ -102,6 +102,14 @@ INSTANTIATE_TEST_SUITE_P(
                        "histogram.parallel.section_values=4096,histogram.parallel.private_mib=1"})),
     tuned_device_name);
 
+// `fast` on one GPU under one tuning setting; OpenCL and CUDA each instantiate it with their own
+// settings below.
+class HistogramFastTunings : public ::testing::TestWithParam<TunedDevice> {};
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(HistogramFastTunings);  // no GPU here
+TEST_P(HistogramFastTunings, MatchTheReference) {
+  check_under_tuning(GetParam(), "fast");
+}
+
 #ifdef PARPAT_HAVE_OPENCL
 // Devices without cl_khr_int64_base_atomics count into two 32-bit words with a carry: build
 // that path on every OpenCL device and check that counts cross 2^32 correctly.
@@ -206,13 +214,8 @@ TEST(HistogramOpenclWithout64BitAtomics, CarriesIntoTheHighWord) {
 // side in packed or 32-bit counters, no register runs or runs at every column count, a single
 // column, global counting, no per-value uint8 path, float32 settled against float thresholds
 // instead of the float64 edges).
-class HistogramOpenclLayouts : public ::testing::TestWithParam<TunedDevice> {};
-GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(HistogramOpenclLayouts);  // no such device here
-TEST_P(HistogramOpenclLayouts, MatchTheReference) {
-  check_under_tuning(GetParam(), "fast");
-}
 INSTANTIATE_TEST_SUITE_P(
-    Tunings, HistogramOpenclLayouts,
+    OpenclLayouts, HistogramFastTunings,
     ::testing::ValuesIn(tuned_devices(
         [](const Device& d) { return d.backend() == Backend::opencl; },
         {"histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=1",
@@ -321,13 +324,8 @@ TEST(HistogramOpenclFast, PackedCountersCarryExactly) {
 #ifdef PARPAT_HAVE_CUDA
 // CUDA `fast` under its tuning values: no warp vote in shared memory, few columns, packed
 // counters off, rows sorted into buckets, global counting.
-class HistogramCudaTunings : public ::testing::TestWithParam<TunedDevice> {};
-GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(HistogramCudaTunings);  // no such device here
-TEST_P(HistogramCudaTunings, MatchTheReference) {
-  check_under_tuning(GetParam(), "fast");
-}
 INSTANTIATE_TEST_SUITE_P(
-    Tunings, HistogramCudaTunings,
+    CudaTunings, HistogramFastTunings,
     ::testing::ValuesIn(tuned_devices([](const Device& d) { return d.backend() == Backend::cuda; },
                                       {"histogram.fast.vote_below_columns=0",
                                        "histogram.fast.striped_kib=1,histogram.fast.packed=0",
