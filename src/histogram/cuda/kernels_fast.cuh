@@ -203,11 +203,30 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
   }
 }
 
-// Adds row r's count of a pass to the 64-bit counts at its slot.
-template <class Rule>
-__device__ void add_count(const Rule& rule, unsigned long long* counts, unsigned first, unsigned r,
-                          unsigned long long count) {
-  if (count) atomicAdd(counts + row_slots(rule).of(first + r), count);
+// How many rows a thread of the flush looks up at once: a per-value rule's slots come from a
+// table in global memory, and a thread that waited for each row's slot before its atomic made 64
+// round trips at 65536 rows.
+constexpr int kFlushAhead = 8;
+
+// Adds the block's rows [0, range) of a pass to the 64-bit counts at their slots, one atomic a
+// row with a count; a thread looks up kFlushAhead rows' slots before their atomics.
+template <bool kPacked, class Rule>
+__device__ void add_rows(const Rule& rule, const unsigned* hist, unsigned range, unsigned columns,
+                         unsigned first, unsigned long long* counts) {
+  const RowSlots slots = row_slots(rule);
+  for (unsigned r0 = threadIdx.x; r0 < range; r0 += kFlushAhead * blockDim.x) {
+    unsigned long long count[kFlushAhead];
+    unsigned slot[kFlushAhead];
+#pragma unroll
+    for (int k = 0; k < kFlushAhead; ++k) {
+      const unsigned r = r0 + k * blockDim.x;
+      count[k] = r < range ? shared_row_count<kPacked>(hist, r, columns) : 0ull;
+      slot[k] = count[k] ? slots.of(first + r) : 0u;
+    }
+#pragma unroll
+    for (int k = 0; k < kFlushAhead; ++k)
+      if (count[k]) atomicAdd(counts + slot[k], count[k]);
+  }
 }
 
 // The end of a block that counted per value where values share slots (7 bins over 65536 values;
@@ -226,9 +245,19 @@ __device__ void flush_per_value(const unsigned* hist, unsigned range, unsigned c
   const unsigned begin = threadIdx.x / 32 * stretch, end = min(range, begin + stretch);
   unsigned carry_slot = ~0u;  // no slot: rows past the stretch
   unsigned long long carry = 0;
+  unsigned ahead[kFlushAhead];  // the slots of this lane's next kFlushAhead rows
   for (unsigned base = begin; base < end; base += 32) {
     const unsigned r = base + lane;
-    const unsigned slot = r < end ? slots.of(first + r) : ~0u;
+    const unsigned k = (base - begin) / 32 % kFlushAhead;
+    if (k == 0) {
+#pragma unroll
+      for (int a = 0; a < kFlushAhead; ++a)
+        ahead[a] = r + 32 * a < end ? slots.of(first + r + 32 * a) : ~0u;
+    }
+    unsigned slot = ~0u;
+#pragma unroll
+    for (int a = 0; a < kFlushAhead; ++a)
+      if (unsigned(a) == k) slot = ahead[a];
     unsigned sum = r < end ? unsigned(shared_row_count<kPacked>(hist, r, columns)) : 0u;
     // Every lane takes part in every shuffle and vote (none behind a short-circuit).
     const unsigned before = __shfl_up_sync(kAll, slot, 1), after = __shfl_down_sync(kAll, slot, 1);
@@ -277,8 +306,7 @@ __global__ void fast_shared_kernel(const T* __restrict__ in, long long n, Rule r
   if (merge) {
     flush_per_value<kPacked>(hist, range, columns, first, row_slots(rule), counts);
   } else {
-    for (unsigned r = threadIdx.x; r < range; r += blockDim.x)
-      add_count(rule, counts, first, r, shared_row_count<kPacked>(hist, r, columns));
+    add_rows<kPacked>(rule, hist, range, columns, first, counts);
   }
 }
 
