@@ -258,7 +258,7 @@ TEST(HistogramOpenclFast, LayoutOfEachProblemOnAGpu) {
   EXPECT_EQ(striped.passes, 1u);
   EXPECT_EQ(striped.field_bits, 0u);
   EXPECT_EQ(striped.columns, 8u);
-  for (DType t : {DType::float32, DType::int32, DType::float64, DType::float16}) {
+  for (DType t : {DType::float32, DType::int32, DType::float64}) {
     const auto rows = layout(t, 65536);  // one range of 5-bit fields
     EXPECT_FALSE(rows.count_values) << dtype_name(t);
     EXPECT_FALSE(rows.global) << dtype_name(t);
@@ -273,6 +273,12 @@ TEST(HistogramOpenclFast, LayoutOfEachProblemOnAGpu) {
     EXPECT_EQ(values.field_bits, 8u) << dtype_name(t);
   }
   EXPECT_TRUE(layout(DType::float32, 1 << 20).global);  // past max_passes ranges
+  // float16 and bfloat16 in 16-bit fields, never narrower ones: they count globally instead.
+  EXPECT_EQ(layout(DType::float16, 16384).field_bits, 16u);
+  for (DType t : {DType::float16, DType::bfloat16}) {
+    EXPECT_TRUE(layout(t, 65536).global) << dtype_name(t);
+    EXPECT_EQ(layout(t, 65536).field_bits, 0u) << dtype_name(t);
+  }
 }
 
 // Packed counters carry into the 64-bit counts, one group per range over the whole input, so

@@ -17,7 +17,8 @@
 // from L2), in packed counters where 32-bit ones would need more than one range
 // (histogram.opencl.packed): fields of 16, 8 or 5 bits, the widest that needs the fewest ranges,
 // so 65536 rows fit one range of 5-bit fields in 48 KiB (each range re-places every value); past
-// histogram.fast.max_passes ranges the kernel counts straight into global memory, where a cheap
+// histogram.fast.max_passes ranges, and for float16 and bfloat16 (whose crowded rows would wrap
+// narrow fields) past 16-bit fields, the kernel counts straight into global memory, where a cheap
 // test per 16-byte vector sends skewed data through runs of equal rows kept in registers (one
 // atomic per run; with histogram.opencl.bucketed, 4- and 8-byte input sorts its rows into buckets
 // counted in local memory instead, opencl_bucketed.hpp). In local memory the runs are off by
