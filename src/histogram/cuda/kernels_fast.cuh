@@ -245,19 +245,9 @@ __device__ void flush_per_value(const unsigned* hist, unsigned range, unsigned c
   const unsigned begin = threadIdx.x / 32 * stretch, end = min(range, begin + stretch);
   unsigned carry_slot = ~0u;  // no slot: rows past the stretch
   unsigned long long carry = 0;
-  unsigned ahead[kFlushAhead];  // the slots of this lane's next kFlushAhead rows
   for (unsigned base = begin; base < end; base += 32) {
     const unsigned r = base + lane;
-    const unsigned k = (base - begin) / 32 % kFlushAhead;
-    if (k == 0) {
-#pragma unroll
-      for (int a = 0; a < kFlushAhead; ++a)
-        ahead[a] = r + 32 * a < end ? slots.of(first + r + 32 * a) : ~0u;
-    }
-    unsigned slot = ~0u;
-#pragma unroll
-    for (int a = 0; a < kFlushAhead; ++a)
-      if (unsigned(a) == k) slot = ahead[a];
+    const unsigned slot = r < end ? slots.of(first + r) : ~0u;
     unsigned sum = r < end ? unsigned(shared_row_count<kPacked>(hist, r, columns)) : 0u;
     // Every lane takes part in every shuffle and vote (none behind a short-circuit).
     const unsigned before = __shfl_up_sync(kAll, slot, 1), after = __shfl_down_sync(kAll, slot, 1);
