@@ -1,9 +1,7 @@
-// Streaming (parpat/stream.hpp): streamed reduce and histogram against the in-memory calls on
-// every device, with chunks forced small so that chunk boundaries fall inside rows and rows run
-// longer than a chunk; NaN, ties, integer extremes and empty input; StreamStats; the pieces the
-// stream is built of (Histogrammer::run with accumulate, Buffer::wrap, Array::view, plans that
-// check their arrays' device) and the sources (raw files, directories, truncated and missing
-// files).
+// Streaming (parpat/stream.hpp): streamed reduce against the in-memory call on every device, with
+// chunks forced small so that chunk boundaries fall inside rows and rows run longer than a chunk;
+// NaN, ties, integer extremes and empty input; StreamStats. Streamed histograms:
+// test_stream_histogram.cpp; the stream's pieces and sources: test_stream_sources.cpp.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,6 +24,7 @@
 #include "parpat/registry.hpp"
 #include "parpat/stream.hpp"
 #include "reduce/verify.hpp"
+#include "stream_support.hpp"
 #include "test_support.hpp"
 
 namespace parpat::test {
@@ -33,13 +32,6 @@ namespace {
 
 constexpr DType kReduceTypes[] = {DType::uint8,  DType::int32,   DType::uint32, DType::int64,
                                   DType::uint64, DType::float32, DType::float64};
-constexpr DType kHistogramTypes[] = {DType::uint8, DType::uint16, DType::int32, DType::float32,
-                                     DType::float64};
-constexpr ReduceOp kOps[] = {ReduceOp::sum, ReduceOp::prod,   ReduceOp::min,
-                             ReduceOp::max, ReduceOp::argmin, ReduceOp::argmax};
-// 1000 bytes: chunk boundaries inside rows of 300 or 333 elements of any dtype, and rows longer
-// than a chunk; 4096: a power of two; 0: the default (one chunk for these inputs).
-constexpr std::size_t kChunkSizes[] = {1000, 4096, 0};
 
 std::int64_t elements_of(const std::vector<std::int64_t>& shape) {
   std::int64_t n = 1;
@@ -53,12 +45,6 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
   for (auto d : shape)
     s += (s.empty() ? "" : "x") + std::to_string(d);
   return s;
-}
-
-// The chunks a stream of `bytes` makes with chunk_bytes `chunk` (rounded down to whole items).
-std::int64_t expected_chunks(std::uint64_t bytes, std::size_t chunk, DType t) {
-  const std::uint64_t c = std::max<std::uint64_t>(chunk / dtype_size(t) * dtype_size(t), 1);
-  return static_cast<std::int64_t>((bytes + c - 1) / c);
 }
 
 // Random elements: integers over their whole range (sums wrap), floats in [−1, 1). For
@@ -79,12 +65,6 @@ std::vector<unsigned char> random_bytes(DType t, std::int64_t n, std::mt19937_64
     }
   });
   return out;
-}
-
-bool same_scalar(const Scalar& a, const Scalar& b) {
-  if (a.dtype != b.dtype) return false;
-  if (is_float(a.dtype)) return (std::isnan(a.f) && std::isnan(b.f)) || a.f == b.f;
-  return is_signed_integer(a.dtype) ? a.i == b.i : a.u == b.u;
 }
 
 // The output that element (r, c) of a rows × cols input folds into.
@@ -227,44 +207,7 @@ class StreamTest : public ::testing::TestWithParam<Device> {
     Source source = Source::from_host(t, shape, host.data());
     check_reduce(source, t, op, axis, shape, host, chunk, what);
   }
-
-  // Streams `host` (n values of t) into a histogram with `bins` and compares with
-  // parpat::histogram in memory: counts, underflow, overflow, NaN and the resolved bins.
-  void check_histogram(Source& source, DType t, const std::vector<unsigned char>& host,
-                       const HistogramBins& bins, std::size_t chunk, int passes,
-                       const std::string& what) {
-    const auto n = static_cast<std::int64_t>(host.size() / dtype_size(t));
-    SCOPED_TRACE(what + ": " + std::to_string(n) + " " + dtype_name(t) + ", chunk " +
-                 std::to_string(chunk) + " bytes, seed " + std::to_string(run_seed()));
-    Array in = Array::from_host(device(), t, {n}, host.data());
-    HistogramResult want = histogram(in, bins);
-    StreamOptions so;
-    so.chunk_bytes = chunk;
-    StreamStats stats;
-    HistogramResult got = histogram(source, device(), bins, {}, so, &stats);
-    EXPECT_EQ(got.counts, want.counts);
-    EXPECT_EQ(got.underflow, want.underflow);
-    EXPECT_EQ(got.overflow, want.overflow);
-    EXPECT_EQ(got.nan, want.nan);
-    EXPECT_EQ(got.bins.kind, want.bins.kind);
-    EXPECT_EQ(got.bins.count, want.bins.count);
-    EXPECT_EQ(got.bins.has_range, want.bins.has_range);
-    EXPECT_EQ(got.bins.lo, want.bins.lo);
-    EXPECT_EQ(got.bins.hi, want.bins.hi);
-    EXPECT_EQ(got.bins.edges, want.bins.edges);
-    std::uint64_t total = got.underflow + got.overflow + got.nan;
-    for (auto c : got.counts)
-      total += c;
-    EXPECT_EQ(total, static_cast<std::uint64_t>(n));
-    EXPECT_EQ(stats.passes, passes);
-    EXPECT_EQ(stats.bytes, static_cast<std::uint64_t>(passes) * host.size());
-    if (chunk != 0) EXPECT_EQ(stats.chunks, passes * expected_chunks(host.size(), chunk, t));
-  }
 };
-
-std::string device_test_name(const ::testing::TestParamInfo<Device>& info) {
-  return device_name(info.param);
-}
 
 // ---- reduce ------------------------------------------------------------------------------------
 
@@ -351,13 +294,6 @@ TEST_P(StreamTest, ReduceOfALargeInputInManyChunks) {
     for (ReduceOp op : {ReduceOp::sum, ReduceOp::argmin})
       check_reduce(m, DType::float32, op, axis, shape, matrix, chunk, "1024x1031");
   std::remove(path.c_str());
-}
-
-template <class T>
-std::vector<unsigned char> bytes_of(const std::vector<T>& v) {
-  std::vector<unsigned char> out(v.size() * sizeof(T));
-  if (!out.empty()) std::memcpy(out.data(), v.data(), out.size());
-  return out;
 }
 
 // A NaN wins min and max, and the arg ops report the first NaN (global index); ties go to the
@@ -516,150 +452,6 @@ TEST_P(StreamTest, EmptyInput) {
   }
 }
 
-// ---- histogram ---------------------------------------------------------------------------------
-
-// A range per dtype whose bins of `bins` have integer edges for the integer dtypes.
-struct RangeCase {
-  double lo, hi;
-  std::int64_t bins;
-};
-RangeCase range_case(DType t) {
-  switch (t) {
-    case DType::uint8:
-      return {10, 250, 24};
-    case DType::uint16:
-      return {100, 60100, 40};
-    case DType::int32:
-      return {-100000, 100000, 40};
-    default:
-      return {0.1, 0.7, 7};  // steps not exact in binary: edges rounded as numpy.linspace's
-  }
-}
-
-// n values of t: uniform a little beyond [lo, hi], with every edge (and, for floats, its
-// neighbours), NaN and ±inf mixed in when `specials`.
-std::vector<unsigned char> histogram_values(DType t, std::int64_t n, const RangeCase& rc,
-                                            std::mt19937_64& rng, bool specials) {
-  std::vector<double> edges = HistogramBins::even(rc.bins, rc.lo, rc.hi).edge_values();
-  std::vector<unsigned char> out(static_cast<std::size_t>(n) * dtype_size(t));
-  const double margin = (rc.hi - rc.lo) * 0.05;
-  std::uniform_real_distribution<double> u(rc.lo - margin, rc.hi + margin);
-  std::uniform_int_distribution<std::size_t> pick(0, edges.size() - 1);
-  visit_dtype(t, [&](auto v) {
-    using T = decltype(v);
-    T* p = reinterpret_cast<T*>(out.data());
-    for (std::int64_t i = 0; i < n; ++i) {
-      double x = u(rng);
-      if (specials && i % 7 == 0) x = edges[pick(rng)];
-      if constexpr (std::is_floating_point_v<T>) {
-        T y = static_cast<T>(x);
-        if (specials && i % 11 == 0) y = std::nextafter(y, T(i % 2 ? 10 : -10));
-        if (specials && i % 97 == 0) y = std::numeric_limits<T>::quiet_NaN();
-        if (specials && i % 89 == 0) y = std::numeric_limits<T>::infinity();
-        if (specials && i % 83 == 0) y = -std::numeric_limits<T>::infinity();
-        p[i] = y;
-      } else {
-        const double lo = static_cast<double>(std::numeric_limits<T>::lowest());
-        const double hi = static_cast<double>(std::numeric_limits<T>::max());
-        p[i] = static_cast<T>(std::clamp(std::round(x), lo, hi));
-      }
-    }
-  });
-  return out;
-}
-
-TEST_P(StreamTest, HistogramMatchesInMemory) {
-  std::mt19937_64 rng(run_seed() + 4);
-  const std::int64_t n = 10007;
-  int k = 0;
-  for (DType t : kHistogramTypes) {
-    const RangeCase rc = range_case(t);
-    auto special = histogram_values(t, n, rc, rng, true);
-    auto finite = histogram_values(t, n, rc, rng, false);
-    // Uneven explicit edges inside the range.
-    std::vector<double> edges = {rc.lo,
-                                 rc.lo + (rc.hi - rc.lo) * 0.01,
-                                 rc.lo + (rc.hi - rc.lo) * 0.3,
-                                 rc.lo + (rc.hi - rc.lo) * 0.31,
-                                 rc.lo + (rc.hi - rc.lo) * 0.75,
-                                 rc.hi};
-    if (!is_float(t))
-      for (auto& e : edges)
-        e = std::round(e);
-    std::string path =
-        temp_path("stream_hist_" + device_name(device()) + std::to_string(k++) + ".npy");
-    write_npy(path, t, {n}, special.data());
-    for (std::size_t chunk : kChunkSizes) {
-      Source s = Source::from_host(t, {n}, special.data());
-      Source f = Source::from_host(t, {n}, finite.data());
-      Source file = Source::open(path);
-      check_histogram(s, t, special, HistogramBins::even(rc.bins, rc.lo, rc.hi), chunk, 1,
-                      "even with a range");
-      check_histogram(file, t, special, HistogramBins::even(rc.bins, rc.lo, rc.hi), chunk, 1,
-                      "even with a range, from " + path);
-      check_histogram(s, t, special, HistogramBins::even(1, rc.lo, rc.hi), chunk, 1, "one bin");
-      check_histogram(f, t, finite, HistogramBins::even(rc.bins), chunk, 2, "even without range");
-      check_histogram(file, t, special, HistogramBins::explicit_edges(edges), chunk, 1,
-                      "explicit edges");
-      if (!is_float(t)) {
-        if (t == DType::int32) {
-          // Per-value bins of int32 take a first pass for the largest value: small values, some
-          // negative (underflow).
-          std::vector<std::int32_t> small(static_cast<std::size_t>(n));
-          std::uniform_int_distribution<std::int32_t> u(-5, 3000);
-          for (auto& x : small)
-            x = u(rng);
-          auto bytes = bytes_of(small);
-          Source ps = Source::from_host(t, {n}, bytes.data());
-          check_histogram(ps, t, bytes, HistogramBins::per_value(), chunk, 2, "per value");
-        } else if (t == DType::uint8 || chunk != 1000) {
-          // (65536 bins of uint16 over chunks of 500 values is slow on some devices for nothing.)
-          check_histogram(s, t, special, HistogramBins::per_value(), chunk, 1, "per value");
-        }
-      }
-      if (HasFailure()) return;
-    }
-    std::remove(path.c_str());
-  }
-}
-
-// Without a range the data's [min, max] is needed: NaN or ±inf in the data make a non-finite
-// range, which the streamed call refuses as the in-memory one does.
-TEST_P(StreamTest, HistogramWithoutRangeOfNonFiniteDataThrowsAsInMemory) {
-  for (DType t : {DType::float32, DType::float64})
-    for (double bad :
-         {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
-      std::vector<double> v(5000, 0.5);
-      v[3333] = bad;
-      std::vector<unsigned char> host(v.size() * dtype_size(t));
-      visit_dtype(t, [&](auto x) {
-        using T = decltype(x);
-        for (std::size_t i = 0; i < v.size(); ++i)
-          reinterpret_cast<T*>(host.data())[i] = static_cast<T>(v[i]);
-      });
-      const auto n = static_cast<std::int64_t>(v.size());
-      Array in = Array::from_host(device(), t, {n}, host.data());
-      Source s = Source::from_host(t, {n}, host.data());
-      StreamOptions so;
-      so.chunk_bytes = 1000;
-      ErrorKind memory_kind = ErrorKind::backend, stream_kind = ErrorKind::backend;
-      try {
-        histogram(in, HistogramBins::even(10));
-        ADD_FAILURE() << "in memory: no error for " << bad;
-      } catch (const Error& e) {
-        memory_kind = e.kind();
-      }
-      try {
-        histogram(s, device(), HistogramBins::even(10), {}, so);
-        ADD_FAILURE() << "streamed: no error for " << bad;
-      } catch (const Error& e) {
-        stream_kind = e.kind();
-      }
-      EXPECT_EQ(memory_kind, ErrorKind::invalid_argument) << dtype_name(t) << " " << bad;
-      EXPECT_EQ(stream_kind, memory_kind) << dtype_name(t) << " " << bad;
-    }
-}
-
 // ---- stats and options -------------------------------------------------------------------------
 
 TEST_P(StreamTest, StatsCountChunksBytesAndPasses) {
@@ -732,311 +524,6 @@ TEST_P(StreamTest, StatsCountChunksBytesAndPasses) {
 
 INSTANTIATE_TEST_SUITE_P(Devices, StreamTest, ::testing::ValuesIn(devices()), device_test_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(StreamTest);
-
-// ---- Histogrammer::run(accumulate) on every variant --------------------------------------------
-
-detail::HistogramProblem problem_of(DType t, std::int64_t n, const HistogramBins& b) {
-  detail::HistogramProblem p;
-  p.dtype = t;
-  p.n = n;
-  p.even = b.kind == HistogramBins::Kind::even;
-  p.bins = p.even ? b.count : static_cast<std::int64_t>(b.edges.size()) - 1;
-  p.lo = b.lo;
-  p.hi = b.hi;
-  if (!p.even) p.edges = b.edges;
-  return p;
-}
-
-class AccumulateTest : public ::testing::TestWithParam<Target> {};
-
-TEST_P(AccumulateTest, RunningTwiceWithAccumulateDoublesTheCounts) {
-  const Target& target = GetParam();
-  const auto& variant = detail::find_histogram_variant(target.device.backend(), target.variant);
-  std::mt19937_64 rng(run_seed() + 6);
-  const std::int64_t n = 10007;
-  int covered = 0;
-  for (DType t : kHistogramTypes) {
-    const RangeCase rc = range_case(t);
-    auto host = histogram_values(t, n, rc, rng, true);
-    const double w = rc.hi - rc.lo;
-    for (const HistogramBins& bins :
-         {HistogramBins::even(rc.bins, rc.lo, rc.hi), HistogramBins::even(1000, rc.lo, rc.hi),
-          HistogramBins::explicit_edges({rc.lo, rc.lo + w * 0.25, rc.lo + w * 0.5, rc.hi})}) {
-      auto p = problem_of(t, n, bins);
-      if (!variant.supports(p, target.device.info())) continue;
-      ++covered;
-      SCOPED_TRACE(std::string(dtype_name(t)) + ", " + std::to_string(p.bins) + " bins, seed " +
-                   std::to_string(run_seed()));
-      std::vector<std::uint64_t> once(static_cast<std::size_t>(p.slots()));
-      detail::histogram_reference(host.data(), p, once.data());
-      Histogrammer plan(target.device, t, n, bins, {target.variant});
-      ASSERT_EQ(plan.slots(), p.slots());
-      Array in = Array::from_host(target.device, t, {n}, host.data());
-      Buffer counts(target.device, once.size() * sizeof(std::uint64_t));
-      std::vector<std::uint64_t> got(once.size());
-      // Counts left over from another input must not leak into a run without accumulate.
-      std::vector<std::uint64_t> junk(once.size(), 12345);
-      counts.upload(junk.data(), junk.size() * sizeof(std::uint64_t));
-      plan.run(in, counts, false);
-      counts.download(got.data(), got.size() * sizeof(std::uint64_t));
-      EXPECT_EQ(got, once) << "run without accumulate";
-      plan.run(in, counts, true);
-      counts.download(got.data(), got.size() * sizeof(std::uint64_t));
-      std::vector<std::uint64_t> twice = once;
-      for (auto& c : twice)
-        c *= 2;
-      EXPECT_EQ(got, twice) << "the second run, with accumulate";
-      // Accumulating onto counts near 2^32 carries exactly.
-      std::vector<std::uint64_t> start(once.size(), (std::uint64_t{1} << 32) - 3);
-      counts.upload(start.data(), start.size() * sizeof(std::uint64_t));
-      plan.run(in, counts, true);
-      counts.download(got.data(), got.size() * sizeof(std::uint64_t));
-      for (std::size_t i = 0; i < once.size(); ++i)
-        start[i] += once[i];
-      EXPECT_EQ(got, start) << "accumulate onto 2^32 - 3";
-      if (HasFailure()) return;
-    }
-  }
-  if (covered == 0) GTEST_SKIP() << "the variant covers none of these cases";
-}
-
-INSTANTIATE_TEST_SUITE_P(Variants, AccumulateTest,
-                         ::testing::ValuesIn(variant_targets("histogram")), target_name);
-GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AccumulateTest);
-
-// ---- Buffer::wrap, Array::view, plans of another device ----------------------------------------
-
-const Device* cpu_device() {
-  for (const auto& d : devices())
-    if (d.backend() == Backend::cpu) return &d;
-  return nullptr;
-}
-
-TEST(StreamBuffers, WrapOfHostMemoryAndArrayViewOnTheCpu) {
-  const Device* cpu = cpu_device();
-  if (!cpu) GTEST_SKIP() << "no CPU device";
-  std::mt19937_64 rng(run_seed() + 7);
-  std::vector<float> v(1000);
-  std::uniform_real_distribution<float> u(-1, 1);
-  for (auto& x : v)
-    x = u(rng);
-  Buffer b = Buffer::wrap(*cpu, v.data(), v.size() * sizeof(float));
-  EXPECT_EQ(b.bytes(), v.size() * sizeof(float));
-  EXPECT_EQ(b.handle(), v.data());
-  Array a = Array::view(b, DType::float32, {1000});
-  EXPECT_EQ(a.size(), 1000);
-  Array copy = Array::from_vector(*cpu, v);
-  for (ReduceOp op : kOps) {
-    ReduceResult r = reduce(a, {op, Axis::all});
-    ReduceResult c = reduce(copy, {op, Axis::all});
-    if (op == ReduceOp::prod) continue;  // 1000 values in [−1, 1): underflows to ±0 anyway
-    EXPECT_TRUE(same_scalar(r.values.at(0), c.values.at(0))) << reduce_op_name(op);
-    EXPECT_EQ(r.indices, c.indices) << reduce_op_name(op);
-  }
-  // No copy: the view sees the caller's memory as it is now.
-  v[637] = 1e6f;
-  ReduceResult m = reduce(a, {ReduceOp::argmax, Axis::all});
-  EXPECT_EQ(m.values.at(0).f, 1e6);
-  EXPECT_EQ(m.indices.at(0), 637);
-  // A 2-D view with a row stride: 10 rows of 90 of every 100.
-  Array rows = Array::view(b, DType::float32, {10, 90}, 100);
-  ReduceResult r = reduce(rows, {ReduceOp::max, Axis::rows});
-  ASSERT_EQ(r.values.size(), 10u);
-  for (int i = 0; i < 10; ++i) {
-    float want = *std::max_element(v.begin() + i * 100, v.begin() + i * 100 + 90);
-    EXPECT_EQ(r.values[static_cast<std::size_t>(i)].f, want) << "row " << i;
-  }
-  // A histogram of the view.
-  HistogramResult h = histogram(a, HistogramBins::even(4, -1, 1));
-  EXPECT_EQ(h.overflow, 1u);  // 1e6
-  // Views larger than the buffer are refused.
-  for (auto make :
-       std::vector<std::function<Array()>>{[&] { return Array::view(b, DType::float32, {1001}); },
-                                           [&] { return Array::view(b, DType::float64, {501}); },
-                                           [&] {
-                                             return Array::view(b, DType::float32, {10, 90}, 112);
-                                           },
-                                           [&] {
-                                             return Array::view(b, DType::uint8, {2, 2001});
-                                           }}) {
-    try {
-      make();
-      ADD_FAILURE() << "a view past the buffer's end was accepted";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::invalid_argument) << e.what();
-    }
-  }
-  EXPECT_NO_THROW(Array::view(b, DType::float64, {500}));
-  EXPECT_NO_THROW(Array::view(b, DType::uint8, {4000}));
-  EXPECT_THROW(Buffer::wrap(*cpu, nullptr, 16), Error);
-}
-
-TEST(StreamBuffers, ViewOfADeviceBufferOnEveryDevice) {
-  for (const auto& d : devices()) {
-    SCOPED_TRACE(d.label());
-    Buffer b(d, 400);
-    std::vector<std::int32_t> v(100);
-    for (int i = 0; i < 100; ++i)
-      v[static_cast<std::size_t>(i)] = i * 3 - 50;
-    b.upload(v.data(), 400);
-    Array a = Array::view(b, DType::int32, {100});
-    EXPECT_EQ(reduce(a, {ReduceOp::sum, Axis::all}).values.at(0).i, 3 * 4950 - 5000);
-    EXPECT_EQ(
-        reduce(Array::view(b, DType::int32, {10, 10}), {ReduceOp::argmax, Axis::cols}).indices,
-        std::vector<std::int64_t>(10, 9));
-    try {
-      Array::view(b, DType::int32, {101});
-      ADD_FAILURE() << "a view of 404 bytes over 400 was accepted";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::invalid_argument) << e.what();
-    }
-  }
-}
-
-TEST(StreamBuffers, PlansRefuseArraysOfAnotherDevice) {
-  if (devices().size() < 2) GTEST_SKIP() << "needs two devices";
-  const Device& d0 = devices()[0];
-  const Device& d1 = devices()[1];
-  SCOPED_TRACE(d0.label() + " and " + d1.label());
-  std::vector<float> v(100, 1.0f);
-  Array a0 = Array::from_vector(d0, v), a1 = Array::from_vector(d1, v);
-  Reducer reducer(d0, DType::float32, {100}, 0, {ReduceOp::argmax, Axis::all});
-  Buffer values0(d0, 8), indices0(d0, 8), values1(d1, 8), indices1(d1, 8);
-  EXPECT_NO_THROW(reducer.run(a0, values0, indices0));
-  auto expect_invalid = [](const std::function<void()>& f, const char* what) {
-    try {
-      f();
-      ADD_FAILURE() << what << ": accepted";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::invalid_argument) << what << ": " << e.what();
-    }
-  };
-  expect_invalid([&] { reducer.run(a1, values0, indices0); }, "reducer, array of d1");
-  expect_invalid([&] { reducer.run(a0, values1, indices0); }, "reducer, values of d1");
-  expect_invalid([&] { reducer.run(a0, values0, indices1); }, "reducer, indices of d1");
-  Histogrammer h(d0, DType::float32, 100, HistogramBins::even(8, 0, 2));
-  Buffer counts0(d0, 11 * 8), counts1(d1, 11 * 8);
-  EXPECT_NO_THROW(h.run(a0, counts0));
-  expect_invalid([&] { h.run(a1, counts0); }, "histogrammer, array of d1");
-  expect_invalid([&] { h.run(a0, counts1); }, "histogrammer, counts of d1");
-  expect_invalid([&] { h.run(a1, counts1, true); }, "histogrammer, both of d1");
-}
-
-// ---- sources -----------------------------------------------------------------------------------
-
-void expect_error(const std::function<void()>& f, ErrorKind kind, const std::string& fragment,
-                  const std::string& what) {
-  try {
-    f();
-    ADD_FAILURE() << what << ": no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << what << ": " << e.what();
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos)
-        << what << ": '" << e.what() << "' does not name '" << fragment << "'";
-  }
-}
-
-TEST(StreamSources, ARawFileReadsAsUint8Bytes) {
-  std::mt19937_64 rng(run_seed() + 8);
-  std::vector<std::uint8_t> bytes(10007);
-  for (auto& b : bytes)
-    b = static_cast<std::uint8_t>(rng());
-  bytes[4321] = 0;
-  std::string path = temp_path("stream_raw.bin");
-  std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(bytes.data()),
-             static_cast<std::streamsize>(bytes.size()));
-  Source s = Source::open(path);
-  EXPECT_TRUE(s.raw());
-  EXPECT_EQ(s.dtype(), DType::uint8);
-  EXPECT_EQ(s.shape(), std::vector<std::int64_t>{10007});
-  EXPECT_EQ(s.size(), 10007);
-  EXPECT_TRUE(s.rereadable());
-  std::uint64_t sum = 0;
-  for (auto b : bytes)
-    sum += b;
-  const auto first_max =
-      std::max_element(bytes.begin(), bytes.end()) - bytes.begin();  // the first of the largest
-  std::vector<std::uint64_t> bincount(256);
-  for (auto b : bytes)
-    ++bincount[b];
-  for (const auto& d : devices()) {
-    SCOPED_TRACE(d.label());
-    StreamOptions so;
-    so.chunk_bytes = 1000;
-    EXPECT_EQ(reduce(s, d, {ReduceOp::sum, Axis::all}, so).values.at(0).u, sum);
-    EXPECT_EQ(reduce(s, d, {ReduceOp::argmax, Axis::all}, so).indices.at(0), first_max);
-    HistogramResult h = histogram(s, d, HistogramBins::per_value(), {}, so);
-    EXPECT_EQ(h.counts, bincount);
-  }
-  // The .npy magic makes a file an array whatever its name.
-  std::vector<float> v = {1, 2, 3.5f};
-  std::string disguised = temp_path("stream_array.dat");
-  write_npy(disguised, DType::float32, {3}, v.data());
-  Source a = Source::open(disguised);
-  EXPECT_FALSE(a.raw());
-  EXPECT_EQ(a.dtype(), DType::float32);
-  EXPECT_EQ(reduce(a, devices().front()).values.at(0).f, 6.5);
-  std::remove(path.c_str());
-  std::remove(disguised.c_str());
-}
-
-TEST(StreamSources, BadInputsThrowTheRightError) {
-  // A directory.
-  std::string dir = temp_path("stream_a_directory");
-  ::mkdir(dir.c_str(), 0700);
-  expect_error([&] { Source::open(dir); }, ErrorKind::invalid_argument, dir, "directory");
-  // A missing file.
-  std::string missing = temp_path("stream_no_such_file.npy");
-  expect_error([&] { Source::open(missing); }, ErrorKind::io, missing, "missing file");
-  expect_error([&] { Source::open(temp_path("stream_no_such_file.bin")); }, ErrorKind::io,
-               "stream_no_such_file.bin", "missing raw file");
-  // A truncated .npy: the header promises more than the file holds.
-  std::vector<float> v(1000, 1.0f);
-  std::string truncated = temp_path("stream_truncated.npy");
-  write_npy(truncated, DType::float32, {1000}, v.data());
-  ASSERT_EQ(::truncate(truncated.c_str(), 128 + 3000), 0);
-  expect_error([&] { Source::open(truncated); }, ErrorKind::invalid_argument, "header promises",
-               "truncated .npy");
-  // A truncated header.
-  ASSERT_EQ(::truncate(truncated.c_str(), 30), 0);
-  EXPECT_THROW(Source::open(truncated), Error);
-  // Shapes and dtypes the patterns do not take.
-  EXPECT_THROW(Source::from_host(DType::float32, {-1}, nullptr), Error);
-  const Device& d = devices().front();
-  Source flat = Source::from_host(DType::float32, {1000}, v.data());
-  expect_error(
-      [&] {
-        reduce(flat, d, {ReduceOp::sum, Axis::rows});
-      },
-      ErrorKind::invalid_argument, "2-D", "axis rows of 1-D input");
-  std::vector<std::int64_t> i64(10, 1);
-  i64[3] = std::int64_t{1} << 40;
-  Source s64 = Source::from_host(DType::int64, {10}, i64.data());
-  expect_error([&] { histogram(s64, d, HistogramBins::per_value()); }, ErrorKind::invalid_argument,
-               "int64", "per-value bins beyond 2^26");
-  // A file that shrank after it was opened: an io error, not a crash (read, not mapped, on
-  // devices other than the CPU; the CPU maps windows and would take SIGBUS, which the CLI turns
-  // into one line).
-  for (const auto& dev : devices()) {
-    if (dev.backend() == Backend::cpu) continue;
-    SCOPED_TRACE(dev.label());
-    std::string shrinking = temp_path("stream_shrinking.npy");
-    std::vector<float> w(100000, 1.0f);
-    write_npy(shrinking, DType::float32, {100000}, w.data());
-    Source s = Source::open(shrinking);
-    ASSERT_EQ(::truncate(shrinking.c_str(), 1000), 0);
-    StreamOptions so;
-    so.chunk_bytes = 4096;
-    expect_error(
-        [&] {
-          reduce(s, dev, {ReduceOp::sum, Axis::all}, so);
-        },
-        ErrorKind::io, "shrank", "a file that shrank");
-  }
-  ::rmdir(dir.c_str());
-  std::remove(truncated.c_str());
-}
 
 }  // namespace
 }  // namespace parpat::test
