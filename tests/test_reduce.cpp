@@ -95,18 +95,7 @@ class ReduceTest : public ::testing::TestWithParam<Target> {
     std::vector<std::int64_t> expected_index(static_cast<std::size_t>(s.outputs()));
     detail::reduce_reference(host.data(), s, expected.data(), expected_index.data());
     // Σ|x| per output makes the float-sum tolerance meaningful on mixed-sign data.
-    std::vector<double> magnitude(static_cast<std::size_t>(s.outputs()));
-    if (is_float(t)) {
-      visit_dtype(t, [&](auto v) {
-        using T = decltype(v);
-        const T* p = reinterpret_cast<const T*>(host.data());
-        for (std::int64_t i = 0; i < rows; ++i)
-          for (std::int64_t j = 0; j < cols; ++j) {
-            std::int64_t o = axis == Axis::all ? 0 : axis == Axis::rows ? i : j;
-            magnitude[o] += std::fabs(static_cast<double>(p[i * row_stride + j]));
-          }
-      });
-    }
+    const std::vector<double> magnitude = sum_magnitudes(t, host, rows, cols, row_stride, axis);
     EXPECT_EQ(r.values.size(), static_cast<std::size_t>(s.outputs()));
     for (std::int64_t o = 0; o < s.outputs() && o < static_cast<std::int64_t>(r.values.size());
          ++o) {

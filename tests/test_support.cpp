@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -97,6 +98,25 @@ std::uint64_t run_seed() {
     return s;
   }();
   return seed;
+}
+
+std::vector<double> sum_magnitudes(DType t, const std::vector<unsigned char>& host,
+                                   std::int64_t rows, std::int64_t cols, std::int64_t row_stride,
+                                   Axis axis) {
+  const std::int64_t outputs = axis == Axis::all ? 1 : axis == Axis::rows ? rows : cols;
+  std::vector<double> magnitude(static_cast<std::size_t>(outputs));
+  if (!is_float(t)) return magnitude;
+  visit_dtype(t, [&](auto v) {
+    using T = decltype(v);
+    const T* p = reinterpret_cast<const T*>(host.data());
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (std::int64_t j = 0; j < cols; ++j) {
+        const double x = static_cast<double>(p[i * row_stride + j]);
+        const std::int64_t o = axis == Axis::all ? 0 : axis == Axis::rows ? i : j;
+        if (!std::isnan(x)) magnitude[static_cast<std::size_t>(o)] += std::fabs(x);
+      }
+  });
+  return magnitude;
 }
 
 std::string temp_path(const std::string& name) {

@@ -60,6 +60,13 @@ std::string tuned_device_name(const ::testing::TestParamInfo<TunedDevice>& info)
 // A fresh random seed per test run (PARPAT_SEED overrides); print it in failure messages.
 std::uint64_t run_seed();
 
+// Σ|x| over the values each output of a reduce folds (rows × cols of dtype t, rows row_stride
+// elements apart; NaN skipped): the scale of the float-sum tolerance on mixed-sign data
+// (reduce_mismatch's `magnitude`). Zeros for integer dtypes.
+std::vector<double> sum_magnitudes(DType t, const std::vector<unsigned char>& host,
+                                   std::int64_t rows, std::int64_t cols, std::int64_t row_stride,
+                                   Axis axis);
+
 struct CliResult {
   int status = -1;
   std::string out, err;
