@@ -484,7 +484,8 @@ TEST(ReduceCudaRaw, OneWorkspaceServesEveryCall) {
           value.download(got_bytes, dtype_size(out));
           index.download(&got_index, sizeof got_index);
           EXPECT_EQ(detail::reduce_mismatch(Scalar::from_bytes(out, expected_bytes),
-                                            Scalar::from_bytes(out, got_bytes), op, n),
+                                            Scalar::from_bytes(out, got_bytes), op, n,
+                                            sum_magnitudes(t, host, 1, n, n, Axis::all)[0]),
                     "");
           if (op == ReduceOp::argmax) EXPECT_EQ(got_index, expected_index);
           if (HasFailure()) return;
