@@ -66,8 +66,9 @@ struct HistogramFastPolicy {
 // faster there); NVIDIA's inline PTX (`ptx`: local atomics on 32-bit shared addresses, the
 // float32 floor without the conversion unit); where it would count globally, 4- and 8-byte input
 // sorts rows into buckets of `bucket_rows` rows counted in local memory (`bucketed`, off: on an
-// H100 it gains at most 12 % and loses on float32: histogram-opencl-bucketed). Global counting on the resident grid, float64
-// edges, packed fields: measured, bench/tuning/measurements.json, histogram-opencl-global-packed.
+// H100 it gains at most 12 % and loses on float32: histogram-opencl-bucketed). Global counting on
+// the resident grid, float64 edges, packed fields: measured, bench/tuning/measurements.json,
+// histogram-opencl-global-packed.
 struct HistogramOpenclPolicy : SameOnEveryDevice<HistogramOpenclPolicy> {
   static constexpr const char* kName = "histogram.opencl";
   int global_groups_per_cu = 2;
