@@ -287,6 +287,65 @@ TEST(HistogramDDSerial, ParallelAndSerialAgreeOnTheCpu) {
   EXPECT_EQ(a.outside, b.outside);
 }
 
+// The GPU backends under tunings that change where samples are counted (one lane-striped
+// column, ranges of 32-bit counters, packed 16- and 5-bit fields in ranges with the hot-row table,
+// the global counts): 2-D float32 with even bins on both axes (the float rule, 16-byte loads) and
+// with explicit edges, both layouts, on spread data, data mostly on one sample and samples on
+// every edge of both axes (with NaN and ±inf).
+class HistogramDDLayouts : public ::testing::TestWithParam<TunedDevice> {};
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(HistogramDDLayouts);  // no such device here
+TEST_P(HistogramDDLayouts, MatchNumpysPlacement) {
+  const TunedDevice& target = GetParam();
+  const Device dev = target.device;
+  ScopedTuning tuning(target.setting);
+  std::mt19937_64 rng(run_seed() + target.index);
+  std::normal_distribution<double> normal(0, 1.2);
+  std::bernoulli_distribution hot(0.7);
+  const std::int64_t n = (1 << 17) + 3;  // vectors, and a tail
+  const Samples spread =
+      make_samples(DType::float32, 2, n, [&](std::int64_t) { return normal(rng); });
+  const Samples skewed = make_samples(DType::float32, 2, n,
+                                      [&](std::int64_t) { return hot(rng) ? 0.3 : normal(rng); });
+  const HistogramBins x = HistogramBins::even(256, -3, 3.5), y = HistogramBins::even(256, -4, 3);
+  std::vector<double> cx = x.edge_values(), cy = y.edge_values();
+  for (double extra : {std::nan(""), std::numeric_limits<double>::infinity(), -1e30, 1e30}) {
+    cx.push_back(extra);
+    cy.push_back(extra);
+  }
+  const Samples edges =
+      make_samples(DType::float32, 2, std::int64_t(cx.size() * cy.size()), [&](std::int64_t k) {
+        const std::size_t sample = std::size_t(k / 2);
+        return k % 2 ? cy[sample % cy.size()] : cx[sample / cy.size()];
+      });
+  const std::vector<std::vector<HistogramBins>> bin_sets{
+      {x, y},
+      {HistogramBins::even(50, -3, 3), HistogramBins::even(40, -3, 3)},
+      {x, HistogramBins::explicit_edges(y.edge_values())}};
+  for (const auto& bins : bin_sets)
+    for (const Samples* s : {&spread, &skewed, &edges}) {
+      const std::string what = target.setting + ", " + std::to_string(bins[0].count) + "x" +
+                               std::to_string(bins[1].count) + " bins, " +
+                               (s == &spread   ? "spread"
+                                : s == &skewed ? "skewed"
+                                               : "edges") +
+                               ", seed " + std::to_string(run_seed());
+      expect_counts(*s, histogramdd(s->table(dev), bins), what + ", (N, 2)");
+      expect_counts(*s, histogramdd(s->columns(dev), bins), what + ", 2 arrays");
+    }
+}
+INSTANTIATE_TEST_SUITE_P(
+    Tunings, HistogramDDLayouts,
+    ::testing::ValuesIn(tuned_devices(
+        [](const Device& d) { return d.backend() != Backend::cpu; },
+        {"", "histogram.fast.max_columns=1,histogram.fast.runs_below_columns=0",
+         "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=0",
+         "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=1,"
+         "histogram.opencl.field_bits=16",
+         "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=1,"
+         "histogram.opencl.field_bits=5,histogram.opencl.hot_entries=4",
+         "histogram.fast.max_passes=0"})),
+    tuned_device_name);
+
 TEST(HistogramDDErrors, BadInputIsRefusedWithOneLine) {
   const Device cpu = Device::open(Backend::cpu);
   const Array nine(cpu, DType::float32, {10, 9});

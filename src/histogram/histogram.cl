@@ -1,5 +1,6 @@
 // Histogram kernels (OpenCL 1.2): the classic variants and `fast`, built after
-// histogram_rules.cl, which holds the options, the slot rules and the 64-bit count helpers.
+// histogram_rules.cl, which holds the options, the slot rules and the 64-bit count helpers, and
+// histogram_sink.cl, where `fast` counts.
 
 __kernel void global_atomic(__global const T* in, long n, RULE_PARAMS, __global ulong* counts) {
   long threads = get_global_size(0), t = get_global_id(0);
@@ -155,212 +156,6 @@ void vector_rows(uint4 w, RULE_PARAMS, uint* row, T* memo_value, uint* memo_row)
 #endif
 }
 
-// Where `fast` counts (the sink): the 64-bit global counts (to_global), or in local memory the
-// rows of one range (values outside it are not counted: no atomic at all, where a shared
-// discard row would take the atomics of most values of a range on one word):
-//  - striped (FIELD_BITS 0): 32-bit counters, row r of work-item i at r·COLUMNS + i % COLUMNS
-//    (`local_sink` points at the work-item's column), so with 32 columns the lanes of a warp
-//    hit their own banks and equal values cost no contention;
-//  - packed (FIELD_BITS 16, 8, 5 or 4): FIELDS counters to a 32-bit word, row r in field
-//    r % FIELDS of word r / FIELDS, for more rows in one range (65536 slots fit 48 KiB in one
-//    range of 5-bit fields, against three of 16-bit ones, each of which re-reads and re-places
-//    every value). Every atomic returns the word it changed, so the carries of each add are
-//    known exactly: a field that wrapped lost 2^FIELD_BITS, which moves to its row's 64-bit
-//    count (`counts` points at the range's first), and the 1 it spilled into the field above is
-//    taken back from that row's count. Adds stay below 2^FIELD_BITS (longer runs go straight to
-//    the global counts), so one add wraps a field at most once.
-//  - hot rows (HOT_ENTRIES, narrow fields): a narrow field wraps every few dozen adds, and on
-//    skewed data the carries of a few rows would queue on a few global addresses, as would the
-//    register runs of equal values (all-equal data: one per work-item), too long for a field.
-//    A row that carries or ends a long run claims an entry of a small table after the words
-//    (entry row % HOT_ENTRIES: tag row + 1, its number of wraps, its long runs' sum), and its
-//    later carries and runs are one local atomic; the table is added to the global counts with
-//    the rest. Rows whose entry another row holds go straight to the global counts.
-#define SINK_PARAMS                                                                         \
-  const bool to_global, const bool whole, __local uint *local_sink, __global ulong *counts, \
-      uint first, uint range, uint slot_bins, __global const uint *value_slots
-#define SINK_ARGS to_global, whole, local_sink, counts, first, range, slot_bins, value_slots
-
-// With NVIDIA_PTX (set by the host on NVIDIA only) local atomics take a 32-bit shared-window
-// address, as the CUDA kernel does: a local pointer is 64 bits wide there, and its arithmetic
-// would take more integer instructions per value in a kernel that the integer pipe bounds.
-#if NVIDIA_PTX
-void local_add(__local uint* column, uint row, uint n) {
-  uint address = (uint)(size_t)column + row * (COLUMNS * 4);
-  asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(address), "r"(n) : "memory");
-}
-uint word_add(__local uint* words, uint index, uint addend) {
-  uint old, address = (uint)(size_t)words + index * 4;
-  asm volatile("atom.shared.add.u32 %0, [%1], %2;"
-               : "=r"(old)
-               : "r"(address), "r"(addend)
-               : "memory");
-  return old;
-}
-#else
-void local_add(__local uint* column, uint row, uint n) {
-  atomic_add(column + row * COLUMNS, n);
-}
-uint word_add(__local uint* words, uint index, uint addend) {
-  return atomic_add(words + index, addend);
-}
-#endif
-
-// The slot of counted row r (a value's row, or with COUNT_VALUES 2 the value itself).
-uint slot_of_counted(uint r, uint bins, __global const uint* value_slots) {
-  return COUNT_VALUES == 2 ? value_slots[r] : slot_of_row(r, bins);
-}
-
-// Adds v to the 64-bit count of the pass's row r.
-void add_row(SINK_PARAMS, uint r, ulong v) {
-  add_count(counts, slot_of_counted(first + r, slot_bins, value_slots), v);
-}
-
-// Adds v to row r's count where r is in the pass's range.
-void take(SINK_PARAMS, uint r, ulong v) {
-  if (r < range) add_row(SINK_ARGS, r, v);
-}
-
-#if PACKED
-// The words of a range's packed rows; the hot-row table follows them.
-uint packed_words(uint range) {
-  return (range + FIELDS - 1) / FIELDS;
-}
-
-// n at row r's field of its word.
-uint field_addend(uint r, uint n) {
-  return n << (FIELD_BITS * (r % FIELDS));
-}
-
-// The bits where a carry out of a field lands: the lowest bit of every field but the first, and
-// the first spare bit where the fields leave some (5-bit: six fields, two spare bits).
-uint carry_mask(void) {
-  uint mask = 0;
-  for (int j = 1; j * FIELD_BITS < 32; ++j)
-    mask |= 1u << (j * FIELD_BITS);
-  return mask;
-}
-
-// The carries of the add old → old + addend, at the bits of carry_mask().
-uint carries_of(uint old, uint addend) {
-  return (old ^ addend ^ (old + addend)) & carry_mask();
-}
-
-// Whether the add old → old + addend wrapped any field (the top one out of the word).
-bool carried(uint old, uint addend) {
-  return carries_of(old, addend) != 0 || old + addend < old;
-}
-
-// Row r's field wrapped `times` times: its count gets 2^FIELD_BITS back per wrap, and the row
-// above it in the same word gives back the 1 per wrap it received.
-void settle_wraps(SINK_PARAMS, uint r, uint times) {
-  take(SINK_ARGS, r, (ulong)times << FIELD_BITS);
-  if (r % FIELDS + 1 < FIELDS) take(SINK_ARGS, r + 1, (ulong)0 - times);
-}
-
-#if HOT_ENTRIES
-// Row r's entry of the hot-row table (tag r + 1, wraps, adds too long for a field), claimed now
-// if it is free; 0 when another row holds it.
-__local uint* hot_entry(__local uint* words, uint range, uint r) {
-  __local uint* entry = words + packed_words(range) + 3 * (r % HOT_ENTRIES);
-  const uint holder = atomic_cmpxchg(entry, 0u, r + 1);
-  return holder == 0 || holder == r + 1 ? entry : 0;
-}
-#endif
-
-// One wrap of row r's field: counted in the hot-row table where r holds (or now claims) its
-// entry, else settled in the global counts.
-void field_wrapped(SINK_PARAMS, uint r) {
-#if HOT_ENTRIES
-  __local uint* entry = hot_entry(local_sink, range, r);
-  if (entry) {
-    atomic_inc(entry + 1);
-    return;
-  }
-#endif
-  settle_wraps(SINK_ARGS, r, 1);
-}
-
-// Settles every field that the add old → old + addend at row r's field wrapped: that field and,
-// through a chain of full fields, the ones above it in the word.
-void settle_carries(SINK_PARAMS, uint r, uint old, uint addend) {
-  const uint carries = carries_of(old, addend);
-  const bool wrapped = old + addend < old;
-  const uint base = r - r % FIELDS;
-  for (uint j = r % FIELDS; j < FIELDS; ++j) {
-    const uint out = (j + 1) * FIELD_BITS;
-    if (out < 32 ? (carries >> out) & 1u : wrapped) field_wrapped(SINK_ARGS, base + j);
-  }
-}
-#endif
-
-void sink_add(SINK_PARAMS, uint r, uint n) {
-  if (!whole && r >= range) return;
-  if (to_global) {
-    add_row(SINK_ARGS, r, n);
-    return;
-  }
-#if PACKED
-  if (n >= FIELD_LIMIT) {  // a run too long for a field: to r's hot entry, else global
-#if HOT_ENTRIES
-    __local uint* entry = hot_entry(local_sink, range, r);
-    if (entry) {
-      atomic_add(entry + 2, n);
-      return;
-    }
-#endif
-    add_row(SINK_ARGS, r, n);
-    return;
-  }
-  const uint addend = field_addend(r, n);
-  const uint old = word_add(local_sink, r / FIELDS, addend);
-  if (carried(old, addend)) settle_carries(SINK_ARGS, r, old, addend);
-#else
-  local_add(local_sink, r, n);
-#endif
-}
-
-// Adds 1 to each of a vector's rows. Packed: the VEC atomics go out back to back and their old
-// words are checked after, so a vector waits for local memory once, not once per value behind a
-// branch.
-void sink_add_ones(SINK_PARAMS, const uint* rows) {
-#if PACKED
-  if (!to_global) {
-    uint old[VEC];
-#pragma unroll
-    for (int k = 0; k < VEC; ++k)
-      old[k] = whole || rows[k] < range
-                   ? word_add(local_sink, rows[k] / FIELDS, field_addend(rows[k], 1))
-                   : 0;  // 0: nothing carried
-    bool any = false;
-#pragma unroll
-    for (int k = 0; k < VEC; ++k)
-      any |= carried(old[k], field_addend(rows[k], 1));
-    if (!any) return;
-#pragma unroll
-    for (int k = 0; k < VEC; ++k)
-      if (carried(old[k], field_addend(rows[k], 1)))
-        settle_carries(SINK_ARGS, rows[k], old[k], field_addend(rows[k], 1));
-    return;
-  }
-#endif
-#pragma unroll
-  for (int k = 0; k < VEC; ++k)
-    sink_add(SINK_ARGS, rows[k], 1);
-}
-
-// A work-item's run of equal rows, counted with one add when the row changes (or reaches 2^15,
-// which keeps a packed add below 2^16).
-void run_add(SINK_PARAMS, uint* run_row, uint* run_count, uint r, uint n) {
-  if (r == *run_row && *run_count < 0x8000u) {
-    *run_count += n;
-    return;
-  }
-  if (*run_count) sink_add(SINK_ARGS, *run_row, *run_count);
-  *run_row = r;
-  *run_count = n;
-}
-
 // Counts one vector. With `runs` (global counting, or local with RUNS) a cheap test per vector —
 // does it continue the work-item's run, or begin and end on one row? — sends skewed data through
 // the run, a vector of equal rows in one step; OpenCL 1.2 has no warp vote, so each work-item
@@ -438,24 +233,6 @@ void count_values(__global const uint4* in, long n, RULE_PARAMS, SINK_PARAMS, lo
   }
 }
 
-// The total of one row over the columns, each lane starting at its own column so the lanes of a
-// warp read different banks.
-uint column_total(__local const uint* hist, uint row) {
-  uint total = 0;
-  for (uint c = 0; c < COLUMNS; ++c)
-    total += hist[row * COLUMNS + ((c + row) & (COLUMNS - 1))];
-  return total;
-}
-
-// Row r's count in a group's local histogram, packed or striped.
-uint row_total(__local const uint* hist, uint r) {
-#if PACKED
-  return (hist[r / FIELDS] >> (FIELD_BITS * (r % FIELDS))) & (FIELD_LIMIT - 1);
-#else
-  return column_total(hist, r);
-#endif
-}
-
 // Counts into one local histogram per group, striped or packed, then adds each row (and the
 // packed rows' hot-row table) to the 64-bit counts at its slot. Rows beyond local memory are
 // split into `passes` ranges of `span` rows counted side by side: group g counts range
@@ -514,22 +291,10 @@ __kernel void fast_local(__global const uint4* in, long n, RULE_PARAMS, uint pas
   }
   if (run) add_count(counts, run_slot, run);
 #else
-  for (uint r = get_local_id(0); r < range; r += get_local_size(0)) {
-    const uint total = row_total(hist, r);
-    if (total) add_count(counts, slot_of_counted(first + r, slot_bins, VALUE_SLOTS), total);
-  }
+  flush_rows(hist, first, range, slot_bins, counts);
 #endif
 #if HOT_ENTRIES
-  __local const uint* hot = hist + packed_words(range);
-  for (uint e = get_local_id(0); e < HOT_ENTRIES; e += get_local_size(0)) {
-    __local const uint* entry = hot + 3 * e;
-    if (!entry[0]) continue;
-    settle_wraps(false, WHOLE, sink, counts, first, range, slot_bins, VALUE_SLOTS, entry[0] - 1,
-                 entry[1]);
-    if (entry[2])
-      take(false, WHOLE, sink, counts, first, range, slot_bins, VALUE_SLOTS, entry[0] - 1,
-           entry[2]);
-  }
+  flush_hot_rows(hist, counts, first, range, slot_bins, VALUE_SLOTS);
 #endif
 }
 

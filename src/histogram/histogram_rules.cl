@@ -186,6 +186,22 @@ uint float_floor_row(float c, float* below) {
 #endif
 }
 
+// The float rule in rows (fast, RULE 3, and the joint histogram's float32 axes): t = (x − lo)·norm
+// clamped to [−0.5, bins + 0.5] (NaN kept), row floor(t) + 1, exact when t's fraction lies in
+// (delta, 1 − delta) and t is not bins (hi under exact arithmetic): inside the range as
+// float_quick; below it t < 0 (the roundings keep the sign) or t = 0 (fraction 0: never exact);
+// above it t > bins − delta; NaN fails both tests.
+uint float_quick_row(float x, float lo, float norm, float delta, int bins, bool* exact) {
+  const float t = (x - lo) * norm;
+  const float top = (float)bins + 0.5f;
+  float c = t < -0.5f ? -0.5f : t;  // comparisons, not fmin/fmax: NaN stays NaN
+  c = c > top ? top : c;
+  float below;
+  const uint row = float_floor_row(c, &below);
+  const float frac = c - below;
+  *exact = (frac > delta) & (frac < 1.0f - delta) & (c != (float)bins);
+  return row;
+}
 #if RULE == 0
 #define RULE_PARAMS __global const uint* table
 #define RULE_ARGS table
@@ -304,21 +320,6 @@ uint int_even_slot(T x, RULE_PARAMS) {
   return exact && EXACTLY_FLOAT(x) ? s : FLOAT_CORRECTED(x, (int)s);
 }
 #endif
-// The float rule in rows (fast): t = (x − lo)·norm clamped to [−0.5, bins + 0.5] (NaN kept),
-// row floor(t) + 1, exact when t's fraction lies in (delta, 1 − delta) and t is not bins (hi
-// under exact arithmetic): inside the range as float_quick; below it t < 0 (the roundings keep
-// the sign) or t = 0 (fraction 0: never exact); above it t > bins − delta; NaN fails both tests.
-uint float_quick_row(float x, float lo, float norm, float delta, int bins, bool* exact) {
-  const float t = (x - lo) * norm;
-  const float top = (float)bins + 0.5f;
-  float c = t < -0.5f ? -0.5f : t;  // comparisons, not fmin/fmax: NaN stays NaN
-  c = c > top ? top : c;
-  float below;
-  const uint row = float_floor_row(c, &below);
-  const float frac = c - below;
-  *exact = (frac > delta) & (frac < 1.0f - delta) & (c != (float)bins);
-  return row;
-}
 // The row of a value whose quick row was not exact: NaN, the range's ends and the bins settled
 // exactly (the float64 edges or the thresholds), from the candidate row.
 uint float_corrected_row(T x, uint candidate, RULE_PARAMS) {

@@ -37,6 +37,7 @@
 
 extern const char* const parpat_cl_histogram_rules;
 extern const char* const parpat_cl_histogram;
+extern const char* const parpat_cl_histogram_sink;
 
 namespace parpat::detail {
 
@@ -101,7 +102,8 @@ class OpenclHistogram final : public HistogramKernel {
     }
     if (fast) bucketed_ = OpenclBucketedCount::make(d, p, layout_, options);
     if (bucketed_) return;  // the global kernel would never run
-    static const std::string source = std::string(parpat_cl_histogram_rules) + parpat_cl_histogram;
+    static const std::string source =
+        std::string(parpat_cl_histogram_rules) + parpat_cl_histogram_sink + parpat_cl_histogram;
     kernel_ = cl_.kernel("histogram.cl", source, options, name);
     try {  // a kernel's registers may allow fewer work-items than the device
       local_size_ =

@@ -7,6 +7,7 @@
 
 extern const char* const parpat_cl_histogram_rules;
 extern const char* const parpat_cl_histogram;
+extern const char* const parpat_cl_histogram_sink;
 extern const char* const parpat_cl_histogram_bucketed;
 
 namespace parpat::detail {
@@ -46,8 +47,9 @@ OpenclBucketedCount::OpenclBucketedCount(const Device& d, const HistogramProblem
       counted_(layout.counted),
       shift_(shift),
       buckets_(((layout.counted - 1) >> shift) + 1) {
-  static const std::string source =
-      std::string(parpat_cl_histogram_rules) + parpat_cl_histogram + parpat_cl_histogram_bucketed;
+  static const std::string source = std::string(parpat_cl_histogram_rules) +
+                                    parpat_cl_histogram_sink + parpat_cl_histogram +
+                                    parpat_cl_histogram_bucketed;
   sort_ = cl_.kernel("histogram_bucketed.cl", source, options, "bucket_rows");
   count_ = cl_.kernel("histogram_bucketed.cl", source, options, "count_buckets");
   const DeviceInfo& info = d.info();

@@ -33,25 +33,12 @@ void pick_fields(FastLayout& f, std::uint64_t counted, std::uint64_t room, int o
   }
 }
 
-}  // namespace
-
-FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info,
-                       const HistogramFastPolicy& fast, const HistogramOpenclPolicy& opencl) {
-  FastLayout f;
-  const std::uint64_t budget =
-      std::min<std::uint64_t>(std::uint64_t(fast.striped_kib) << 10, local_budget(info));
-  const std::uint64_t merge_bytes = 256 * 4;
-  const bool bytes =
-      is_table_dtype(p.dtype) && dtype_size(p.dtype) == 1 && budget >= 256 * 4 + merge_bytes;
-  // int16 and uint16 per value from per_value16_min_bins bins: 65536 rows, no rule per value.
-  // float16 and bfloat16 crowd a few neighbouring values, whose packed fields wrap (H100,
-  // float16 uniform in [0, 1), 65536 bins: 5819 µs per value at best, against 3934 µs in rows).
-  const bool values16 =
-      (p.dtype == DType::int16 || p.dtype == DType::uint16) && p.bins >= fast.per_value16_min_bins;
-  f.count_values = bytes || values16;
-  f.values16 = values16;
-  f.counted = bytes ? 256u : values16 ? 65536u : static_cast<std::uint32_t>(p.slots());
-  const std::uint64_t room = bytes ? budget - merge_bytes : budget;
+// Lays f.counted rows (or values) out in `room` bytes of local memory, where `bytes`: 1-byte
+// input's merge table takes the rest of the budget, and `crowded`: the dtype crowds a few
+// neighbouring rows (float16, bfloat16).
+void lay_out(FastLayout& f, std::uint64_t room, bool bytes, bool crowded_dtype,
+             const DeviceInfo& info, const HistogramFastPolicy& fast,
+             const HistogramOpenclPolicy& opencl) {
   const std::uint64_t counted = f.counted;
   std::uint32_t max_columns = 1;
   while (max_columns < 32 && int(max_columns * 2) <= fast.max_columns)
@@ -71,7 +58,7 @@ FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info,
     if (opencl.packed == 1 || (opencl.packed == -1 && info.independent_groups)) {
       // Per value the preferred width where it fits, else (as for rows) any.
       const auto hot = static_cast<std::uint32_t>(opencl.hot_entries);
-      const bool preferred = values16 && opencl.field_bits == 0;
+      const bool preferred = f.values16 && opencl.field_bits == 0;
       if (preferred) pick_fields(f, counted, room, opencl.per_value16_field_bits, hot);
       if (!preferred || f.passes == 0) pick_fields(f, counted, room, opencl.field_bits, hot);
     }
@@ -80,19 +67,51 @@ FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info,
     // over and over: global counting's register runs cost far less (H100, 2^29 values at 65536
     // bins, µs, 5-bit fields -> global: float16 uniform in [0, 1) 5079 -> 718, normal 1318 ->
     // 429; bfloat16 3816 -> 666, 3804 -> 661).
-    const bool crowded = (p.dtype == DType::float16 || p.dtype == DType::bfloat16) &&
-                         f.field_bits != 0 && f.field_bits < 16;
+    const bool crowded = crowded_dtype && f.field_bits != 0 && f.field_bits < 16;
     f.global = f.passes > static_cast<std::uint32_t>(fast.max_passes) || crowded;
     if (f.global) f.field_bits = f.hot_entries = 0;
   }
   // Register runs for skewed data (a test per vector decides), always in global counting.
   f.runs = f.global || int(f.columns) < fast.runs_below_columns;
-  f.local_bytes =
-      f.global ? 0
-      : f.field_bits
-          ? (std::size_t{f.range} + 32 / f.field_bits - 1) / (32 / f.field_bits) * 4 +
-                std::size_t{f.hot_entries} * 12
-          : std::size_t{f.range} * f.columns * 4 + (bytes ? std::size_t{merge_bytes} : 0);
+  f.local_bytes = f.global ? 0
+                  : f.field_bits
+                      ? (std::size_t{f.range} + 32 / f.field_bits - 1) / (32 / f.field_bits) * 4 +
+                            std::size_t{f.hot_entries} * 12
+                      : std::size_t{f.range} * f.columns * 4 + (bytes ? std::size_t{256 * 4} : 0);
+}
+
+// Local memory for `fast`'s counters: histogram.fast.striped_kib within the device's budget.
+std::uint64_t fast_budget(const DeviceInfo& info, const HistogramFastPolicy& fast) {
+  return std::min<std::uint64_t>(std::uint64_t(fast.striped_kib) << 10, local_budget(info));
+}
+
+}  // namespace
+
+FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info,
+                       const HistogramFastPolicy& fast, const HistogramOpenclPolicy& opencl) {
+  FastLayout f;
+  const std::uint64_t budget = fast_budget(info, fast);
+  const std::uint64_t merge_bytes = 256 * 4;
+  const bool bytes =
+      is_table_dtype(p.dtype) && dtype_size(p.dtype) == 1 && budget >= 256 * 4 + merge_bytes;
+  // int16 and uint16 per value from per_value16_min_bins bins: 65536 rows, no rule per value.
+  // float16 and bfloat16 crowd a few neighbouring values, whose packed fields wrap (H100,
+  // float16 uniform in [0, 1), 65536 bins: 5819 µs per value at best, against 3934 µs in rows).
+  const bool values16 =
+      (p.dtype == DType::int16 || p.dtype == DType::uint16) && p.bins >= fast.per_value16_min_bins;
+  f.count_values = bytes || values16;
+  f.values16 = values16;
+  f.counted = bytes ? 256u : values16 ? 65536u : static_cast<std::uint32_t>(p.slots());
+  lay_out(f, bytes ? budget - merge_bytes : budget, bytes,
+          p.dtype == DType::float16 || p.dtype == DType::bfloat16, info, fast, opencl);
+  return f;
+}
+
+FastLayout fast_rows_layout(std::uint32_t rows, const DeviceInfo& info,
+                            const HistogramFastPolicy& fast, const HistogramOpenclPolicy& opencl) {
+  FastLayout f;
+  f.counted = rows;
+  lay_out(f, fast_budget(info, fast), false, false, info, fast, opencl);
   return f;
 }
 

@@ -39,4 +39,9 @@ struct FastLayout {
 FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info,
                        const HistogramFastPolicy& fast, const HistogramOpenclPolicy& opencl);
 
+// The layout of `rows` rows counted as rows (the joint histogram's slots, each a row): the one
+// float32 input of as many rows gets.
+FastLayout fast_rows_layout(std::uint32_t rows, const DeviceInfo& info,
+                            const HistogramFastPolicy& fast, const HistogramOpenclPolicy& opencl);
+
 }  // namespace parpat::detail

@@ -23,9 +23,11 @@ void set_arg(cl::Kernel& k, cl_uint index, const T& value) {
   }
 }
 
+// Binds args to the arguments from `first` on; returns the index after the last.
 template <class... Args>
-void set_args_from(cl::Kernel& k, cl_uint first, const Args&... args) {
+cl_uint set_args_from(cl::Kernel& k, cl_uint first, const Args&... args) {
   (set_arg(k, first++, args), ...);
+  return first;
 }
 
 // The work-group size of kernel k: `wanted`, or fewer where the device or the kernel's
