@@ -26,6 +26,7 @@
 #include "runtime/opencl/opencl_device.hpp"
 extern const char* const parpat_cl_histogram_rules;
 extern const char* const parpat_cl_histogram;
+extern const char* const parpat_cl_histogram_sink;
 #endif
 
 namespace parpat::test {
@@ -170,7 +171,8 @@ TEST(HistogramOpenclWithout64BitAtomics, CarriesIntoTheHighWord) {
           Case{"fast_global", "-DRUNS=1", false, 1, 0, 0}}) {
       counts.upload(initial.data(), counts.bytes());
       cl::Kernel k = cl.kernel(
-          "histogram.cl", std::string(parpat_cl_histogram_rules) + parpat_cl_histogram,
+          "histogram.cl",
+          std::string(parpat_cl_histogram_rules) + parpat_cl_histogram_sink + parpat_cl_histogram,
           std::string("-DT=uchar -DVEC=16 -DRULE=0 -DINT64_ATOMICS=0 ") + c.options, c.kernel);
       cl_uint i = 0;
       auto set_arg = [&k](cl_uint index, const auto& value) {
