@@ -5,12 +5,12 @@
 // edges. A sample with a coordinate outside its range or NaN goes to the last slot.
 //  - joint_count_kernel: 2-D samples of 4- and 8-byte types (kPair) are read as 16-byte vectors,
 //    two to a unit of 16 / sizeof(T) samples (an (N, 2) array's unit is two consecutive vectors,
-//    two arrays' unit one vector of each), two units in flight per thread; other samples one
-//    coordinate at a time in a grid-stride loop. Counts go to a sink of sinks.cuh: lane-striped
-//    32-bit shared counters, packed 16-bit shared counters with exact carries (65536 bins and a
-//    few more fit in one block's shared memory) or the 64-bit global counts. With `vote` (sinks
-//    whose lanes share counters), a unit whose first slot ≥ 8 lanes share goes through per-thread
-//    runs of equal slots, so skewed data costs one add per run.
+//    two arrays' unit one vector of each), two units a thread counted while its next two load;
+//    other samples one coordinate at a time in a grid-stride loop. Counts go to a sink of
+//    sinks.cuh: lane-striped 32-bit shared counters, packed 16-bit shared counters with exact
+//    carries (65536 bins and a few more fit in one block's shared memory) or the 64-bit global
+//    counts. With `vote` (sinks whose lanes share counters), a unit whose first slot ≥ 8 lanes
+//    share goes through per-thread runs of equal slots, so skewed data costs one add per run.
 //  - joint_weighted_kernel: the float64 weights of a grid-stride loop's samples summed per run of
 //    equal slots in a register, then into lane-striped float64 shared sums (kShared) or the global
 //    sums.
@@ -106,8 +106,7 @@ __device__ long long count_pairs(const JointSamples<T>& in, const Sink& sink, Ru
   const long long warps = (long long)gridDim.x * (blockDim.x / 32);
   const long long warp = (long long)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
   const unsigned lane = threadIdx.x % 32;
-  for (long long base = warp * 32 * kUnits; base < units; base += warps * 32 * kUnits) {
-    uint4 raw[kUnits][2];
+  auto load = [&](uint4(&raw)[kUnits][2], long long base) {
 #pragma unroll
     for (int u = 0; u < kUnits; ++u) {
       const long long unit = base + u * 32 + lane;
@@ -117,6 +116,19 @@ __device__ long long count_pairs(const JointSamples<T>& in, const Sink& sink, Ru
       raw[u][1] = valid ? __ldcs(in.interleaved ? first + 2 * unit + 1 : second + unit)
                         : make_uint4(0, 0, 0, 0);
     }
+  };
+  // The next round's units load before this round is counted.
+  const long long stride = warps * 32 * kUnits;
+  uint4 next[kUnits][2];
+  load(next, warp * 32 * kUnits);
+  for (long long base = warp * 32 * kUnits; base < units; base += stride) {
+    uint4 raw[kUnits][2];
+#pragma unroll
+    for (int u = 0; u < kUnits; ++u) {
+      raw[u][0] = next[u][0];
+      raw[u][1] = next[u][1];
+    }
+    if (base + stride < units) load(next, base + stride);
 #pragma unroll
     for (int u = 0; u < kUnits; ++u) {
       T values[2][kVec];
