@@ -287,6 +287,68 @@ TEST(HistogramDDSerial, ParallelAndSerialAgreeOnTheCpu) {
   EXPECT_EQ(a.outside, b.outside);
 }
 
+// A plan made once and run twice on both layouts, counting and weighted, gives what
+// histogramdd gives (the bins in C order, then the samples in no bin); a plan refuses bins
+// without a range and samples, weights or outputs it was not made for.
+TEST_P(HistogramDD, JointHistogrammerRunsAgainAndMatchesHistogramdd) {
+  const Device dev = GetParam();
+  std::mt19937_64 rng(run_seed() + 9);
+  std::normal_distribution<double> normal(0, 1.5);
+  const std::int64_t n = 30011;
+  const Samples s = make_samples(DType::float32, 2, n, [&](std::int64_t) { return normal(rng); });
+  const std::vector<HistogramBins> bins{HistogramBins::even(40, -3, 3),
+                                        HistogramBins::explicit_edges({-2, -1, 0, 0.5, 4})};
+  const HistogramDDResult expected = histogramdd(s.table(dev), bins);
+  std::vector<double> w(static_cast<std::size_t>(n));
+  for (double& v : w)
+    v = normal(rng);
+  const Array weights = Array::from_vector(dev, w);
+  const HistogramDDResult expected_sums = histogramdd(s.table(dev), weights, bins);
+  for (bool table : {true, false}) {
+    const std::vector<Array> samples = table ? std::vector<Array>{s.table(dev)} : s.columns(dev);
+    JointHistogrammer plan(dev, DType::float32, n, table, bins);
+    ASSERT_EQ(plan.slots(), 40 * 4 + 1);
+    EXPECT_EQ(plan.shape(), (std::vector<std::int64_t>{40, 4}));
+    Buffer out(dev, std::size_t(plan.slots()) * 8);
+    std::vector<std::uint64_t> counts(std::size_t(plan.slots()));
+    for (int run = 0; run < 2; ++run) {
+      plan.run(samples, out);
+      out.download(counts.data(), out.bytes());
+      EXPECT_EQ(std::vector<std::uint64_t>(counts.begin(), counts.end() - 1), expected.counts)
+          << "table " << table << ", run " << run;
+      EXPECT_EQ(counts.back(), expected.outside) << "table " << table << ", run " << run;
+    }
+    JointHistogrammer weighted(dev, DType::float32, n, table, bins, DType::float64);
+    weighted.run(samples, weights, out);
+    std::vector<double> sums(std::size_t(plan.slots()));
+    out.download(sums.data(), out.bytes());
+    for (std::size_t k = 0; k + 1 < sums.size(); ++k)
+      EXPECT_NEAR(sums[k], expected_sums.sums[k], 1e-9 * (1 + std::fabs(expected_sums.sums[k])));
+    EXPECT_NEAR(sums.back(), expected_sums.outside_sum, 1e-9 * (1 + std::fabs(sums.back())));
+    auto refused = [](auto call, const std::string& what) {
+      try {
+        call();
+        ADD_FAILURE() << what << " was accepted";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::invalid_argument) << what;
+      }
+    };
+    const Buffer small(dev, 8);
+    refused([&] { plan.run(samples, small); }, "a small output");
+    refused([&] { plan.run(samples, weights, out); }, "weights for a counting plan");
+    refused([&] { weighted.run(samples, out); }, "no weights for a weighted plan");
+    refused(
+        [&] {
+          JointHistogrammer(dev, DType::float32, n, table, {HistogramBins::even(4), bins[1]});
+        },
+        "bins without a range");
+    JointHistogrammer shorter(dev, DType::float32, n - 1, table, bins);
+    refused([&] { shorter.run(samples, out); }, "samples of another length");
+    JointHistogrammer other(dev, DType::float64, n, table, bins);
+    refused([&] { other.run(samples, out); }, "samples of another dtype");
+  }
+}
+
 // The GPU backends under tunings that change where samples are counted (one lane-striped
 // column, ranges of 32-bit counters, packed 16- and 5-bit fields in ranges with the hot-row table,
 // the global counts): 2-D float32 with even bins on both axes (the float rule, 16-byte loads) and

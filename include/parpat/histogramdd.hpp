@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <vector>
 
 #include "parpat/histogram.hpp"
@@ -56,6 +58,37 @@ HistogramDDResult histogramdd(const Array& sample, const Array& weights,
 HistogramDDResult histogramdd(const std::vector<Array>& coordinates, const Array& weights,
                               const std::vector<HistogramBins>& bins,
                               const HistogramOptions& options = {});
+
+// A joint histogram bound to one device, sample dtype, sample count, layout (`table`: one (N, D)
+// array; else D coordinate arrays) and resolved bins (each dimension's even bins with a range, or
+// its edges; D = resolved.size()), counting or, with `weights` (float32 or float64), summing
+// weights: made once, run() only enqueues the work and allocates nothing. Throws as histogramdd
+// does, and Error(invalid_argument) for bins without a range.
+class JointHistogrammer {
+ public:
+  JointHistogrammer(const Device& device, DType dtype, std::int64_t n, bool table,
+                    const std::vector<HistogramBins>& resolved,
+                    std::optional<DType> weights = std::nullopt,
+                    const HistogramOptions& options = {});
+  ~JointHistogrammer();
+  JointHistogrammer(JointHistogrammer&&) noexcept;
+  JointHistogrammer& operator=(JointHistogrammer&&) noexcept;
+
+  // Enqueues into `out` slots() uint64 counts, or for a weighted plan float64 sums: the bins in
+  // C order, then the samples in no bin. `samples`: the one (N, D) array or the D coordinate
+  // arrays the plan was made for, on its device, as is `out`. The work goes to `stream`
+  // (default: the device's own).
+  void run(const std::vector<Array>& samples, const Buffer& out, Stream stream = {});
+  void run(const std::vector<Array>& samples, const Array& weights, const Buffer& out,
+           Stream stream = {});
+  bool weighted() const;
+  std::int64_t slots() const;  // the bins in all, + 1
+  std::vector<std::int64_t> shape() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // numpy.histogramdd's density=True: each bin's count (or sum) / the product of its widths / the
 // sum of every bin, in numpy's order of operations; NaN everywhere when no sample is in a bin.

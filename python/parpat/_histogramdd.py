@@ -190,7 +190,9 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None, *, devi
         its samples' weights. float32 or float64; other dtypes are converted to float64. On a
         GPU the sums are added in no fixed order, so their last bits may differ from numpy's.
     device, stream, copy, variant
-        As for parpat.histogram. The call waits for the caller's stream and for its answer.
+        As for parpat.histogram. Where every dimension has its range (or edges) and density is
+        off, the counting runs on the caller's stream like parpat.histogram's; otherwise the
+        call waits for the caller's stream (the range comes from the data) and for its answer.
 
     Returns
     -------
@@ -209,9 +211,25 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None, *, devi
     if weights is not None:
         weights, dw = _weights(weights, s, copy)
         w_ptr, w_host, w_dtype = dw.ptr, dw.host, dw.dtype
+    handle = fw.stream_handle(stream, s.where)
+    if not density and builtins.all(spec[1] or spec[4] for spec in specs):
+        # Every dimension's range known: a plan counts into the caller's framework on its
+        # stream, as parpat.histogram does.
+        shape = tuple(spec[0] for spec in specs)
+        out, out_ptr = fw.empty(s.where, s.arrays[0], (int(np.prod(shape)) + 1,),
+                                "float64" if w_dtype else "int64")
+        edges = _parpat.histogramdd_into(dev, s.ptrs, s.where.host, s.dtype, s.n, s.table, specs,
+                                         w_ptr, w_host, w_dtype, out_ptr, s.where.host, variant,
+                                         handle)
+        hist = out[:-1].reshape(shape)
+        if not w_dtype:  # numpy returns counts as float64
+            hist = hist.to(fw.torch_dtype("float64")) if fw.is_torch(hist) else \
+                hist.astype(np.float64)
+        if s.where.host:
+            return hist, edges
+        return hist, [fw.from_host(s.where, e) for e in edges]
     values, edges = _parpat.histogramdd(dev, s.ptrs, s.where.host, s.dtype, s.n, s.table, specs,
-                                        w_ptr, w_host, w_dtype, variant,
-                                        fw.stream_handle(stream, s.where))
+                                        w_ptr, w_host, w_dtype, variant, handle)
     shape = tuple(e.size - 1 for e in edges)
     hist = values.astype(np.float64, copy=False).reshape(shape)
     if density:  # numpy's steps, in its order

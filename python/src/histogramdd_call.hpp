@@ -1,7 +1,12 @@
 // numpy.histogramdd for Python: the samples as the caller's memory (one (N, D) table, or D
-// coordinate arrays), each dimension's bins as the package parsed them, and optional weights,
-// counted by parpat::histogramdd on `device` once the caller's stream has produced the data. The
-// counts (or weighted sums) and each dimension's edges come back as numpy arrays.
+// coordinate arrays), each dimension's bins as the package parsed them, and optional weights.
+//  - histogramdd_call: counted by parpat::histogramdd on `device` once the caller's stream has
+//    produced the data (bins without a range take it from the data); the counts (or weighted
+//    sums) and each dimension's edges come back as numpy arrays.
+//  - histogramdd_into: bins with their ranges or edges; a JointHistogrammer from the calling
+//    thread's plan cache counts into the caller's memory on the caller's stream (device memory
+//    is left there, host memory filled before the call returns); each dimension's edges come
+//    back as numpy arrays.
 #pragma once
 
 #include <nanobind/nanobind.h>
@@ -15,6 +20,7 @@
 
 #include "memory.hpp"
 #include "parpat/parpat.hpp"
+#include "plan_cache.hpp"
 
 namespace parpat::python {
 
@@ -31,6 +37,26 @@ nb::ndarray<nb::numpy, T, nb::ndim<1>> numpy_array(std::vector<T> values) {
 // One dimension's bins: (count, has_range, lo, hi, edges); non-empty edges stand for themselves.
 using BinsSpec = std::tuple<std::int64_t, bool, double, double, std::vector<double>>;
 
+// Each dimension's bins from its spec.
+inline std::vector<HistogramBins> bins_of(const std::vector<BinsSpec>& specs) {
+  std::vector<HistogramBins> bins;
+  for (const auto& [count, has_range, lo, hi, edges] : specs) {
+    if (!edges.empty())
+      bins.push_back(HistogramBins::explicit_edges(edges));
+    else
+      bins.push_back(has_range ? HistogramBins::even(count, lo, hi) : HistogramBins::even(count));
+  }
+  return bins;
+}
+
+// Each dimension's edges as numpy arrays.
+inline nb::list edges_of(const std::vector<HistogramBins>& bins) {
+  nb::list edges;
+  for (const HistogramBins& b : bins)
+    edges.append(numpy_array(b.edge_values()));
+  return edges;
+}
+
 // The joint histogram of `n` samples of dtype `dtype_name`: `coordinates` holds the one pointer of
 // an (n, D) C-order table (`table`) or the pointers of D arrays of n values, D being the number
 // of `specs`. `weights_dtype` empty: counts; else the float64 sums of the n weights at `weights`.
@@ -42,13 +68,7 @@ inline nb::tuple histogramdd_call(const Device& device,
                                   bool weights_host, const std::string& weights_dtype,
                                   const std::string& variant, std::uintptr_t stream) {
   const DType dtype = parse_dtype(dtype_name);
-  std::vector<HistogramBins> bins;
-  for (const auto& [count, has_range, lo, hi, edges] : specs) {
-    if (!edges.empty())
-      bins.push_back(HistogramBins::explicit_edges(edges));
-    else
-      bins.push_back(has_range ? HistogramBins::even(count, lo, hi) : HistogramBins::even(count));
-  }
+  const std::vector<HistogramBins> bins = bins_of(specs);
   HistogramOptions options;
   options.variant = variant;
   HistogramDDResult r;
@@ -70,11 +90,50 @@ inline nb::tuple histogramdd_call(const Device& device,
       r = table ? histogramdd(arrays[0], w, bins, options) : histogramdd(arrays, w, bins, options);
     }
   }
-  nb::list edges;
-  for (const HistogramBins& b : r.bins)
-    edges.append(numpy_array(b.edge_values()));
+  nb::list edges = edges_of(r.bins);
   if (r.weighted()) return nb::make_tuple(numpy_array(std::move(r.sums)), edges);
   return nb::make_tuple(numpy_array(std::move(r.counts)), edges);
+}
+
+// The joint histogram of `n` samples into `out` (the bins + 1 values of 8 bytes: uint64 counts, or
+// float64 sums of the weights, the last for the samples in no bin), every dimension's bins with
+// their range or edges; the arguments as histogramdd_call's. Returns [the edges of each
+// dimension].
+inline nb::list histogramdd_into(const Device& device,
+                                 const std::vector<std::uintptr_t>& coordinates, bool host,
+                                 const std::string& dtype_name, std::int64_t n, bool table,
+                                 const std::vector<BinsSpec>& specs, std::uintptr_t weights,
+                                 bool weights_host, const std::string& weights_dtype,
+                                 std::uintptr_t out, bool out_host, const std::string& variant,
+                                 std::uintptr_t stream) {
+  const DType dtype = parse_dtype(dtype_name);
+  const std::vector<HistogramBins> bins = bins_of(specs);
+  HistogramOptions options;
+  options.variant = variant;
+  const bool weighted = !weights_dtype.empty();
+  const bool any_host = host || out_host || (weighted && weights_host);
+  const Stream s = run_stream(device, any_host, stream);
+  JointHistogrammer& plan =
+      plans().joint(device, dtype, n, table, bins, options, s,
+                    weighted ? std::optional<DType>(parse_dtype(weights_dtype)) : std::nullopt);
+  std::vector<Array> arrays;
+  for (std::uintptr_t p : coordinates)
+    arrays.push_back(table ? input_array(device, {p, host}, dtype,
+                                         {n, static_cast<std::int64_t>(specs.size())}, 0)
+                           : input_array(device, {p, host}, dtype, {n}, 0));
+  Output result(device, {out, out_host}, static_cast<std::size_t>(plan.slots()) * 8);
+  if (weighted) {
+    const Array w =
+        input_array(device, {weights, weights_host}, parse_dtype(weights_dtype), {n}, 0);
+    nb::gil_scoped_release unlocked;
+    plan.run(arrays, w, result.buffer(), s);
+    result.finish();
+  } else {
+    nb::gil_scoped_release unlocked;
+    plan.run(arrays, result.buffer(), s);
+    result.finish();
+  }
+  return edges_of(bins);
 }
 
 }  // namespace parpat::python

@@ -3,8 +3,8 @@
 // allocates the outputs in the caller's framework; this module turns those into parpat arrays
 // (a view of the caller's memory, or a copy when host data goes to a GPU), runs a plan (a
 // ReduceCall the package keeps per call signature, or one from the calling thread's plan
-// cache), and leaves device results on the caller's stream. Joint histograms
-// (histogramdd_call.hpp) have no plan: they wait for the caller's stream and return host arrays.
+// cache), and leaves device results on the caller's stream. Joint histograms whose bins need the
+// data's range (histogramdd_call.hpp) wait for the caller's stream and return host arrays.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
@@ -242,6 +242,9 @@ NB_MODULE(_parpat, m) {
   m.def("histogramdd", &histogramdd_call, "device"_a, "coordinates"_a, "host"_a, "dtype"_a, "n"_a,
         "table"_a, "bins"_a, "weights"_a, "weights_host"_a, "weights_dtype"_a, "variant"_a,
         "stream"_a);
+  m.def("histogramdd_into", &histogramdd_into, "device"_a, "coordinates"_a, "host"_a, "dtype"_a,
+        "n"_a, "table"_a, "bins"_a, "weights"_a, "weights_host"_a, "weights_dtype"_a, "out"_a,
+        "out_host"_a, "variant"_a, "stream"_a);
   m.def(
       "pairwise",
       [](const Device& d, std::uintptr_t a, bool a_host, std::int64_t x, std::uintptr_t b,

@@ -1,9 +1,9 @@
 // The calling thread's plans, so that a call in a loop builds nothing and allocates nothing: one
-// Histogrammer or Pairwise per (device, stream, dtype, shape, options). (Reductions, whose calls
-// are the cheapest, keep theirs in a ReduceCall per call signature.) Plans are used by
-// one thread at a time, so each thread keeps its own; a plan's workspace is reused by every call
-// on its stream, which orders those calls. The cache holds at most kMaxPlans plans per kind and
-// starts afresh when full.
+// Histogrammer, JointHistogrammer or Pairwise per (device, stream, dtype, shape, options).
+// (Reductions, whose calls are the cheapest, keep theirs in a ReduceCall per call signature.) Plans
+// are used by one thread at a time, so each thread keeps its own; a plan's workspace is reused by
+// every call on its stream, which orders those calls. The cache holds at most kMaxPlans plans per
+// kind and starts afresh when full.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +42,27 @@ class PlanCache {
     });
   }
 
+  // `table`: one (n, D) array of samples, else D coordinate arrays; `resolved`: D bins with
+  // their ranges or edges; `weights`: the weights' dtype of a weighted plan.
+  JointHistogrammer& joint(const Device& device, DType dtype, std::int64_t n, bool table,
+                           const std::vector<HistogramBins>& resolved, const HistogramOptions& o,
+                           Stream stream, std::optional<DType> weights = std::nullopt) {
+    std::vector<std::tuple<std::int64_t, double, double, std::vector<double>>> bins;
+    for (const HistogramBins& b : resolved)
+      bins.emplace_back(b.count, b.lo, b.hi, b.edges);
+    JointKey key{device.shared_impl().get(),
+                 stream.native,
+                 dtype,
+                 weights ? static_cast<int>(*weights) : -1,
+                 n,
+                 table,
+                 std::move(bins),
+                 o.variant};
+    return find_or_make(joints_, key, [&] {
+      return std::make_unique<JointHistogrammer>(device, dtype, n, table, resolved, weights, o);
+    });
+  }
+
   Pairwise& pairwise(const Device& device, std::int64_t x, std::int64_t y, const PairwiseOptions& o,
                      Stream stream) {
     PairwiseKey key{
@@ -52,6 +73,7 @@ class PlanCache {
 
   void clear() {
     histogrammers_.clear();
+    joints_.clear();
     pairwise_.clear();
   }
 
@@ -59,6 +81,10 @@ class PlanCache {
   using DeviceKey = const void*;
   using HistogramKey = std::tuple<DeviceKey, void*, DType, int, std::int64_t, std::int64_t, double,
                                   double, std::vector<double>, std::string>;
+  using JointKey =
+      std::tuple<DeviceKey, void*, DType, int, std::int64_t, bool,
+                 std::vector<std::tuple<std::int64_t, double, double, std::vector<double>>>,
+                 std::string>;
   using PairwiseKey = std::tuple<DeviceKey, void*, std::int64_t, std::int64_t, PairwiseKernel,
                                  double, std::string, std::string>;
 
@@ -71,6 +97,7 @@ class PlanCache {
   }
 
   std::map<HistogramKey, std::unique_ptr<Histogrammer>> histogrammers_;
+  std::map<JointKey, std::unique_ptr<JointHistogrammer>> joints_;
   std::map<PairwiseKey, std::unique_ptr<Pairwise>> pairwise_;
 };
 

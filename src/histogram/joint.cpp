@@ -111,29 +111,29 @@ std::vector<std::pair<double, double>> coordinate_ranges(const Samples& s) {
   return ranges;
 }
 
-JointProblem problem_of(const Samples& s, const std::vector<HistogramBins>& bins) {
-  if (bins.size() != 1 && bins.size() != static_cast<std::size_t>(s.dims))
-    throw_invalid("histogramdd of " + std::to_string(s.dims) + " dimensions takes 1 or " +
-                  std::to_string(s.dims) + " bin specifications, got " +
-                  std::to_string(bins.size()));
+// The problem of `dims`-dimensional samples of `dtype` under `bins`; `range_of(d)` gives [min,
+// max] of coordinate d where a dimension's even bins have no range.
+template <class RangeOf>
+JointProblem problem_of(DType dtype, std::int64_t n, bool interleaved, int dims,
+                        const std::vector<HistogramBins>& bins, RangeOf range_of) {
+  if (bins.size() != 1 && bins.size() != static_cast<std::size_t>(dims))
+    throw_invalid("histogramdd of " + std::to_string(dims) + " dimensions takes 1 or " +
+                  std::to_string(dims) + " bin specifications, got " + std::to_string(bins.size()));
   JointProblem p;
-  p.dtype = s.arrays[0].dtype();
+  p.dtype = dtype;
   if (p.dtype == DType::float16 || p.dtype == DType::bfloat16)
     throw Error(ErrorKind::unsupported, std::string("histogramdd does not take ") +
                                             dtype_name(p.dtype) +
                                             " samples (cast them to float32)");
-  p.n = s.n;
-  p.interleaved = s.interleaved;
-  std::vector<std::pair<double, double>> ranges;  // found once, when a dimension needs them
+  p.n = n;
+  p.interleaved = interleaved;
   std::int64_t total = 1;
-  for (int d = 0; d < s.dims; ++d) {
+  for (int d = 0; d < dims; ++d) {
     const HistogramBins& b = bins.size() == 1 ? bins[0] : bins[std::size_t(d)];
     if (b.kind == HistogramBins::Kind::per_value)
       throw_invalid("histogramdd takes even bins or edges per dimension, not per-value bins");
-    const HistogramBins resolved = detail::resolve_bins_with(p.dtype, p.n, b, [&] {
-      if (ranges.empty()) ranges = coordinate_ranges(s);
-      return ranges[std::size_t(d)];
-    });
+    const HistogramBins resolved =
+        detail::resolve_bins_with(p.dtype, p.n, b, [&] { return range_of(d); });
     p.axes.push_back(detail::problem_of(p.dtype, p.n, resolved));
     total *= p.axes.back().bins;
     if (total > kMaxHistogramBins)
@@ -141,6 +141,14 @@ JointProblem problem_of(const Samples& s, const std::vector<HistogramBins>& bins
                     " bins in all (2^26)");
   }
   return p;
+}
+
+JointProblem problem_of(const Samples& s, const std::vector<HistogramBins>& bins) {
+  std::vector<std::pair<double, double>> ranges;  // found once, when a dimension needs them
+  return problem_of(s.arrays[0].dtype(), s.n, s.interleaved, s.dims, bins, [&](int d) {
+    if (ranges.empty()) ranges = coordinate_ranges(s);
+    return ranges[std::size_t(d)];
+  });
 }
 
 std::unique_ptr<detail::JointKernel> make_kernel(const Device& device, const JointProblem& p,
@@ -161,6 +169,40 @@ std::unique_ptr<detail::JointKernel> make_kernel(const Device& device, const Joi
                                           " (serial and parallel on the CPU, fast on GPUs)");
 }
 
+// One problem bound to its kernel (none: the CPU reference, `serial`), run on the current stream.
+struct JointPlan {
+  Device device;
+  JointProblem p;
+  std::unique_ptr<detail::JointKernel> kernel;
+
+  JointPlan(const Device& d, JointProblem problem, const std::string& variant)
+      : device(d), p(std::move(problem)), kernel(make_kernel(d, p, variant)) {}
+
+  std::size_t out_bytes() const { return static_cast<std::size_t>(p.slots()) * 8; }
+
+  // The counts (or sums) of samples `s` (with `weights` where weighted) into `out`.
+  void run(const Samples& s, const Array* weights, const Buffer& out) const {
+    if (p.n == 0) {
+      const std::vector<std::uint64_t> zeros(static_cast<std::size_t>(p.slots()), 0);
+      device.impl().upload(out.handle(), 0, zeros.data(), out_bytes());  // +0.0 has 0's bits
+      return;
+    }
+    if (kernel) {
+      detail::JointInput in;
+      for (const Array& a : s.arrays)
+        in.coordinates.push_back(&a.buffer());
+      in.weights = weights ? &weights->buffer() : nullptr;
+      kernel->run(in, out);
+      return;
+    }
+    std::vector<const void*> in;  // the CPU reference reads host memory in place
+    for (const Array& a : s.arrays)
+      in.push_back(a.buffer().handle());
+    detail::joint_histogram_reference(p, in, weights ? weights->buffer().handle() : nullptr,
+                                      out.handle());
+  }
+};
+
 HistogramDDResult count(const Samples& s, const Array* weights,
                         const std::vector<HistogramBins>& bins, const HistogramOptions& options) {
   JointProblem p = problem_of(s, bins);
@@ -172,33 +214,21 @@ HistogramDDResult count(const Samples& s, const Array* weights,
     p.weighted = true;
     p.weights = weights->dtype();
   }
-  const std::size_t bytes = static_cast<std::size_t>(p.slots()) * 8;
-  std::vector<std::uint64_t> slots(static_cast<std::size_t>(p.slots()), 0);
+  const JointPlan plan(device, std::move(p), options.variant);
+  const std::size_t bytes = plan.out_bytes();
+  std::vector<std::uint64_t> slots(static_cast<std::size_t>(plan.p.slots()), 0);
   HistogramDDResult r;
-  auto kernel = make_kernel(device, p, options.variant);
-  if (p.n > 0 && kernel) {
-    detail::JointInput in;
-    for (const Array& a : s.arrays)
-      in.coordinates.push_back(&a.buffer());
-    in.weights = weights ? &weights->buffer() : nullptr;
-    Buffer out(device, bytes);
-    if (options.timed) device.impl().timer_start(detail::TimerMode::events_only);
-    kernel->run(in, out);
-    if (options.timed) r.time_ms = device.impl().timer_stop_ms();
-    out.download(slots.data(), bytes);
-  } else if (p.n > 0) {  // the CPU reference reads host memory in place
-    std::vector<const void*> in;
-    for (const Array& a : s.arrays)
-      in.push_back(a.buffer().handle());
-    detail::joint_histogram_reference(p, in, weights ? weights->buffer().handle() : nullptr,
-                                      slots.data());
-  }
-  for (const auto& axis : p.axes) {
+  Buffer out(device, bytes);
+  if (options.timed) device.impl().timer_start(detail::TimerMode::events_only);
+  plan.run(s, weights, out);
+  if (options.timed) r.time_ms = device.impl().timer_stop_ms();
+  out.download(slots.data(), bytes);
+  for (const auto& axis : plan.p.axes) {
     r.bins.push_back(axis.even ? HistogramBins::even(axis.bins, axis.lo, axis.hi)
                                : HistogramBins::explicit_edges(axis.edges));
     r.shape.push_back(axis.bins);
   }
-  if (p.weighted) {
+  if (plan.p.weighted) {
     r.sums.resize(slots.size());
     std::memcpy(r.sums.data(), slots.data(), bytes);
     r.outside_sum = r.sums.back();
@@ -234,6 +264,93 @@ HistogramDDResult histogramdd(const std::vector<Array>& coordinates, const Array
                               const std::vector<HistogramBins>& bins,
                               const HistogramOptions& options) {
   return count(samples_of(coordinates), &weights, bins, options);
+}
+
+struct JointHistogrammer::Impl {
+  JointPlan plan;
+  bool table;
+
+  // The samples of one run as the plan's: their layout, dtype, count and device.
+  Samples samples(const std::vector<Array>& arrays) const {
+    if (arrays.empty()) throw_invalid("a joint histogram plan runs with its samples");
+    const Samples s = table ? samples_of(arrays[0]) : samples_of(arrays);
+    const JointProblem& p = plan.p;
+    if ((table && arrays.size() != 1) || s.dims != p.dims() || s.n != p.n ||
+        s.arrays[0].dtype() != p.dtype)
+      throw_invalid("joint histogram plan was made for other samples (layout, size or dtype)");
+    if (&s.arrays[0].device().impl() != &plan.device.impl())
+      throw_invalid("joint histogram plan was made for another device");
+    return s;
+  }
+  void check_out(const Buffer& out) const {
+    if (out.bytes() < plan.out_bytes())
+      throw_invalid("joint histogram output is too small (needs the bins + 1 values of 8 bytes)");
+    if (&out.device().impl() != &plan.device.impl())
+      throw_invalid("joint histogram output must be on the plan's device");
+  }
+};
+
+JointHistogrammer::JointHistogrammer(const Device& device, DType dtype, std::int64_t n, bool table,
+                                     const std::vector<HistogramBins>& resolved,
+                                     std::optional<DType> weights,
+                                     const HistogramOptions& options) {
+  const int dims = static_cast<int>(resolved.size());
+  if (dims < 1 || dims > kMaxHistogramDims)
+    throw_invalid("histogramdd takes 1 to " + std::to_string(kMaxHistogramDims) +
+                  " dimensions, got " + std::to_string(dims));
+  if (n < 0) throw_invalid("a joint histogram plan takes a sample count of at least 0");
+  JointProblem p =
+      problem_of(dtype, n, table, dims, resolved, [](int d) -> std::pair<double, double> {
+        throw_invalid("a joint histogram plan takes resolved bins: dimension " + std::to_string(d) +
+                      " has even bins without a range");
+      });
+  if (weights) {
+    detail::check_weights(*weights, {n}, {n});
+    p.weighted = true;
+    p.weights = *weights;
+  }
+  impl_.reset(new Impl{JointPlan(device, std::move(p), options.variant), table});
+}
+
+JointHistogrammer::~JointHistogrammer() = default;
+JointHistogrammer::JointHistogrammer(JointHistogrammer&&) noexcept = default;
+JointHistogrammer& JointHistogrammer::operator=(JointHistogrammer&&) noexcept = default;
+
+bool JointHistogrammer::weighted() const {
+  return impl_->plan.p.weighted;
+}
+
+std::int64_t JointHistogrammer::slots() const {
+  return impl_->plan.p.slots();
+}
+
+std::vector<std::int64_t> JointHistogrammer::shape() const {
+  std::vector<std::int64_t> shape;
+  for (const auto& axis : impl_->plan.p.axes)
+    shape.push_back(axis.bins);
+  return shape;
+}
+
+void JointHistogrammer::run(const std::vector<Array>& samples, const Buffer& out, Stream stream) {
+  if (weighted()) throw_invalid("a weighted joint histogram plan runs with weights");
+  const Samples s = impl_->samples(samples);
+  impl_->check_out(out);
+  detail::StreamScope scope(impl_->plan.device.impl(), stream);
+  impl_->plan.run(s, nullptr, out);
+}
+
+void JointHistogrammer::run(const std::vector<Array>& samples, const Array& weights,
+                            const Buffer& out, Stream stream) {
+  if (!weighted()) throw_invalid("this joint histogram plan takes no weights");
+  const Samples s = impl_->samples(samples);
+  if (weights.dtype() != impl_->plan.p.weights)
+    throw_invalid("joint histogram plan was made for weights of another dtype");
+  detail::check_weights(weights.dtype(), weights.shape(), {s.n});
+  if (&weights.device().impl() != &impl_->plan.device.impl())
+    throw_invalid("the weights must be on the samples' device");
+  impl_->check_out(out);
+  detail::StreamScope scope(impl_->plan.device.impl(), stream);
+  impl_->plan.run(s, &weights, out);
 }
 
 std::vector<double> histogramdd_density(const HistogramDDResult& r) {
