@@ -123,6 +123,18 @@ void expect_counts(const Samples& s, const HistogramDDResult& r, const std::stri
   EXPECT_EQ(r.outside, e.outside) << what;
 }
 
+// `call` throws Error(invalid_argument) with a one-line message.
+template <class Call>
+void refused(Call call, const std::string& what) {
+  try {
+    call();
+    ADD_FAILURE() << what << " was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::invalid_argument) << what;
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << what;
+  }
+}
+
 class HistogramDD : public ::testing::TestWithParam<Device> {};
 
 std::string device_test_name(const ::testing::TestParamInfo<Device>& info) {
@@ -325,14 +337,6 @@ TEST_P(HistogramDD, JointHistogrammerRunsAgainAndMatchesHistogramdd) {
     for (std::size_t k = 0; k + 1 < sums.size(); ++k)
       EXPECT_NEAR(sums[k], expected_sums.sums[k], 1e-9 * (1 + std::fabs(expected_sums.sums[k])));
     EXPECT_NEAR(sums.back(), expected_sums.outside_sum, 1e-9 * (1 + std::fabs(sums.back())));
-    auto refused = [](auto call, const std::string& what) {
-      try {
-        call();
-        ADD_FAILURE() << what << " was accepted";
-      } catch (const Error& e) {
-        EXPECT_EQ(e.kind(), ErrorKind::invalid_argument) << what;
-      }
-    };
     const Buffer small(dev, 8);
     refused([&] { plan.run(samples, small); }, "a small output");
     refused([&] { plan.run(samples, weights, out); }, "weights for a counting plan");
@@ -413,15 +417,6 @@ TEST(HistogramDDErrors, BadInputIsRefusedWithOneLine) {
   const Array nine(cpu, DType::float32, {10, 9});
   const Array x(cpu, DType::float32, {10}), y(cpu, DType::float32, {11});
   const Array z(cpu, DType::float64, {10}), w(cpu, DType::float64, {9});
-  auto refused = [](auto call, const std::string& what) {
-    try {
-      call();
-      ADD_FAILURE() << what << " was accepted";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::invalid_argument) << what;
-      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << what;
-    }
-  };
   refused([&] { histogramdd(nine, {HistogramBins::even(2)}); }, "9 dimensions");
   refused([&] { histogramdd({x, y}, {HistogramBins::even(2)}); }, "lengths differ");
   refused([&] { histogramdd({x, z}, {HistogramBins::even(2)}); }, "dtypes differ");
