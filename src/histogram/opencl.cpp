@@ -45,8 +45,6 @@ namespace {
 
 enum class Strategy { global_atomic, interleaved, privatized, aggregated, fast };
 
-constexpr std::int64_t kMaxValuesPerGroup = std::int64_t{1} << 30;
-
 class OpenclHistogram final : public HistogramKernel {
  public:
   OpenclHistogram(const Device& d, const HistogramProblem& p, Strategy strategy)

@@ -23,9 +23,6 @@ namespace parpat::detail {
 
 namespace {
 
-// Samples a group counts at most: its 32-bit local counters cannot wrap.
-constexpr std::int64_t kMaxSamplesPerGroup = std::int64_t{1} << 30;
-
 class OpenclJoint final : public JointKernel {
  public:
   OpenclJoint(const Device& d, const JointProblem& p)
@@ -121,7 +118,7 @@ class OpenclJoint final : public JointKernel {
     std::int64_t chunks =
         std::int64_t{info.compute_units} * std::max<std::int64_t>(per_cu, 1) / passes;
     chunks = std::min<std::int64_t>(chunks, (p_.n + per_group * group - 1) / (per_group * group));
-    chunks = std::max<std::int64_t>(chunks, (p_.n + kMaxSamplesPerGroup - 1) / kMaxSamplesPerGroup);
+    chunks = std::max<std::int64_t>(chunks, (p_.n + kMaxValuesPerGroup - 1) / kMaxValuesPerGroup);
     groups_ = static_cast<std::size_t>(std::max<std::int64_t>(chunks, 1) * passes);
   }
 
@@ -152,7 +149,7 @@ class OpenclJoint final : public JointKernel {
     const auto group = static_cast<std::int64_t>(local_size_);
     std::int64_t groups =
         std::min<std::int64_t>(info.compute_units * per_cu, (p_.n + group - 1) / group);
-    groups = std::max<std::int64_t>(groups, p_.n / kMaxSamplesPerGroup + 1);
+    groups = std::max<std::int64_t>(groups, p_.n / kMaxValuesPerGroup + 1);
     groups_ = static_cast<std::size_t>(std::max<std::int64_t>(1, groups));
   }
 

@@ -12,6 +12,9 @@
 
 namespace parpat::detail {
 
+// Values (or samples) one group counts at most: its 32-bit local counters cannot wrap.
+constexpr std::int64_t kMaxValuesPerGroup = std::int64_t{1} << 30;
+
 // Local memory one group may use: what the device reports, at most 48 KiB (NVIDIA's limit
 // per group under OpenCL).
 inline std::uint64_t local_budget(const DeviceInfo& d) {
