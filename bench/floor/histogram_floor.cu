@@ -10,6 +10,12 @@
 //   cluster u32     atomicAdd on 32-bit counters spread over the distributed shared memory of a
 //                   thread-block cluster of K blocks (B / K counters each, every update to a
 //                   uniformly chosen block of the cluster: (K − 1) / K of them remote).
+// And the device-memory traffic of sorting rows into buckets (kernels_bucketed.cuh), with none of
+// its work: 2^28 4-byte values read and each one's 16-bit row written (read 4 B, write 2 B), then
+// the rows read back (read 2 B); no design that moves each value's row through device memory
+// can count faster than their sum allows. The same in chunks of 2^23 values, whose 16 MiB of rows
+// the L2 keeps from the write to the read, bounds a design that sorts and counts chunk by chunk.
+// A plain read of the values is the reference.
 // Each thread of a resident grid (as many blocks as fit at once) makes its share of 2^30 updates
 // to bins from a 32-bit LCG (one multiply-add and a shift per update; B is a power of two),
 // unrolled 8 deep so that many updates are in flight. Each line gives the updates per second
@@ -26,7 +32,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace cg = cooperative_groups;
@@ -113,6 +121,133 @@ __global__ void cluster_u32(unsigned long long* counts, unsigned bits, unsigned 
     if (hist[i]) atomicAdd(counts + base + i, (unsigned long long)hist[i]);
 }
 
+// The traffic probes: grid-stride over 16-byte vectors, four in flight per thread, streaming
+// loads and stores as the bucket kernels make them. Each warp adds what it read to `sum` (the
+// rows' 16-bit fields, or the values' low 16 bits) so that the loads are kept and checked.
+constexpr long long kTrafficValues = 1ll << 28;
+
+__device__ unsigned low_fields(const uint4& v) {
+  return (v.x & 0xFFFFu) + (v.y & 0xFFFFu) + (v.z & 0xFFFFu) + (v.w & 0xFFFFu);
+}
+__device__ unsigned both_fields(const uint4& v) {
+  return low_fields(v) + (v.x >> 16) + (v.y >> 16) + (v.z >> 16) + (v.w >> 16);
+}
+
+// One atomic a warp: a thread's sum fits 32 bits (2^28 fields of 257 over the grid's threads).
+__device__ void add_warp_sum(unsigned mine, unsigned long long* sum) {
+  mine = __reduce_add_sync(0xFFFFFFFFu, mine);
+  if (threadIdx.x % 32 == 0) atomicAdd(sum, (unsigned long long)mine);
+}
+
+template <class Step>
+__device__ void over_vectors(long long vectors, Step step) {
+  const long long threads = (long long)gridDim.x * blockDim.x;
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  for (; i + 3 * threads < vectors; i += 4 * threads)
+    step(i, threads, std::integral_constant<int, 4>{});
+  for (; i < vectors; i += threads)
+    step(i, threads, std::integral_constant<int, 1>{});
+}
+
+// Reads the 4-byte values (16-byte vectors), nothing written.
+__global__ void read_values(const uint4* values, uint2*, long long n, unsigned long long* sum) {
+  unsigned mine = 0;
+  over_vectors(n / 4, [&](long long i, long long stride, auto in_flight) {
+    constexpr int n = decltype(in_flight)::value;
+    uint4 v[n];
+#pragma unroll
+    for (int k = 0; k < n; ++k)
+      v[k] = __ldcs(values + i + k * stride);
+#pragma unroll
+    for (int k = 0; k < n; ++k)
+      mine += low_fields(v[k]);
+  });
+  add_warp_sum(mine, sum);
+}
+
+// A load and a store of the rows: streaming (evict first) through device memory, or plain, for
+// rows that the L2 keeps until they are read back (kKeep).
+template <bool kKeep>
+__device__ uint4 load_rows(const uint4* p) {
+  if constexpr (kKeep) return *p;
+  return __ldcs(p);
+}
+template <bool kKeep>
+__device__ void store_rows(uint2* p, uint2 v) {
+  if constexpr (kKeep) {
+    *p = v;
+  } else {
+    __stcs(p, v);
+  }
+}
+
+// Reads n values and writes each one's low 16 bits (8 bytes of rows per 16-byte vector); returns
+// the thread's sum of what it read.
+template <bool kKeep>
+__device__ unsigned write_rows_of(const uint4* values, uint2* rows, long long n) {
+  unsigned mine = 0;
+  over_vectors(n / 4, [&](long long i, long long stride, auto in_flight) {
+    constexpr int n = decltype(in_flight)::value;
+    uint4 v[n];
+#pragma unroll
+    for (int k = 0; k < n; ++k)
+      v[k] = __ldcs(values + i + k * stride);
+#pragma unroll
+    for (int k = 0; k < n; ++k) {
+      store_rows<kKeep>(rows + i + k * stride, make_uint2((v[k].x & 0xFFFFu) | v[k].y << 16,
+                                                          (v[k].z & 0xFFFFu) | v[k].w << 16));
+      mine += low_fields(v[k]);
+    }
+  });
+  return mine;
+}
+
+// Reads n rows back (16-byte vectors of eight); returns the thread's sum of their fields.
+template <bool kKeep>
+__device__ unsigned read_rows_of(const uint4* rows, long long n) {
+  unsigned mine = 0;
+  over_vectors(n / 8, [&](long long i, long long stride, auto in_flight) {
+    constexpr int n = decltype(in_flight)::value;
+    uint4 v[n];
+#pragma unroll
+    for (int k = 0; k < n; ++k)
+      v[k] = load_rows<kKeep>(rows + i + k * stride);
+#pragma unroll
+    for (int k = 0; k < n; ++k)
+      mine += both_fields(v[k]);
+  });
+  return mine;
+}
+
+template <bool kKeep>
+__global__ void write_rows(const uint4* values, uint2* rows, long long n, unsigned long long* sum) {
+  add_warp_sum(write_rows_of<kKeep>(values, rows, n), sum);
+}
+template <bool kKeep>
+__global__ void read_rows(const uint4* rows, uint2*, long long n, unsigned long long* sum) {
+  add_warp_sum(read_rows_of<kKeep>(rows, n), sum);
+}
+
+// One resident grid that writes the rows of chunk c (kChunk values) into half c mod 2 of `ring`
+// while it reads back those of chunk c − 1, a grid barrier between steps: the traffic of sorting
+// and counting chunk by chunk in one kernel, with the rows kept in the L2.
+constexpr long long kChunk = 1ll << 23;
+__global__ void rows_in_turn(const uint4* values, uint2* ring, long long n,
+                             unsigned long long* sum) {
+  cg::grid_group grid = cg::this_grid();
+  unsigned mine = 0;
+  const long long chunks = n / kChunk;
+  for (long long c = 0; c <= chunks; ++c) {
+    if (c < chunks)
+      mine += write_rows_of<true>(values + c * kChunk / 4, ring + c % 2 * kChunk / 4, kChunk);
+    if (c > 0)
+      mine += read_rows_of<true>(reinterpret_cast<const uint4*>(ring + (c - 1) % 2 * kChunk / 4),
+                                 kChunk);
+    grid.sync();
+  }
+  add_warp_sum(mine, sum);
+}
+
 __global__ void total(const unsigned long long* counts, unsigned bins, unsigned long long* sum) {
   unsigned long long s = 0;
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < bins; i += gridDim.x * blockDim.x)
@@ -196,6 +331,47 @@ std::string run(const Probe& p, int sms, unsigned long long* counts, unsigned lo
   return json;
 }
 
+// Times the launches that `enqueue` makes (median of 9 after 2 warm-ups), checks the sum of what
+// they read against `expected` (every value is 0x01010101: each 16-bit field is 257), prints the
+// line and returns the time in µs. `bytes_per_value`: the device-memory bytes it moves per value.
+double time_traffic(const char* name, double bytes_per_value, unsigned long long expected,
+                    const std::function<void()>& enqueue, unsigned long long* sum,
+                    std::string& json) {
+  cudaEvent_t start, stop;
+  check(cudaEventCreate(&start), "event");
+  check(cudaEventCreate(&stop), "event");
+  std::vector<float> ms;
+  bool checked = true;
+  for (int rep = 0; rep < 11; ++rep) {
+    check(cudaMemset(sum, 0, 8), "memset");
+    check(cudaEventRecord(start), "record");
+    enqueue();
+    check(cudaGetLastError(), name);
+    check(cudaEventRecord(stop), "record");
+    check(cudaEventSynchronize(stop), name);
+    float t = 0;
+    check(cudaEventElapsedTime(&t, start, stop), "elapsed");
+    if (rep >= 2) ms.push_back(t);
+    unsigned long long got = 0;
+    check(cudaMemcpy(&got, sum, 8, cudaMemcpyDeviceToHost), "copy");
+    checked &= got == expected;
+  }
+  std::sort(ms.begin(), ms.end());
+  const double us = ms[ms.size() / 2] * 1e3;
+  const double gbs = kTrafficValues * bytes_per_value / (us * 1e3);
+  std::printf("traffic      %-40s %9.1f µs for 2^28 values  %6.0f GB/s  %s\n", name, us, gbs,
+              checked ? "checked" : "SUM WRONG");
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "{\"step\": \"%s\", \"bytes_per_value\": %.0f, \"us\": %.1f, \"gb_per_s\": %.1f, "
+                "\"checked\": %s}",
+                name, bytes_per_value, us, gbs, checked ? "true" : "false");
+  json += (json.empty() ? "" : ",\n  ") + std::string(line);
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return us;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -221,16 +397,72 @@ int main(int argc, char** argv) {
   std::string lines;
   for (const Probe& p : probes)
     lines += (lines.empty() ? "" : ",\n  ") + run(p, props.multiProcessorCount, counts, sum);
+  // The traffic of rows sorted through device memory: all rows written, then all read back; and
+  // in chunks of kChunk values whose 16 MiB of rows the L2 keeps between the write and the read.
+  const long long n = kTrafficValues;
+  const unsigned long long fields = 257ull * n;
+  const int grid = 2 * props.multiProcessorCount;
+  uint4 *values = nullptr, *rows = nullptr;
+  check(cudaMalloc(&values, n * 4), "malloc");
+  check(cudaMalloc(&rows, n * 2), "malloc");
+  check(cudaMemset(values, 1, n * 4), "memset");
+  auto* row_pairs = reinterpret_cast<uint2*>(rows);
+  std::string traffic;
+  const double read = time_traffic(
+      "read values (4 B)", 4, fields,
+      [&] { read_values<<<grid, kBlock>>>(values, nullptr, n, sum); }, sum, traffic);
+  const double sort = time_traffic(
+      "read values, write rows (4 B + 2 B)", 6, fields,
+      [&] { write_rows<false><<<grid, kBlock>>>(values, row_pairs, n, sum); }, sum, traffic);
+  const double count = time_traffic(
+      "read rows (2 B)", 2, fields,
+      [&] { read_rows<false><<<grid, kBlock>>>(rows, nullptr, n, sum); }, sum, traffic);
+  const double chunked = time_traffic(
+      "both, chunks of 2^23 in the L2, 2 launches each", 4, 2 * fields,
+      [&] {
+        for (long long c = 0; c < n; c += kChunk) {
+          write_rows<true><<<grid, kBlock>>>(values + c / 4, row_pairs, kChunk, sum);
+          read_rows<true><<<grid, kBlock>>>(rows, nullptr, kChunk, sum);
+        }
+      },
+      sum, traffic);
+  int per_sm = 0;
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, rows_in_turn, kBlock, 0),
+        "occupancy");
+  const int resident = std::min(grid, per_sm * props.multiProcessorCount);
+  const double in_turn = time_traffic(
+      "both, chunks of 2^23 in the L2, one kernel", 4, 2 * fields,
+      [&] {
+        long long count = n;
+        void* args[] = {&values, &row_pairs, &count, &sum};
+        check(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(rows_in_turn), resident,
+                                          kBlock, args),
+              "cooperative launch");
+      },
+      sum, traffic);
+  const double through_memory = n * 4.0 / ((sort + count) * 1e3);
+  const double through_l2 = n * 4.0 / (std::min(chunked, in_turn) * 1e3);
+  std::printf(
+      "rows through device memory: %.1f µs for 2^28 values, ≤ %.0f GB/s of 4-byte values; "
+      "kept in the L2: ≤ %.0f GB/s (a plain read: %.0f GB/s)\n",
+      sort + count, through_memory, through_l2, n * 4.0 / (read * 1e3));
   if (argc == 3 && std::string(argv[1]) == "--json") {
     FILE* out = std::fopen(argv[2], "w");
     if (!out) {
       std::fprintf(stderr, "cannot write %s\n", argv[2]);
       return 1;
     }
-    std::fprintf(out, "{\"device\": \"%s\", \"updates\": %lld, \"probes\": [\n  %s]}\n", props.name,
-                 kUpdates, lines.c_str());
+    std::fprintf(
+        out,
+        "{\"device\": \"%s\", \"updates\": %lld, \"probes\": [\n  %s],\n \"traffic_values\": "
+        "%lld, \"traffic\": [\n  %s],\n \"rows_through_memory_gb_per_s\": %.1f, "
+        "\"rows_kept_in_l2_gb_per_s\": %.1f}\n",
+        props.name, kUpdates, lines.c_str(), kTrafficValues, traffic.c_str(), through_memory,
+        through_l2);
     std::fclose(out);
   }
+  cudaFree(values);
+  cudaFree(rows);
   cudaFree(counts);
   cudaFree(sum);
   return 0;

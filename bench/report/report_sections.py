@@ -177,9 +177,17 @@ def histogram_floor(floor):
         return (f"{where} over {p['bins']} bins {p['g_updates_per_s']:.0f} G/s "
                 f"(≤ {4 * p['g_updates_per_s']:.0f} GB/s of 4-byte values)")
     probes = floor["probes"]
-    return ["The most counter updates per second, whatever the input (`bench/floor/histogram_floor`: "
-            "a resident grid, one update per value, no input read): "
-            + "; ".join(line(p) for p in probes) + "."]
+    lines = ["The most counter updates per second, whatever the input (`bench/floor/histogram_floor`: "
+             "a resident grid, one update per value, no input read): "
+             + "; ".join(line(p) for p in probes) + "."]
+    if "traffic" in floor:
+        steps = "; ".join(f"{t['step']} {t['us']:.0f} µs" for t in floor["traffic"])
+        lines += ["", "The traffic of sorting rows into buckets, with none of its work (same probe, "
+                  f"2^{floor['traffic_values'].bit_length() - 1} 4-byte values): {steps}. Rows "
+                  f"through device memory allow at most {floor['rows_through_memory_gb_per_s']:.0f} "
+                  "GB/s of 4-byte values; rows kept in the L2 chunk by chunk at most "
+                  f"{floor['rows_kept_in_l2_gb_per_s']:.0f} GB/s."]
+    return lines
 
 
 def python_floor(floor):
