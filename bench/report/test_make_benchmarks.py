@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Checks make_benchmarks.py on a synthetic results folder with known numbers: the speed-ups,
-the OpenCL / CUDA and regression ratios it prints (the histogram's a line per dtype too), the end-to-end files section (absent without
+the OpenCL / CUDA and regression ratios it prints (the histogram's a line per dtype too), the
+histogram floor's update rates and traffic, the end-to-end files section (absent without
 bench-io.json, rendered with it), the CPU's rows beside numpy, a machine with only scaling.json,
 and the length of the document. Exits 1 on a mismatch (run by
 CTest)."""
@@ -63,6 +64,16 @@ def main():
             row("histogram", "fast", "int16", "uniform", "256 bins, 2^29", 0.360, backend="opencl"),
             row("histogram", "fast", "float32", "uniform", "256 bins, 2^28", 0.250,
                 backend="opencl")]})
+        write(os.path.join(m, "histogram-floor.json"), {
+            "device": "Test GPU", "updates": 1 << 30,
+            "probes": [{"counters": "global u64", "bins": 1048576, "cluster": 0, "blocks": 264,
+                        "us": 10000.0, "g_updates_per_s": 100.0, "checked": True}],
+            "traffic_values": 1 << 28,
+            "traffic": [{"step": "read values (4 B)", "bytes_per_value": 4, "us": 250.0,
+                         "gb_per_s": 4295.0, "checked": True},
+                        {"step": "read rows (2 B)", "bytes_per_value": 2, "us": 130.0,
+                         "gb_per_s": 4130.0, "checked": True}],
+            "rows_through_memory_gb_per_s": 2044.4, "rows_kept_in_l2_gb_per_s": 2180.1})
         write(os.path.join(m, "previous", "bench-reduce-cuda.json"), {"rows": [
             row("reduce", "fast", "float32", "sum", "2^20", 0.004),
             row("reduce", "fast", "float32", "sum", "2^28", 0.500)]})
@@ -137,6 +148,12 @@ def main():
             "OpenCL / CUDA histogram, a line per dtype":
                 "| histogram int16 | 1 | 1.200 | 1.200 (1) |",
             "device, date and build": "Measured 2026-01-02, build abc1234",
+            "histogram floor: the update rate and the 4-byte input it allows":
+                "global u64 over 1048576 bins 100 G/s (≤ 400 GB/s of 4-byte values).",
+            "histogram floor: the traffic steps and the two ceilings of sorted rows":
+                "(same probe, 2^28 4-byte values): read values (4 B) 250 µs; read rows (2 B) 130 µs. "
+                "Rows through device memory allow at most 2044 GB/s of 4-byte values; rows kept in "
+                "the L2 chunk by chunk at most 2180 GB/s.",
             "end-to-end heading": "### End to end: files (`parpat bench io`, float32 .npy)",
             "end-to-end row: wall, start-up, kernel, stream GB/s, numpy in Python and whole, ratio":
                 "| cuda | histogram | 1024 MiB | 16 | 600 | 300 | 1.0 | 5.37 | 25.00 | 1350 | 1500 | 2.50 |",
