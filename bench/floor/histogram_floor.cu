@@ -139,65 +139,49 @@ __device__ void add_warp_sum(unsigned mine, unsigned long long* sum) {
   if (threadIdx.x % 32 == 0) atomicAdd(sum, (unsigned long long)mine);
 }
 
-template <class Step>
-__device__ void over_vectors(long long vectors, Step step) {
+// Grid-stride over `vectors` 16-byte vectors at `in`, four loads in flight per thread (streaming
+// loads, or plain ones where the L2 is to keep what it read): each vector goes to use(index, v).
+template <bool kStream, class Use>
+__device__ void over_vectors(const uint4* in, long long vectors, Use use) {
   const long long threads = (long long)gridDim.x * blockDim.x;
   long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  auto round = [&](auto in_flight) {
+    constexpr int n = decltype(in_flight)::value;
+    uint4 v[n];
+#pragma unroll
+    for (int k = 0; k < n; ++k)
+      v[k] = kStream ? __ldcs(in + i + k * threads) : in[i + k * threads];
+#pragma unroll
+    for (int k = 0; k < n; ++k)
+      use(i + k * threads, v[k]);
+  };
   for (; i + 3 * threads < vectors; i += 4 * threads)
-    step(i, threads, std::integral_constant<int, 4>{});
+    round(std::integral_constant<int, 4>{});
   for (; i < vectors; i += threads)
-    step(i, threads, std::integral_constant<int, 1>{});
+    round(std::integral_constant<int, 1>{});
 }
 
 // Reads the 4-byte values (16-byte vectors), nothing written.
 __global__ void read_values(const uint4* values, uint2*, long long n, unsigned long long* sum) {
   unsigned mine = 0;
-  over_vectors(n / 4, [&](long long i, long long stride, auto in_flight) {
-    constexpr int n = decltype(in_flight)::value;
-    uint4 v[n];
-#pragma unroll
-    for (int k = 0; k < n; ++k)
-      v[k] = __ldcs(values + i + k * stride);
-#pragma unroll
-    for (int k = 0; k < n; ++k)
-      mine += low_fields(v[k]);
-  });
+  over_vectors<true>(values, n / 4, [&](long long, const uint4& v) { mine += low_fields(v); });
   add_warp_sum(mine, sum);
 }
 
-// A load and a store of the rows: streaming (evict first) through device memory, or plain, for
-// rows that the L2 keeps until they are read back (kKeep).
-template <bool kKeep>
-__device__ uint4 load_rows(const uint4* p) {
-  if constexpr (kKeep) return *p;
-  return __ldcs(p);
-}
-template <bool kKeep>
-__device__ void store_rows(uint2* p, uint2 v) {
-  if constexpr (kKeep) {
-    *p = v;
-  } else {
-    __stcs(p, v);
-  }
-}
-
-// Reads n values and writes each one's low 16 bits (8 bytes of rows per 16-byte vector); returns
-// the thread's sum of what it read.
+// Reads n values and writes each one's low 16 bits (8 bytes of rows per 16-byte vector):
+// streaming stores, or plain ones for rows that the L2 keeps until they are read back (kKeep).
+// Returns the thread's sum of what it read.
 template <bool kKeep>
 __device__ unsigned write_rows_of(const uint4* values, uint2* rows, long long n) {
   unsigned mine = 0;
-  over_vectors(n / 4, [&](long long i, long long stride, auto in_flight) {
-    constexpr int n = decltype(in_flight)::value;
-    uint4 v[n];
-#pragma unroll
-    for (int k = 0; k < n; ++k)
-      v[k] = __ldcs(values + i + k * stride);
-#pragma unroll
-    for (int k = 0; k < n; ++k) {
-      store_rows<kKeep>(rows + i + k * stride, make_uint2((v[k].x & 0xFFFFu) | v[k].y << 16,
-                                                          (v[k].z & 0xFFFFu) | v[k].w << 16));
-      mine += low_fields(v[k]);
+  over_vectors<true>(values, n / 4, [&](long long j, const uint4& v) {
+    const uint2 packed = make_uint2((v.x & 0xFFFFu) | v.y << 16, (v.z & 0xFFFFu) | v.w << 16);
+    if constexpr (kKeep) {
+      rows[j] = packed;
+    } else {
+      __stcs(rows + j, packed);
     }
+    mine += low_fields(v);
   });
   return mine;
 }
@@ -206,16 +190,7 @@ __device__ unsigned write_rows_of(const uint4* values, uint2* rows, long long n)
 template <bool kKeep>
 __device__ unsigned read_rows_of(const uint4* rows, long long n) {
   unsigned mine = 0;
-  over_vectors(n / 8, [&](long long i, long long stride, auto in_flight) {
-    constexpr int n = decltype(in_flight)::value;
-    uint4 v[n];
-#pragma unroll
-    for (int k = 0; k < n; ++k)
-      v[k] = load_rows<kKeep>(rows + i + k * stride);
-#pragma unroll
-    for (int k = 0; k < n; ++k)
-      mine += both_fields(v[k]);
-  });
+  over_vectors<!kKeep>(rows, n / 8, [&](long long, const uint4& v) { mine += both_fields(v); });
   return mine;
 }
 
