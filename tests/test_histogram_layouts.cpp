@@ -330,6 +330,33 @@ TEST(HistogramOpenclFast, PackedCountersCarryExactly) {
 #endif
 
 #ifdef PARPAT_HAVE_CUDA
+// CUDA's packed 16-bit rows take most adds without a carry check and drain each row of 4096 or
+// more into the 64-bit counts after every window of values. Two hot rows take nearly every value,
+// about 2^17 a block, far past one field's 2^16; the first value a warp loads is spread, so the
+// warp vote never routes them through runs: every add goes through the unchecked path.
+TEST(HistogramCudaFast, PackedRowsDrainExactly) {
+  std::mt19937_64 rng(run_seed() + 17);
+  const std::int64_t n = (std::int64_t{1} << 25) + 5;
+  std::vector<float> values(static_cast<std::size_t>(n));
+  std::uniform_real_distribution<double> u(-10, 1010);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const bool leads = i % 128 == 0;  // the first value of a warp's load of 32 vectors
+    values[static_cast<std::size_t>(i)] =
+        static_cast<float>(leads ? u(rng) : (i % 2 ? 500.7 : 250.3));
+  }
+  const HistogramBins b = HistogramBins::even(65536, 0, 1000);
+  auto p = problem_of(DType::float32, n, b);
+  std::vector<std::uint64_t> expected(static_cast<std::size_t>(p.slots()));
+  detail::histogram_reference(values.data(), p, expected.data());
+  for (const auto& d : devices()) {
+    if (d.backend() != Backend::cuda) continue;
+    Array in = Array::from_host(d, DType::float32, {n}, values.data());
+    HistogramResult r = histogram(in, b, {"fast"});
+    r.counts.insert(r.counts.end(), {r.underflow, r.overflow, r.nan});
+    EXPECT_EQ(r.counts, expected) << "seed " << run_seed();
+  }
+}
+
 // CUDA `fast` under its tuning values: no warp vote in shared memory, few columns, packed
 // counters off, rows sorted into buckets, global counting.
 INSTANTIATE_TEST_SUITE_P(

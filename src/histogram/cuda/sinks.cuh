@@ -63,6 +63,11 @@ struct PackedSink {
       settle(rows[k], 1, 1u << (16 * (rows[k] & 1)), old[k]);
   }
 
+ protected:
+  __device__ void take(unsigned r, unsigned long long v) const {
+    if (r < range) atomicAdd(counts + slots.of(first + r), v);
+  }
+
  private:
   __device__ unsigned atomic_add(unsigned r, unsigned addend) const {
     unsigned old;
@@ -84,8 +89,63 @@ struct PackedSink {
     }
     if (wrapped) take(r | 1, 0x10000ull);
   }
-  __device__ void take(unsigned r, unsigned long long v) const {
-    if (r < range) atomicAdd(counts + slots.of(first + r), v);
+};
+
+// PackedSink whose vectors add without looking at the words they change: plain shared reds, so
+// no thread waits for an atomic's old word. It stays exact by headroom: the block counts in
+// windows of at most kDrainWindow values, and at each window's end (every thread between
+// barriers) drain() moves every 16-bit row of kDrainAbove or more into its 64-bit count. A row
+// starts a window below kDrainAbove, so the window's adds (at most one per value, runs included:
+// the kernel flushes them before each drain) keep it below kDrainAbove + kDrainWindow = 2^16.
+// Single adds (runs, leftovers) still go through PackedSink::add, which settles its own carries.
+constexpr unsigned kDrainAbove = 1u << 12;
+constexpr unsigned kDrainWindow = (1u << 16) - kDrainAbove;
+
+struct DrainedPackedSink : PackedSink {
+  unsigned* hist;  // the words again, for the drain's plain loads and stores
+  unsigned word_count;
+  __device__ DrainedPackedSink(unsigned* hist, unsigned long long* counts, unsigned first,
+                               unsigned range, RowSlots slots)
+      : PackedSink(hist, counts, first, range, slots), hist(hist), word_count((range + 2) / 2) {}
+  template <int K>
+  __device__ void add_ones(const unsigned (&rows)[K]) const {
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+      asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(words + rows[k] / 2 * 4),
+                   "r"(1u << (16 * (rows[k] & 1)))
+                   : "memory");
+  }
+  // Every thread of the block calls it between barriers (no add in flight). Four words a load;
+  // a word whose rows are both below kDrainAbove costs one test.
+  __device__ void drain() const {
+    constexpr unsigned kHigh = (0xFFFFu & ~(kDrainAbove - 1)) * 0x10001u;  // bits ≥ kDrainAbove
+    const unsigned quads = word_count / 4;
+    for (unsigned q = threadIdx.x; q < quads; q += blockDim.x) {
+      const uint4 w = reinterpret_cast<const uint4*>(hist)[q];
+      if (((w.x | w.y | w.z | w.w) & kHigh) == 0) continue;
+      drain_word(4 * q);
+      drain_word(4 * q + 1);
+      drain_word(4 * q + 2);
+      drain_word(4 * q + 3);
+    }
+    for (unsigned i = quads * 4 + threadIdx.x; i < word_count; i += blockDim.x)
+      drain_word(i);
+  }
+
+ private:
+  __device__ void drain_word(unsigned i) const {
+    const unsigned word = hist[i];
+    const unsigned low = word & 0xFFFFu, high = word >> 16;
+    unsigned kept = word;
+    if (low >= kDrainAbove) {
+      take(2 * i, low);
+      kept -= low;
+    }
+    if (high >= kDrainAbove) {
+      take(2 * i + 1, high);
+      kept -= high << 16;
+    }
+    if (kept != word) hist[i] = kept;
   }
 };
 
@@ -122,6 +182,10 @@ __device__ void add_ones(const Sink& sink, const unsigned (&rows)[K]) {
 }
 template <int K>
 __device__ void add_ones(const PackedSink& sink, const unsigned (&rows)[K]) {
+  sink.add_ones(rows);
+}
+template <int K>
+__device__ void add_ones(const DrainedPackedSink& sink, const unsigned (&rows)[K]) {
   sink.add_ones(rows);
 }
 
