@@ -1,6 +1,6 @@
 // Where CUDA histogram `fast` counts: a lane-striped shared histogram, packed 16-bit shared
-// counters with exact carries, or the 64-bit global counts; and the per-thread runs of equal
-// slots that turn skewed data into one atomic per run.
+// counters with exact carries (each add checked, or drained by headroom), or the 64-bit global
+// counts; and the per-thread runs of equal slots that turn skewed data into one atomic per run.
 #pragma once
 
 #include "histogram/cuda/rules.cuh"
@@ -15,6 +15,8 @@ namespace {
 //    Every atomic returns the word it changed, so the one add that carries a row out of its
 //    half is known exactly: it moves 2^16 to the row's 64-bit count and takes back the 1 that
 //    spilled into the neighbour (or, out of the top half, the 2^16 the word lost).
+//  - DrainedPackedSink: the same counters, a vector's adds unchecked, exact by draining rows
+//    between windows of values (below).
 //  - GlobalSink: the 64-bit global counts themselves (each row at its slot); the discard row is
 //    skipped.
 struct StripedSink {
