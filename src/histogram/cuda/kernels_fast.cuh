@@ -4,9 +4,12 @@
 // counters). The shared histogram is lane-striped: slot s of lane l at s·C + l mod C, with C up to
 // 32 columns, so the lanes of a warp hit distinct banks and distinct words however the data is
 // spread; with fewer columns a per-vector vote sends skewed data through per-thread runs. 32-bit
-// shared counts are added to the 64-bit global ones at the end. When the slots do not fit in shared
-// memory the kernel makes passes over slot ranges (each pass reads the input again and counts only
-// its range); past `histogram.fast.max_passes` passes it counts straight into global memory.
+// shared counts are added to the 64-bit global ones at the end. Where 32-bit counters would take
+// passes, 16-bit packed ones (two rows a word) hold twice the rows; their vector adds go unchecked
+// and the block drains rows near the top of their 16 bits between windows of values (sinks.cuh).
+// When the slots do not fit in shared memory the kernel makes passes over slot ranges (each pass
+// reads the input again and counts only its range); past `histogram.fast.max_passes` passes it
+// counts straight into global memory.
 #pragma once
 
 #include "histogram/cuda/sinks.cuh"
