@@ -403,6 +403,14 @@ TEST(Cli, BadInputIsOneLineAndExitTwo) {
     expect_rejected("reduce --op sum " + odd, "shape");
   }
   expect_rejected("reduce --backend cpu --op min " + empty, "empty");
+  // ddof at least the values of a result: numpy warns and returns NaN (0 / 0 here) or inf.
+  expect_rejected("reduce --backend cpu --op var " + empty,
+                  "var with ddof=0 over 0 values per result: no degrees of freedom left (numpy "
+                  "warns and returns nan)");
+  expect_rejected("reduce --backend cpu --op nanstd --ddof 4 --axis 2 " + three_d,
+                  "nanstd with ddof=4 over 4 values per result");
+  expect_rejected("reduce --backend cpu --op std --ddof 16 " + good, "returns inf");
+  EXPECT_EQ(run_cli("reduce --backend cpu --op var --ddof 3.5 --axis 2 " + three_d).status, 0);
   expect_rejected("reduce --backend cpu --op argmax " + empty, "empty");
   expect_rejected("reduce --op median " + good, "unknown op");
   expect_rejected("reduce --op sum --axis depth " + good, "unknown axis");

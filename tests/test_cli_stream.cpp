@@ -318,6 +318,7 @@ TEST_F(CliStream, RawInputReadAsAnyDtypeMatchesNumpy) {
                            backend + " --op max --dtype int32 -");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(json::parse(r.out)["result"], CliStream::expected_at("i|max|all")["value"]);
+    EXPECT_EQ(json::parse(r.out)["shape"], json({20011}));  // values, not bytes
     const std::string bins = " --json --bins 37 --range -1000 1000 --backend " + backend + " ";
     CliResult typed = run_line("{parpat} histogram" + bins + "--dtype int32 " + path("i.raw"));
     CliResult npy = run_line("{parpat} histogram" + bins + path("i.npy"));

@@ -7,6 +7,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import warnings
 from typing import Any, NamedTuple, Optional, Tuple
 
 import numpy as np
@@ -194,6 +195,7 @@ def _reduce_runner(op: str, d: fw.Described, axis, keepdims: bool, device, varia
     where = fw.Where(d.kind, d.host, d.cuda_device)
     if math.prod(out_shape) == 0:
         return lambda x, ptr, stream: fw.empty(where, x, out_shape, out_dtype)[0]
+    checked = _numpy_checks(op, reduced, ddof)
     run = _parpat.ReduceCall(dev, d.host, d.dtype, shape, _row_stride(d), op,
                              None if axes is None else list(axes), variant, ddof,
                              fw.stream_handle(stream, where)).run
@@ -207,7 +209,7 @@ def _reduce_runner(op: str, d: fw.Described, axis, keepdims: bool, device, varia
                 current() if stream is None else fw.stream_handle(stream, where))
             return out
 
-        return _found_checked(run_torch) if op.startswith("nanarg") else run_torch
+        return checked(run_torch)
     scalar = d.host and out_shape == ()
 
     def run_any(x, ptr, stream):
@@ -216,18 +218,52 @@ def _reduce_runner(op: str, d: fw.Described, axis, keepdims: bool, device, varia
             fw.stream_handle(stream, where))
         return out[()] if scalar else out
 
-    return _found_checked(run_any) if op.startswith("nanarg") else run_any
+    return checked(run_any)
 
 
-def _found_checked(run):
-    """nanargmin / nanargmax: numpy's error where a reduction saw only NaN."""
-    def checked(x, ptr, stream):
-        out = run(x, ptr, stream)
-        if bool((out == _NOT_FOUND).any()):
-            raise ValueError("All-NaN slice encountered")
-        return out
+# numpy's RuntimeWarning for a NaN-ignoring answer that is NaN: a slice with no number (or, for
+# nanvar and nanstd, no more numbers than ddof).
+_NAN_RESULT_WARNINGS = {"nanmin": "All-NaN slice encountered",
+                        "nanmax": "All-NaN slice encountered",
+                        "nanmean": "Mean of empty slice",
+                        "nanvar": "Degrees of freedom <= 0 for slice.",
+                        "nanstd": "Degrees of freedom <= 0 for slice."}
 
-    return checked
+
+def _numpy_checks(op: str, reduced: int, ddof: float):
+    """What numpy adds to a reduction's answer, as a wrapper of its runner: the error of
+    nanargmin / nanargmax where a slice is all NaN, and numpy's RuntimeWarning where the answer is
+    NaN or inf by numpy's rules (a mean of no values, a variance of at most ddof values, a nan-op
+    over a slice without numbers). The nan-ops read their answer back to look for NaN, as CuPy's
+    do."""
+    if op.startswith("nanarg"):
+        def found(run):
+            def checked(x, ptr, stream):
+                out = run(x, ptr, stream)
+                if bool((out == _NOT_FOUND).any()):
+                    raise ValueError("All-NaN slice encountered")
+                return out
+            return checked
+        return found
+    if op in ("var", "std", "nanvar", "nanstd") and ddof >= reduced:
+        always = "Degrees of freedom <= 0 for slice"
+    elif op in ("mean", "nanmean") and reduced == 0:
+        always = "Mean of empty slice."
+    else:
+        always = None
+    on_nan = _NAN_RESULT_WARNINGS.get(op)
+    if always is None and on_nan is None:
+        return lambda run: run
+
+    def warned(run):
+        def checked(x, ptr, stream):
+            out = run(x, ptr, stream)
+            if always is not None or bool((out != out).any()):
+                # stacklevel 4: this call, _reduce, the parpat function, its caller.
+                warnings.warn(always or on_nan, RuntimeWarning, stacklevel=4)
+            return out
+        return checked
+    return warned
 
 
 def clear() -> None:

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <charconv>
 #include <iostream>
 
@@ -40,7 +41,31 @@ void set_axis(ReduceOptions& options, const std::string& text) {
   options.axes = axes;
 }
 
-// "2x3x4" (raw input of unknown length: the bytes it had).
+// numpy warns "Degrees of freedom <= 0 for slice" and returns inf or NaN where a variance's
+// ddof is at least the values each result takes; the command states those values and fails.
+void check_degrees_of_freedom(const std::string& op_name, ReduceOp op, double ddof,
+                              const std::vector<std::int64_t>& shape, const ReduceResult& r) {
+  if (op != ReduceOp::var && op != ReduceOp::std && op != ReduceOp::nanvar &&
+      op != ReduceOp::nanstd)
+    return;
+  std::int64_t total = 1, results = 1;
+  for (auto n : shape)
+    total *= n;
+  for (auto n : r.shape)
+    results *= n;
+  const std::int64_t per_result = results ? total / results : 0;
+  if (results == 0 || ddof < static_cast<double>(per_result)) return;
+  std::vector<std::string> seen;
+  for (const auto& v : r.values)
+    if (std::string t = v.to_string(); std::find(seen.begin(), seen.end(), t) == seen.end())
+      seen.push_back(std::move(t));
+  throw_invalid(fmt::format(
+      "{} with ddof={} over {} value{} per result: no degrees of freedom left (numpy warns and "
+      "returns {})",
+      op_name, ddof, per_result, per_result == 1 ? "" : "s", fmt::join(seen, " and ")));
+}
+
+// "2x3x4".
 std::string shape_text(const std::vector<std::int64_t>& shape) {
   return shape.empty() ? "scalar" : fmt::format("{}", fmt::join(shape, "x"));
 }
@@ -115,7 +140,10 @@ void add_reduce_command(CLI::App& app) {
     Device& device = input.device;
     const DType dtype = input.source.dtype();
     std::vector<std::int64_t> shape = input.source.shape();
-    if (shape.size() == 1 && shape[0] < 0) shape[0] = static_cast<std::int64_t>(stats.bytes);
+    if (shape.size() == 1 && shape[0] < 0)  // raw input of unknown length: the values it had
+      shape[0] =
+          static_cast<std::int64_t>(stats.bytes / std::max(stats.passes, 1) / dtype_size(dtype));
+    check_degrees_of_freedom(o->op, options.op, options.ddof, shape, r);
     std::string variant = detail::find_reduce_variant(device.backend(), options.variant).info.name;
     const bool many = !r.shape.empty();
     if (o->common.json) {
