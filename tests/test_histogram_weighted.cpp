@@ -308,8 +308,10 @@ TEST(HistogramWeightedCli, AgreesWithNumpy) {
       auto r = run_command("PARPAT_TUNING=stream.chunk_kib=4 " + cli_path() +
                            " histogram --json --backend " + backend + " " + c.args);
       ASSERT_EQ(r.status, 0) << c.args << ": " << r.err;
-      auto got = nlohmann::json::parse(r.out)[c.field];
+      const auto answer = nlohmann::json::parse(r.out);
+      auto got = answer[c.field];
       ASSERT_EQ(got.size(), want.size()) << c.args;
+      EXPECT_EQ(answer["bins"], want.size()) << c.args;
       for (std::size_t i = 0; i < want.size(); ++i)
         EXPECT_NEAR(got[i].get<double>(), want[i].get<double>(),
                     1e-9 * (1 + std::fabs(want[i].get<double>())))

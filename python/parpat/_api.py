@@ -69,7 +69,9 @@ def _device_of(d: fw.Described, device) -> _parpat.Device:
 
 def _prepare(x, copy: bool, what: str, dtypes) -> Tuple[Any, fw.Described]:
     """`x` described, with its layout checked: 1-D or N-D contiguous (C order), or 2-D rows of
-    contiguous elements. Other layouts are refused, or copied when copy=True."""
+    contiguous elements. Other layouts (and big-endian data) are refused, or copied when
+    copy=True."""
+    x = fw.native_order(x, copy)
     d = fw.describe(x)
     if d.dtype not in dtypes:
         raise TypeError(f"parpat.{what} does not take dtype {d.dtype} (it takes "
@@ -101,6 +103,7 @@ def _row_stride(d: fw.Described) -> int:
 
 def _flat(x, copy: bool, what: str, dtypes) -> Tuple[Any, fw.Described, int]:
     """`x` taken flat (as numpy.histogram ravels it): contiguous data of any shape."""
+    x = fw.native_order(x, copy)
     d = fw.describe(x)
     if d.dtype not in dtypes:
         raise TypeError(f"parpat.{what} does not take dtype {d.dtype} (it takes "

@@ -55,7 +55,15 @@ def is_cupy(x) -> bool:
     return cupy is not None and isinstance(x, cupy.ndarray)
 
 
-def describe(x, copy: bool = False) -> Described:
+def native_order(x, copy: bool):
+    """A big-endian numpy array byte-swapped into a copy when copy=True; anything else as it is
+    (describe refuses big-endian data)."""
+    if copy and isinstance(x, np.ndarray) and x.dtype.byteorder == ">":
+        return x.astype(x.dtype.newbyteorder("="))
+    return x
+
+
+def describe(x) -> Described:
     """The memory of `x`; anything that is not an array of a known framework goes through
     numpy.asarray (lists, scalars), as numpy's own functions take it."""
     if isinstance(x, np.ndarray):
@@ -103,7 +111,8 @@ def _numpy(x: np.ndarray) -> Described:
     name = _NUMPY_NAMES.get(x.dtype)
     if name is None:
         if x.dtype.byteorder == ">":
-            raise TypeError(f"parpat reads little-endian data (got {x.dtype.str})")
+            raise TypeError(f"parpat reads little-endian data (got {x.dtype.str}): pass copy=True "
+                            "for a byte-swapped copy")
         name = _NUMPY_NAMES[x.dtype] = x.dtype.name
     return Described(x.__array_interface__["data"][0], name, x.shape,
                      _elements(x.strides, x.itemsize), True, -1, "numpy", x)

@@ -51,7 +51,7 @@ def _samples(sample, copy: bool) -> _Samples:
         if builtins.all(np.ndim(c) == 0 for c in items):
             items = [np.asarray(items)]
         return _coordinates(items, copy)
-    d = fw.describe(sample)
+    d = fw.describe(fw.native_order(sample, copy))
     if len(d.shape) < 2:
         return _coordinates([d.array.reshape(-1)], copy)
     if len(d.shape) > 2:
@@ -75,7 +75,7 @@ def _samples(sample, copy: bool) -> _Samples:
 
 def _coordinates(items, copy: bool) -> _Samples:
     """D coordinate arrays, converted to their common dtype as numpy stacks them."""
-    ds = [fw.describe(c) for c in items]
+    ds = [fw.describe(fw.native_order(c, copy)) for c in items]
     first = ds[0]
     for d in ds:
         if len(d.shape) != 1:
@@ -148,7 +148,7 @@ def _dimension_bins(i: int, bins, range) -> tuple:
 def _weights(weights, s: _Samples, copy: bool):
     """float32 or float64 weights of the samples, one per sample on their device (other dtypes
     are converted to float64, the type numpy sums weights in)."""
-    dw = fw.describe(weights)
+    dw = fw.describe(fw.native_order(weights, copy))
     if dw.dtype not in _WEIGHT_DTYPES:
         dw = fw.describe(_astype(dw, "float64"))
     weights, dw, _ = _flat(dw.array, copy, "histogramdd weights", _WEIGHT_DTYPES)

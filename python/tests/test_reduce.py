@@ -139,8 +139,29 @@ def test_bad_arguments_are_refused_before_any_launch():
         parpat.sum(x, device="cpu:7")
     with pytest.raises(ValueError):
         parpat.sum(x, variant="no-such-variant")
-    with pytest.raises(TypeError, match="little-endian"):
+    with pytest.raises(TypeError, match="little-endian.*copy=True"):
         parpat.sum(x.astype(">f4"))
+
+
+def test_big_endian_arrays_are_byte_swapped_with_copy(rng):
+    """copy=True takes big-endian numpy arrays as a byte-swapped copy, in every function; the
+    second call (a cached plan for the signature) reads the new copy too."""
+    x = rng.standard_normal((40, 30))
+    big = x.astype(">f8")
+    for _ in range(2):
+        np.testing.assert_allclose(parpat.sum(big, axis=0, copy=True), np.sum(x, axis=0))
+    assert parpat.argmax(big, copy=True) == np.argmax(x)
+    ints = rng.integers(0, 50, 1000)
+    np.testing.assert_array_equal(parpat.bincount(ints.astype(">i4"), copy=True),
+                                  np.bincount(ints))
+    counts, edges = parpat.histogram(big, 8, weights=x.astype(">f4"), copy=True)
+    want, want_edges = np.histogram(x, 8, weights=x.astype(np.float32))
+    np.testing.assert_allclose(counts, want, rtol=1e-6)
+    np.testing.assert_array_equal(edges, want_edges)
+    pairs = x[:, :2].copy()
+    h, _ = parpat.histogramdd(pairs.astype(">f8"), bins=4, weights=x[:, 2].astype(">f8"),
+                              copy=True)
+    np.testing.assert_allclose(h, np.histogramdd(pairs, bins=4, weights=x[:, 2])[0])
 
 
 def test_repeated_calls_read_each_array(target, rng):

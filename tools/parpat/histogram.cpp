@@ -177,7 +177,7 @@ void add_histogram_command(CLI::App& app) {
       nlohmann::json j = {{"pattern", "histogram"},
                           {"dtype", dtype_name(dtype)},
                           {"n", n},
-                          {"bins", r.counts.size()}};
+                          {"bins", values.size()}};
       if (r.bins.kind == HistogramBins::Kind::edges) {
         nlohmann::json e = nlohmann::json::array();
         for (double v : r.bins.edges)
