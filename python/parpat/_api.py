@@ -101,8 +101,10 @@ def _row_stride(d: fw.Described) -> int:
     return d.strides[0]
 
 
-def _flat(x, copy: bool, what: str, dtypes) -> Tuple[Any, fw.Described, int]:
-    """`x` taken flat (as numpy.histogram ravels it): contiguous data of any shape."""
+def _flat(x, copy: bool, what: str, dtypes, any_order: bool = False
+          ) -> Tuple[Any, fw.Described, int]:
+    """`x` taken flat (as numpy.histogram ravels it): contiguous data of any shape; with
+    `any_order`, also a permuted view of such data (x.T), taken in its memory's order."""
     x = fw.native_order(x, copy)
     d = fw.describe(x)
     if d.dtype not in dtypes:
@@ -110,6 +112,8 @@ def _flat(x, copy: bool, what: str, dtypes) -> Tuple[Any, fw.Described, int]:
                         f"{', '.join(dtypes)})")
     n = math.prod(d.shape)
     if n > 1 and d.strides != fw._c_strides(d.shape):
+        if any_order and _c_permutation(d) is not None:
+            return x, d, n  # read as the n values from d.ptr on
         if not copy:
             raise ValueError(f"parpat.{what} takes contiguous data; this array's strides "
                              f"{d.strides} (in elements) need a copy: pass copy=True")
@@ -169,8 +173,18 @@ def _reduce(op: str, x, axis, keepdims: bool, device, stream, copy: bool, varian
             key = runner = None
         if runner is not None:
             return runner(x, None, stream)
-    prepared, d = _prepare(x, copy, op, _REDUCE_DTYPES)
-    runner = _reduce_runner(op, d, axis, keepdims, device, variant, ddof, stream)
+    perm = None
+    if not copy:  # a permuted view (x.T, moveaxis) runs on its array in place
+        d = fw.describe(x)
+        perm = _c_permutation(d) if d.kind in _PERMUTABLE and not _row_layout(d) else None
+        if perm is not None and "arg" in op and axis is None:
+            perm = None  # a flat index counts in the view's order: refused below
+    if perm is not None:
+        prepared, d = x, d._replace(shape=tuple(d.shape[a] for a in perm),
+                                    strides=fw._c_strides(tuple(d.shape[a] for a in perm)))
+    else:
+        prepared, d = _prepare(x, copy, op, _REDUCE_DTYPES)
+    runner = _reduce_runner(op, d, axis, keepdims, device, variant, ddof, stream, perm)
     if key is not None and prepared is x:  # (a copied input has another signature)
         if len(_RUNNERS) >= _MAX_RUNNERS:
             _RUNNERS.clear()
@@ -178,13 +192,43 @@ def _reduce(op: str, x, axis, keepdims: bool, device, stream, copy: bool, varian
     return runner(prepared, d.ptr, stream)
 
 
+# Frameworks whose results parpat can transpose (a permuted view's answer, in the view's order).
+_PERMUTABLE = ("numpy", "torch", "cupy")
+
+
+def _c_permutation(d: fw.Described) -> Optional[Tuple[int, ...]]:
+    """For a view whose axes are those of a C-contiguous array in another order (x.T,
+    numpy.moveaxis, torch's permute): the view's axes in that array's order, else None. Axes of
+    length 1 take any stride; they go last."""
+    if len(d.shape) < 2 or d.dtype not in _REDUCE_DTYPES:
+        return None
+    spread = sorted((a for a in range(len(d.shape)) if d.shape[a] != 1),
+                    key=lambda a: -d.strides[a])
+    expected = 1
+    for a in reversed(spread):
+        if d.strides[a] != expected:
+            return None
+        expected *= d.shape[a]
+    return tuple(spread) + tuple(a for a in range(len(d.shape)) if d.shape[a] == 1)
+
+
 def _reduce_runner(op: str, d: fw.Described, axis, keepdims: bool, device, variant: str,
-                   ddof: float, stream):
+                   ddof: float, stream, perm: Optional[Tuple[int, ...]] = None):
     """The reduction of arrays like `d` as a function runner(x, ptr, stream) -> result (ptr:
-    the data's address, or None to read it from x, a numpy, torch or CuPy array)."""
+    the data's address, or None to read it from x, a numpy, torch or CuPy array). With `perm`,
+    the arrays are views with axes perm[0], perm[1], ... of `d` (C-contiguous): `axis` counts
+    in the view, and the answer comes in the view's axis order."""
     ndim = len(d.shape)
     shape = list(d.shape) if ndim else [1]
     axes = _axis(axis, ndim, op)
+    order = None  # the transpose that puts the answer's axes in the view's order
+    if perm is not None:
+        view_axes = range(ndim) if axes is None else axes
+        axes = None if axes is None else tuple(sorted(perm.index(a) for a in axes))
+        kept = [perm[p] for p in range(ndim) if keepdims or perm[p] not in view_axes]
+        order = tuple(kept.index(a) for a in sorted(kept))
+        if order == tuple(range(len(order))):
+            order = None
     reduced_axes = range(len(shape)) if axes is None else axes
     out_shape = tuple(1 if i in reduced_axes else n for i, n in enumerate(d.shape)
                       if keepdims or i not in reduced_axes)
@@ -197,8 +241,11 @@ def _reduce_runner(op: str, d: fw.Described, axis, keepdims: bool, device, varia
     out_dtype = "int64" if "arg" in op else _parpat.result_dtype(d.dtype, op)
     where = fw.Where(d.kind, d.host, d.cuda_device)
     if math.prod(out_shape) == 0:
+        if order is not None:
+            out_shape = tuple(out_shape[i] for i in order)
         return lambda x, ptr, stream: fw.empty(where, x, out_shape, out_dtype)[0]
-    checked = _numpy_checks(op, reduced, ddof)
+    checks = _numpy_checks(op, reduced, ddof)
+    checked = checks if order is None else lambda run: checks(_transposed(run, order))
     run = _parpat.ReduceCall(dev, d.host, d.dtype, shape, _row_stride(d), op,
                              None if axes is None else list(axes), variant, ddof,
                              fw.stream_handle(stream, where)).run
@@ -222,6 +269,14 @@ def _reduce_runner(op: str, d: fw.Described, axis, keepdims: bool, device, varia
         return out[()] if scalar else out
 
     return checked(run_any)
+
+
+def _transposed(run, order: Tuple[int, ...]):
+    """run's answer with its axes in `order` (a view of it)."""
+    def transposed(x, ptr, stream):
+        out = run(x, ptr, stream)
+        return out.permute(order) if fw.is_torch(out) else out.transpose(order)
+    return transposed
 
 
 # numpy's RuntimeWarning for a NaN-ignoring answer that is NaN: a slice with no number (or, for
@@ -513,7 +568,9 @@ def histogram(x, bins=10, range=None, density=False, weights=None, *, outliers=F
         if weights is not None:
             raise ValueError("parpat.histogram takes no weights with parpat.Parts")
         return x._histogram(bins, range, density, outliers, variant)
-    x, d, n = _flat(x, copy, "histogram", _HISTOGRAM_DTYPES)
+    # Counts do not depend on the values' order: a permuted view is counted in place, unless
+    # its weights must be matched value by value.
+    x, d, n = _flat(x, copy, "histogram", _HISTOGRAM_DTYPES, any_order=weights is None)
     kind, count, has_range, lo, hi, edges = _bins_spec(bins, range)
     dev = _device_of(d, device)
     handle = fw.stream_handle(stream, d)

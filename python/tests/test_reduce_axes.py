@@ -122,6 +122,39 @@ def test_strided_and_transposed_inputs(target, rng):
           np.sum(cube[:, 1:4], axis=(0, 2)), cube[:, 1:4], "sum")
 
 
+def permuted(a, order):
+    """a's axes in `order` (numpy's transpose, torch's permute), a view."""
+    return a.permute(order) if hasattr(a, "permute") else a.transpose(order)
+
+
+def test_permuted_views_are_read_in_place(target, rng):
+    """x.T, moveaxis, permute: views of a C-contiguous array with its axes in another order are
+    reduced in place, for every op and axis form, the answer in the view's axis order; an arg op
+    over every axis (a flat index in the view's order) needs copy=True. A histogram counts such
+    a view in place unless weights must follow it value by value."""
+    cube = rng.uniform(-1, 1, (3, 4, 5)).astype(np.float32)
+    near_one = rng.uniform(0.99, 1.01, (3, 4, 5)).astype(np.float32)
+    for order in ((2, 0, 1), (1, 2, 0), (2, 1, 0), (0, 2, 1)):
+        for op in OPS:
+            data = near_one if "prod" in op else cube
+            view, want = permuted(target.put(data), order), data.transpose(order)
+            for axis in axis_forms(3):
+                if "arg" in op and (axis is None or isinstance(axis, tuple)):
+                    continue
+                for keepdims in (False, True):
+                    got = getattr(parpat, op)(view, axis=axis, keepdims=keepdims, **target.kw())
+                    check(got, numpy_reduce(op, want, axis, keepdims), want, op)
+    view = permuted(target.put(cube), (2, 0, 1))
+    with pytest.raises(ValueError, match="copy=True"):
+        parpat.argmax(view, **target.kw())
+    check(parpat.argmax(view, copy=True, **target.kw()), np.argmax(cube.transpose(2, 0, 1)),
+          cube, "argmax")
+    counts, _ = parpat.histogram(view, 7, range=(-1, 1), **target.kw())
+    np.testing.assert_array_equal(host(counts), np.histogram(cube, 7, range=(-1, 1))[0])
+    with pytest.raises(ValueError, match="copy=True"):
+        parpat.histogram(view, 7, weights=permuted(target.put(cube), (2, 0, 1)), **target.kw())
+
+
 def test_bad_axes_raise_numpys_errors():
     axis_error = getattr(np, "exceptions", np).AxisError  # np.AxisError before numpy 1.25
     x = np.zeros((2, 3, 4), dtype=np.float32)
