@@ -8,7 +8,7 @@ import builtins
 import math
 import operator
 import warnings
-from typing import Any, NamedTuple, Optional, Tuple
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
