@@ -244,7 +244,7 @@ def _reduce_runner(op: str, d: fw.Described, axis, keepdims: bool, device, varia
         if order is not None:
             out_shape = tuple(out_shape[i] for i in order)
         return lambda x, ptr, stream: fw.empty(where, x, out_shape, out_dtype)[0]
-    checks = _numpy_checks(op, reduced, ddof)
+    checks = _numpy_checks(op, reduced, ddof, where.host)
     checked = checks if order is None else lambda run: checks(_transposed(run, order))
     run = _parpat.ReduceCall(dev, d.host, d.dtype, shape, _row_stride(d), op,
                              None if axes is None else list(axes), variant, ddof,
@@ -288,12 +288,12 @@ _NAN_RESULT_WARNINGS = {"nanmin": "All-NaN slice encountered",
                         "nanstd": "Degrees of freedom <= 0 for slice."}
 
 
-def _numpy_checks(op: str, reduced: int, ddof: float):
+def _numpy_checks(op: str, reduced: int, ddof: float, host: bool):
     """What numpy adds to a reduction's answer, as a wrapper of its runner: the error of
     nanargmin / nanargmax where a slice is all NaN, and numpy's RuntimeWarning where the answer is
     NaN or inf by numpy's rules (a mean of no values, a variance of at most ddof values, a nan-op
-    over a slice without numbers). The nan-ops read their answer back to look for NaN, as CuPy's
-    do."""
+    over a slice without numbers). A nan-op's answer is looked at for NaN only on the host (`host`:
+    numpy input): device answers are not waited for."""
     if op.startswith("nanarg"):
         def found(run):
             def checked(x, ptr, stream):
@@ -309,7 +309,7 @@ def _numpy_checks(op: str, reduced: int, ddof: float):
         always = "Mean of empty slice."
     else:
         always = None
-    on_nan = _NAN_RESULT_WARNINGS.get(op)
+    on_nan = _NAN_RESULT_WARNINGS.get(op) if host else None
     if always is None and on_nan is None:
         return lambda run: run
 

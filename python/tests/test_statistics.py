@@ -33,10 +33,16 @@ def warns(call):
 
 
 def check_warned(target, op, x, **kw):
-    """parpat's answer against numpy's, and a RuntimeWarning exactly where numpy gives one."""
+    """parpat's answer against numpy's, and a RuntimeWarning exactly where numpy gives one (on
+    CuPy and torch arrays, whose answers the nan-ops do not wait for, never where numpy gives
+    none)."""
     got, warned = warns(lambda: getattr(parpat, op)(target.put(x), **kw, **target.kw()))
     check(got, numpy_answer(op, x, **kw), op)
-    assert warned == warns(lambda: getattr(np, op)(x, **kw))[1], (op, x.shape, kw)
+    numpy_warned = warns(lambda: getattr(np, op)(x, **kw))[1]
+    if target.framework == "numpy" or op in ("mean", "var", "std"):
+        assert warned == numpy_warned, (op, x.shape, kw)
+    else:
+        assert warned <= numpy_warned, (op, x.shape, kw)
 
 
 def check(ours, want, op):
