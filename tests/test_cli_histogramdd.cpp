@@ -168,7 +168,7 @@ TEST(HistogramddCli, BadInputIsOneLineAndStatus2) {
   expect_rejected("histogramdd --range 0-1 " + xy, "--range takes LO:HI");
   expect_rejected("histogramdd --range 1:0 " + xy, "--range takes LO:HI");
   expect_rejected("histogramdd --range 0:1,0:1,0:1 " + xy, "--range has 3 entries");
-  expect_rejected("histogramdd --edges " + i6 + " " + xy, "--edges needs 1-D float64");
+  expect_rejected("histogramdd --edges " + cube + " " + xy, "--edges needs a 1-D array");
   expect_rejected("histogramdd " + cube, "3-D data");
   expect_rejected("histogramdd " + x6 + " " + x5, "differ in length");
   expect_rejected("histogram2d " + x6 + " " + i6, "differ in dtype");

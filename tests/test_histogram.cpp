@@ -466,19 +466,49 @@ TEST_F(HistogramCli, BadInputExitsWithStatusTwoAndOneLine) {
   std::string bad_edges = temp_path("bad_edges.npy");
   std::vector<double> ev = {0, 2, 1};
   write_npy(bad_edges, DType::float64, {3}, ev.data());
-  std::string int_edges = temp_path("int_edges.npy");
-  std::vector<std::int32_t> iv = {0, 1, 2};
-  write_npy(int_edges, DType::int32, {3}, iv.data());
+  std::string huge_edges = temp_path("huge_edges.npy");  // 2^53 + 1 is no float64
+  std::vector<std::int64_t> hv = {0, (std::int64_t{1} << 53) + 1};
+  write_npy(huge_edges, DType::int64, {2}, hv.data());
+  std::string bool_edges = temp_path("bool_edges.npy");
+  std::vector<std::uint8_t> bv = {0, 1};
+  write_npy(bool_edges, DType::boolean, {2}, bv.data());
   for (std::string args :
        {"--bins 0 " + path, "--bins -4 " + path, "--bins 100000000000 " + path,
         "--bins 4 --range 5 5 " + path, "--bins 4 --range 6 5 " + path,
         "--bins 4 --range nan 5 " + path, "--bins 4 --range 0 inf " + path,
-        "--edges " + bad_edges + " " + floats, "--edges " + int_edges + " " + floats,
-        "--per-value " + floats, std::string("/nonexistent/file.npy")}) {
+        "--edges " + bad_edges + " " + floats, "--edges " + huge_edges + " " + floats,
+        "--edges " + bool_edges + " " + floats, "--per-value " + floats,
+        std::string("/nonexistent/file.npy")}) {
     auto r = run_cli("histogram --backend cpu " + args);
     EXPECT_EQ(r.status, 2) << args;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
     EXPECT_EQ(r.err.rfind("parpat: error: ", 0), 0u) << r.err;
+  }
+}
+
+// Edges of any real dtype are read as the float64 values they hold.
+TEST_F(HistogramCli, EdgesOfAnyRealDtypeCountAsFloat64Edges) {
+  std::string floats = temp_path("edge_values.npy");
+  std::vector<float> fv = {-1.5f, 0.0f, 0.25f, 0.5f, 0.75f, 1.0f, 2.0f, 3.0f, 7.0f};
+  write_npy(floats, DType::float32, {9}, fv.data());
+  std::string f64 = temp_path("edges_f64.npy"), i32 = temp_path("edges_i32.npy"),
+              f16 = temp_path("edges_f16.npy");
+  std::vector<double> dv = {0, 1, 2, 5};
+  std::vector<std::int32_t> iv = {0, 1, 2, 5};
+  std::vector<std::uint16_t> hv = {0x0000, 0x3C00, 0x4000, 0x4500};  // float16 0, 1, 2, 5
+  write_npy(f64, DType::float64, {4}, dv.data());
+  write_npy(i32, DType::int32, {4}, iv.data());
+  write_npy(f16, DType::float16, {4}, hv.data());
+  auto want = run_cli("histogram --backend cpu --json --edges " + f64 + " " + floats);
+  ASSERT_EQ(want.status, 0) << want.err;
+  EXPECT_EQ(nlohmann::json::parse(want.out)["counts"], nlohmann::json({4, 1, 2}));
+  for (const std::string& edges : {i32, f16}) {
+    auto r = run_cli("histogram --backend cpu --json --edges " + edges + " " + floats);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["counts"], nlohmann::json::parse(want.out)["counts"])
+        << edges;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["edges"], nlohmann::json::parse(want.out)["edges"])
+        << edges;
   }
 }
 

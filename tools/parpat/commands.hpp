@@ -52,6 +52,9 @@ OpenedInput open_input(const CommonOptions& common, const std::string& file);
 double process_ms();
 // Milliseconds since `start`.
 double ms_since(std::chrono::steady_clock::time_point start);
+// --edges FILE (.npy or FILE.npz[:NAME]): a 1-D array of bin edges of any real dtype whose values
+// float64 holds exactly (floats, integers of magnitude up to 2^53), as float64.
+std::vector<double> read_edges(const std::string& path);
 // wall_ms, startup_ms, read_GBps, transfer_GBps, chunks and passes.
 void add_stream_json(nlohmann::json& j, const StreamStats& stats, double startup_ms);
 

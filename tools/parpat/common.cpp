@@ -1,10 +1,13 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <cstdlib>
+#include <type_traits>
 
 #include "commands.hpp"
 #include "parpat/error.hpp"
+#include "parpat/io.hpp"
 #include "runtime/backends.hpp"
 
 namespace parpat::cli {
@@ -65,6 +68,36 @@ std::string launch_floor(const Peaks& p) {
 std::string barrier_floor(const bench::BarrierFloor& p) {
   return fmt::format("release fence {:.3f} µs, L2 round trip {:.3f} µs", p.release_fence_us,
                      p.l2_round_trip_us);
+}
+
+std::vector<double> read_edges(const std::string& path) {
+  const HostArray e = read_input(path);
+  if (e.shape.size() != 1 || e.dtype == DType::boolean)
+    throw_invalid(fmt::format("--edges needs a 1-D array of numbers, {} holds {} of shape ({})",
+                              path, dtype_name(e.dtype), fmt::join(e.shape, ", ")));
+  std::vector<double> edges(static_cast<std::size_t>(e.size()));
+  visit_dtype(e.dtype, [&](auto t) {
+    using T = decltype(t);
+    constexpr std::int64_t kExact = std::int64_t{1} << 53;  // every integer to here is a double
+    const T* values = e.as<T>();
+    for (std::size_t i = 0; i < edges.size(); ++i) {
+      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        const bool exact = std::is_signed_v<T> ? values[i] >= -kExact && values[i] <= kExact
+                                               : values[i] <= static_cast<std::uint64_t>(kExact);
+        if (!exact)
+          throw_invalid(
+              fmt::format("--edges: {} has edge {}, beyond the integers float64 holds "
+                          "exactly (2^53)",
+                          path, values[i]));
+        edges[i] = static_cast<double>(values[i]);
+      } else if constexpr (std::is_same_v<T, double>) {
+        edges[i] = values[i];
+      } else {  // float32, float16, bfloat16: exactly as float, then as double
+        edges[i] = static_cast<double>(static_cast<float>(values[i]));
+      }
+    }
+  });
+  return edges;
 }
 
 }  // namespace parpat::cli

@@ -85,7 +85,9 @@ void add_histogram_command(CLI::App& app) {
   auto* bins = cmd->add_option("--bins", o->bins, "number of even bins (default 10)");
   auto* range = cmd->add_option("--range", o->range, "LO HI: the bins' range (default: min, max)");
   auto* edges =
-      cmd->add_option("--edges", o->edges, "a .npy file of strictly increasing float64 edges");
+      cmd->add_option("--edges", o->edges,
+                      "a 1-D .npy file (or FILE.npz[:NAME]) of strictly increasing edges, any "
+                      "real dtype, compared as float64");
   range->excludes(edges);
   auto* per_value = cmd->add_flag("--per-value", o->per_value,
                                   "one bin per integer value (default for raw byte files)");
@@ -115,13 +117,7 @@ void add_histogram_command(CLI::App& app) {
     if (o->common.json && o->csv) throw_invalid("--json and --csv exclude each other");
     HistogramBins spec = HistogramBins::even(o->bins);
     if (*edges) {
-      HostArray e = read_npy(o->edges);
-      if (e.dtype != DType::float64 || e.shape.size() != 1)
-        throw_invalid("--edges needs a 1-D float64 .npy file, got " +
-                      std::string(dtype_name(e.dtype)) + " with " + std::to_string(e.shape.size()) +
-                      " dimensions");
-      spec = HistogramBins::explicit_edges(
-          std::vector<double>(e.as<double>(), e.as<double>() + e.size()));
+      spec = HistogramBins::explicit_edges(read_edges(o->edges));
     } else if (*range) {
       spec = HistogramBins::even(o->bins, o->range.first, o->range.second);
     }

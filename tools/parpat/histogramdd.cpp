@@ -78,14 +78,6 @@ std::pair<double, double> parse_range(const std::string& text) {
   return {lo, hi};
 }
 
-std::vector<double> read_edges(const std::string& path) {
-  HostArray e = read_input(path);
-  if (e.dtype != DType::float64 || e.shape.size() != 1)
-    throw_invalid(fmt::format("--edges needs 1-D float64 .npy files, {} is {} of shape ({})", path,
-                              dtype_name(e.dtype), shape_text(e.shape, ", ")));
-  return std::vector<double>(e.as<double>(), e.as<double>() + e.size());
-}
-
 // The samples as read: one (N, D) array, or D 1-D arrays of coordinates.
 struct Samples {
   std::vector<HostArray> arrays;
@@ -328,7 +320,8 @@ void add_joint_command(CLI::App& app, const std::string& name, int dims,
                   "LO:HI for every dimension or LO:HI,LO:HI,... (an empty entry: that "
                   "coordinate's min:max, the default)");
   cmd->add_option("--edges", o->edges,
-                  "1-D float64 .npy files of strictly increasing edges, one for every dimension "
+                  "1-D .npy files of strictly increasing edges (any real dtype, as float64), one "
+                  "for every dimension "
                   "or D0.npy,D1.npy,... (an empty entry: even bins for that dimension); they "
                   "replace --bins and --range where given");
   cmd->add_option("--weights", o->weights,
