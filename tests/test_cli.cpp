@@ -411,6 +411,7 @@ TEST(Cli, BadInputIsOneLineAndExitTwo) {
                   "nanstd with ddof=4 over 4 values per result");
   expect_rejected("reduce --backend cpu --op std --ddof 16 " + good, "returns inf");
   EXPECT_EQ(run_cli("reduce --backend cpu --op var --ddof 3.5 --axis 2 " + three_d).status, 0);
+  expect_rejected("reduce --backend cpu --op nansum --ddof 1 " + good, "--ddof applies to var");
   expect_rejected("reduce --backend cpu --op argmax " + empty, "empty");
   expect_rejected("reduce --op median " + good, "unknown op");
   expect_rejected("reduce --op sum --axis depth " + good, "unknown axis");

@@ -43,11 +43,14 @@ void set_axis(ReduceOptions& options, const std::string& text) {
 
 // numpy warns "Degrees of freedom <= 0 for slice" and returns inf or NaN where a variance's
 // ddof is at least the values each result takes; the command states those values and fails.
+bool takes_ddof(ReduceOp op) {
+  return op == ReduceOp::var || op == ReduceOp::std || op == ReduceOp::nanvar ||
+         op == ReduceOp::nanstd;
+}
+
 void check_degrees_of_freedom(const std::string& op_name, ReduceOp op, double ddof,
                               const std::vector<std::int64_t>& shape, const ReduceResult& r) {
-  if (op != ReduceOp::var && op != ReduceOp::std && op != ReduceOp::nanvar &&
-      op != ReduceOp::nanstd)
-    return;
+  if (!takes_ddof(op)) return;
   std::int64_t total = 1, results = 1;
   for (auto n : shape)
     total *= n;
@@ -100,7 +103,9 @@ void add_reduce_command(CLI::App& app) {
          "sum, prod, min, max, argmin, argmax, mean, var, std, nansum, nanprod, nanmin, "
          "nanmax, nanargmin, nanargmax, nanmean, nanvar, nanstd, count_nonzero, any or all")
       ->required();
-  cmd->add_option("--ddof", o->ddof, "var and std divide by n - ddof (default 0, as numpy)");
+  auto* ddof = cmd->add_option("--ddof", o->ddof,
+                               "var, std, nanvar and nanstd divide by n - ddof (default 0, as "
+                               "numpy)");
   cmd->add_option("--axis", o->axis,
                   "all or none (every axis), rows or cols of a 2-D input (numpy axis=1, axis=0), "
                   "or numpy's axes: 0,2 or -1");
@@ -112,9 +117,11 @@ void add_reduce_command(CLI::App& app) {
   cmd->add_option("file", o->file,
                   "input: .npy, FILE.npz[:NAME], - for standard input; other files are raw bytes")
       ->required();
-  cmd->callback([o] {
+  cmd->callback([o, ddof] {
     ReduceOptions options;
     options.op = parse_reduce_op(o->op);
+    if (*ddof && !takes_ddof(options.op))
+      throw_invalid("--ddof applies to var, std, nanvar and nanstd, not " + o->op);
     set_axis(options, o->axis);
     options.keepdims = o->keepdims;
     options.variant = o->common.variant;
