@@ -14,9 +14,10 @@ the framework's current stream, results returned in the same framework without w
 import atexit as _atexit
 
 from . import _parpat
-from ._api import (all, any, argmax, argmin, bincount, clear, count_nonzero, devices, histogram,
-                   max, mean, min, nanargmax, nanargmin, nanmax, nanmean, nanmin, nanprod, nanstd,
-                   nansum, nanvar, pairwise, prod, std, sum, var)
+from ._api import bincount, devices, histogram, pairwise
+from ._reductions import (all, any, argmax, argmin, clear, count_nonzero, max, mean, min,
+                          nanargmax, nanargmin, nanmax, nanmean, nanmin, nanprod, nanstd, nansum,
+                          nanvar, prod, std, sum, var)
 from ._histogramdd import histogram2d, histogramdd
 from ._parts import Parts
 

@@ -81,10 +81,10 @@ class Parts:
                     shapes=[list(d.shape) for d in described])
 
     def _reduce(self, op: str, axis, keepdims: bool, ddof: float, variant: str):
-        from . import _api
+        from . import _api, _reductions
         parts = self._described(op, _api._REDUCE_DTYPES)
         ndim = len(parts["shapes"][0])
-        axes = _api._axis(axis, ndim, op)
+        axes = _reductions._axis(axis, ndim, op)
         if ddof < 0:
             raise ValueError(f"ddof must be non-negative, not {ddof}")
         values, indices, shape = _parpat.reduce_parts(
