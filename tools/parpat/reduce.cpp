@@ -41,13 +41,14 @@ void set_axis(ReduceOptions& options, const std::string& text) {
   options.axes = axes;
 }
 
-// numpy warns "Degrees of freedom <= 0 for slice" and returns inf or NaN where a variance's
-// ddof is at least the values each result takes; the command states those values and fails.
+// The ops that take --ddof.
 bool takes_ddof(ReduceOp op) {
   return op == ReduceOp::var || op == ReduceOp::std || op == ReduceOp::nanvar ||
          op == ReduceOp::nanstd;
 }
 
+// numpy warns "Degrees of freedom <= 0 for slice" and returns inf or NaN where a variance's
+// ddof is at least the values each result takes; the command states those values and fails.
 void check_degrees_of_freedom(const std::string& op_name, ReduceOp op, double ddof,
                               const std::vector<std::int64_t>& shape, const ReduceResult& r) {
   if (!takes_ddof(op)) return;
