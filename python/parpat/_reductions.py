@@ -209,9 +209,9 @@ _REDUCE_DOC = """{summary}
     x : array_like
         A numpy, CuPy, torch or JAX array of any number of dimensions (or anything exposing
         DLPack or the CUDA array interface) of bool, int8, uint8, int16, uint16, int32, uint32,
-        int64, uint64, float16, bfloat16, float32 or float64, in C order.
-        Device arrays are read in place on their own GPU; the rows of a 2-D array may be
-        strided.
+        int64, uint64, float16, bfloat16, float32 or float64, in C order, or a view that only
+        reorders a C-contiguous array's axes (x.T). Device arrays are read in place on their
+        own GPU; the rows of a 2-D array may be strided.
     axis : None, int or tuple of ints, optional
         As in numpy: None reduces everything{axis_note}. Axes that interleave with kept ones
         (axis=(0, 2) of a 3-D array) gather the input into a device copy first.
@@ -224,7 +224,8 @@ _REDUCE_DOC = """{summary}
         For device arrays: the CUDA stream to enqueue on (default: the framework's current
         stream). The call does not wait for the device.
     copy : bool, optional
-        Copy an array whose layout parpat cannot read in place (rather than refuse it).
+        Copy an array whose layout parpat cannot read in place, or a big-endian numpy array
+        (byte-swapped), rather than refuse it.
     variant : str, optional
         One of the library's variants (`parpat list reduce`); default the backend's best.
 
