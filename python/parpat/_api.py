@@ -65,12 +65,13 @@ def _device_of(d: fw.Described, device) -> _parpat.Device:
 
 # Arrays --------------------------------------------------------------------------------------
 
-def _prepare(x, copy: bool, what: str, dtypes) -> Tuple[Any, fw.Described]:
-    """`x` described, with its layout checked: 1-D or N-D contiguous (C order), or 2-D rows of
-    contiguous elements. Other layouts (and big-endian data) are refused, or copied when
-    copy=True."""
+def _prepare(x, copy: bool, what: str, dtypes, described: Optional[fw.Described] = None
+             ) -> Tuple[Any, fw.Described]:
+    """`x` described (`described`, when the caller has it already), with its layout checked: 1-D
+    or N-D contiguous (C order), or 2-D rows of contiguous elements. Other layouts (and
+    big-endian data) are refused, or copied when copy=True."""
     x = fw.native_order(x, copy)
-    d = fw.describe(x)
+    d = described if described is not None and not copy else fw.describe(x)
     if d.dtype not in dtypes:
         raise TypeError(f"parpat.{what} does not take dtype {d.dtype} (it takes "
                         f"{', '.join(dtypes)})")

@@ -61,23 +61,27 @@ def _reduce(op: str, x, axis, keepdims: bool, device, stream, copy: bool, varian
             key = runner = None
         if runner is not None:
             return runner(x, None, stream)
-    perm = None
-    if not copy:  # a permuted view (x.T, moveaxis) runs on its array in place
-        d = fw.describe(x)
-        perm = _c_permutation(d) if d.kind in _PERMUTABLE and not _row_layout(d) else None
-        if perm is not None and "arg" in op and axis is None:
-            perm = None  # a flat index counts in the view's order: refused below
-    if perm is not None:
-        prepared, d = x, d._replace(shape=tuple(d.shape[a] for a in perm),
-                                    strides=fw._c_strides(tuple(d.shape[a] for a in perm)))
-    else:
-        prepared, d = _prepare(x, copy, op, _REDUCE_DTYPES)
+    prepared, d, perm = _prepare_reduce(x, copy, op, axis)
     runner = _reduce_runner(op, d, axis, keepdims, device, variant, ddof, stream, perm)
     if key is not None and prepared is x:  # (a copied input has another signature)
         if len(_RUNNERS) >= _MAX_RUNNERS:
             _RUNNERS.clear()
         _RUNNERS[key] = runner
     return runner(prepared, d.ptr, stream)
+
+
+def _prepare_reduce(x, copy: bool, op: str, axis):
+    """_prepare for a reduction, which also reads a permuted view (x.T, moveaxis) in place: the
+    array, its description (for a permuted view, that of the C-contiguous array under it) and
+    the permutation (None for other layouts)."""
+    if copy:
+        return _prepare(x, True, op, _REDUCE_DTYPES) + (None,)
+    d = fw.describe(x)
+    perm = _c_permutation(d) if d.kind in _PERMUTABLE and not _row_layout(d) else None
+    if perm is None or ("arg" in op and axis is None):  # a flat index counts in the view's order
+        return _prepare(x, False, op, _REDUCE_DTYPES, d) + (None,)
+    shape = tuple(d.shape[a] for a in perm)
+    return x, d._replace(shape=shape, strides=fw._c_strides(shape)), perm
 
 
 # Frameworks whose results parpat can transpose (a permuted view's answer, in the view's order).
