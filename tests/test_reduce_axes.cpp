@@ -1,6 +1,7 @@
 // Reduce of N-D arrays with numpy's axis argument: every op and every axis form (None, each axis,
 // negative axes, tuples in any order including non-adjacent ones, the empty tuple, keepdims) on
-// 1-D to 4-D shapes with axes of length 1 and 0, on every backend and variant present, against
+// 1-D to 4-D shapes with axes of length 1 and 0, and strided views (steps, middle slices,
+// broadcasts, overlapping and transposed rows), on every backend and variant present, against
 // the CPU reference of the same data rearranged on the host into [kept, reduced] rows. The
 // expected result shapes and the empty-input rules are numpy's, written out here independently
 // of the library's own axis planning. Streamed sources of N-D arrays give the in-memory answers.
@@ -135,23 +136,27 @@ class ReduceAxesTest : public ::testing::TestWithParam<Target> {
   // Reduces `host` of `shape` with `axes` (nullopt: None) on the target and compares shape,
   // values and indices with the reference of the rearranged input. Returns false when the
   // variant does not cover the case.
+  // `strides` (in elements; empty: C order) lay out `host` as a strided view.
   bool check(DType t, ReduceOp op, const Shape& shape, const std::optional<std::vector<int>>& axes,
-             bool keepdims, const std::vector<unsigned char>& host, std::int64_t row_stride = 0) {
+             bool keepdims, const std::vector<unsigned char>& host, const Shape& strides = {}) {
     const Target& target = GetParam();
     SCOPED_TRACE(std::string(reduce_op_name(op)) + " of " + dtype_name(t) + " " + text(shape) +
-                 (row_stride ? " row stride " + std::to_string(row_stride) : "") + " axis " +
+                 (strides.empty() ? "" : " strides " + text(strides)) + " axis " +
                  (axes ? text(*axes) : "None") + (keepdims ? " keepdims" : "") + ", seed " +
                  std::to_string(run_seed()));
     std::vector<int> all(shape.size());
     for (std::size_t d = 0; d < shape.size(); ++d)
       all[d] = static_cast<int>(d);
-    const std::vector<unsigned char> dense = compact(t, shape, row_stride, host);
+    const std::vector<unsigned char> dense = compact(t, shape, strides, host);
     Rearranged expect = rearrange(shape, axes.value_or(all), keepdims, t, dense);
     if (!axes && !keepdims) expect.result_shape.clear();
     ReduceOptions options{op, Axis::all, target.variant};
     options.axes = axes;
     options.keepdims = keepdims;
-    Array in = Array::from_host(target.device, t, shape, host.data(), row_stride);
+    Buffer memory(target.device, host.size());
+    memory.upload(host.data(), host.size());
+    const Array in = strides.empty() ? Array::view(memory, t, shape)
+                                     : Array::strided_view(memory, t, shape, strides);
     if (expect.outputs > 0 && expect.extent == 0 && !has_identity(op)) {
       EXPECT_THROW(reduce(in, options), Error);
       return true;
@@ -230,14 +235,23 @@ class ReduceAxesTest : public ::testing::TestWithParam<Target> {
     return found;
   }
 
-  // The elements of a 2-D input with a row stride, without the padding.
-  static std::vector<unsigned char> compact(DType t, const Shape& shape, std::int64_t row_stride,
+  // The elements of a strided view of `host`, dense in C order (each from its coordinates).
+  static std::vector<unsigned char> compact(DType t, const Shape& shape, const Shape& strides,
                                             const std::vector<unsigned char>& host) {
-    if (!row_stride || shape.size() != 2) return host;
-    const std::size_t item = dtype_size(t), row = static_cast<std::size_t>(shape[1]) * item;
-    std::vector<unsigned char> out(static_cast<std::size_t>(shape[0]) * row);
-    for (std::int64_t i = 0; i < shape[0]; ++i)
-      std::copy_n(host.data() + i * row_stride * item, row, out.data() + i * row);
+    if (strides.empty()) return host;
+    std::int64_t n = 1;
+    for (auto e : shape)
+      n *= e;
+    const std::size_t item = dtype_size(t);
+    std::vector<unsigned char> out(static_cast<std::size_t>(n) * item);
+    for (std::int64_t i = 0; i < n; ++i) {
+      std::int64_t rest = i, at = 0;
+      for (std::size_t d = shape.size(); d-- > 0;) {
+        at += rest % shape[d] * strides[d];
+        rest /= shape[d];
+      }
+      std::copy_n(host.data() + at * item, item, out.data() + i * item);
+    }
     return out;
   }
 
@@ -332,7 +346,40 @@ TEST_P(ReduceAxesTest, TwoDimensionalWithARowStride) {
     for (ReduceOp op : {ReduceOp::sum, ReduceOp::argmax, ReduceOp::var})
       for (const auto& axes : axis_forms(2)) {
         if (is_arg_op(op) && axes && axes->size() != 1) continue;
-        check(DType::float32, op, shape, axes, false, host, stride);
+        check(DType::float32, op, shape, axes, false, host, {stride, 1});
+        if (HasFailure()) return;
+      }
+  }
+}
+
+// Views numpy makes without a copy, each over a buffer larger than its elements: every op that
+// differs in how it folds, every axis form, with and without keepdims.
+TEST_P(ReduceAxesTest, StridedViews) {
+  std::mt19937_64 rng(run_seed() + 5);
+  const std::vector<std::pair<Shape, Shape>> views = {
+      {{7}, {3}},                // x[::3]
+      {{5}, {0}},                // a broadcast scalar
+      {{4, 5}, {11, 2}},         // x[::, ::2] of rows 11 apart
+      {{3, 4, 5}, {40, 10, 1}},  // x[:, ::2, :] of (3, 8, 5)
+      {{3, 4, 2}, {40, 5, 1}},   // x[:, :4, :2] of (3, 8, 5)
+      {{4, 6}, {0, 1}},          // a row broadcast to 4 rows
+      {{5, 3}, {1, 0}},          // a column broadcast to 3 columns
+      {{6, 4}, {1, 1}},          // overlapping rows (a sliding window)
+      {{5, 4}, {1, 5}},          // a transposed (4, 5)
+      {{3, 1, 4}, {4, 999, 1}},  // C order but for an axis of length 1
+      {{2, 3, 2, 4}, {61, 3, 29, 7}}};
+  const ReduceOp ops[] = {ReduceOp::sum, ReduceOp::argmin, ReduceOp::nanmax, ReduceOp::var,
+                          ReduceOp::count_nonzero};
+  for (const auto& [shape, strides] : views) {
+    std::int64_t reach = 1;
+    for (std::size_t d = 0; d < shape.size(); ++d)
+      reach += (shape[d] - 1) * strides[d];
+    const auto host = random_input(DType::float32, reach + 3, rng, false, 5);
+    for (ReduceOp op : ops)
+      for (const auto& axes : axis_forms(static_cast<int>(shape.size()))) {
+        if (is_arg_op(op) && axes && axes->size() != 1) continue;
+        for (bool keepdims : {false, true})
+          check(DType::float32, op, shape, axes, keepdims, host, strides);
         if (HasFailure()) return;
       }
   }

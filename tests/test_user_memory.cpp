@@ -146,5 +146,41 @@ TEST(UserMemory, CpuTakesNoStreamAndWrapsHostMemory) {
   EXPECT_THROW(Buffer::wrap(cpu, nullptr, 16), Error);
 }
 
+// Strided views of the caller's memory: layouts the other constructors describe become such
+// arrays, reduce reads the others in place, every other pattern refuses them, and bad strides
+// are refused where the view is made.
+TEST(UserMemory, StridedViewsOfHostMemory) {
+  Device cpu = Device::open(Backend::cpu);
+  std::vector<float> host(64);
+  std::iota(host.begin(), host.end(), 0.0f);
+  const Buffer memory = Buffer::wrap(cpu, host.data(), host.size() * sizeof(float));
+  const Array c_order = Array::strided_view(memory, DType::float32, {4, 1, 8}, {8, 5, 1});
+  EXPECT_TRUE(c_order.contiguous());
+  const Array rows = Array::strided_view(memory, DType::float32, {4, 3}, {10, 1});
+  EXPECT_FALSE(rows.contiguous());
+  EXPECT_EQ(rows.row_stride(), 10);
+  const Array steps = Array::strided_view(memory, DType::float32, {3, 4}, {16, 2});
+  EXPECT_FALSE(steps.contiguous());
+  EXPECT_EQ(steps.strides(), (std::vector<std::int64_t>{16, 2}));
+  EXPECT_EQ(steps.storage_elements(), 2 * 16 + 3 * 2 + 1);
+  // Column sums of x[::16, ::2] read in place: column j holds 2j, 16 + 2j and 32 + 2j.
+  ReduceOptions cols{ReduceOp::sum};
+  cols.axes = std::vector<int>{0};
+  const ReduceResult r = reduce(steps, cols);
+  ASSERT_EQ(r.values.size(), 4u);
+  for (int j = 0; j < 4; ++j)
+    EXPECT_EQ(r.values[static_cast<std::size_t>(j)].as_double(), 48 + 6 * j) << "column " << j;
+  Reducer plan(cpu, DType::float32, {3, 4}, std::vector<std::int64_t>{16, 2}, cols);
+  Buffer out(cpu, 4 * sizeof(float)), none;
+  EXPECT_THROW(plan.run(rows, out, none), Error);  // made for other strides
+  EXPECT_THROW(histogram(steps), Error);
+  EXPECT_THROW(pairwise(Array::strided_view(memory, DType::float32, {8}, {2}),
+                        Array::view(memory, DType::float32, {8})),
+               Error);
+  EXPECT_THROW(Array::strided_view(memory, DType::float32, {3, 4}, {-16, 2}), Error);
+  EXPECT_THROW(Array::strided_view(memory, DType::float32, {3, 4}, {16}), Error);
+  EXPECT_THROW(Array::strided_view(memory, DType::float32, {3, 40}, {16, 2}), Error);
+}
+
 }  // namespace
 }  // namespace parpat::test

@@ -111,8 +111,9 @@ std::vector<std::int64_t> reduce_result_shape(const std::vector<std::int64_t>& s
                                               const ReduceOptions& options);
 
 // Reduces `in` on its own device. Reductions whose kept and reduced axes interleave (axes
-// {0, 2} of a 3-D input) first gather the input into a device copy with the reduced axes next
-// to each other (as much device memory again as the input). Throws Error(invalid_argument) for
+// {0, 2} of a 3-D input), and strided views other than rows of contiguous elements, first
+// gather the input into a dense device copy with the reduced axes next to each other (as much
+// device memory again as the view's elements). Throws Error(invalid_argument) for
 // bad axes, an empty extent of min/max/argmin/argmax (numpy's rule: an empty result, when no
 // output remains, is no error), an unknown variant or one that does not cover this case.
 ReduceResult reduce(const Array& in, const ReduceOptions& options = {});
@@ -123,6 +124,9 @@ class Reducer {
  public:
   Reducer(const Device& device, DType dtype, std::vector<std::int64_t> shape,
           std::int64_t row_stride, const ReduceOptions& options);
+  // A plan for strided views (Array::strided_view) of these element strides, ≥ 0, one per axis.
+  Reducer(const Device& device, DType dtype, std::vector<std::int64_t> shape,
+          std::vector<std::int64_t> strides, const ReduceOptions& options);
   ~Reducer();
   Reducer(Reducer&&) noexcept;
   Reducer& operator=(Reducer&&) noexcept;

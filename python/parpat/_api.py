@@ -65,17 +65,17 @@ def _device_of(d: fw.Described, device) -> _parpat.Device:
 
 # Arrays --------------------------------------------------------------------------------------
 
-def _prepare(x, copy: bool, what: str, dtypes, described: Optional[fw.Described] = None
-             ) -> Tuple[Any, fw.Described]:
+def _prepare(x, copy: bool, what: str, dtypes, described: Optional[fw.Described] = None,
+             any_strides: bool = False) -> Tuple[Any, fw.Described]:
     """`x` described (`described`, when the caller has it already), with its layout checked: 1-D
-    or N-D contiguous (C order), or 2-D rows of contiguous elements. Other layouts (and
-    big-endian data) are refused, or copied when copy=True."""
+    or N-D contiguous (C order), or 2-D rows of contiguous elements (`any_strides`: any layout).
+    Other layouts (and big-endian data) are refused, or copied when copy=True."""
     x = fw.native_order(x, copy)
     d = described if described is not None and not copy else fw.describe(x)
     if d.dtype not in dtypes:
         raise TypeError(f"parpat.{what} does not take dtype {d.dtype} (it takes "
                         f"{', '.join(dtypes)})")
-    if not _row_layout(d):
+    if not any_strides and not _row_layout(d):
         if not copy:
             raise ValueError(f"parpat.{what} takes contiguous rows; this array's strides "
                              f"{d.strides} (in elements) need a copy: pass copy=True")
@@ -92,12 +92,6 @@ def _row_layout(d: fw.Described) -> bool:
         return all(n == 1 or s == c for n, s, c in zip(d.shape, d.strides, c_order))
     rows, cols = d.shape
     return (cols == 1 or d.strides[1] == 1) and (rows == 1 or d.strides[0] >= cols)
-
-
-def _row_stride(d: fw.Described) -> int:
-    if len(d.shape) != 2 or d.shape[0] <= 1:
-        return 0
-    return d.strides[0]
 
 
 def _flat(x, copy: bool, what: str, dtypes, any_order: bool = False

@@ -1,7 +1,7 @@
 """Type stubs of parpat._parpat, the C++ layer under the parpat package (call parpat's
 functions, not these)."""
 
-from typing import Any, List, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 class Device:
     @staticmethod
@@ -22,8 +22,8 @@ def result_dtype(dtype: str, op: str) -> str: ...
 def clear_plans() -> None: ...
 class ReduceCall:
     def __init__(self, device: Device, host: bool, dtype: str, shape: Sequence[int],
-                 row_stride: int, op: str, axis: str, variant: str, ddof: float,
-                 first_stream: int) -> None: ...
+                 strides: Sequence[int], op: str, axes: Optional[Sequence[int]], variant: str,
+                 ddof: float, first_stream: int) -> None: ...
     def run(self, in_ptr: int, out_ptr: int, stream: int) -> None: ...
 
 def resolve_bins(device: Device, ptr: int, host: bool, dtype: str, n: int, kind: str,

@@ -15,8 +15,7 @@ import numpy as np
 
 from . import _frameworks as fw
 from . import _parpat
-from ._api import (_REDUCE_DTYPES, _c_permutation, _device_of, _parts_alone, _prepare,
-                   _row_layout, _row_stride)
+from ._api import _REDUCE_DTYPES, _c_permutation, _device_of, _parts_alone, _prepare, _row_layout
 from ._parts import Parts
 
 def _axis(axis, ndim: int, op: str) -> Optional[Tuple[int, ...]]:
@@ -61,8 +60,8 @@ def _reduce(op: str, x, axis, keepdims: bool, device, stream, copy: bool, varian
             key = runner = None
         if runner is not None:
             return runner(x, None, stream)
-    prepared, d, perm = _prepare_reduce(x, copy, op, axis)
-    runner = _reduce_runner(op, d, axis, keepdims, device, variant, ddof, stream, perm)
+    prepared, d, perm, flips = _prepare_reduce(x, copy, op, axis)
+    runner = _reduce_runner(op, d, axis, keepdims, device, variant, ddof, stream, perm, flips)
     if key is not None and prepared is x:  # (a copied input has another signature)
         if len(_RUNNERS) >= _MAX_RUNNERS:
             _RUNNERS.clear()
@@ -71,17 +70,48 @@ def _reduce(op: str, x, axis, keepdims: bool, device, stream, copy: bool, varian
 
 
 def _prepare_reduce(x, copy: bool, op: str, axis):
-    """_prepare for a reduction, which also reads a permuted view (x.T, moveaxis) in place: the
-    array, its description (for a permuted view, that of the C-contiguous array under it) and
-    the permutation (None for other layouts)."""
+    """_prepare for a reduction, which reads any view in place: the array, its description, the
+    permutation and the flipped axes (None when there are none).
+    - A permuted view (x.T, moveaxis) is described as the C-contiguous array under it, with the
+      permutation that gives the view's axes.
+    - Negative strides (x[::-1]) are described as the view with those axes reversed (positive
+      strides from the lowest address); the flipped axes are the view's. An arg op whose index
+      counts along a flipped axis needs copy=True: its first extreme would be the last.
+    - Other strides (a step, a slice of a middle axis, a broadcast) are described as they are; the
+      library reads such views in place, or gathers them on the device."""
     if copy:
-        return _prepare(x, True, op, _REDUCE_DTYPES) + (None,)
+        return _prepare(x, True, op, _REDUCE_DTYPES) + (None, None)
     d = fw.describe(x)
-    perm = _c_permutation(d) if d.kind in _PERMUTABLE and not _row_layout(d) else None
-    if perm is None or ("arg" in op and axis is None):  # a flat index counts in the view's order
-        return _prepare(x, False, op, _REDUCE_DTYPES, d) + (None,)
-    shape = tuple(d.shape[a] for a in perm)
-    return x, d._replace(shape=shape, strides=fw._c_strides(shape)), perm
+    if _row_layout(d):
+        return _prepare(x, False, op, _REDUCE_DTYPES, d) + (None, None)
+    perm = _c_permutation(d) if d.kind in _PERMUTABLE else None
+    if perm is not None and not ("arg" in op and axis is None):  # a flat index: the view's order
+        shape = tuple(d.shape[a] for a in perm)
+        return x, d._replace(shape=shape, strides=fw._c_strides(shape)), perm, None
+    x, d = _prepare(x, False, op, _REDUCE_DTYPES, d, any_strides=True)
+    flips = tuple(a for a, (n, s) in enumerate(zip(d.shape, d.strides)) if n > 1 and s < 0)
+    if not flips:
+        return x, d, None, None
+    if d.kind not in _PERMUTABLE:
+        raise ValueError(f"parpat.{op} reads negative strides of numpy and CuPy arrays; this "
+                         "array needs a copy: pass copy=True")
+    if "arg" in op and (axis is None or _axis(axis, len(d.shape), op)[0] in flips):
+        raise ValueError(f"parpat.{op} along an axis of negative stride needs a copy (its index "
+                         "counts in the view's order): pass copy=True")
+    return x, _reversed_axes(d, flips), None, flips
+
+
+def _reversed_axes(d: fw.Described, flips: Tuple[int, ...]) -> fw.Described:
+    """`d` with the axes `flips` (of negative stride) reversed: the same elements, positive
+    strides, its address that of the lowest element."""
+    strides = tuple(-s if a in flips else s for a, s in enumerate(d.strides))
+    return d._replace(ptr=d.ptr - _flipped_bytes(d, flips), strides=strides)
+
+
+def _flipped_bytes(d: fw.Described, flips: Tuple[int, ...]) -> int:
+    """How far the first element of a view lies above its lowest one (`flips`: the axes of
+    negative stride, of numpy and CuPy arrays)."""
+    return builtins.sum((d.shape[a] - 1) * abs(d.strides[a]) for a in flips) * d.array.itemsize
 
 
 # Frameworks whose results parpat can transpose (a permuted view's answer, in the view's order).
@@ -89,11 +119,14 @@ _PERMUTABLE = ("numpy", "torch", "cupy")
 
 
 def _reduce_runner(op: str, d: fw.Described, axis, keepdims: bool, device, variant: str,
-                   ddof: float, stream, perm: Optional[Tuple[int, ...]] = None):
+                   ddof: float, stream, perm: Optional[Tuple[int, ...]] = None,
+                   flips: Optional[Tuple[int, ...]] = None):
     """The reduction of arrays like `d` as a function runner(x, ptr, stream) -> result (ptr:
-    the data's address, or None to read it from x, a numpy, torch or CuPy array). With `perm`,
-    the arrays are views with axes perm[0], perm[1], ... of `d` (C-contiguous): `axis` counts
-    in the view, and the answer comes in the view's axis order."""
+    the address of d's data, or None to read it from x, a numpy, torch or CuPy array). With
+    `perm`, the arrays are views with axes perm[0], perm[1], ... of `d` (C-contiguous): `axis`
+    counts in the view, and the answer comes in the view's axis order. With `flips`, the arrays
+    are `d` with those axes reversed (_reversed_axes), and so is the answer along those it
+    keeps."""
     ndim = len(d.shape)
     shape = list(d.shape) if ndim else [1]
     axes = _axis(axis, ndim, op)
@@ -121,10 +154,23 @@ def _reduce_runner(op: str, d: fw.Described, axis, keepdims: bool, device, varia
             out_shape = tuple(out_shape[i] for i in order)
         return lambda x, ptr, stream: fw.empty(where, x, out_shape, out_dtype)[0]
     checks = _numpy_checks(op, reduced, ddof, where.host)
-    checked = checks if order is None else lambda run: checks(_transposed(run, order))
-    run = _parpat.ReduceCall(dev, d.host, d.dtype, shape, _row_stride(d), op,
+    kept = [a for a in range(ndim) if keepdims or a not in reduced_axes]
+    back = None  # the index that reverses the kept axes of negative stride
+    if flips and builtins.any(a in flips for a in kept):
+        back = tuple(slice(None, None, -1) if a in flips else slice(None) for a in kept)
+
+    def checked(run):
+        if order is not None:
+            run = _transposed(run, order)
+        elif back is not None:
+            run = _indexed(run, back)
+        return checks(run)
+
+    strides = [0 if n == 1 else s for n, s in zip(d.shape, d.strides)] if ndim else [1]
+    run = _parpat.ReduceCall(dev, d.host, d.dtype, shape, strides, op,
                              None if axes is None else list(axes), variant, ddof,
                              fw.stream_handle(stream, where)).run
+    low = _flipped_bytes(d, flips) if flips else 0  # the view's address above d's
     if where.kind == "torch" and not where.host:
         # The common case, kept short: a torch tensor on its GPU and torch's current stream.
         torch_dtype, current = fw.torch_dtype(out_dtype), fw.torch_current_stream(where)
@@ -140,11 +186,18 @@ def _reduce_runner(op: str, d: fw.Described, axis, keepdims: bool, device, varia
 
     def run_any(x, ptr, stream):
         out, out_ptr = fw.empty(where, x, out_shape, out_dtype)
-        run(fw.data_pointer(x, where.kind) if ptr is None else ptr, out_ptr,
+        run(fw.data_pointer(x, where.kind) - low if ptr is None else ptr, out_ptr,
             fw.stream_handle(stream, where))
         return out[()] if scalar else out
 
     return checked(run_any)
+
+
+def _indexed(run, index: tuple):
+    """run's answer indexed by `index` (a view of it: the axes a flipped input keeps, reversed)."""
+    def indexed(x, ptr, stream):
+        return run(x, ptr, stream)[index]
+    return indexed
 
 
 def _transposed(run, order: Tuple[int, ...]):
@@ -213,12 +266,14 @@ _REDUCE_DOC = """{summary}
     x : array_like
         A numpy, CuPy, torch or JAX array of any number of dimensions (or anything exposing
         DLPack or the CUDA array interface) of bool, int8, uint8, int16, uint16, int32, uint32,
-        int64, uint64, float16, bfloat16, float32 or float64, in C order, or a view that only
-        reorders a C-contiguous array's axes (x.T). Device arrays are read in place on their
-        own GPU; the rows of a 2-D array may be strided.
+        int64, uint64, float16, bfloat16, float32 or float64, in any layout: C order, a view
+        that reorders a C-contiguous array's axes (x.T), steps, slices, broadcasts, negative
+        steps (numpy, CuPy). Device arrays are read in place on their own GPU; views that are
+        neither rows of contiguous elements nor permuted are gathered there into a dense copy.
     axis : None, int or tuple of ints, optional
         As in numpy: None reduces everything{axis_note}. Axes that interleave with kept ones
-        (axis=(0, 2) of a 3-D array) gather the input into a device copy first.
+        (axis=(0, 2) of a 3-D array) gather the input into a device copy first. An arg op whose
+        index counts along an axis of negative stride needs copy=True.
     keepdims : bool, optional
         Keep the reduced axes as axes of length one, as numpy does.{ddof_note}
     device : str, optional

@@ -80,13 +80,12 @@ inline nb::tuple histogramdd_call(const Device& device,
     std::vector<Array> arrays;
     for (std::uintptr_t p : coordinates)
       arrays.push_back(table ? input_array(device, {p, host}, dtype,
-                                           {n, static_cast<std::int64_t>(specs.size())}, 0)
-                             : input_array(device, {p, host}, dtype, {n}, 0));
+                                           {n, static_cast<std::int64_t>(specs.size())})
+                             : input_array(device, {p, host}, dtype, {n}));
     if (weights_dtype.empty()) {
       r = table ? histogramdd(arrays[0], bins, options) : histogramdd(arrays, bins, options);
     } else {
-      const Array w =
-          input_array(device, {weights, weights_host}, parse_dtype(weights_dtype), {n}, 0);
+      const Array w = input_array(device, {weights, weights_host}, parse_dtype(weights_dtype), {n});
       r = table ? histogramdd(arrays[0], w, bins, options) : histogramdd(arrays, w, bins, options);
     }
   }
@@ -118,13 +117,12 @@ inline nb::list histogramdd_into(const Device& device,
                     weighted ? std::optional<DType>(parse_dtype(weights_dtype)) : std::nullopt);
   std::vector<Array> arrays;
   for (std::uintptr_t p : coordinates)
-    arrays.push_back(table ? input_array(device, {p, host}, dtype,
-                                         {n, static_cast<std::int64_t>(specs.size())}, 0)
-                           : input_array(device, {p, host}, dtype, {n}, 0));
+    arrays.push_back(
+        table ? input_array(device, {p, host}, dtype, {n, static_cast<std::int64_t>(specs.size())})
+              : input_array(device, {p, host}, dtype, {n}));
   Output result(device, {out, out_host}, static_cast<std::size_t>(plan.slots()) * 8);
   if (weighted) {
-    const Array w =
-        input_array(device, {weights, weights_host}, parse_dtype(weights_dtype), {n}, 0);
+    const Array w = input_array(device, {weights, weights_host}, parse_dtype(weights_dtype), {n});
     nb::gil_scoped_release unlocked;
     plan.run(arrays, w, result.buffer(), s);
     result.finish();

@@ -4,6 +4,7 @@
 // describes them.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -30,28 +31,25 @@ inline Stream run_stream(const Device& device, bool any_host, std::uintptr_t str
   return stream_of(stream);
 }
 
-inline std::int64_t storage_elements(const std::vector<std::int64_t>& shape,
-                                     std::int64_t row_stride) {
-  std::int64_t size = 1;
-  for (auto e : shape)
-    size *= e;
-  if (size == 0) return 0;
-  if (shape.size() == 2) return (shape[0] - 1) * row_stride + shape[1];
-  return size;
-}
-
-// The caller's array on `device`: its own memory when it is already there (the CPU reads host
-// memory in place), else a copy of the host data.
+// The caller's array on `device`, of element `strides` (empty: C order): its own memory when it
+// is already there (the CPU reads host memory in place), else a copy of the host data the view
+// reaches.
 inline Array input_array(const Device& device, Memory m, DType dtype,
-                         std::vector<std::int64_t> shape, std::int64_t row_stride) {
-  if (shape.size() == 2 && row_stride == 0) row_stride = shape[1];
-  const auto bytes =
-      static_cast<std::size_t>(storage_elements(shape, row_stride)) * dtype_size(dtype);
+                         std::vector<std::int64_t> shape, std::vector<std::int64_t> strides = {}) {
+  if (strides.empty()) strides = c_order_strides(shape);
+  std::int64_t reach = strides.size() == shape.size() ? 1 : 0;  // a bad count: strided_view says
+  for (std::size_t d = 0; d < shape.size() && d < strides.size(); ++d)
+    reach = shape[d] == 0 ? 0 : reach + (shape[d] - 1) * std::max<std::int64_t>(strides[d], 0);
+  const auto bytes = static_cast<std::size_t>(reach) * dtype_size(dtype);
   auto* p = reinterpret_cast<void*>(m.ptr);
-  if (m.host && device.backend() != Backend::cpu)
-    return Array::from_host(device, dtype, std::move(shape), p, row_stride);
-  return Array::view(Buffer::wrap(device, bytes ? p : nullptr, bytes), dtype, std::move(shape),
-                     row_stride);
+  Buffer buffer;
+  if (m.host && device.backend() != Backend::cpu) {
+    buffer = Buffer(device, bytes);
+    buffer.upload(p, bytes);
+  } else {
+    buffer = Buffer::wrap(device, bytes ? p : nullptr, bytes);
+  }
+  return Array::strided_view(buffer, dtype, std::move(shape), std::move(strides));
 }
 
 // An output of `bytes`: the caller's memory, or device memory copied to the caller's host

@@ -45,7 +45,7 @@ std::tuple<std::int64_t, double, double, std::vector<double>> resolve(
     const bool reads_data = kind == "per_value" || (kind == "even" && !has_range);
     if (reads_data && !in.host && device.backend() != Backend::cpu)
       device.synchronize(stream_of(stream));
-    bins = resolve_bins(input_array(device, in, parse_dtype(dtype_name), {n}, 0), bins);
+    bins = resolve_bins(input_array(device, in, parse_dtype(dtype_name), {n}), bins);
   }
   if (bins.kind == HistogramBins::Kind::edges) return {bins.count, 0.0, 0.0, bins.edges};
   return {bins.count, bins.lo, bins.hi, {}};
@@ -68,11 +68,11 @@ void histogram_into(const Device& device, Memory in, const std::string& dtype_na
   std::optional<DType> w_dtype;
   if (weights) w_dtype = parse_dtype(weights_dtype);
   Histogrammer& plan = plans().histogrammer(device, dtype, n, bins, o, s, w_dtype);
-  Array x = input_array(device, in, dtype, {n}, 0);
+  Array x = input_array(device, in, dtype, {n});
   Output out(device, counts, static_cast<std::size_t>(plan.slots()) * 8);
   if (accumulate) out.start_from_host();
   if (weights) {
-    Array w = input_array(device, *weights, *w_dtype, {n}, 0);
+    Array w = input_array(device, *weights, *w_dtype, {n});
     nb::gil_scoped_release unlocked;
     plan.run(x, w, out.buffer(), accumulate, s);
     out.finish();
@@ -93,8 +93,8 @@ void pairwise_into(const Device& device, Memory a, std::int64_t x, Memory b, std
   o.variant = variant;
   const Stream s = run_stream(device, a.host || b.host || c.host, stream);
   Pairwise& plan = plans().pairwise(device, x, y, o, s);
-  Array av = input_array(device, a, DType::float32, {x}, 0);
-  Array bv = input_array(device, b, DType::float32, {y}, 0);
+  Array av = input_array(device, a, DType::float32, {x});
+  Array bv = input_array(device, b, DType::float32, {y});
   Output out(device, c, static_cast<std::size_t>(x) * sizeof(float));
   nb::gil_scoped_release unlocked;
   plan.run(av, bv, Array::view(out.buffer(), DType::float32, {x}), s);
@@ -189,10 +189,10 @@ NB_MODULE(_parpat, m) {
       "clear_plans", [] { plans().clear(); }, "Drops the calling thread's cached plans.");
 
   nb::class_<ReduceCall>(m, "ReduceCall")
-      .def(nb::init<Device, bool, const std::string&, std::vector<std::int64_t>, std::int64_t,
-                    const std::string&, std::optional<std::vector<int>>, const std::string&, double,
-                    std::uintptr_t>(),
-           "device"_a, "host"_a, "dtype"_a, "shape"_a, "row_stride"_a, "op"_a, "axes"_a.none(),
+      .def(nb::init<Device, bool, const std::string&, std::vector<std::int64_t>,
+                    std::vector<std::int64_t>, const std::string&, std::optional<std::vector<int>>,
+                    const std::string&, double, std::uintptr_t>(),
+           "device"_a, "host"_a, "dtype"_a, "shape"_a, "strides"_a, "op"_a, "axes"_a.none(),
            "variant"_a, "ddof"_a, "first_stream"_a)
       .def(
           "run",

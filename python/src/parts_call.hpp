@@ -52,7 +52,7 @@ Answer on_parts(const PartsInput& in, Communicator* outer, Work work) {
     if (!in.host[k] && in.devices[k].backend() != Backend::cpu)
       in.devices[k].synchronize(stream_of(in.streams[k]));
   auto part = [&](std::size_t k) {
-    return input_array(in.devices[k], {in.pointers[k], in.host[k]}, in.dtype, in.shapes[k], 0);
+    return input_array(in.devices[k], {in.pointers[k], in.host[k]}, in.dtype, in.shapes[k]);
   };
   if (outer) return work(part(0), *outer);
   std::optional<Answer> answer;

@@ -1,4 +1,4 @@
-// One reduction as Python calls it in a loop: a device, dtype, shape, row stride and options
+// One reduction as Python calls it in a loop: a device, dtype, shape, strides and options
 // (numpy's axes, or none for all), and where the input and output live. The package makes one
 // per call signature and keeps it, so that a call costs a map lookup and a launch. It holds a
 // Reducer (and the device scratch for the values of an arg op) per (thread, stream): plans are used
@@ -26,13 +26,14 @@ class ReduceCall {
   static constexpr std::size_t kMaxPlans = 16;
 
   ReduceCall(Device device, bool host, const std::string& dtype, std::vector<std::int64_t> shape,
-             std::int64_t row_stride, const std::string& op, std::optional<std::vector<int>> axes,
-             const std::string& variant, double ddof, std::uintptr_t first_stream)
+             std::vector<std::int64_t> strides, const std::string& op,
+             std::optional<std::vector<int>> axes, const std::string& variant, double ddof,
+             std::uintptr_t first_stream)
       : device_(std::move(device)),
         host_(host),
         dtype_(parse_dtype(dtype)),
         shape_(std::move(shape)),
-        row_stride_(shape_.size() == 2 && row_stride == 0 ? shape_[1] : row_stride) {
+        strides_(std::move(strides)) {
     options_.op = parse_reduce_op(op);
     options_.axes = std::move(axes);
     options_.variant = variant;
@@ -52,7 +53,7 @@ class ReduceCall {
     const std::shared_ptr<PerStream> held = plan_for(s);
     PerStream& p = *held;
     const auto outputs = static_cast<std::size_t>(p.plan.outputs());
-    Array x = input_array(device_, {in, host_}, dtype_, shape_, row_stride_);
+    Array x = input_array(device_, {in, host_}, dtype_, shape_, strides_);
     const bool arg = is_arg_op(options_.op);
     Output idx(device_, arg ? Memory{out, host_} : Memory{},
                arg ? outputs * sizeof(std::int64_t) : 0);
@@ -75,7 +76,7 @@ class ReduceCall {
     auto found = plans_.find(key);
     if (found != plans_.end()) return found->second;
     if (plans_.size() >= kMaxPlans) plans_.clear();
-    Reducer plan(device_, dtype_, shape_, row_stride_, options_);
+    Reducer plan(device_, dtype_, shape_, strides_, options_);
     Buffer scratch;
     if (is_arg_op(options_.op))
       scratch = Buffer(device_,
@@ -88,7 +89,7 @@ class ReduceCall {
   bool host_;
   DType dtype_;
   std::vector<std::int64_t> shape_;
-  std::int64_t row_stride_;
+  std::vector<std::int64_t> strides_;  // in elements, one per axis
   ReduceOptions options_;
   std::mutex mutex_;
   // Shared with the calls running them, so that dropping plans when the map is full (threads

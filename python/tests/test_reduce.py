@@ -79,15 +79,19 @@ def test_rows_with_a_stride_are_read_in_place(target, rng):
               wide[:, 5:50], "argmax")
 
 
-def test_other_strides_are_refused_or_copied(target, rng):
+def test_steps_are_read_in_place_or_copied(target, rng):
     x = rng.standard_normal(1000).astype(np.float32)
-    with pytest.raises(ValueError, match="copy=True"):
-        parpat.sum(target.put(x)[::2], **target.kw())
-    check(parpat.sum(target.put(x)[::2], copy=True, **target.kw()), np.sum(x[::2]), x[::2],
-          "sum")
+    for copy in (False, True):
+        check(parpat.sum(target.put(x)[::2], copy=copy, **target.kw()), np.sum(x[::2]), x[::2],
+              "sum")
     t = rng.standard_normal((30, 20)).astype(np.float32)
     check(parpat.min(target.put(t).T, axis=1, copy=True, **target.kw()), np.min(t.T, axis=1),
           t.T, "min")
+    if target.framework != "torch":  # torch has no negative strides
+        with pytest.raises(ValueError, match="copy=True"):
+            parpat.argmax(target.put(x)[::-3], **target.kw())
+        check(parpat.argmax(target.put(x)[::-3], copy=True, **target.kw()),
+              np.argmax(x[::-3]), x[::-3], "argmax")
 
 
 def test_nan_ties_and_extremes(target):

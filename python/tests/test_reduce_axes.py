@@ -108,18 +108,39 @@ def test_empty_axes_follow_numpy(target):
         parpat.argmax(target.put(x), axis=1, **target.kw())
 
 
-def test_strided_and_transposed_inputs(target, rng):
-    wide = rng.standard_normal((6, 9)).astype(np.float32)
-    rows = target.put(wide)[:, 2:7]  # a row stride: read in place
-    for axis in (None, 0, 1, (), (0, 1)):
-        check(parpat.sum(rows, axis=axis, **target.kw()), np.sum(wide[:, 2:7], axis=axis),
-              wide[:, 2:7], "sum")
-    cube = rng.standard_normal((4, 5, 6)).astype(np.float32)
-    view = target.put(cube)[:, 1:4]
-    with pytest.raises(ValueError, match="copy=True"):
-        parpat.sum(view, axis=(0, 2), **target.kw())
-    check(parpat.sum(view, axis=(0, 2), copy=True, **target.kw()),
-          np.sum(cube[:, 1:4], axis=(0, 2)), cube[:, 1:4], "sum")
+def broadcast(a, shape):
+    """a broadcast to `shape`, a view (stride 0 along the new axes)."""
+    if hasattr(a, "expand"):
+        return a.expand(*shape)
+    return (np if isinstance(a, np.ndarray) else __import__("cupy")).broadcast_to(a, shape)
+
+
+def test_strided_views_are_read_in_place(target, rng):
+    """Rows with gaps, steps, slices of a middle axis, broadcasts and (numpy, CuPy) negative
+    steps are reduced without copy=True, for every op and axis form. An arg op whose index counts
+    along an axis of negative stride (or over every axis of such a view) needs copy=True."""
+    cube = rng.uniform(-1, 1, (5, 6, 7)).astype(np.float32)
+    near_one = rng.uniform(0.99, 1.01, (5, 6, 7)).astype(np.float32)
+    views = {"rows": lambda a: a[1, :, 2:5], "middle": lambda a: a[:, 1:4],
+             "steps": lambda a: a[::2, :, ::3], "broadcast": lambda a: broadcast(a[2], (4, 6, 7))}
+    if target.framework != "torch":  # torch has no negative strides
+        views["reversed"] = lambda a: a[::-1, :, ::-2]
+    for name, make in views.items():
+        for op in OPS:
+            data = near_one if "prod" in op else cube
+            view, want = make(target.put(data)), make(data)
+            for axis in axis_forms(want.ndim):
+                if "arg" in op and isinstance(axis, tuple):
+                    continue
+                if "arg" in op and name == "reversed" and axis in (None, 0, 2, -1, -3):
+                    with pytest.raises(ValueError, match="copy=True"):
+                        getattr(parpat, op)(view, axis=axis, **target.kw())
+                    check(getattr(parpat, op)(view, axis=axis, copy=True, **target.kw()),
+                          numpy_reduce(op, want, axis, False), want, op)
+                    continue
+                for keepdims in (False, True):
+                    got = getattr(parpat, op)(view, axis=axis, keepdims=keepdims, **target.kw())
+                    check(got, numpy_reduce(op, want, axis, keepdims), want, op)
 
 
 def permuted(a, order):
@@ -130,8 +151,8 @@ def permuted(a, order):
 def test_permuted_views_are_read_in_place(target, rng):
     """x.T, moveaxis, permute: views of a C-contiguous array with its axes in another order are
     reduced in place, for every op and axis form, the answer in the view's axis order; an arg op
-    over every axis (a flat index in the view's order) needs copy=True. A histogram counts such
-    a view in place unless weights must follow it value by value."""
+    over every axis (a flat index in the view's order) reads the view as any strided one. A
+    histogram counts such a view in place unless weights must follow it value by value."""
     cube = rng.uniform(-1, 1, (3, 4, 5)).astype(np.float32)
     near_one = rng.uniform(0.99, 1.01, (3, 4, 5)).astype(np.float32)
     for order in ((2, 0, 1), (1, 2, 0), (2, 1, 0), (0, 2, 1)):
@@ -145,10 +166,9 @@ def test_permuted_views_are_read_in_place(target, rng):
                     got = getattr(parpat, op)(view, axis=axis, keepdims=keepdims, **target.kw())
                     check(got, numpy_reduce(op, want, axis, keepdims), want, op)
     view = permuted(target.put(cube), (2, 0, 1))
-    with pytest.raises(ValueError, match="copy=True"):
-        parpat.argmax(view, **target.kw())
-    check(parpat.argmax(view, copy=True, **target.kw()), np.argmax(cube.transpose(2, 0, 1)),
-          cube, "argmax")
+    for copy in (False, True):
+        check(parpat.argmax(view, copy=copy, **target.kw()), np.argmax(cube.transpose(2, 0, 1)),
+              cube, "argmax")
     counts, _ = parpat.histogram(view, 7, range=(-1, 1), **target.kw())
     np.testing.assert_array_equal(host(counts), np.histogram(cube, 7, range=(-1, 1))[0])
     with pytest.raises(ValueError, match="copy=True"):

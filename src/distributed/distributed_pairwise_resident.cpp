@@ -14,6 +14,7 @@
 #include "distributed/rank_steps.hpp"
 #include "parpat/distributed.hpp"
 #include "parpat/error.hpp"
+#include "runtime/contiguous.hpp"
 #include "runtime/device_impl.hpp"
 
 namespace parpat {
@@ -114,6 +115,8 @@ class ResidentPairwise {
       throw_invalid("pairwise takes a 1-D float32 part of A");
     if (b.dtype() != DType::float32 || b.ndim() != 1)
       throw_invalid("pairwise takes a 1-D float32 B");
+    detail::require_contiguous(a_part, "pairwise's part of A");
+    detail::require_contiguous(b, "pairwise's B");
   }
 
   Communicator& comm_;

@@ -17,6 +17,7 @@
 #include "histogram/histogram_internal.hpp"
 #include "parpat/distributed.hpp"
 #include "parpat/error.hpp"
+#include "runtime/contiguous.hpp"
 
 namespace parpat {
 
@@ -44,10 +45,7 @@ Stacked stack_parts(const Array& part, Communicator& comm, const std::string& ca
         if (comm.engine() == "nccl" && part.device().backend() != Backend::cuda)
           throw_invalid("a rank of an NCCL communicator holds its part on its CUDA device, not " +
                         part.device().label());
-        if (part.ndim() == 2 && part.row_stride() != part.cols())
-          throw_invalid("each rank's part must be contiguous (it has a row stride of " +
-                        std::to_string(part.row_stride()) + " for " + std::to_string(part.cols()) +
-                        " columns)");
+        detail::require_contiguous(part, "each rank's part");
       },
       detail::signature_of(text));
   const std::int64_t length = part.shape().at(0);

@@ -12,6 +12,7 @@
 
 #include "histogram/histogram_internal.hpp"
 #include "parpat/reduce.hpp"
+#include "runtime/contiguous.hpp"
 #include "runtime/device_impl.hpp"
 #include "runtime/variant_table.hpp"
 #include "runtime/variant_tables.hpp"
@@ -107,8 +108,7 @@ void check_range(double lo, double hi) {
 }
 
 void check_input(const Array& in) {
-  if (in.ndim() == 2 && in.row_stride() != in.cols())
-    throw_invalid("histogram takes contiguous input (row stride equal to the row length)");
+  detail::require_contiguous(in, "histogram's input");
 }
 
 }  // namespace
@@ -384,6 +384,7 @@ void Histogrammer::run(const Array& in, const Buffer& counts, bool accumulate, S
     throw_invalid("histogram plan was made for another array size or dtype");
   if (counts.bytes() < static_cast<std::size_t>(p.slots()) * sizeof(std::uint64_t))
     throw_invalid("histogram counts buffer is too small (needs bins + 3 uint64)");
+  check_input(in);
   impl_->check_device(in.buffer());
   impl_->check_device(counts);
   detail::StreamScope scope(impl_->device.impl(), stream);
@@ -404,9 +405,8 @@ void Histogrammer::run(const Array& in, const Array& weights, const Buffer& sums
     throw_invalid("histogram plan was made for another array size or dtype");
   if (weights.dtype() != p.weights || weights.size() != p.n)
     throw_invalid("histogram plan was made for weights of another size or dtype");
-  if ((in.ndim() == 2 && in.row_stride() != in.cols()) ||
-      (weights.ndim() == 2 && weights.row_stride() != weights.cols()))
-    throw_invalid("histogram takes contiguous input (row stride equal to the row length)");
+  check_input(in);
+  detail::require_contiguous(weights, "histogram's weights");
   if (sums.bytes() < static_cast<std::size_t>(p.slots()) * sizeof(double))
     throw_invalid("histogram sums buffer is too small (needs bins + 3 float64)");
   impl_->check_device(in.buffer());

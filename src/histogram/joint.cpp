@@ -9,6 +9,7 @@
 #include "histogram/joint.hpp"
 #include "parpat/error.hpp"
 #include "parpat/reduce.hpp"
+#include "runtime/contiguous.hpp"
 #include "runtime/device_impl.hpp"
 
 namespace parpat {
@@ -61,8 +62,7 @@ Samples samples_of(const Array& sample) {
   if (sample.ndim() != 1 && sample.ndim() != 2)
     throw_invalid("histogramdd takes an (N, D) array of samples, got " +
                   std::to_string(sample.ndim()) + " dimensions");
-  if (sample.ndim() == 2 && sample.row_stride() != sample.cols())
-    throw_invalid("histogramdd takes contiguous samples (row stride equal to the row length)");
+  detail::require_contiguous(sample, "histogramdd's samples");
   Samples s{{sample},
             true,
             sample.ndim() == 1 ? sample.size() : sample.rows(),
@@ -80,6 +80,7 @@ Samples samples_of(const std::vector<Array>& coordinates) {
   const Array& first = coordinates.front();
   for (const Array& a : coordinates) {
     if (a.ndim() != 1) throw_invalid("histogramdd's coordinate arrays must be one-dimensional");
+    detail::require_contiguous(a, "histogramdd's coordinate arrays");
     if (a.size() != first.size())
       throw_invalid("histogramdd's coordinate arrays must have one length, got " +
                     std::to_string(first.size()) + " and " + std::to_string(a.size()));
@@ -209,6 +210,7 @@ HistogramDDResult count(const Samples& s, const Array* weights,
   const Device device = s.arrays[0].device();
   if (weights) {
     detail::check_weights(weights->dtype(), weights->shape(), {s.n});
+    detail::require_contiguous(*weights, "histogramdd's weights");
     if (&weights->device().impl() != &device.impl())
       throw_invalid("the weights must be on the samples' device");
     p.weighted = true;
@@ -346,6 +348,7 @@ void JointHistogrammer::run(const std::vector<Array>& samples, const Array& weig
   if (weights.dtype() != impl_->plan.p.weights)
     throw_invalid("joint histogram plan was made for weights of another dtype");
   detail::check_weights(weights.dtype(), weights.shape(), {s.n});
+  detail::require_contiguous(weights, "histogramdd's weights");
   if (&weights.device().impl() != &impl_->plan.device.impl())
     throw_invalid("the weights must be on the samples' device");
   impl_->check_out(out);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "pairwise/pairwise_internal.hpp"
+#include "runtime/contiguous.hpp"
 #include "runtime/device_impl.hpp"
 #include "runtime/variant_table.hpp"
 #include "runtime/variant_tables.hpp"
@@ -276,9 +277,11 @@ std::string Pairwise::program_binary() const {
 
 void Pairwise::run(const Array& a, const Array& b, const Array& c, Stream stream) {
   const auto& p = impl_->problem;
-  for (const Array* arr : {&a, &b, &c})
+  for (const Array* arr : {&a, &b, &c}) {
     if (arr->dtype() != DType::float32 || arr->ndim() != 1)
       throw_invalid("pairwise takes 1-D float32 arrays");
+    detail::require_contiguous(*arr, "pairwise's arrays");
+  }
   if (a.size() != p.x || c.size() != p.x || b.size() != p.y)
     throw_invalid("pairwise plan was made for X = " + std::to_string(p.x) +
                   ", Y = " + std::to_string(p.y) + ", not for these arrays");

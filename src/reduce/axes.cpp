@@ -65,12 +65,13 @@ struct Dim {
 
 // The input's axes without those of length 1, neighbours of one kind merged where one lies
 // inside the other.
-std::vector<Dim> merged_dims(const std::vector<std::int64_t>& shape, std::int64_t row_stride,
-                             const std::vector<int>& axes) {
-  std::vector<std::int64_t> strides(shape.size(), 1);
-  for (std::size_t d = shape.size() - 1; d > 0; --d)
-    strides[d - 1] = strides[d] * shape[d];
-  if (shape.size() == 2 && row_stride) strides[0] = row_stride;
+std::vector<Dim> merged_dims(const std::vector<std::int64_t>& shape,
+                             std::vector<std::int64_t> strides, const std::vector<int>& axes) {
+  if (strides.empty()) {
+    strides.assign(shape.size(), 1);
+    for (std::size_t d = shape.size() - 1; d > 0; --d)
+      strides[d - 1] = strides[d] * shape[d];
+  }
   std::vector<Dim> dims;
   for (std::size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 1) continue;
@@ -118,8 +119,8 @@ void plan_gather(AxesPlan& plan, const std::vector<Dim>& dims) {
 
 }  // namespace
 
-AxesPlan plan_reduce_axes(const std::vector<std::int64_t>& shape, std::int64_t row_stride,
-                          const ReduceOptions& options) {
+AxesPlan plan_reduce_axes(const std::vector<std::int64_t>& shape,
+                          const std::vector<std::int64_t>& strides, const ReduceOptions& options) {
   AxesPlan plan;
   const std::vector<int> axes = reduced_axes(static_cast<int>(shape.size()), options);
   plan.result_shape = reduce_result_shape(shape, options);
@@ -130,7 +131,7 @@ AxesPlan plan_reduce_axes(const std::vector<std::int64_t>& shape, std::int64_t r
     set_problem(plan, Axis::rows, plan.outputs, plan.extent, plan.extent);
     return plan;
   }
-  const std::vector<Dim> dims = merged_dims(shape, row_stride, axes);
+  const std::vector<Dim> dims = merged_dims(shape, strides, axes);
   if (dims.empty()) {  // a single element
     set_problem(plan, Axis::all, 1, 1, 1);
   } else if (dims.size() == 1 && dims[0].stride == 1) {
@@ -138,7 +139,7 @@ AxesPlan plan_reduce_axes(const std::vector<std::int64_t>& shape, std::int64_t r
       set_problem(plan, Axis::all, 1, dims[0].size, dims[0].size);
     else
       set_problem(plan, Axis::cols, 1, dims[0].size, dims[0].size);
-  } else if (dims.size() == 1) {  // the column of a 2-D input with a row stride: rows of one
+  } else if (dims.size() == 1 && dims[0].stride > 0) {  // rows of one element, a stride apart
     if (dims[0].reduced)
       set_problem(plan, Axis::all, dims[0].size, 1, dims[0].stride);
     else

@@ -1,5 +1,6 @@
 // Reduce dispatch: names, result types, the variant registry of every backend built in, and the
 // portable entry points, which handle empty extents themselves so kernels never see them.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -203,6 +204,22 @@ void write_statistics(const Moments* moments, ReduceOp op, double ddof, DType re
   });
 }
 
+std::vector<std::int64_t> checked_strides(const std::vector<std::int64_t>& shape,
+                                          std::vector<std::int64_t> strides) {
+  if (strides.size() != shape.size())
+    throw_invalid("reduce takes one stride per axis: " + std::to_string(strides.size()) +
+                  " strides for " + std::to_string(shape.size()) + " axes");
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (strides[d] < 0)
+      throw_invalid("reduce takes non-negative strides, axis " + std::to_string(d) + " has " +
+                    std::to_string(strides[d]));
+    if (shape[d] == 1) strides[d] = 0;
+  }
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end())  // no element is reached
+    std::fill(strides.begin(), strides.end(), 0);
+  return strides;
+}
+
 void check_nan_arg_found(ReduceOp op, const std::vector<std::int64_t>& indices) {
   if (op != ReduceOp::nanargmin && op != ReduceOp::nanargmax) return;
   for (std::int64_t i : indices)
@@ -215,7 +232,7 @@ void check_nan_arg_found(ReduceOp op, const std::vector<std::int64_t>& indices) 
 struct Reducer::Impl {
   Device device;
   std::vector<std::int64_t> input_shape;
-  std::int64_t input_row_stride = 0;
+  std::vector<std::int64_t> input_strides;  // in elements, as Array::strides()
   detail::AxesPlan axes;
   detail::ReduceShape shape;                     // the 2-D problem the kernel reduces
   std::unique_ptr<detail::ReduceKernel> kernel;  // null when the extent or the result is empty
@@ -226,13 +243,16 @@ struct Reducer::Impl {
 
 Reducer::Reducer(const Device& device, DType dtype, std::vector<std::int64_t> shape,
                  std::int64_t row_stride, const ReduceOptions& options)
-    : impl_(new Impl{device, shape, 0, {}, {}, nullptr, {}, nullptr, {}}) {
+    : Reducer(device, dtype, shape, c_order_strides(shape, row_stride), options) {}
+
+Reducer::Reducer(const Device& device, DType dtype, std::vector<std::int64_t> shape,
+                 std::vector<std::int64_t> strides, const ReduceOptions& options)
+    : impl_(new Impl{device, shape, {}, {}, {}, nullptr, {}, nullptr, {}}) {
   if (shape.empty()) throw_invalid("reduce takes arrays of at least one dimension, got 0-D");
-  if (shape.size() == 2 && row_stride == shape[1]) row_stride = 0;
-  impl_->input_row_stride = shape.size() == 2 ? row_stride : 0;
+  impl_->input_strides = detail::checked_strides(shape, std::move(strides));
   detail::check_ddof(options.ddof);
   const detail::AxesPlan& plan = impl_->axes =
-      detail::plan_reduce_axes(shape, impl_->input_row_stride, options);
+      detail::plan_reduce_axes(shape, impl_->input_strides, options);
   auto& s = impl_->shape;
   s.dtype = dtype;
   s.op = options.op;
@@ -270,10 +290,8 @@ DType Reducer::result_dtype() const {
 
 void Reducer::run(const Array& in, const Buffer& values, const Buffer& indices, Stream stream) {
   const auto& s = impl_->shape;
-  const std::int64_t in_row_stride =
-      in.ndim() == 2 && in.row_stride() != in.cols() ? in.row_stride() : 0;
   if (in.dtype() != s.dtype || in.shape() != impl_->input_shape ||
-      in_row_stride != impl_->input_row_stride)
+      detail::checked_strides(in.shape(), in.strides()) != impl_->input_strides)
     throw_invalid("reducer was made for another array shape or dtype");
   if (&in.buffer().device().impl() != &impl_->device.impl() ||
       &values.device().impl() != &impl_->device.impl() ||
@@ -301,7 +319,7 @@ void Reducer::run(const Array& in, const Buffer& values, const Buffer& indices, 
 
 ReduceResult reduce(const Array& in, const ReduceOptions& options) {
   Device device = in.device();
-  Reducer reducer(device, in.dtype(), in.shape(), in.row_stride(), options);
+  Reducer reducer(device, in.dtype(), in.shape(), in.strides(), options);
   ReduceResult result;
   result.dtype = reducer.result_dtype();
   result.shape = reducer.result_shape();

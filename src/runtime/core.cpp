@@ -216,6 +216,41 @@ Array Array::view(const Buffer& buffer, DType dtype, std::vector<std::int64_t> s
   return a;
 }
 
+Array Array::strided_view(const Buffer& buffer, DType dtype, std::vector<std::int64_t> shape,
+                          std::vector<std::int64_t> strides) {
+  check_shape(shape, 0);
+  if (strides.size() != shape.size())
+    throw_invalid("a strided view takes one stride per axis: " + std::to_string(strides.size()) +
+                  " strides for " + std::to_string(shape.size()) + " axes");
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) strides[d] = 0;  // any stride: it is never stepped
+    if (strides[d] < 0)
+      throw_invalid("a strided view takes non-negative strides, axis " + std::to_string(d) +
+                    " has " + std::to_string(strides[d]));
+  }
+  // Layouts the other constructors describe become such arrays.
+  bool c_order = true;
+  std::int64_t elements = 1;
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    c_order &= shape[d] == 1 || strides[d] == elements;
+    elements *= shape[d];
+  }
+  if (c_order || elements == 0) return view(buffer, dtype, std::move(shape));
+  if (shape.size() == 2 && (shape[1] == 1 || strides[1] == 1) && strides[0] >= shape[1])
+    return view(buffer, dtype, std::move(shape), strides[0]);
+  Array a;
+  a.dtype_ = dtype;
+  a.shape_ = std::move(shape);
+  a.row_stride_ = a.cols();
+  a.strides_ = std::move(strides);
+  const auto need = static_cast<std::size_t>(a.storage_elements()) * dtype_size(dtype);
+  if (buffer.bytes() < need)
+    throw_invalid("strided view needs " + std::to_string(need) + " bytes, the buffer holds " +
+                  std::to_string(buffer.bytes()));
+  a.buffer_ = buffer;
+  return a;
+}
+
 Array Array::from_host(const Device& device, DType dtype, std::vector<std::int64_t> shape,
                        const void* host, std::int64_t row_stride) {
   Array a(device, dtype, std::move(shape), row_stride);
@@ -232,7 +267,28 @@ std::int64_t Array::rows() const {
 
 std::int64_t Array::storage_elements() const {
   if (rows() == 0 || cols() == 0) return 0;
-  return (rows() - 1) * row_stride_ + cols();
+  if (strides_.empty()) return (rows() - 1) * row_stride_ + cols();
+  std::int64_t reach = 1;
+  for (std::size_t d = 0; d < shape_.size(); ++d)
+    reach += (shape_[d] - 1) * strides_[d];
+  return reach;
+}
+
+std::vector<std::int64_t> c_order_strides(const std::vector<std::int64_t>& shape,
+                                          std::int64_t row_stride) {
+  std::vector<std::int64_t> s(shape.size(), 1);
+  for (std::size_t d = shape.size(); d-- > 1;)
+    s[d - 1] = s[d] * shape[d];
+  if (shape.size() == 2 && row_stride) s[0] = row_stride;
+  return s;
+}
+
+std::vector<std::int64_t> Array::strides() const {
+  return strides_.empty() ? c_order_strides(shape_, row_stride_) : strides_;
+}
+
+bool Array::contiguous() const {
+  return strides_.empty() && (rows() <= 1 || row_stride_ == cols());
 }
 
 void Array::upload(const void* host) {
