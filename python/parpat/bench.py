@@ -200,7 +200,27 @@ def gpu_cases(table, reps, pairs):
             [("torch.nanmean", lambda: torch.nanmean(x))]
             + ([("cupy.nanmean", lambda: cupy.nanmean(xc))] if cupy is not None else [])
             + [("parpat.nanmean", lambda: parpat.nanmean(x))])
-    del x, xc
+    # Views read without a copy: a step (in place), a step of the innermost axis (gathered on
+    # the device first), negative steps (CuPy; read as the array under them).
+    steps, xc_steps = x[::2], xc[::2] if cupy is not None else None
+    compare("sum float32 x[::2] of 2^28",
+            [("torch.sum", lambda: torch.sum(steps))]
+            + ([("cupy.sum", lambda: cupy.sum(xc_steps))] if cupy is not None else [])
+            + [("parpat.sum", lambda: parpat.sum(steps))])
+    cols, xc_cols = x.view(1 << 14, 1 << 14)[:, ::2], None
+    if cupy is not None:
+        xc_cols = xc.reshape(1 << 14, 1 << 14)[:, ::2]
+    compare("sum float32 axis 1 of x[:, ::2], x of 2^14 × 2^14",
+            [("torch.sum", lambda: torch.sum(cols, dim=1))]
+            + ([("cupy.sum", lambda: cupy.sum(xc_cols, axis=1))] if cupy is not None else [])
+            + [("parpat.sum", lambda: parpat.sum(cols, axis=1))])
+    if cupy is not None:
+        backwards = xc[::-1]
+        compare("sum float32 x[::-1] of 2^28 (CuPy)",
+                [("cupy.sum", lambda: cupy.sum(backwards)),
+                 ("parpat.sum", lambda: parpat.sum(backwards))])
+        del backwards
+    del x, xc, steps, xc_steps, cols, xc_cols
 
     xy = torch.rand((2, 1 << pairs), device="cuda")
     x, y = xy[0], xy[1]
