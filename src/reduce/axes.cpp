@@ -139,11 +139,6 @@ AxesPlan plan_reduce_axes(const std::vector<std::int64_t>& shape,
       set_problem(plan, Axis::all, 1, dims[0].size, dims[0].size);
     else
       set_problem(plan, Axis::cols, 1, dims[0].size, dims[0].size);
-  } else if (dims.size() == 1 && dims[0].stride > 0) {  // rows of one element, a stride apart
-    if (dims[0].reduced)
-      set_problem(plan, Axis::all, dims[0].size, 1, dims[0].stride);
-    else
-      set_problem(plan, Axis::rows, dims[0].size, 1, dims[0].stride);
   } else if (dims.size() == 2 && dims[1].stride == 1 && dims[0].stride >= dims[1].size &&
              (dims[0].reduced || dims[1].reduced)) {
     const Axis axis = dims[0].reduced == dims[1].reduced ? Axis::all

@@ -4,14 +4,13 @@
 // laid out one inside the other) merge into one. What remains is
 //   [R]      → all                 [K, R] → rows of K × R        [R, K] → cols of R × K
 //   [K]      → cols of 1 × K (each element its own output)
-// and a lone axis of stride s > 1 (a column of a 2-D input with a row stride, a 1-D view with a
-// step) → all, or rows, of rows of one element s apart; all on the input itself, with no copy.
-// Anything else ([K1, R, K2], [R1, K, R2], an innermost axis of stride ≠ 1, rows that overlap, a
-// broadcast axis of stride 0) is first gathered on the device into a dense copy whose reduced axes
-// sit together: [reduced..., kept...] reduced along cols when the innermost axis is kept, else
-// [kept..., reduced...] along rows, so the innermost axis stays innermost and the gather reads and
-// writes it in order. Arg ops reduce one axis, which stays one axis in every form, so their index
-// counts along it.
+// all on the input itself, with no copy. Anything else ([K1, R, K2], [R1, K, R2], an innermost
+// axis of stride ≠ 1 such as a 1-D step or a column of a 2-D input with a row stride, rows that
+// overlap, a broadcast axis of stride 0) is first gathered on the device into a dense copy whose
+// reduced axes sit together: [reduced..., kept...] reduced along cols when the innermost axis is
+// kept, else [kept..., reduced...] along rows, so the innermost axis stays innermost and the gather
+// reads and writes it in order. Arg ops reduce one axis, which stays one axis in every form, so
+// their index counts along it.
 #pragma once
 
 #include <cstdint>
