@@ -111,8 +111,10 @@ void plan_gather(AxesPlan& plan, const std::vector<Dim>& dims) {
         plan.gather.shape[k] = d.size;
         plan.gather.strides[k] = d.stride;
       }
-  if (kept_inside)
+  if (kept_inside)  // (a view of kept axes alone: each element its own output, 1 × outputs)
     set_problem(plan, Axis::cols, plan.extent, plan.outputs, plan.outputs);
+  else if (plan.outputs == 1)  // a view of reduced axes alone (x[::2]): one output
+    set_problem(plan, Axis::all, 1, plan.extent, plan.extent);
   else
     set_problem(plan, Axis::rows, plan.outputs, plan.extent, plan.extent);
 }
