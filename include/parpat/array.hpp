@@ -101,6 +101,8 @@ class Array {
   Device device() const { return buffer_.device(); }
 
  private:
+  void attach(const Buffer& buffer);  // as the view's memory, when it holds storage_elements()
+
   Buffer buffer_;
   DType dtype_ = DType::float32;
   std::vector<std::int64_t> shape_;

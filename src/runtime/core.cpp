@@ -208,12 +208,16 @@ Array Array::view(const Buffer& buffer, DType dtype, std::vector<std::int64_t> s
   a.dtype_ = dtype;
   a.shape_ = std::move(shape);
   a.row_stride_ = row_stride ? row_stride : a.cols();
-  const auto need = static_cast<std::size_t>(a.storage_elements()) * dtype_size(dtype);
+  a.attach(buffer);
+  return a;
+}
+
+void Array::attach(const Buffer& buffer) {
+  const auto need = static_cast<std::size_t>(storage_elements()) * dtype_size(dtype_);
   if (buffer.bytes() < need)
     throw_invalid("array view needs " + std::to_string(need) + " bytes, the buffer holds " +
                   std::to_string(buffer.bytes()));
-  a.buffer_ = buffer;
-  return a;
+  buffer_ = buffer;
 }
 
 Array Array::strided_view(const Buffer& buffer, DType dtype, std::vector<std::int64_t> shape,
@@ -243,11 +247,7 @@ Array Array::strided_view(const Buffer& buffer, DType dtype, std::vector<std::in
   a.shape_ = std::move(shape);
   a.row_stride_ = a.cols();
   a.strides_ = std::move(strides);
-  const auto need = static_cast<std::size_t>(a.storage_elements()) * dtype_size(dtype);
-  if (buffer.bytes() < need)
-    throw_invalid("strided view needs " + std::to_string(need) + " bytes, the buffer holds " +
-                  std::to_string(buffer.bytes()));
-  a.buffer_ = buffer;
+  a.attach(buffer);
   return a;
 }
 
