@@ -1,6 +1,5 @@
 // Reduce dispatch: names, result types, the variant registry of every backend built in, and the
 // portable entry points, which handle empty extents themselves so kernels never see them.
-#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -12,6 +11,7 @@
 #include "reduce/axes.hpp"
 #include "reduce/reduce_internal.hpp"
 #include "reduce/reduce_ops.hpp"
+#include "runtime/contiguous.hpp"
 #include "runtime/device_impl.hpp"
 #include "runtime/names.hpp"
 #include "runtime/variant_table.hpp"
@@ -202,22 +202,6 @@ void write_statistics(const Moments* moments, ReduceOp op, double ddof, DType re
         static_cast<R*>(values)[o] = static_cast<R>(finish_moments(moments[o], stat, ddof, nan_op));
     }
   });
-}
-
-std::vector<std::int64_t> checked_strides(const std::vector<std::int64_t>& shape,
-                                          std::vector<std::int64_t> strides) {
-  if (strides.size() != shape.size())
-    throw_invalid("reduce takes one stride per axis: " + std::to_string(strides.size()) +
-                  " strides for " + std::to_string(shape.size()) + " axes");
-  for (std::size_t d = 0; d < shape.size(); ++d) {
-    if (strides[d] < 0)
-      throw_invalid("reduce takes non-negative strides, axis " + std::to_string(d) + " has " +
-                    std::to_string(strides[d]));
-    if (shape[d] == 1) strides[d] = 0;
-  }
-  if (std::find(shape.begin(), shape.end(), 0) != shape.end())  // no element is reached
-    std::fill(strides.begin(), strides.end(), 0);
-  return strides;
 }
 
 void check_nan_arg_found(ReduceOp op, const std::vector<std::int64_t>& indices) {

@@ -77,11 +77,6 @@ void write_statistics(const Moments* moments, ReduceOp op, double ddof, DType re
                       std::int64_t outputs, void* values);
 // nanargmin / nanargmax of an all-NaN extent (index INT64_MAX): numpy's error.
 void check_nan_arg_found(ReduceOp op, const std::vector<std::int64_t>& indices);
-// `strides` (in elements, one per axis of `shape`) checked (the count, none negative), with the
-// stride of each axis of length 1 (of every axis, when one has length 0) set to 0: equal
-// layouts give equal vectors.
-std::vector<std::int64_t> checked_strides(const std::vector<std::int64_t>& shape,
-                                          std::vector<std::int64_t> strides);
 
 // The CPU reference: float64 / 64-bit accumulation, compensated float sums, written for
 // clarity. `values` receives outputs() elements of the result dtype, `indices` (arg ops) as

@@ -1,7 +1,10 @@
-// The layout the patterns other than reduce read: dense C order (Array::contiguous).
+// Array layouts: the one the patterns other than reduce read (dense C order,
+// Array::contiguous), and element strides checked once for strided views and reduce's plans.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "parpat/array.hpp"
 #include "parpat/error.hpp"
@@ -15,5 +18,11 @@ inline void require_contiguous(const Array& a, const std::string& what) {
     throw_invalid(what + " must be contiguous (C order, no gaps between rows; of the patterns, " +
                   "only reduce reads strided views)");
 }
+
+// `strides` (in elements, one per axis of `shape`) checked (the count, none negative), with the
+// stride of each axis of length 1 (of every axis, when one has length 0) set to 0: equal
+// layouts give equal vectors. Throws Error(invalid_argument) otherwise.
+std::vector<std::int64_t> checked_strides(const std::vector<std::int64_t>& shape,
+                                          std::vector<std::int64_t> strides);
 
 }  // namespace parpat::detail

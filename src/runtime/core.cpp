@@ -10,6 +10,7 @@
 #include "parpat/dtype.hpp"
 #include "parpat/error.hpp"
 #include "runtime/backends.hpp"
+#include "runtime/contiguous.hpp"
 #include "runtime/device_impl.hpp"
 #include "runtime/names.hpp"
 
@@ -212,6 +213,26 @@ Array Array::view(const Buffer& buffer, DType dtype, std::vector<std::int64_t> s
   return a;
 }
 
+namespace detail {
+
+std::vector<std::int64_t> checked_strides(const std::vector<std::int64_t>& shape,
+                                          std::vector<std::int64_t> strides) {
+  if (strides.size() != shape.size())
+    throw_invalid("strided arrays take one stride per axis: " + std::to_string(strides.size()) +
+                  " strides for " + std::to_string(shape.size()) + " axes");
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (strides[d] < 0)
+      throw_invalid("strided arrays take non-negative strides, axis " + std::to_string(d) +
+                    " has " + std::to_string(strides[d]));
+    if (shape[d] == 1) strides[d] = 0;  // any stride: the axis is never stepped
+  }
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end())  // no element is reached
+    std::fill(strides.begin(), strides.end(), 0);
+  return strides;
+}
+
+}  // namespace detail
+
 void Array::attach(const Buffer& buffer) {
   const auto need = static_cast<std::size_t>(storage_elements()) * dtype_size(dtype_);
   if (buffer.bytes() < need)
@@ -223,15 +244,7 @@ void Array::attach(const Buffer& buffer) {
 Array Array::strided_view(const Buffer& buffer, DType dtype, std::vector<std::int64_t> shape,
                           std::vector<std::int64_t> strides) {
   check_shape(shape, 0);
-  if (strides.size() != shape.size())
-    throw_invalid("a strided view takes one stride per axis: " + std::to_string(strides.size()) +
-                  " strides for " + std::to_string(shape.size()) + " axes");
-  for (std::size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1) strides[d] = 0;  // any stride: it is never stepped
-    if (strides[d] < 0)
-      throw_invalid("a strided view takes non-negative strides, axis " + std::to_string(d) +
-                    " has " + std::to_string(strides[d]));
-  }
+  strides = detail::checked_strides(shape, std::move(strides));
   // Layouts the other constructors describe become such arrays.
   bool c_order = true;
   std::int64_t elements = 1;
