@@ -17,6 +17,7 @@
 #include "parpat/error.hpp"
 #include "parpat/reduce.hpp"
 #include "parpat/stream.hpp"
+#include "reduce/axes.hpp"
 #include "reduce/reduce_internal.hpp"
 #include "reduce/verify.hpp"
 #include "test_support.hpp"
@@ -383,6 +384,70 @@ TEST_P(ReduceAxesTest, StridedViews) {
         if (HasFailure()) return;
       }
   }
+}
+
+// Views whose innermost elements are a step apart, long enough for every way a variant that
+// reads steps in place folds them (a thread, a warp or a block per row; columns; one block or a
+// grid over a 1-D step): exact sums of small integers, first indices, moments and NaN rules.
+TEST_P(ReduceAxesTest, SteppedViewsOfEverySize) {
+  std::mt19937_64 rng(run_seed() + 6);
+  struct View {
+    Shape shape, strides;
+    std::optional<std::vector<int>> axes;
+  };
+  const std::vector<View> views = {{{1}, {2}, std::nullopt},
+                                   {{37}, {2}, std::nullopt},
+                                   {{5000}, {3}, std::nullopt},
+                                   {{70001}, {2}, std::nullopt},
+                                   {{9000}, {33}, std::vector{0}},
+                                   {{3, 7}, {19, 2}, std::vector{1}},
+                                   {{70, 300}, {605, 2}, std::vector{-1}},
+                                   {{5, 5000}, {15001, 3}, std::vector{1}},
+                                   {{4, 3, 500}, {3000, 1000, 2}, std::vector{1, 2}},
+                                   {{300}, {3}, std::vector<int>{}},
+                                   {{70, 300}, {605, 2}, std::vector{0}},
+                                   {{5000, 3}, {8, 3}, std::vector{0}}};
+  for (DType t : {DType::float32, DType::int8, DType::float64}) {
+    for (const View& v : views) {
+      std::int64_t reach = 1;
+      for (std::size_t d = 0; d < v.shape.size(); ++d)
+        reach += (v.shape[d] - 1) * v.strides[d];
+      const auto host = random_input(t, reach + 1, rng, false, t == DType::float32 ? 7 : 0);
+      for (ReduceOp op : {ReduceOp::sum, ReduceOp::argmax, ReduceOp::var, ReduceOp::nanmin,
+                          ReduceOp::count_nonzero}) {
+        if (is_arg_op(op) && v.axes && v.axes->size() != 1) continue;
+        check(t, op, v.shape, v.axes, false, host, v.strides);
+        if (HasFailure()) return;
+      }
+    }
+  }
+}
+
+// A variant that reads steps is planned to: a 1-D step as one row (axis all), rows of a step
+// as rows or columns, each without a gather; other variants gather those views.
+TEST(ReduceAxesPlan, StepsAreReadInPlaceWhereTheVariantCan) {
+  ReduceOptions o{ReduceOp::sum, Axis::all, ""};
+  detail::AxesPlan p = detail::plan_reduce_axes({1000}, {3}, o, true);
+  EXPECT_FALSE(p.gathers);
+  EXPECT_EQ(p.axis, Axis::all);
+  EXPECT_EQ(p.cols, 1000);
+  EXPECT_EQ(p.col_step, 3);
+  EXPECT_TRUE(detail::plan_reduce_axes({1000}, {3}, o, false).gathers);
+  o.axes = std::vector<int>{-1};
+  p = detail::plan_reduce_axes({4, 3, 500}, {3000, 1000, 2}, o, true);  // rows of (12, 500)
+  EXPECT_FALSE(p.gathers);
+  EXPECT_EQ(p.axis, Axis::rows);
+  EXPECT_EQ(p.rows, 12);
+  EXPECT_EQ(p.cols, 500);
+  EXPECT_EQ(p.row_stride, 1000);
+  EXPECT_EQ(p.col_step, 2);
+  o.axes = std::vector<int>{0};
+  p = detail::plan_reduce_axes({70, 300}, {605, 2}, o, true);  // columns of a step
+  EXPECT_FALSE(p.gathers);
+  EXPECT_EQ(p.axis, Axis::cols);
+  EXPECT_EQ(p.col_step, 2);
+  o.axes = std::vector<int>{1, 2};  // a step of both kinds of axis is gathered
+  EXPECT_TRUE(detail::plan_reduce_axes({70, 30, 10}, {905, 21, 2}, o, true).gathers);
 }
 
 // A Reducer with a gather is reused: each run gathers its input afresh.

@@ -122,7 +122,8 @@ void plan_gather(AxesPlan& plan, const std::vector<Dim>& dims) {
 }  // namespace
 
 AxesPlan plan_reduce_axes(const std::vector<std::int64_t>& shape,
-                          const std::vector<std::int64_t>& strides, const ReduceOptions& options) {
+                          const std::vector<std::int64_t>& strides, const ReduceOptions& options,
+                          bool read_steps) {
   AxesPlan plan;
   const std::vector<int> axes = reduced_axes(static_cast<int>(shape.size()), options);
   plan.result_shape = reduce_result_shape(shape, options);
@@ -147,6 +148,14 @@ AxesPlan plan_reduce_axes(const std::vector<std::int64_t>& shape,
                       : dims[1].reduced                  ? Axis::rows
                                                          : Axis::cols;
     set_problem(plan, axis, dims[0].size, dims[1].size, dims[0].stride);
+  } else if (read_steps && dims.size() == 1) {  // x[::s]
+    set_problem(plan, dims[0].reduced ? Axis::all : Axis::cols, 1, dims[0].size, dims[0].size);
+    plan.col_step = dims[0].stride;
+  } else if (read_steps && dims.size() == 2 && dims[0].reduced != dims[1].reduced &&
+             dims[1].stride != 1) {  // x[:, ::s] along either axis
+    set_problem(plan, dims[1].reduced ? Axis::rows : Axis::cols, dims[0].size, dims[1].size,
+                dims[0].stride);
+    plan.col_step = dims[1].stride;
   } else {
     plan_gather(plan, dims);
   }

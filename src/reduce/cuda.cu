@@ -26,6 +26,8 @@
 //               Rows (numpy axis=1) use a thread, a warp or a block per row by row length;
 //               columns (axis=0) give each thread a 16-byte strip of columns over a chunk of
 //               rows, and the last chunk of a column strip to finish folds the chunks in order.
+//               Strided views whose elements are a step apart (a 1-D step, or rows of a step)
+//               are read in place with scalar loads, kFastUnroll in flight per thread.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -56,8 +58,9 @@ std::unique_ptr<ReduceKernel> make(const Device& d, const ReduceShape& s) {
 bool all_axis_only(const ReduceShape& s, const DeviceInfo&) {
   return s.axis == Axis::all && is_basic_reduce_op(s.op);
 }
-bool everything(const ReduceShape&, const DeviceInfo&) {
-  return true;
+// fast reads steps along rows and columns, and along one row (axis all).
+bool fast_supports(const ReduceShape& s, const DeviceInfo&) {
+  return s.col_step == 1 || s.axis != Axis::all || s.rows == 1;
 }
 
 // Atomics need an accumulator of 4 or 8 bytes and an op without an index.
@@ -106,7 +109,7 @@ std::vector<ReduceVariant> cuda_reduce_variants() {
                      params_of<ReduceFastPolicy>({"blocks_per_cu", "single_block_bytes",
                                                   "small_block", "small_items", "cluster_bytes"}),
                  ""),
-       everything, make<CudaReduceVariant::fast>},
+       fast_supports, make<CudaReduceVariant::fast>, true},
   };
 }
 

@@ -131,7 +131,7 @@ std::optional<Statistic> statistic_of(ReduceOp op) {
 std::unique_ptr<ReduceKernel> make_reduce_kernel(const Device& device, const ReduceShape& s,
                                                  const std::string& name) {
   const auto& variant = find_reduce_variant(device.backend(), name);
-  if (!variant.supports(s, device.info())) {
+  if (!variant.supports(s, device.info()) || (s.col_step != 1 && !variant.reads_steps)) {
     throw Error(ErrorKind::unsupported,
                 "variant " + name + " on " + backend_name(device.backend()) + " does not cover " +
                     reduce_op_name(s.op) + " of " + dtype_name(s.dtype) + " along axis " +
@@ -213,6 +213,25 @@ void check_nan_arg_found(ReduceOp op, const std::vector<std::int64_t>& indices) 
 
 }  // namespace detail
 
+namespace {
+
+// The 2-D problem of `plan` for the kernels.
+detail::ReduceShape problem_of(const detail::AxesPlan& plan, DType dtype,
+                               const ReduceOptions& options) {
+  detail::ReduceShape s;
+  s.dtype = dtype;
+  s.op = options.op;
+  s.axis = plan.axis;
+  s.rows = plan.rows;
+  s.cols = plan.cols;
+  s.row_stride = plan.row_stride;
+  s.col_step = plan.col_step;
+  s.ddof = options.ddof;
+  return s;
+}
+
+}  // namespace
+
 struct Reducer::Impl {
   Device device;
   std::vector<std::int64_t> input_shape;
@@ -235,17 +254,15 @@ Reducer::Reducer(const Device& device, DType dtype, std::vector<std::int64_t> sh
   if (shape.empty()) throw_invalid("reduce takes arrays of at least one dimension, got 0-D");
   impl_->input_strides = detail::checked_strides(shape, std::move(strides));
   detail::check_ddof(options.ddof);
-  const detail::AxesPlan& plan = impl_->axes =
-      detail::plan_reduce_axes(shape, impl_->input_strides, options);
+  const auto& variant = detail::find_reduce_variant(device.backend(), options.variant);
   auto& s = impl_->shape;
-  s.dtype = dtype;
-  s.op = options.op;
-  s.axis = plan.axis;
-  s.rows = plan.rows;
-  s.cols = plan.cols;
-  s.row_stride = plan.row_stride;
-  s.ddof = options.ddof;
-  detail::find_reduce_variant(device.backend(), options.variant);  // an unknown name throws
+  const detail::AxesPlan& plan = impl_->axes =
+      detail::plan_reduce_axes(shape, impl_->input_strides, options, variant.reads_steps);
+  s = problem_of(plan, dtype, options);
+  if (s.col_step != 1 && !variant.supports(s, device.info())) {  // gathered after all
+    impl_->axes = detail::plan_reduce_axes(shape, impl_->input_strides, options, false);
+    s = problem_of(plan, dtype, options);
+  }
   if (plan.outputs == 0) return;  // e.g. axis rows of a 0 × n array: an empty result
   if (plan.extent == 0) {
     impl_->identity_values = detail::empty_reduce_values(dtype, options.op, plan.outputs);

@@ -20,6 +20,9 @@ struct ReduceShape {
   std::int64_t rows = 1, cols = 0, row_stride = 0;
   double ddof = 0;           // var and std
   bool raw_moments = false;  // moment ops: write Moments, not the statistic (streamed chunks)
+  // Elements between neighbours of a row: > 1 for strided views read in place, which only a
+  // variant that reads_steps is given (axis all of one row, or axis rows).
+  std::int64_t col_step = 1;
 
   std::int64_t size() const { return rows * cols; }
   std::int64_t outputs() const { return axis == Axis::all ? 1 : axis == Axis::rows ? rows : cols; }
@@ -27,7 +30,7 @@ struct ReduceShape {
   std::int64_t extent() const {
     return axis == Axis::all ? size() : axis == Axis::rows ? cols : rows;
   }
-  bool contiguous() const { return rows <= 1 || row_stride == cols; }
+  bool contiguous() const { return col_step == 1 && (rows <= 1 || row_stride == cols); }
 };
 
 // One variant bound to one shape on one device; construction sizes its workspace once.
@@ -43,6 +46,7 @@ struct ReduceVariant {
   VariantInfo info;
   bool (*supports)(const ReduceShape& shape, const DeviceInfo& device);
   std::unique_ptr<ReduceKernel> (*make)(const Device& device, const ReduceShape& shape);
+  bool reads_steps = false;  // takes shapes with col_step > 1 (where `supports` says so)
 };
 
 std::vector<ReduceVariant> cpu_reduce_variants();

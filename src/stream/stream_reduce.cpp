@@ -388,9 +388,9 @@ StreamedReduce streamed_reduce(const std::vector<std::int64_t>& shape,
                                std::vector<ReduceOptions> ops) {
   for (const auto& o : ops) {  // every op's axes are checked; they share the first one's plan
     check_ddof(o.ddof);
-    plan_reduce_axes(shape, {}, o);
+    plan_reduce_axes(shape, {}, o, false);
   }
-  const AxesPlan plan = plan_reduce_axes(shape, {}, ops.front());
+  const AxesPlan plan = plan_reduce_axes(shape, {}, ops.front(), false);
   StreamedReduce out;
   out.result_shape = plan.result_shape;
   out.streams = !plan.gathers;

@@ -46,6 +46,8 @@ class FastReduce final : public CudaReduce<T, Op> {
       if (s.contiguous()) {
         plan_ = fast_plan<T, Op>(policy, info, s.size());
         plan_for_device<T, Op>(plan_, policy, s.size(), this->cuda_.ordinal());
+      } else if (s.col_step != 1) {
+        plan_.grid = stepped_grid(info, policy.blocks_per_cu, s.cols);
       } else
         plan_.grid = static_cast<int>(std::clamp<std::int64_t>(s.rows, 1, info.compute_units * 4));
       partials_ = Buffer(d, plan_.grid * sizeof(Acc));
@@ -53,7 +55,7 @@ class FastReduce final : public CudaReduce<T, Op> {
     } else if (s.axis == Axis::rows) {
       rows_grid_ = rows_grid(info, policy.rows_blocks_per_cu, s.rows);
     } else if (s.axis == Axis::cols) {
-      bool vec = (s.row_stride * sizeof(T)) % 16 == 0;
+      bool vec = s.col_step == 1 && (s.row_stride * sizeof(T)) % 16 == 0;
       width_ = vec ? V : 1;
       col_tiles_ = ceil_div(s.cols, static_cast<std::int64_t>(kColsBlock) * width_);
       std::int64_t fill = static_cast<std::int64_t>(info.compute_units) * 8;
@@ -98,6 +100,10 @@ class FastReduce final : public CudaReduce<T, Op> {
         auto addr = reinterpret_cast<std::uintptr_t>(x);
         std::int64_t head = std::min<std::int64_t>(s.size(), ((16 - addr % 16) % 16) / sizeof(T));
         launch_fast_all<T, Op>(plan_, stream, x, s.size(), head, partials, counter, out, idx);
+      } else if (s.col_step != 1) {
+        fast_all_stepped<T, Op><<<plan_.grid, kFastBlock, 0, stream>>>(x, s.cols, s.col_step,
+                                                                       partials, counter, out, idx);
+        check_launch("fast_all_stepped");
       } else {
         fast_all_strided<T, Op, kFastBlock><<<plan_.grid, kFastBlock, 0, stream>>>(
             x, s.rows, s.cols, s.row_stride, partials, counter, out, idx);
@@ -105,23 +111,23 @@ class FastReduce final : public CudaReduce<T, Op> {
       }
     } else if (s.axis == Axis::rows) {
       if (s.cols <= 32) {
-        rows_by_thread<T, Op>
-            <<<ceil_div(s.rows, 256), 256, 0, stream>>>(x, s.rows, s.cols, s.row_stride, out, idx);
+        rows_by_thread<T, Op><<<ceil_div(s.rows, 256), 256, 0, stream>>>(
+            x, s.rows, s.cols, s.row_stride, s.col_step, out, idx);
         check_launch("rows_by_thread");
       } else if (s.cols <= 2048) {
         rows_by_warp<T, Op><<<ceil_div(s.rows * kWarp, 256), 256, 0, stream>>>(
-            x, s.rows, s.cols, s.row_stride, out, idx);
+            x, s.rows, s.cols, s.row_stride, s.col_step, out, idx);
         check_launch("rows_by_warp");
       } else {
         int grid = rows_grid_;
-        bool vec =
-            reinterpret_cast<std::uintptr_t>(x) % 16 == 0 && (s.row_stride * sizeof(T)) % 16 == 0;
+        bool vec = s.col_step == 1 && reinterpret_cast<std::uintptr_t>(x) % 16 == 0 &&
+                   (s.row_stride * sizeof(T)) % 16 == 0;
         if (vec) {
-          rows_by_block<T, Op, kRowsBlock, true>
-              <<<grid, kRowsBlock, 0, stream>>>(x, s.rows, s.cols, s.row_stride, out, idx);
+          rows_by_block<T, Op, kRowsBlock, true><<<grid, kRowsBlock, 0, stream>>>(
+              x, s.rows, s.cols, s.row_stride, s.col_step, out, idx);
         } else {
-          rows_by_block<T, Op, kRowsBlock, false>
-              <<<grid, kRowsBlock, 0, stream>>>(x, s.rows, s.cols, s.row_stride, out, idx);
+          rows_by_block<T, Op, kRowsBlock, false><<<grid, kRowsBlock, 0, stream>>>(
+              x, s.rows, s.cols, s.row_stride, s.col_step, out, idx);
         }
         check_launch("rows_by_block");
       }
@@ -132,12 +138,12 @@ class FastReduce final : public CudaReduce<T, Op> {
       bool aligned = reinterpret_cast<std::uintptr_t>(x) % 16 == 0;
       if (width_ == V && aligned) {
         cols_chunked<T, Op, kColsBlock, V><<<grid, kColsBlock, 0, stream>>>(
-            x, s.rows, s.cols, s.row_stride, chunk_rows_, partials, counters, out, idx);
+            x, s.rows, s.cols, s.row_stride, s.col_step, chunk_rows_, partials, counters, out, idx);
       } else {
         dim3 narrow(static_cast<unsigned>(ceil_div(s.cols, kColsBlock)),
                     static_cast<unsigned>(chunks_));
         cols_chunked<T, Op, kColsBlock, 1><<<narrow, kColsBlock, 0, stream>>>(
-            x, s.rows, s.cols, s.row_stride, chunk_rows_, partials, counters, out, idx);
+            x, s.rows, s.cols, s.row_stride, s.col_step, chunk_rows_, partials, counters, out, idx);
       }
       check_launch("cols_chunked");
     }
@@ -154,6 +160,18 @@ class FastReduce final : public CudaReduce<T, Op> {
                         std::clamp(resident, 1, per_cu);
     std::int64_t per_block = ceil_div(rows, fill);
     return static_cast<int>(ceil_div(rows, per_block));
+  }
+
+  // The grid of fast_all_stepped over n elements: one wave of kFastBlock-thread blocks (`per_cu`
+  // per SM as far as occupancy allows), never more blocks than a batch of loads a thread fills.
+  static int stepped_grid(const DeviceInfo& info, int per_cu, std::int64_t n) {
+    int resident = 0;
+    PARPAT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, fast_all_stepped<T, Op>,
+                                                              kFastBlock, 0));
+    const std::int64_t fill = static_cast<std::int64_t>(std::max(info.compute_units, 1)) *
+                              std::clamp(resident, 1, per_cu);
+    return static_cast<int>(std::clamp<std::int64_t>(
+        ceil_div(n, static_cast<std::int64_t>(kFastBlock) * kFastUnroll), 1, fill));
   }
 
   FastPlan plan_;  // axis all

@@ -93,4 +93,28 @@ __device__ __forceinline__ typename Op::Acc fold_batches(typename Op::Acc acc, c
   }
   return acc;
 }
+
+// Folds elements i = first, first + stride, ... below n of a row whose element i is at
+// x[i · step] (flat index base + i), kFastUnroll scalar loads issued before any fold: the loads of
+// strided views, whose elements are not neighbours.
+template <class Op, class T>
+__device__ __forceinline__ typename Op::Acc fold_stepped(typename Op::Acc acc, const T* x,
+                                                         std::int64_t step, std::int64_t first,
+                                                         std::int64_t n, std::int64_t stride,
+                                                         std::int64_t base) {
+  std::int64_t i = first;
+  for (; i + (kFastUnroll - 1) * stride < n; i += kFastUnroll * stride) {
+    T v[kFastUnroll];
+#pragma unroll
+    for (int u = 0; u < kFastUnroll; ++u)
+      v[u] = x[(i + u * stride) * step];
+#pragma unroll
+    for (int u = 0; u < kFastUnroll; ++u)
+      acc = Op::append(acc, v[u], base + i + u * stride);
+  }
+  for (; i < n; i += stride)
+    acc = Op::append(acc, x[i * step], base + i);
+  return acc;
+}
+
 }  // namespace parpat::detail

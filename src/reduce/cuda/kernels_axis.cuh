@@ -19,37 +19,38 @@ namespace parpat::detail {
 // ---------------------------------------------------------------------------------------------
 // fast, axis rows.
 
+// Row r's element c is at in[r · stride + c · col_step] in each of these kernels.
 template <class T, class Op>
 __global__ void rows_by_thread(const T* in, std::int64_t rows, std::int64_t cols,
-                               std::int64_t stride, typename Op::Result* values,
-                               std::int64_t* indices) {
+                               std::int64_t stride, std::int64_t col_step,
+                               typename Op::Result* values, std::int64_t* indices) {
   std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (r >= rows) return;
   typename Op::Acc acc = Op::identity();
   for (std::int64_t c = 0; c < cols; ++c)
-    acc = Op::append(acc, in[r * stride + c], c);
+    acc = Op::append(acc, in[r * stride + c * col_step], c);
   write_result<Op>(acc, values, indices, r);
 }
 
 template <class T, class Op>
 __global__ void rows_by_warp(const T* in, std::int64_t rows, std::int64_t cols, std::int64_t stride,
-                             typename Op::Result* values, std::int64_t* indices) {
+                             std::int64_t col_step, typename Op::Result* values,
+                             std::int64_t* indices) {
   std::int64_t r = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
   if (r >= rows) return;  // whole warps leave together: rows are warp-uniform
   int lane = threadIdx.x % kWarp;
-  typename Op::Acc acc = Op::identity();
-  const T* row = in + r * stride;
-  for (std::int64_t c = lane; c < cols; c += kWarp)
-    acc = Op::append(acc, row[c], c);
+  typename Op::Acc acc =
+      fold_stepped<Op>(Op::identity(), in + r * stride, col_step, lane, cols, kWarp, 0);
   acc = warp_reduce<Op>(acc);
   if (lane == 0) write_result<Op>(acc, values, indices, r);
 }
 
 // One block's fold of a row: thread t visits vectors t, t + kBlock, ... in order (kFastUnroll
-// loads in flight), then the scalar tail; a row that is not 16-byte aligned goes element by
-// element.
+// loads in flight), then the scalar tail; a row that is not 16-byte aligned, or whose elements
+// are col_step apart, goes element by element (kFastUnroll scalar loads in flight).
 template <class T, class Op, int kBlock, bool kVector>
-__device__ __forceinline__ typename Op::Acc fold_row(const T* row, std::int64_t cols) {
+__device__ __forceinline__ typename Op::Acc fold_row(const T* row, std::int64_t cols,
+                                                     std::int64_t col_step) {
   constexpr int V = Vec16<T>::kCount;
   typename Op::Acc acc = Op::identity();
   if constexpr (kVector) {
@@ -61,8 +62,7 @@ __device__ __forceinline__ typename Op::Acc fold_row(const T* row, std::int64_t 
     for (std::int64_t c = vectors * V + threadIdx.x; c < cols; c += kBlock)
       acc = Op::append(acc, row[c], c);
   } else {
-    for (std::int64_t c = threadIdx.x; c < cols; c += kBlock)
-      acc = Op::append(acc, row[c], c);
+    acc = fold_stepped<Op>(acc, row, col_step, threadIdx.x, cols, kBlock, 0);
   }
   return acc;
 }
@@ -80,7 +80,7 @@ constexpr int kRowsBatch = 32;
 template <class T, class Op, int kBlock, bool kVector>
 __global__ void __launch_bounds__(kBlock)
     rows_by_block(const T* in, std::int64_t rows, std::int64_t cols, std::int64_t stride,
-                  typename Op::Result* values, std::int64_t* indices) {
+                  std::int64_t col_step, typename Op::Result* values, std::int64_t* indices) {
   using Acc = typename Op::Acc;
   constexpr int kWarps = kBlock / kWarp;
   static_assert(kRowsBatch <= kBlock, "a batch's rows are combined one per thread");
@@ -91,8 +91,8 @@ __global__ void __launch_bounds__(kBlock)
     const int count =
         static_cast<int>(std::min<std::int64_t>(kRowsBatch, (rows - first + step - 1) / step));
     for (int k = 0; k < count; ++k) {
-      Acc acc =
-          warp_reduce<Op>(fold_row<T, Op, kBlock, kVector>(in + (first + k * step) * stride, cols));
+      Acc acc = warp_reduce<Op>(
+          fold_row<T, Op, kBlock, kVector>(in + (first + k * step) * stride, cols, col_step));
       if (lane == 0) parts[k][warp] = acc;
     }
     __syncthreads();
@@ -108,14 +108,15 @@ __global__ void __launch_bounds__(kBlock)
 }
 
 // ---------------------------------------------------------------------------------------------
-// fast, axis cols: thread = strip of W columns (16 bytes when rows are 16-byte aligned), block
-// row = chunk of rows; per-chunk partials and a ticket per column tile.
+// fast, axis cols: thread = strip of W columns (16 bytes when rows are 16-byte aligned and
+// columns neighbours; else one column, its elements col_step apart), block row = chunk of rows;
+// per-chunk partials and a ticket per column tile.
 
 template <class T, class Op, int kBlock, int W>
 __global__ void __launch_bounds__(kBlock)
     cols_chunked(const T* in, std::int64_t rows, std::int64_t cols, std::int64_t stride,
-                 std::int64_t chunk_rows, typename Op::Acc* partials, unsigned* counters,
-                 typename Op::Result* values, std::int64_t* indices) {
+                 std::int64_t col_step, std::int64_t chunk_rows, typename Op::Acc* partials,
+                 unsigned* counters, typename Op::Result* values, std::int64_t* indices) {
   using Acc = typename Op::Acc;
   const std::int64_t c0 = (static_cast<std::int64_t>(blockIdx.x) * kBlock + threadIdx.x) * W;
   const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.y) * chunk_rows;
@@ -143,7 +144,7 @@ __global__ void __launch_bounds__(kBlock)
     for (; r < r1; ++r)
 #pragma unroll
       for (int k = 0; k < W; ++k)
-        if (c0 + k < cols) acc[k] = Op::append(acc[k], in[r * stride + c0 + k], r);
+        if (c0 + k < cols) acc[k] = Op::append(acc[k], in[r * stride + (c0 + k) * col_step], r);
   }
   if (gridDim.y == 1) {
 #pragma unroll

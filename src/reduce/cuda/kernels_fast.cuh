@@ -152,6 +152,19 @@ __global__ void __launch_bounds__(kFastBlock)
   }
 }
 
+// One row of elements `step` apart (a 1-D step view): every thread folds its grid-stride share
+// with kFastUnroll scalar loads in flight, then blocks finish as fast_all's do.
+template <class T, class Op>
+__global__ void __launch_bounds__(kFastBlock)
+    fast_all_stepped(const T* in, std::int64_t n, std::int64_t step, typename Op::Acc* partials,
+                     unsigned* counter, typename Op::Result* values, std::int64_t* indices) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kFastBlock;
+  const std::int64_t gid = static_cast<std::int64_t>(blockIdx.x) * kFastBlock + threadIdx.x;
+  typename Op::Acc acc = fold_stepped<Op>(Op::identity(), in, step, gid, n, stride, 0);
+  acc = block_reduce<Op>(acc);
+  finish_by_last_block<Op>(acc, partials, counter, values, indices, 0);
+}
+
 // Strided 2-D input seen as one flat array: scalar loads through the row stride.
 template <class T, class Op, int kBlock>
 __global__ void __launch_bounds__(kBlock)
