@@ -268,8 +268,9 @@ _REDUCE_DOC = """{summary}
         DLPack or the CUDA array interface) of bool, int8, uint8, int16, uint16, int32, uint32,
         int64, uint64, float16, bfloat16, float32 or float64, in any layout: C order, a view
         that reorders a C-contiguous array's axes (x.T), steps, slices, broadcasts, negative
-        steps (numpy, CuPy). Device arrays are read in place on their own GPU; views that are
-        neither rows of contiguous elements nor permuted are gathered there into a dense copy.
+        steps (numpy, CuPy). Device arrays are read in place on their own GPU, CUDA reading
+        steps of up to two merged axes in place too; other views are gathered there into a
+        dense copy.
     axis : None, int or tuple of ints, optional
         As in numpy: None reduces everything{axis_note}. Axes that interleave with kept ones
         (axis=(0, 2) of a 3-D array) gather the input into a device copy first. An arg op whose

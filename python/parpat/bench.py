@@ -200,8 +200,8 @@ def gpu_cases(table, reps, pairs):
             [("torch.nanmean", lambda: torch.nanmean(x))]
             + ([("cupy.nanmean", lambda: cupy.nanmean(xc))] if cupy is not None else [])
             + [("parpat.nanmean", lambda: parpat.nanmean(x))])
-    # Views read without a copy: a step (in place), a step of the innermost axis (gathered on
-    # the device first), negative steps (CuPy; read as the array under them).
+    # Views read without a copy: a step, a step of the innermost axis along either axis (each
+    # read in place), negative steps (CuPy; read as the array under them).
     steps, xc_steps = x[::2], xc[::2] if cupy is not None else None
     compare("sum float32 x[::2] of 2^28",
             [("torch.sum", lambda: torch.sum(steps))]
@@ -214,6 +214,10 @@ def gpu_cases(table, reps, pairs):
             [("torch.sum", lambda: torch.sum(cols, dim=1))]
             + ([("cupy.sum", lambda: cupy.sum(xc_cols, axis=1))] if cupy is not None else [])
             + [("parpat.sum", lambda: parpat.sum(cols, axis=1))])
+    compare("sum float32 axis 0 of x[:, ::2], x of 2^14 × 2^14",
+            [("torch.sum", lambda: torch.sum(cols, dim=0))]
+            + ([("cupy.sum", lambda: cupy.sum(xc_cols, axis=0))] if cupy is not None else [])
+            + [("parpat.sum", lambda: parpat.sum(cols, axis=0))])
     if cupy is not None:
         backwards = xc[::-1]
         compare("sum float32 x[::-1] of 2^28 (CuPy)",
