@@ -147,8 +147,8 @@ TEST(UserMemory, CpuTakesNoStreamAndWrapsHostMemory) {
 }
 
 // Strided views of the caller's memory: layouts the other constructors describe become such
-// arrays, reduce reads the others in place, every other pattern refuses them, and bad strides
-// are refused where the view is made.
+// arrays, reduce reads the others in place, histogram and pairwise through a dense copy, and bad
+// strides are refused where the view is made.
 TEST(UserMemory, StridedViewsOfHostMemory) {
   Device cpu = Device::open(Backend::cpu);
   std::vector<float> host(64);
@@ -173,9 +173,19 @@ TEST(UserMemory, StridedViewsOfHostMemory) {
   Reducer plan(cpu, DType::float32, {3, 4}, std::vector<std::int64_t>{16, 2}, cols);
   Buffer out(cpu, 4 * sizeof(float)), none;
   EXPECT_THROW(plan.run(rows, out, none), Error);  // made for other strides
-  EXPECT_THROW(histogram(steps), Error);
-  EXPECT_THROW(pairwise(Array::strided_view(memory, DType::float32, {8}, {2}),
-                        Array::view(memory, DType::float32, {8})),
+  // x[::16, ::2] holds 0, 2, 4, 6, 16, ..., 22, 32, ..., 38: 4, 4, 2 and 2 in bins 12 wide.
+  EXPECT_EQ(histogram(steps, HistogramBins::even(4, 0, 48)).counts,
+            (std::vector<std::uint64_t>{4, 4, 2, 2}));
+  // Products of x[::2] (0, 2, ..., 14) with Σ x[:8] = 28, into a contiguous output only.
+  PairwiseOptions product;
+  const PairwiseResult p = pairwise(Array::strided_view(memory, DType::float32, {8}, {2}),
+                                    Array::view(memory, DType::float32, {8}), product);
+  for (int i = 0; i < 8; ++i)
+    EXPECT_EQ(p.c[static_cast<std::size_t>(i)], 2 * i * 28.0f) << "x " << i;
+  Pairwise plan_of_pairs(cpu, 8, 8, product);
+  EXPECT_THROW(plan_of_pairs.run(Array::view(memory, DType::float32, {8}),
+                                 Array::view(memory, DType::float32, {8}),
+                                 Array::strided_view(memory, DType::float32, {8}, {2})),
                Error);
   EXPECT_THROW(Array::strided_view(memory, DType::float32, {3, 4}, {-16, 2}), Error);
   EXPECT_THROW(Array::strided_view(memory, DType::float32, {3, 4}, {16}), Error);

@@ -44,8 +44,8 @@ std::vector<std::int64_t> c_order_strides(const std::vector<std::int64_t>& shape
 // start `row_stride` elements apart (row_stride ≥ cols; the default is cols), or a contiguous
 // C-order N-D array (N ≥ 3), which rows() and cols() see as the 2-D array of its last axis
 // (cols) by the product of the others (rows). A strided view (strided_view) has any
-// non-negative element strides, as a numpy view; reduce reads it, the other patterns take
-// contiguous arrays only.
+// non-negative element strides, as a numpy view; reduce reads it in place or through a gather,
+// histogram, histogramdd and pairwise through a dense copy on its device.
 class Array {
  public:
   Array() = default;

@@ -84,8 +84,8 @@ HistogramBins resolve_bins(const Array& in, const HistogramBins& bins);
 // value fell in a bin (numpy's 0 / 0). Each density times its bin's width sums to 1.
 std::vector<double> histogram_density(const HistogramResult& result);
 
-// Counts the values of `in` (1-D, or a contiguous 2-D array taken flat; any dtype) on its own
-// device.
+// Counts the values of `in` (any shape, taken flat in C order; any dtype) on its own device. A
+// strided view, or 2-D rows with gaps, is counted from a dense copy made on that device.
 HistogramResult histogram(const Array& in, const HistogramBins& bins = {},
                           const HistogramOptions& options = {});
 

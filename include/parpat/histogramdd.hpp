@@ -34,8 +34,9 @@ struct HistogramDDResult {
 };
 
 // The samples, in either of numpy.histogramdd's forms:
-//  - an (N, D) array: row i is sample i (contiguous, C order; N × 1 for one dimension);
+//  - an (N, D) array: row i is sample i (N × 1 for one dimension);
 //  - D one-dimensional arrays of one length: array d holds coordinate d of every sample.
+// Strided views (and weights that are) are counted from dense copies made on their device.
 // Every array has one dtype (any) and lives on one device, where the counting runs.
 // `bins` holds one HistogramBins per dimension, or one for every dimension. Even bins without a
 // range take [min, max] of their coordinate (numpy's default, with its rules for empty and

@@ -48,7 +48,8 @@ class Pairwise {
   Pairwise& operator=(Pairwise&&) noexcept;
 
   // Enqueues C = Σ_y f(A[x], B[y]); `a` and `c` hold X float32 values, `b` Y. Y = 0 gives
-  // zeros (the sum of nothing). Asynchronous on GPU backends.
+  // zeros (the sum of nothing). Asynchronous on GPU backends. Strided views `a` and `b` are read
+  // through dense copies on the device; `c` must be contiguous.
   void run(const Array& a, const Array& b, const Array& c, Stream stream = {});
   // The compiled program the variant runs (PTX on CUDA and NVIDIA OpenCL, the driver's binary
   // on other OpenCL platforms); empty on the CPU.

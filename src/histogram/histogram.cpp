@@ -107,10 +107,6 @@ void check_range(double lo, double hi) {
   if (!std::isfinite(hi - lo)) throw_invalid("the histogram range is too wide for float64");
 }
 
-void check_input(const Array& in) {
-  detail::require_contiguous(in, "histogram's input");
-}
-
 }  // namespace
 
 namespace detail {
@@ -289,7 +285,6 @@ void check_weights(DType weights, const std::vector<std::int64_t>& weights_shape
 }  // namespace detail
 
 HistogramBins resolve_bins(const Array& in, const HistogramBins& bins) {
-  check_input(in);
   if (bins.kind == HistogramBins::Kind::per_value && in.size() > 0) {
     // Only the largest value matters: one reduction, not two.
     return detail::resolve_bins_with(in.dtype(), in.size(), bins, [&] {
@@ -384,7 +379,6 @@ void Histogrammer::run(const Array& in, const Buffer& counts, bool accumulate, S
     throw_invalid("histogram plan was made for another array size or dtype");
   if (counts.bytes() < static_cast<std::size_t>(p.slots()) * sizeof(std::uint64_t))
     throw_invalid("histogram counts buffer is too small (needs bins + 3 uint64)");
-  check_input(in);
   impl_->check_device(in.buffer());
   impl_->check_device(counts);
   detail::StreamScope scope(impl_->device.impl(), stream);
@@ -394,7 +388,7 @@ void Histogrammer::run(const Array& in, const Buffer& counts, bool accumulate, S
                                     impl_->zeros.size() * sizeof(std::uint64_t));
     return;
   }
-  impl_->kernel->run(in.buffer(), counts, accumulate);
+  impl_->kernel->run(detail::dense(in).buffer(), counts, accumulate);
 }
 
 void Histogrammer::run(const Array& in, const Array& weights, const Buffer& sums, bool accumulate,
@@ -405,8 +399,6 @@ void Histogrammer::run(const Array& in, const Array& weights, const Buffer& sums
     throw_invalid("histogram plan was made for another array size or dtype");
   if (weights.dtype() != p.weights || weights.size() != p.n)
     throw_invalid("histogram plan was made for weights of another size or dtype");
-  check_input(in);
-  detail::require_contiguous(weights, "histogram's weights");
   if (sums.bytes() < static_cast<std::size_t>(p.slots()) * sizeof(double))
     throw_invalid("histogram sums buffer is too small (needs bins + 3 float64)");
   impl_->check_device(in.buffer());
@@ -419,7 +411,8 @@ void Histogrammer::run(const Array& in, const Array& weights, const Buffer& sums
                                   impl_->zeros.size() * sizeof(double));
     return;
   }
-  impl_->weighed->run(in.buffer(), weights.buffer(), sums, accumulate);
+  impl_->weighed->run(detail::dense(in).buffer(), detail::dense(weights).buffer(), sums,
+                      accumulate);
 }
 
 HistogramResult histogram(const Array& in, const HistogramBins& bins,

@@ -62,7 +62,6 @@ Samples samples_of(const Array& sample) {
   if (sample.ndim() != 1 && sample.ndim() != 2)
     throw_invalid("histogramdd takes an (N, D) array of samples, got " +
                   std::to_string(sample.ndim()) + " dimensions");
-  detail::require_contiguous(sample, "histogramdd's samples");
   Samples s{{sample},
             true,
             sample.ndim() == 1 ? sample.size() : sample.rows(),
@@ -80,7 +79,6 @@ Samples samples_of(const std::vector<Array>& coordinates) {
   const Array& first = coordinates.front();
   for (const Array& a : coordinates) {
     if (a.ndim() != 1) throw_invalid("histogramdd's coordinate arrays must be one-dimensional");
-    detail::require_contiguous(a, "histogramdd's coordinate arrays");
     if (a.size() != first.size())
       throw_invalid("histogramdd's coordinate arrays must have one length, got " +
                     std::to_string(first.size()) + " and " + std::to_string(a.size()));
@@ -97,11 +95,9 @@ Samples samples_of(const std::vector<Array>& coordinates) {
 std::vector<std::pair<double, double>> coordinate_ranges(const Samples& s) {
   std::vector<std::pair<double, double>> ranges;
   auto value = [](const ReduceResult& r, std::size_t i) { return r.values.at(i).as_double(); };
-  if (s.interleaved) {
-    const Array& a = s.arrays[0];
-    const Array table = a.ndim() == 2 ? a : Array::view(a.buffer(), a.dtype(), {s.n, 1});
-    const ReduceResult lo = reduce(table, {ReduceOp::min, Axis::cols, {}});
-    const ReduceResult hi = reduce(table, {ReduceOp::max, Axis::cols, {}});
+  if (s.arrays[0].ndim() == 2) {  // a table: each column's
+    const ReduceResult lo = reduce(s.arrays[0], {ReduceOp::min, Axis::cols, {}});
+    const ReduceResult hi = reduce(s.arrays[0], {ReduceOp::max, Axis::cols, {}});
     for (int d = 0; d < s.dims; ++d)
       ranges.emplace_back(value(lo, std::size_t(d)), value(hi, std::size_t(d)));
   } else {
@@ -188,18 +184,24 @@ struct JointPlan {
       device.impl().upload(out.handle(), 0, zeros.data(), out_bytes());  // +0.0 has 0's bits
       return;
     }
+    // Strided views are read through dense copies on the device.
+    std::vector<Array> arrays;
+    for (const Array& a : s.arrays)
+      arrays.push_back(detail::dense(a));
+    const Array dense_weights = weights ? detail::dense(*weights) : Array();
+    const Buffer* weight_buffer = weights ? &dense_weights.buffer() : nullptr;
     if (kernel) {
       detail::JointInput in;
-      for (const Array& a : s.arrays)
+      for (const Array& a : arrays)
         in.coordinates.push_back(&a.buffer());
-      in.weights = weights ? &weights->buffer() : nullptr;
+      in.weights = weight_buffer;
       kernel->run(in, out);
       return;
     }
     std::vector<const void*> in;  // the CPU reference reads host memory in place
-    for (const Array& a : s.arrays)
+    for (const Array& a : arrays)
       in.push_back(a.buffer().handle());
-    detail::joint_histogram_reference(p, in, weights ? weights->buffer().handle() : nullptr,
+    detail::joint_histogram_reference(p, in, weight_buffer ? weight_buffer->handle() : nullptr,
                                       out.handle());
   }
 };
@@ -210,7 +212,6 @@ HistogramDDResult count(const Samples& s, const Array* weights,
   const Device device = s.arrays[0].device();
   if (weights) {
     detail::check_weights(weights->dtype(), weights->shape(), {s.n});
-    detail::require_contiguous(*weights, "histogramdd's weights");
     if (&weights->device().impl() != &device.impl())
       throw_invalid("the weights must be on the samples' device");
     p.weighted = true;
@@ -348,7 +349,6 @@ void JointHistogrammer::run(const std::vector<Array>& samples, const Array& weig
   if (weights.dtype() != impl_->plan.p.weights)
     throw_invalid("joint histogram plan was made for weights of another dtype");
   detail::check_weights(weights.dtype(), weights.shape(), {s.n});
-  detail::require_contiguous(weights, "histogramdd's weights");
   if (&weights.device().impl() != &impl_->plan.device.impl())
     throw_invalid("the weights must be on the samples' device");
   impl_->check_out(out);

@@ -280,8 +280,8 @@ void Pairwise::run(const Array& a, const Array& b, const Array& c, Stream stream
   for (const Array* arr : {&a, &b, &c}) {
     if (arr->dtype() != DType::float32 || arr->ndim() != 1)
       throw_invalid("pairwise takes 1-D float32 arrays");
-    detail::require_contiguous(*arr, "pairwise's arrays");
   }
+  detail::require_contiguous(c, "pairwise's output");
   if (a.size() != p.x || c.size() != p.x || b.size() != p.y)
     throw_invalid("pairwise plan was made for X = " + std::to_string(p.x) +
                   ", Y = " + std::to_string(p.y) + ", not for these arrays");
@@ -295,7 +295,7 @@ void Pairwise::run(const Array& a, const Array& b, const Array& c, Stream stream
                                       impl_->zeros.size() * sizeof(float));
     return;
   }
-  impl_->kernel->run(a, b, c);
+  impl_->kernel->run(detail::dense(a), detail::dense(b), c);
 }
 
 PairwiseResult pairwise(const Array& a, const Array& b, const PairwiseOptions& options) {

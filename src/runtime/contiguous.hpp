@@ -1,5 +1,6 @@
 // Array layouts: the one the patterns other than reduce read (dense C order,
-// Array::contiguous), and element strides checked once for strided views and reduce's plans.
+// Array::contiguous) and the copy into it, and element strides checked once for strided views
+// and reduce's plans.
 #pragma once
 
 #include <cstdint>
@@ -11,13 +12,17 @@
 
 namespace parpat::detail {
 
-// Throws Error(invalid_argument) naming `what` (e.g. "histogram's weights") when `a` is a strided
+// Throws Error(invalid_argument) naming `what` (e.g. "each rank's part") when `a` is a strided
 // view or has gaps between its rows.
 inline void require_contiguous(const Array& a, const std::string& what) {
-  if (!a.contiguous())
-    throw_invalid(what + " must be contiguous (C order, no gaps between rows; of the patterns, " +
-                  "only reduce reads strided views)");
+  if (!a.contiguous()) throw_invalid(what + " must be contiguous (C order, no gaps between rows)");
 }
+
+// `a`'s elements in dense C order: `a` itself when it is contiguous, else a new array on its
+// device that the strided gather fills (enqueued on the calling thread's stream or queue; the
+// copy costs as much device memory as the elements). What histogram, histogramdd and pairwise
+// read strided views and rows with gaps through.
+Array dense(const Array& a);
 
 // `strides` (in elements, one per axis of `shape`) checked (the count, none negative), with the
 // stride of each axis of length 1 (of every axis, when one has length 0) set to 0: equal

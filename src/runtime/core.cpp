@@ -231,6 +231,26 @@ std::vector<std::int64_t> checked_strides(const std::vector<std::int64_t>& shape
   return strides;
 }
 
+Array dense(const Array& a) {
+  if (a.contiguous()) return a;
+  if (a.ndim() > kMaxGatherDims)
+    throw_invalid("strided views of at most " + std::to_string(kMaxGatherDims) +
+                  " dimensions are copied, this one has " + std::to_string(a.ndim()));
+  GatherLayout layout;
+  layout.ndim = a.ndim();
+  const std::vector<std::int64_t> strides = a.strides();
+  for (std::size_t d = 0; d < strides.size(); ++d) {
+    layout.shape[d] = a.shape()[d];
+    layout.strides[d] = strides[d];
+  }
+  Array out(a.device(), a.dtype(), a.shape());
+  a.device()
+      .impl()
+      .make_gather(layout, dtype_size(a.dtype()))
+      ->run(a.buffer().handle(), out.buffer().handle());
+  return out;
+}
+
 }  // namespace detail
 
 void Array::attach(const Buffer& buffer) {
