@@ -94,25 +94,64 @@ def _row_layout(d: fw.Described) -> bool:
     return (cols == 1 or d.strides[1] == 1) and (rows == 1 or d.strides[0] >= cols)
 
 
+Layout = Tuple[list, list]  # the shape and element strides the library reads (strides []: dense)
+
+
 def _flat(x, copy: bool, what: str, dtypes, any_order: bool = False
-          ) -> Tuple[Any, fw.Described, int]:
-    """`x` taken flat (as numpy.histogram ravels it): contiguous data of any shape; with
-    `any_order`, also a permuted view of such data (x.T), taken in its memory's order."""
+          ) -> Tuple[Any, fw.Described, Layout]:
+    """`x` taken flat (as numpy.histogram ravels it), with the layout the library reads it in:
+    contiguous data of any shape as n dense values; with `any_order`, a permuted view of such data
+    (x.T) too, in its memory's order; any other view with its element strides, which the library
+    reads through a dense copy on the device. Negative strides (numpy, CuPy) are read as the view
+    with those axes reversed when `any_order` (the order does not matter), else need copy=True."""
     x = fw.native_order(x, copy)
     d = fw.describe(x)
     if d.dtype not in dtypes:
         raise TypeError(f"parpat.{what} does not take dtype {d.dtype} (it takes "
                         f"{', '.join(dtypes)})")
     n = math.prod(d.shape)
-    if n > 1 and d.strides != fw._c_strides(d.shape):
-        if any_order and _c_permutation(d) is not None:
-            return x, d, n  # read as the n values from d.ptr on
+    if n <= 1 or d.strides == fw._c_strides(d.shape) or (any_order and
+                                                         _c_permutation(d) is not None):
+        return x, d, ([n], [])  # read as the n values from d.ptr on
+    flips = _flipped_axes(d)
+    if flips and any_order and d.kind in _PERMUTABLE:
+        d = _reversed_axes(d, flips)
+    elif flips:
         if not copy:
-            raise ValueError(f"parpat.{what} takes contiguous data; this array's strides "
-                             f"{d.strides} (in elements) need a copy: pass copy=True")
+            raise ValueError(f"parpat.{what} reads negative strides only where the values' order "
+                             f"does not matter; this array's strides {d.strides} (in elements) "
+                             "need a copy: pass copy=True")
         x = fw.contiguous_copy(d.array, d)
-        d = fw.describe(x)
-    return x, d, n
+        return x, fw.describe(x), ([n], [])
+    return x, d, (list(d.shape), list(d.strides))
+
+
+def _flipped_axes(d: fw.Described) -> Tuple[int, ...]:
+    """The axes of `d` with a negative stride (numpy, CuPy)."""
+    return tuple(a for a, (n, s) in enumerate(zip(d.shape, d.strides)) if n > 1 and s < 0)
+
+
+def _reversed_axes(d: fw.Described, flips: Tuple[int, ...]) -> fw.Described:
+    """`d` with the axes `flips` (of negative stride) reversed: the same elements, positive
+    strides, its address that of the lowest element."""
+    strides = tuple(-s if a in flips else s for a, s in enumerate(d.strides))
+    return d._replace(ptr=d.ptr - _flipped_bytes(d, flips), strides=strides)
+
+
+def _flipped_bytes(d: fw.Described, flips: Tuple[int, ...]) -> int:
+    """How far the first element of a view lies above its lowest one (`flips`: the axes of
+    negative stride, of numpy and CuPy arrays)."""
+    return sum((d.shape[a] - 1) * abs(d.strides[a]) for a in flips) * d.array.itemsize
+
+
+# Frameworks whose negative strides parpat reads (and whose permuted views' answers it
+# transposes).
+_PERMUTABLE = ("numpy", "torch", "cupy")
+
+
+def _step(layout: Layout) -> int:
+    """The element step of a 1-D array's layout (_flat)."""
+    return layout[1][0] if layout[1] else 1
 
 
 def _parts_alone(device, stream, copy: bool) -> None:
@@ -186,26 +225,29 @@ def _even_edges(count: int, lo: float, hi: float) -> np.ndarray:
 _WEIGHT_DTYPES = ("float32", "float64")
 
 
-def _weights(weights, d: fw.Described, copy: bool, what: str) -> Tuple[Any, fw.Described]:
+def _weights(weights, d: fw.Described, copy: bool, what: str
+             ) -> Tuple[Any, fw.Described, Layout]:
     """`weights` for the values `d`: float32 or float64 (numpy host data of another dtype is
-    converted to float64, the type numpy sums weights in), of d's shape and on d's device."""
+    converted to float64, the type numpy sums weights in), of d's shape and on d's device, with
+    the layout the library reads them in (_flat)."""
     if isinstance(weights, (list, tuple)) or (isinstance(weights, np.ndarray) and
                                               weights.dtype.name not in _WEIGHT_DTYPES):
         weights = np.asarray(weights, dtype=np.float64)
-    weights, dw, _ = _flat(weights, copy, what + " weights", _WEIGHT_DTYPES)
+    weights, dw, layout = _flat(weights, copy, what + " weights", _WEIGHT_DTYPES)
     if tuple(dw.shape) != tuple(d.shape):
         raise ValueError("weights should have the same shape as a.")
     if dw.host != d.host or (not d.host and dw.cuda_device != d.cuda_device):
         raise ValueError("the weights must be on the values' device")
-    return weights, dw
+    return weights, dw, layout
 
 
-def _weighted_into(dev, d: fw.Described, n: int, weights, dw: fw.Described, count: int, lo: float,
-                   hi: float, edges: list, variant: str, handle: int):
+def _weighted_into(dev, d: fw.Described, layout: Layout, dw: fw.Described, w_layout: Layout,
+                   count: int, lo: float, hi: float, edges: list, variant: str, handle: int):
     """The bins + 3 float64 sums of the weights, in the input's framework."""
     sums, sums_ptr = fw.empty(d, d.array, (count + 3,), "float64")
-    _parpat.weighted_histogram(dev, d.ptr, d.host, d.dtype, n, dw.ptr, dw.host, dw.dtype, count,
-                               lo, hi, edges, sums_ptr, d.host, False, variant, handle)
+    _parpat.weighted_histogram(dev, d.ptr, d.host, d.dtype, *layout, dw.ptr, dw.host, dw.dtype,
+                               *w_layout, count, lo, hi, edges, sums_ptr, d.host, False, variant,
+                               handle)
     return sums
 
 
@@ -218,8 +260,9 @@ def histogram(x, bins=10, range=None, density=False, weights=None, *, outliers=F
     x : array_like
         The data, taken flat: bool, any integer dtype, float16, bfloat16, float32 or float64,
         from numpy, CuPy, torch, JAX or any DLPack / CUDA-array-interface producer. Device
-        arrays are read in place. Every value is binned as a float64, as numpy does (64-bit
-        integers rounded to the nearest float64).
+        arrays are read in place; views that are neither contiguous nor permuted (steps,
+        slices, broadcasts) through a dense copy made on their device. Every value is binned as
+        a float64, as numpy does (64-bit integers rounded to the nearest float64).
     bins : int or sequence of scalars, optional
         An integer: that many equal-width bins over the range (numpy's edges,
         ``linspace(lo, hi, bins + 1)``). An array: the bin edges, increasing, so that bin i
@@ -233,11 +276,11 @@ def histogram(x, bins=10, range=None, density=False, weights=None, *, outliers=F
         bins' total, float64, equal to numpy.histogram(..., density=True) bit for bit (NaN in
         every bin when no value fell in one). The call then waits for the device.
     weights : array_like, optional
-        One weight per value, of x's shape and on x's device: each bin then holds the sum of
-        its values' weights, added in float64 (as numpy does), returned as float32 for float32
-        weights and float64 otherwise. float32 or float64; numpy data of another dtype is
-        converted to float64 first. On a GPU the sums are added by atomics in no fixed order,
-        so their last bits may differ from numpy's.
+        One weight per value, of x's shape and on x's device (any layout of non-negative
+        strides): each bin then holds the sum of its values' weights, added in float64 (as
+        numpy does), returned as float32 for float32 weights and float64 otherwise. float32 or
+        float64; numpy data of another dtype is converted to float64 first. On a GPU the sums
+        are added by atomics in no fixed order, so their last bits may differ from numpy's.
     outliers : bool, optional
         Also return the counts that no bin holds: values below the first edge, values above
         the last edge, and NaNs, as a 3-element uint64 array.
@@ -264,23 +307,24 @@ def histogram(x, bins=10, range=None, density=False, weights=None, *, outliers=F
         if weights is not None:
             raise ValueError("parpat.histogram takes no weights with parpat.Parts")
         return x._histogram(bins, range, density, outliers, variant)
-    # Counts do not depend on the values' order: a permuted view is counted in place, unless
-    # its weights must be matched value by value.
-    x, d, n = _flat(x, copy, "histogram", _HISTOGRAM_DTYPES, any_order=weights is None)
+    # Counts do not depend on the values' order: a permuted or reversed view is counted in
+    # place, unless its weights must be matched value by value.
+    x, d, layout = _flat(x, copy, "histogram", _HISTOGRAM_DTYPES, any_order=weights is None)
     kind, count, has_range, lo, hi, edges = _bins_spec(bins, range)
     dev = _device_of(d, device)
     handle = fw.stream_handle(stream, d)
-    count, lo, hi, edges = _parpat.resolve_bins(dev, d.ptr, d.host, d.dtype, n, kind, count,
+    count, lo, hi, edges = _parpat.resolve_bins(dev, d.ptr, d.host, d.dtype, *layout, kind, count,
                                                 has_range, lo, hi, edges, handle)
     if weights is not None:
-        weights, dw = _weights(weights, d, copy, "histogram")
-        all_counts = _weighted_into(dev, d, n, weights, dw, count, lo, hi, edges, variant, handle)
+        weights, dw, w_layout = _weights(weights, d, copy, "histogram")
+        all_counts = _weighted_into(dev, d, layout, dw, w_layout, count, lo, hi, edges, variant,
+                                    handle)
         if dw.dtype == "float32" and not density:
             all_counts = all_counts.to(fw.torch_dtype("float32")) if fw.is_torch(all_counts) \
                 else all_counts.astype("float32")
     else:
         all_counts, counts_ptr = fw.empty(d, d.array, (count + 3,), "uint64")
-        _parpat.histogram(dev, d.ptr, d.host, d.dtype, n, count, lo, hi, edges, counts_ptr,
+        _parpat.histogram(dev, d.ptr, d.host, d.dtype, *layout, count, lo, hi, edges, counts_ptr,
                           d.host, False, variant, handle)
     edge_values = np.asarray(edges, dtype=np.float64) if edges else _even_edges(count, lo, hi)
     bins_out = all_counts[:count]
@@ -303,31 +347,32 @@ def bincount(x, weights=None, minlength=0, *, device=None, stream=None, copy=Fal
     minlength = operator.index(minlength)
     if minlength < 0:
         raise ValueError("'minlength' must not be negative")
-    x, d = _prepare(x, copy, "bincount", _BINCOUNT_DTYPES)
-    if len(d.shape) != 1:
-        raise ValueError("object too deep for desired array" if len(d.shape) > 1 else
+    if np.ndim(x) != 1:
+        raise ValueError("object too deep for desired array" if np.ndim(x) > 1 else
                          "object of too small depth for desired array")
+    x, d, layout = _flat(x, copy, "bincount", _BINCOUNT_DTYPES, any_order=weights is None)
     n = d.shape[0]
     if weights is not None:
-        weights, dw = _weights(weights, d, copy, "bincount")
+        weights, dw, w_layout = _weights(weights, d, copy, "bincount")
     result_dtype = "uint64" if weights is None else "float64"
     if n == 0:
         return fw.concatenate(d, fw.empty(d, d.array, (0,), result_dtype)[0], minlength)
     dev = _device_of(d, device)
     handle = fw.stream_handle(stream, d)
-    count, lo, hi, _ = _parpat.resolve_bins(dev, d.ptr, d.host, d.dtype, n, "per_value", 0,
-                                            False, 0.0, 0.0, [], handle)
+    count, lo, hi, _ = _parpat.resolve_bins(dev, d.ptr, d.host, d.dtype, *layout, "per_value",
+                                            0, False, 0.0, 0.0, [], handle)
     if weights is None:
         all_counts, counts_ptr = fw.empty(d, d.array, (count + 3,), "uint64")
-        _parpat.histogram(dev, d.ptr, d.host, d.dtype, n, count, lo, hi, [], counts_ptr, d.host,
-                          False, variant, handle)
+        _parpat.histogram(dev, d.ptr, d.host, d.dtype, *layout, count, lo, hi, [], counts_ptr,
+                          d.host, False, variant, handle)
         # The values present: the bins with a count (the same with weights, whose sums can be 0).
         present = all_counts
     else:
-        all_counts = _weighted_into(dev, d, n, weights, dw, count, lo, hi, [], variant, handle)
+        all_counts = _weighted_into(dev, d, layout, dw, w_layout, count, lo, hi, [], variant,
+                                    handle)
         present, present_ptr = fw.empty(d, d.array, (count + 3,), "uint64")
-        _parpat.histogram(dev, d.ptr, d.host, d.dtype, n, count, lo, hi, [], present_ptr, d.host,
-                          False, variant, handle)
+        _parpat.histogram(dev, d.ptr, d.host, d.dtype, *layout, count, lo, hi, [], present_ptr,
+                          d.host, False, variant, handle)
     host = fw.to_host(present)
     if host[count] > 0:
         raise ValueError("'list' argument must have no negative elements")
@@ -354,10 +399,11 @@ def pairwise(a, b, kernel="product", h=None, expr=None, *, device=None, stream=N
     if kernel not in ("product", "gaussian") and expr is None:
         raise ValueError(f"unknown pairwise kernel {kernel!r}: use 'product' or 'gaussian', or "
                          "expr=")
-    a, da = _prepare(a, copy, "pairwise", ("float32",))
-    b, db = _prepare(b, copy, "pairwise", ("float32",))
-    if len(da.shape) != 1 or len(db.shape) != 1:
+    if np.ndim(a) != 1 or np.ndim(b) != 1:
         raise ValueError("parpat.pairwise takes 1-D arrays a and b")
+    # C[i] belongs to a[i]; b is summed over, in any order.
+    a, da, a_layout = _flat(a, copy, "pairwise", ("float32",))
+    b, db, b_layout = _flat(b, copy, "pairwise", ("float32",), any_order=True)
     if da.host != db.host or da.cuda_device != db.cuda_device:
         raise ValueError("parpat.pairwise: a and b must be on the same device")
     if h is not None and not (float(h) > 0 and math.isfinite(float(h))):
@@ -365,7 +411,8 @@ def pairwise(a, b, kernel="product", h=None, expr=None, *, device=None, stream=N
     dev = _device_of(da, device)
     c, c_ptr = fw.empty(da, da.array, (da.shape[0],), "float32")
     if da.shape[0]:
-        _parpat.pairwise(dev, da.ptr, da.host, da.shape[0], db.ptr, db.host, db.shape[0],
-                         c_ptr, da.host, kernel, 1.0 if h is None else float(h),
-                         expr or "", variant, fw.stream_handle(stream, da))
+        _parpat.pairwise(dev, da.ptr, da.host, da.shape[0], _step(a_layout), db.ptr, db.host,
+                         db.shape[0], _step(b_layout), c_ptr, da.host, kernel,
+                         1.0 if h is None else float(h), expr or "", variant,
+                         fw.stream_handle(stream, da))
     return c

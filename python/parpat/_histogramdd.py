@@ -11,7 +11,7 @@ import numpy as np
 
 from . import _frameworks as fw
 from . import _parpat
-from ._api import _HISTOGRAM_DTYPES, _WEIGHT_DTYPES, _device_of, _flat
+from ._api import _HISTOGRAM_DTYPES, _WEIGHT_DTYPES, _device_of, _flat, _step
 
 # The library's joint histogram takes every histogram dtype but the 16-bit floats.
 _JOINT_DTYPES = tuple(t for t in _HISTOGRAM_DTYPES if t not in ("float16", "bfloat16"))
@@ -22,6 +22,7 @@ class _Samples(NamedTuple):
 
     ptrs: List[int]  # the (N, D) table's data, or each coordinate array's
     table: bool
+    strides: List[int]  # the table's two element strides, or each array's step ([]: dense)
     n: int
     dims: int
     dtype: str
@@ -62,14 +63,16 @@ def _samples(sample, copy: bool) -> _Samples:
                         f"{', '.join(_JOINT_DTYPES)})")
     (n, dims), (row, col) = d.shape, d.strides
     if (dims <= 1 or col == 1) and (n <= 1 or row == dims):
-        return _Samples([d.ptr], True, n, dims, d.dtype, d, [d.array])
+        return _Samples([d.ptr], True, [], n, dims, d.dtype, d, [d.array])
     if n <= 1 or row == 1:  # Fortran order: each column is a coordinate array, read in place
         step = col * np.dtype(d.dtype).itemsize
-        return _Samples([d.ptr + j * step for j in builtins.range(dims)], False, n, dims,
+        return _Samples([d.ptr + j * step for j in builtins.range(dims)], False, [], n, dims,
                         d.dtype, d, [d.array])
+    if row >= 0 and col >= 0:  # a view of a table (columns, steps): through a dense copy
+        return _Samples([d.ptr], True, [row, col], n, dims, d.dtype, d, [d.array])
     if not copy:
-        raise ValueError(f"parpat.histogramdd takes samples in C or Fortran order; this array's "
-                         f"strides {d.strides} (in elements) need a copy: pass copy=True")
+        raise ValueError(f"parpat.histogramdd reads samples of non-negative strides; this "
+                         f"array's strides {d.strides} (in elements) need a copy: pass copy=True")
     return _samples(fw.contiguous_copy(d.array, d), False)
 
 
@@ -90,10 +93,10 @@ def _coordinates(items, copy: bool) -> _Samples:
     if dtype not in _JOINT_DTYPES:
         raise TypeError(f"parpat.histogramdd does not take dtype {dtype} (it takes "
                         f"{', '.join(_JOINT_DTYPES)})")
-    arrays, ds = zip(*(_flat(d.array if d.dtype == dtype else _astype(d, dtype), copy,
-                             "histogramdd", _JOINT_DTYPES)[:2] for d in ds))
-    return _Samples([d.ptr for d in ds], False, first.shape[0], len(ds), dtype, ds[0],
-                    list(arrays))
+    arrays, ds, layouts = zip(*(_flat(d.array if d.dtype == dtype else _astype(d, dtype), copy,
+                                      "histogramdd", _JOINT_DTYPES) for d in ds))
+    return _Samples([d.ptr for d in ds], False, [_step(layout) for layout in layouts],
+                    first.shape[0], len(ds), dtype, ds[0], list(arrays))
 
 
 def _bins_specs(bins, range, dims: int) -> list:
@@ -151,13 +154,16 @@ def _weights(weights, s: _Samples, copy: bool):
     dw = fw.describe(fw.native_order(weights, copy))
     if dw.dtype not in _WEIGHT_DTYPES:
         dw = fw.describe(_astype(dw, "float64"))
-    weights, dw, _ = _flat(dw.array, copy, "histogramdd weights", _WEIGHT_DTYPES)
+    if len(dw.shape) != 1:
+        raise ValueError(f"the weights must hold one value per sample ({s.n}), got shape "
+                         f"{tuple(dw.shape)}")
+    weights, dw, layout = _flat(dw.array, copy, "histogramdd weights", _WEIGHT_DTYPES)
     if tuple(dw.shape) != (s.n,):
         raise ValueError(f"the weights must hold one value per sample ({s.n}), got shape "
                          f"{tuple(dw.shape)}")
     if dw.host != s.where.host or dw.cuda_device != s.where.cuda_device:
         raise ValueError("the weights must be on the samples' device")
-    return weights, dw
+    return weights, dw, _step(layout)
 
 
 def histogramdd(sample, bins=10, range=None, density=None, weights=None, *, device=None,
@@ -169,7 +175,9 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None, *, devi
     sample : (N, D) array, or sequence of D 1-D arrays of N values
         The samples: an (N, D) array (C order, or Fortran order whose columns are read in
         place; a 1-D array is D = 1), or D coordinate arrays (numpy, CuPy, torch or JAX, on one
-        device), converted to their common dtype as numpy stacks them. bool, any integer dtype,
+        device), converted to their common dtype as numpy stacks them. Other views (columns of
+        a wider table, steps) are read through a dense copy made on their device; negative
+        strides need copy=True. bool, any integer dtype,
         float32 or float64; at most 8 dimensions. Every coordinate is compared with the float64
         edges as a float64, as numpy does (for float32 data without a range numpy 2 makes
         float32 edges, which can move a value within a float32 rounding of an edge to the
@@ -207,9 +215,9 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None, *, devi
     s = _samples(sample, copy)
     specs = _bins_specs(bins, range, s.dims)
     dev = _device_of(s.where, device)
-    w_ptr, w_host, w_dtype = 0, s.where.host, ""
+    w_ptr, w_host, w_dtype, w_step = 0, s.where.host, "", 1
     if weights is not None:
-        weights, dw = _weights(weights, s, copy)
+        weights, dw, w_step = _weights(weights, s, copy)
         w_ptr, w_host, w_dtype = dw.ptr, dw.host, dw.dtype
     handle = fw.stream_handle(stream, s.where)
     if not density and builtins.all(spec[1] or spec[4] for spec in specs):
@@ -218,9 +226,9 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None, *, devi
         shape = tuple(spec[0] for spec in specs)
         out, out_ptr = fw.empty(s.where, s.arrays[0], (int(np.prod(shape)) + 1,),
                                 "float64" if w_dtype else "int64")
-        edges = _parpat.histogramdd_into(dev, s.ptrs, s.where.host, s.dtype, s.n, s.table, specs,
-                                         w_ptr, w_host, w_dtype, out_ptr, s.where.host, variant,
-                                         handle)
+        edges = _parpat.histogramdd_into(dev, s.ptrs, s.where.host, s.dtype, s.n, s.table,
+                                         s.strides, specs, w_ptr, w_host, w_dtype, w_step,
+                                         out_ptr, s.where.host, variant, handle)
         hist = out[:-1].reshape(shape)
         if not w_dtype:  # numpy returns counts as float64
             hist = hist.to(fw.torch_dtype("float64")) if fw.is_torch(hist) else \
@@ -228,8 +236,9 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None, *, devi
         if s.where.host:
             return hist, edges
         return hist, [fw.from_host(s.where, e) for e in edges]
-    values, edges = _parpat.histogramdd(dev, s.ptrs, s.where.host, s.dtype, s.n, s.table, specs,
-                                        w_ptr, w_host, w_dtype, variant, handle)
+    values, edges = _parpat.histogramdd(dev, s.ptrs, s.where.host, s.dtype, s.n, s.table,
+                                        s.strides, specs, w_ptr, w_host, w_dtype, w_step, variant,
+                                        handle)
     shape = tuple(e.size - 1 for e in edges)
     hist = values.astype(np.float64, copy=False).reshape(shape)
     if density:  # numpy's steps, in its order

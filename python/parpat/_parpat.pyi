@@ -26,24 +26,34 @@ class ReduceCall:
                  ddof: float, first_stream: int) -> None: ...
     def run(self, in_ptr: int, out_ptr: int, stream: int) -> None: ...
 
-def resolve_bins(device: Device, ptr: int, host: bool, dtype: str, n: int, kind: str,
-                 count: int, has_range: bool, lo: float, hi: float, edges: Sequence[float],
+def resolve_bins(device: Device, ptr: int, host: bool, dtype: str, shape: Sequence[int],
+                 strides: Sequence[int], kind: str, count: int, has_range: bool, lo: float,
+                 hi: float, edges: Sequence[float],
                  stream: int) -> Tuple[int, float, float, List[float]]: ...
 def edges(count: int, lo: float, hi: float) -> Any: ...  # a float64 numpy array
-def histogram(device: Device, ptr: int, host: bool, dtype: str, n: int, count: int, lo: float,
-              hi: float, edges: Sequence[float], out: int, out_host: bool, accumulate: bool,
-              variant: str, stream: int) -> None: ...
-def weighted_histogram(device: Device, ptr: int, host: bool, dtype: str, n: int, weights: int,
-                       weights_host: bool, weights_dtype: str, count: int, lo: float, hi: float,
+# Arrays come as a shape and element strides (strides empty: C order), or 1-D with a step.
+def histogram(device: Device, ptr: int, host: bool, dtype: str, shape: Sequence[int],
+              strides: Sequence[int], count: int, lo: float, hi: float, edges: Sequence[float],
+              out: int, out_host: bool, accumulate: bool, variant: str, stream: int) -> None: ...
+def weighted_histogram(device: Device, ptr: int, host: bool, dtype: str, shape: Sequence[int],
+                       strides: Sequence[int], weights: int, weights_host: bool,
+                       weights_dtype: str, weights_shape: Sequence[int],
+                       weights_strides: Sequence[int], count: int, lo: float, hi: float,
                        edges: Sequence[float], out: int, out_host: bool, accumulate: bool,
                        variant: str, stream: int) -> None: ...
 def histogramdd(device: Device, coordinates: Sequence[int], host: bool, dtype: str, n: int,
-                table: bool, bins: Sequence[Tuple[int, bool, float, float, Sequence[float]]],
-                weights: int, weights_host: bool, weights_dtype: str, variant: str,
+                table: bool, strides: Sequence[int],
+                bins: Sequence[Tuple[int, bool, float, float, Sequence[float]]], weights: int,
+                weights_host: bool, weights_dtype: str, weights_step: int, variant: str,
                 stream: int) -> Tuple[Any, List[Any]]: ...  # (counts or sums, [edges]): numpy
-def pairwise(device: Device, a: int, a_host: bool, x: int, b: int, b_host: bool, y: int, c: int,
-             c_host: bool, kernel: str, h: float, expression: str, variant: str,
-             stream: int) -> None: ...
+def histogramdd_into(device: Device, coordinates: Sequence[int], host: bool, dtype: str, n: int,
+                     table: bool, strides: Sequence[int],
+                     bins: Sequence[Tuple[int, bool, float, float, Sequence[float]]],
+                     weights: int, weights_host: bool, weights_dtype: str, weights_step: int,
+                     out: int, out_host: bool, variant: str, stream: int) -> List[Any]: ...
+def pairwise(device: Device, a: int, a_host: bool, x: int, a_step: int, b: int, b_host: bool,
+             y: int, b_step: int, c: int, c_host: bool, kernel: str, h: float, expression: str,
+             variant: str, stream: int) -> None: ...
 def reduce_parts(devices: Sequence[Device], pointers: Sequence[int], host: Sequence[bool],
                  streams: Sequence[int], dtype: str, shapes: Sequence[Sequence[int]], op: str,
                  axes: Any, keepdims: bool, ddof: float,

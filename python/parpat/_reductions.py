@@ -15,7 +15,8 @@ import numpy as np
 
 from . import _frameworks as fw
 from . import _parpat
-from ._api import _REDUCE_DTYPES, _c_permutation, _device_of, _parts_alone, _prepare, _row_layout
+from ._api import (_PERMUTABLE, _REDUCE_DTYPES, _c_permutation, _device_of, _flipped_axes,
+                   _flipped_bytes, _parts_alone, _prepare, _reversed_axes, _row_layout)
 from ._parts import Parts
 
 def _axis(axis, ndim: int, op: str) -> Optional[Tuple[int, ...]]:
@@ -89,7 +90,7 @@ def _prepare_reduce(x, copy: bool, op: str, axis):
         shape = tuple(d.shape[a] for a in perm)
         return x, d._replace(shape=shape, strides=fw._c_strides(shape)), perm, None
     x, d = _prepare(x, False, op, _REDUCE_DTYPES, d, any_strides=True)
-    flips = tuple(a for a, (n, s) in enumerate(zip(d.shape, d.strides)) if n > 1 and s < 0)
+    flips = _flipped_axes(d)
     if not flips:
         return x, d, None, None
     if d.kind not in _PERMUTABLE:
@@ -99,23 +100,6 @@ def _prepare_reduce(x, copy: bool, op: str, axis):
         raise ValueError(f"parpat.{op} along an axis of negative stride needs a copy (its index "
                          "counts in the view's order): pass copy=True")
     return x, _reversed_axes(d, flips), None, flips
-
-
-def _reversed_axes(d: fw.Described, flips: Tuple[int, ...]) -> fw.Described:
-    """`d` with the axes `flips` (of negative stride) reversed: the same elements, positive
-    strides, its address that of the lowest element."""
-    strides = tuple(-s if a in flips else s for a, s in enumerate(d.strides))
-    return d._replace(ptr=d.ptr - _flipped_bytes(d, flips), strides=strides)
-
-
-def _flipped_bytes(d: fw.Described, flips: Tuple[int, ...]) -> int:
-    """How far the first element of a view lies above its lowest one (`flips`: the axes of
-    negative stride, of numpy and CuPy arrays)."""
-    return builtins.sum((d.shape[a] - 1) * abs(d.strides[a]) for a in flips) * d.array.itemsize
-
-
-# Frameworks whose results parpat can transpose (a permuted view's answer, in the view's order).
-_PERMUTABLE = ("numpy", "torch", "cupy")
 
 
 def _reduce_runner(op: str, d: fw.Described, axis, keepdims: bool, device, variant: str,

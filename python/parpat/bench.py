@@ -180,6 +180,14 @@ def gpu_cases(table, reps, pairs):
             + ([("cupy.histogram", lambda: cupy.histogram(xc, bins=1024, range=(0, 1)))]
                if cupy is not None else [])
             + [("parpat.histogram", lambda: parpat.histogram(x, bins=1024, range=(0, 1)))])
+    # A view: counted through a dense copy on the device (torch and CuPy copy it too).
+    steps, xc_steps = x[::2], xc[::2] if cupy is not None else None
+    compare("histogram float32 x[::2] of 2^28, 1024 bins",
+            [("torch.histc", lambda: torch.histc(steps, bins=1024, min=0, max=1))]
+            + ([("cupy.histogram", lambda: cupy.histogram(xc_steps, bins=1024, range=(0, 1)))]
+               if cupy is not None else [])
+            + [("parpat.histogram", lambda: parpat.histogram(steps, bins=1024, range=(0, 1)))])
+    del steps, xc_steps
     w = torch.rand(1 << 28, device="cuda")
     wc = cupy.from_dlpack(w) if cupy is not None else None
     compare("weighted histogram float32 2^28, float32 weights, 1024 bins",

@@ -57,16 +57,40 @@ inline nb::list edges_of(const std::vector<HistogramBins>& bins) {
   return edges;
 }
 
+// The samples as arrays: the (n, dims) table at coordinates[0] (`table`; strides: its two
+// element strides, or C order when empty), or one array of n values at each coordinate (strides:
+// each one's step, or 1 each when empty).
+inline std::vector<Array> sample_arrays(const Device& device,
+                                        const std::vector<std::uintptr_t>& coordinates, bool host,
+                                        DType dtype, std::int64_t n, bool table,
+                                        const std::vector<std::int64_t>& strides,
+                                        std::size_t dims) {
+  std::vector<Array> arrays;
+  for (std::size_t k = 0; k < coordinates.size(); ++k) {
+    const Memory m{coordinates[k], host};
+    if (table)
+      arrays.push_back(
+          input_array(device, m, dtype, {n, static_cast<std::int64_t>(dims)}, strides));
+    else
+      arrays.push_back(input_array(device, m, dtype, {n}, {strides.empty() ? 1 : strides.at(k)}));
+  }
+  return arrays;
+}
+
 // The joint histogram of `n` samples of dtype `dtype_name`: `coordinates` holds the one pointer of
-// an (n, D) C-order table (`table`) or the pointers of D arrays of n values, D being the number
-// of `specs`. `weights_dtype` empty: counts; else the float64 sums of the n weights at `weights`.
-// Returns (the counts as uint64 or the sums as float64 in C order, [the edges of each dimension]).
+// an (n, D) table (`table`) or the pointers of D arrays of n values, D being the number of
+// `specs`; `strides` are the table's two element strides or each array's step (empty: dense).
+// `weights_dtype` empty: counts; else the float64 sums of the n weights at `weights`, which are
+// `weights_step` elements apart. Returns (the counts as uint64 or the sums as float64 in C order,
+// [the edges of each dimension]).
 inline nb::tuple histogramdd_call(const Device& device,
                                   const std::vector<std::uintptr_t>& coordinates, bool host,
                                   const std::string& dtype_name, std::int64_t n, bool table,
+                                  const std::vector<std::int64_t>& strides,
                                   const std::vector<BinsSpec>& specs, std::uintptr_t weights,
                                   bool weights_host, const std::string& weights_dtype,
-                                  const std::string& variant, std::uintptr_t stream) {
+                                  std::int64_t weights_step, const std::string& variant,
+                                  std::uintptr_t stream) {
   const DType dtype = parse_dtype(dtype_name);
   const std::vector<HistogramBins> bins = bins_of(specs);
   HistogramOptions options;
@@ -77,15 +101,13 @@ inline nb::tuple histogramdd_call(const Device& device,
     // The library counts on the device's own stream: the caller's must have produced the data.
     if ((!host || !weights_host) && device.backend() != Backend::cpu)
       device.synchronize(stream_of(stream));
-    std::vector<Array> arrays;
-    for (std::uintptr_t p : coordinates)
-      arrays.push_back(table ? input_array(device, {p, host}, dtype,
-                                           {n, static_cast<std::int64_t>(specs.size())})
-                             : input_array(device, {p, host}, dtype, {n}));
+    const std::vector<Array> arrays =
+        sample_arrays(device, coordinates, host, dtype, n, table, strides, specs.size());
     if (weights_dtype.empty()) {
       r = table ? histogramdd(arrays[0], bins, options) : histogramdd(arrays, bins, options);
     } else {
-      const Array w = input_array(device, {weights, weights_host}, parse_dtype(weights_dtype), {n});
+      const Array w = input_array(device, {weights, weights_host}, parse_dtype(weights_dtype), {n},
+                                  {weights_step});
       r = table ? histogramdd(arrays[0], w, bins, options) : histogramdd(arrays, w, bins, options);
     }
   }
@@ -101,10 +123,11 @@ inline nb::tuple histogramdd_call(const Device& device,
 inline nb::list histogramdd_into(const Device& device,
                                  const std::vector<std::uintptr_t>& coordinates, bool host,
                                  const std::string& dtype_name, std::int64_t n, bool table,
+                                 const std::vector<std::int64_t>& strides,
                                  const std::vector<BinsSpec>& specs, std::uintptr_t weights,
                                  bool weights_host, const std::string& weights_dtype,
-                                 std::uintptr_t out, bool out_host, const std::string& variant,
-                                 std::uintptr_t stream) {
+                                 std::int64_t weights_step, std::uintptr_t out, bool out_host,
+                                 const std::string& variant, std::uintptr_t stream) {
   const DType dtype = parse_dtype(dtype_name);
   const std::vector<HistogramBins> bins = bins_of(specs);
   HistogramOptions options;
@@ -115,14 +138,12 @@ inline nb::list histogramdd_into(const Device& device,
   JointHistogrammer& plan =
       plans().joint(device, dtype, n, table, bins, options, s,
                     weighted ? std::optional<DType>(parse_dtype(weights_dtype)) : std::nullopt);
-  std::vector<Array> arrays;
-  for (std::uintptr_t p : coordinates)
-    arrays.push_back(
-        table ? input_array(device, {p, host}, dtype, {n, static_cast<std::int64_t>(specs.size())})
-              : input_array(device, {p, host}, dtype, {n}));
+  const std::vector<Array> arrays =
+      sample_arrays(device, coordinates, host, dtype, n, table, strides, specs.size());
   Output result(device, {out, out_host}, static_cast<std::size_t>(plan.slots()) * 8);
   if (weighted) {
-    const Array w = input_array(device, {weights, weights_host}, parse_dtype(weights_dtype), {n});
+    const Array w = input_array(device, {weights, weights_host}, parse_dtype(weights_dtype), {n},
+                                {weights_step});
     nb::gil_scoped_release unlocked;
     plan.run(arrays, w, result.buffer(), s);
     result.finish();

@@ -31,6 +31,18 @@ inline Stream run_stream(const Device& device, bool any_host, std::uintptr_t str
   return stream_of(stream);
 }
 
+// An array's shape and element strides (empty: C order), as the package describes it.
+struct Layout {
+  std::vector<std::int64_t> shape, strides;
+
+  std::int64_t elements() const {
+    std::int64_t n = 1;
+    for (std::int64_t e : shape)
+      n *= e;
+    return n;
+  }
+};
+
 // The caller's array on `device`, of element `strides` (empty: C order): its own memory when it
 // is already there (the CPU reads host memory in place), else a copy of the host data the view
 // reaches.

@@ -1,5 +1,5 @@
 // parpat._parpat: the C++ library bound for Python. The Python layer (parpat/_api.py) describes
-// each array as a pointer, a dtype, a shape and a row stride, on the host or on a device, and
+// each array as a pointer, a dtype, a shape and element strides, on the host or on a device, and
 // allocates the outputs in the caller's framework; this module turns those into parpat arrays
 // (a view of the caller's memory, or a copy when host data goes to a GPU), runs a plan (a
 // ReduceCall the package keeps per call signature, or one from the calling thread's plan
@@ -36,7 +36,7 @@ namespace {
 // range (or per-value bins) is found on the device from the data, after the caller's stream has
 // finished producing it.
 std::tuple<std::int64_t, double, double, std::vector<double>> resolve(
-    const Device& device, Memory in, const std::string& dtype_name, std::int64_t n,
+    const Device& device, Memory in, const std::string& dtype_name, Layout layout,
     const std::string& kind, std::int64_t count, bool has_range, double lo, double hi,
     std::vector<double> edges, std::uintptr_t stream) {
   HistogramBins bins = bins_of(kind, count, has_range, lo, hi, std::move(edges));
@@ -45,19 +45,22 @@ std::tuple<std::int64_t, double, double, std::vector<double>> resolve(
     const bool reads_data = kind == "per_value" || (kind == "even" && !has_range);
     if (reads_data && !in.host && device.backend() != Backend::cpu)
       device.synchronize(stream_of(stream));
-    bins = resolve_bins(input_array(device, in, parse_dtype(dtype_name), {n}), bins);
+    bins = resolve_bins(input_array(device, in, parse_dtype(dtype_name), std::move(layout.shape),
+                                    std::move(layout.strides)),
+                        bins);
   }
   if (bins.kind == HistogramBins::Kind::edges) return {bins.count, 0.0, 0.0, bins.edges};
   return {bins.count, bins.lo, bins.hi, {}};
 }
 
-// Counts (uint64) of `in` into `counts`, or with `weights` (of dtype `weights_dtype`) the
-// float64 sums of the weights: bins + 3 slots either way.
-void histogram_into(const Device& device, Memory in, const std::string& dtype_name, std::int64_t n,
+// Counts (uint64) of `in` into `counts`, or with `weights` (of dtype `weights_dtype`, laid out
+// as `weights_layout`, of as many elements) the float64 sums of the weights: bins + 3 slots
+// either way.
+void histogram_into(const Device& device, Memory in, const std::string& dtype_name, Layout layout,
                     std::int64_t count, double lo, double hi, std::vector<double> edges,
                     Memory counts, bool accumulate, const std::string& variant,
                     std::uintptr_t stream, std::optional<Memory> weights = std::nullopt,
-                    const std::string& weights_dtype = {}) {
+                    const std::string& weights_dtype = {}, Layout weights_layout = {}) {
   const DType dtype = parse_dtype(dtype_name);
   HistogramBins bins = edges.empty() ? HistogramBins::even(count, lo, hi)
                                      : HistogramBins::explicit_edges(std::move(edges));
@@ -67,12 +70,13 @@ void histogram_into(const Device& device, Memory in, const std::string& dtype_na
   const Stream s = run_stream(device, host, stream);
   std::optional<DType> w_dtype;
   if (weights) w_dtype = parse_dtype(weights_dtype);
-  Histogrammer& plan = plans().histogrammer(device, dtype, n, bins, o, s, w_dtype);
-  Array x = input_array(device, in, dtype, {n});
+  Histogrammer& plan = plans().histogrammer(device, dtype, layout.elements(), bins, o, s, w_dtype);
+  Array x = input_array(device, in, dtype, std::move(layout.shape), std::move(layout.strides));
   Output out(device, counts, static_cast<std::size_t>(plan.slots()) * 8);
   if (accumulate) out.start_from_host();
   if (weights) {
-    Array w = input_array(device, *weights, *w_dtype, {n});
+    Array w = input_array(device, *weights, *w_dtype, std::move(weights_layout.shape),
+                          std::move(weights_layout.strides));
     nb::gil_scoped_release unlocked;
     plan.run(x, w, out.buffer(), accumulate, s);
     out.finish();
@@ -83,9 +87,11 @@ void histogram_into(const Device& device, Memory in, const std::string& dtype_na
   out.finish();
 }
 
-void pairwise_into(const Device& device, Memory a, std::int64_t x, Memory b, std::int64_t y,
-                   Memory c, const std::string& kernel, double h, const std::string& expression,
-                   const std::string& variant, std::uintptr_t stream) {
+// C = Σ_y f(A[x], B[y]) into `c`; A's elements are `a_step` apart, B's `b_step`.
+void pairwise_into(const Device& device, Memory a, std::int64_t x, std::int64_t a_step, Memory b,
+                   std::int64_t y, std::int64_t b_step, Memory c, const std::string& kernel,
+                   double h, const std::string& expression, const std::string& variant,
+                   std::uintptr_t stream) {
   PairwiseOptions o;
   o.kernel = expression.empty() ? parse_pairwise_kernel(kernel) : PairwiseKernel::expression;
   o.h = h;
@@ -93,8 +99,8 @@ void pairwise_into(const Device& device, Memory a, std::int64_t x, Memory b, std
   o.variant = variant;
   const Stream s = run_stream(device, a.host || b.host || c.host, stream);
   Pairwise& plan = plans().pairwise(device, x, y, o, s);
-  Array av = input_array(device, a, DType::float32, {x});
-  Array bv = input_array(device, b, DType::float32, {y});
+  Array av = input_array(device, a, DType::float32, {x}, {a_step});
+  Array bv = input_array(device, b, DType::float32, {y}, {b_step});
   Output out(device, c, static_cast<std::size_t>(x) * sizeof(float));
   nb::gil_scoped_release unlocked;
   plan.run(av, bv, Array::view(out.buffer(), DType::float32, {x}), s);
@@ -204,58 +210,64 @@ NB_MODULE(_parpat, m) {
           "in_ptr"_a, "out_ptr"_a, "stream"_a);
   m.def(
       "resolve_bins",
-      [](const Device& d, std::uintptr_t ptr, bool host, const std::string& dtype, std::int64_t n,
+      [](const Device& d, std::uintptr_t ptr, bool host, const std::string& dtype,
+         std::vector<std::int64_t> shape, std::vector<std::int64_t> strides,
          const std::string& kind, std::int64_t count, bool has_range, double lo, double hi,
          std::vector<double> edges, std::uintptr_t stream) {
-        return resolve(d, memory(ptr, host), dtype, n, kind, count, has_range, lo, hi,
-                       std::move(edges), stream);
+        return resolve(d, memory(ptr, host), dtype, {std::move(shape), std::move(strides)}, kind,
+                       count, has_range, lo, hi, std::move(edges), stream);
       },
-      "device"_a, "ptr"_a, "host"_a, "dtype"_a, "n"_a, "kind"_a, "count"_a, "has_range"_a, "lo"_a,
-      "hi"_a, "edges"_a, "stream"_a);
+      "device"_a, "ptr"_a, "host"_a, "dtype"_a, "shape"_a, "strides"_a, "kind"_a, "count"_a,
+      "has_range"_a, "lo"_a, "hi"_a, "edges"_a, "stream"_a);
   m.def("edges", [](std::int64_t count, double lo, double hi) {
     // numpy.histogram's edges of even bins.
     return numpy_array(HistogramBins::even(count, lo, hi).edge_values());
   });
   m.def(
       "histogram",
-      [](const Device& d, std::uintptr_t ptr, bool host, const std::string& dtype, std::int64_t n,
-         std::int64_t count, double lo, double hi, std::vector<double> edges, std::uintptr_t out,
-         bool out_host, bool accumulate, const std::string& variant, std::uintptr_t stream) {
-        histogram_into(d, memory(ptr, host), dtype, n, count, lo, hi, std::move(edges),
-                       memory(out, out_host), accumulate, variant, stream);
+      [](const Device& d, std::uintptr_t ptr, bool host, const std::string& dtype,
+         std::vector<std::int64_t> shape, std::vector<std::int64_t> strides, std::int64_t count,
+         double lo, double hi, std::vector<double> edges, std::uintptr_t out, bool out_host,
+         bool accumulate, const std::string& variant, std::uintptr_t stream) {
+        histogram_into(d, memory(ptr, host), dtype, {std::move(shape), std::move(strides)}, count,
+                       lo, hi, std::move(edges), memory(out, out_host), accumulate, variant,
+                       stream);
       },
-      "device"_a, "ptr"_a, "host"_a, "dtype"_a, "n"_a, "count"_a, "lo"_a, "hi"_a, "edges"_a,
-      "out"_a, "out_host"_a, "accumulate"_a, "variant"_a, "stream"_a);
+      "device"_a, "ptr"_a, "host"_a, "dtype"_a, "shape"_a, "strides"_a, "count"_a, "lo"_a, "hi"_a,
+      "edges"_a, "out"_a, "out_host"_a, "accumulate"_a, "variant"_a, "stream"_a);
   m.def(
       "weighted_histogram",
-      [](const Device& d, std::uintptr_t ptr, bool host, const std::string& dtype, std::int64_t n,
-         std::uintptr_t weights, bool weights_host, const std::string& weights_dtype,
+      [](const Device& d, std::uintptr_t ptr, bool host, const std::string& dtype,
+         std::vector<std::int64_t> shape, std::vector<std::int64_t> strides, std::uintptr_t weights,
+         bool weights_host, const std::string& weights_dtype,
+         std::vector<std::int64_t> weights_shape, std::vector<std::int64_t> weights_strides,
          std::int64_t count, double lo, double hi, std::vector<double> edges, std::uintptr_t out,
          bool out_host, bool accumulate, const std::string& variant, std::uintptr_t stream) {
-        histogram_into(d, memory(ptr, host), dtype, n, count, lo, hi, std::move(edges),
-                       memory(out, out_host), accumulate, variant, stream,
-                       memory(weights, weights_host), weights_dtype);
+        histogram_into(d, memory(ptr, host), dtype, {std::move(shape), std::move(strides)}, count,
+                       lo, hi, std::move(edges), memory(out, out_host), accumulate, variant, stream,
+                       memory(weights, weights_host), weights_dtype,
+                       {std::move(weights_shape), std::move(weights_strides)});
       },
-      "device"_a, "ptr"_a, "host"_a, "dtype"_a, "n"_a, "weights"_a, "weights_host"_a,
-      "weights_dtype"_a, "count"_a, "lo"_a, "hi"_a, "edges"_a, "out"_a, "out_host"_a,
-      "accumulate"_a, "variant"_a, "stream"_a);
+      "device"_a, "ptr"_a, "host"_a, "dtype"_a, "shape"_a, "strides"_a, "weights"_a,
+      "weights_host"_a, "weights_dtype"_a, "weights_shape"_a, "weights_strides"_a, "count"_a,
+      "lo"_a, "hi"_a, "edges"_a, "out"_a, "out_host"_a, "accumulate"_a, "variant"_a, "stream"_a);
   m.def("histogramdd", &histogramdd_call, "device"_a, "coordinates"_a, "host"_a, "dtype"_a, "n"_a,
-        "table"_a, "bins"_a, "weights"_a, "weights_host"_a, "weights_dtype"_a, "variant"_a,
-        "stream"_a);
+        "table"_a, "strides"_a, "bins"_a, "weights"_a, "weights_host"_a, "weights_dtype"_a,
+        "weights_step"_a, "variant"_a, "stream"_a);
   m.def("histogramdd_into", &histogramdd_into, "device"_a, "coordinates"_a, "host"_a, "dtype"_a,
-        "n"_a, "table"_a, "bins"_a, "weights"_a, "weights_host"_a, "weights_dtype"_a, "out"_a,
-        "out_host"_a, "variant"_a, "stream"_a);
+        "n"_a, "table"_a, "strides"_a, "bins"_a, "weights"_a, "weights_host"_a, "weights_dtype"_a,
+        "weights_step"_a, "out"_a, "out_host"_a, "variant"_a, "stream"_a);
   m.def(
       "pairwise",
-      [](const Device& d, std::uintptr_t a, bool a_host, std::int64_t x, std::uintptr_t b,
-         bool b_host, std::int64_t y, std::uintptr_t c, bool c_host, const std::string& kernel,
-         double h, const std::string& expression, const std::string& variant,
-         std::uintptr_t stream) {
-        pairwise_into(d, memory(a, a_host), x, memory(b, b_host), y, memory(c, c_host), kernel, h,
-                      expression, variant, stream);
+      [](const Device& d, std::uintptr_t a, bool a_host, std::int64_t x, std::int64_t a_step,
+         std::uintptr_t b, bool b_host, std::int64_t y, std::int64_t b_step, std::uintptr_t c,
+         bool c_host, const std::string& kernel, double h, const std::string& expression,
+         const std::string& variant, std::uintptr_t stream) {
+        pairwise_into(d, memory(a, a_host), x, a_step, memory(b, b_host), y, b_step,
+                      memory(c, c_host), kernel, h, expression, variant, stream);
       },
-      "device"_a, "a"_a, "a_host"_a, "x"_a, "b"_a, "b_host"_a, "y"_a, "c"_a, "c_host"_a, "kernel"_a,
-      "h"_a, "expression"_a, "variant"_a, "stream"_a);
+      "device"_a, "a"_a, "a_host"_a, "x"_a, "a_step"_a, "b"_a, "b_host"_a, "y"_a, "b_step"_a, "c"_a,
+      "c_host"_a, "kernel"_a, "h"_a, "expression"_a, "variant"_a, "stream"_a);
 
   // One array in parts on several devices (parpat.Parts).
   auto parts_input = [](std::vector<Device> devices, std::vector<std::uintptr_t> pointers,

@@ -104,9 +104,7 @@ def test_device_arrays_are_not_moved():
     x = torch.ones(10, device="cuda")
     with pytest.raises(ValueError, match="does not move"):
         parpat.sum(x, device="cpu")
-    with pytest.raises(ValueError, match="copy=True"):
-        parpat.sum(x[::2])
-    assert parpat.sum(x[::2], copy=True).item() == 5
+    assert parpat.sum(x[::2]).item() == 5  # a step is read where it lives
 
 
 @pytest.mark.parametrize("name", ["torch", "cupy"])

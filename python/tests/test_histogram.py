@@ -223,3 +223,30 @@ def test_bad_weights_are_refused(target):
     with pytest.raises(ValueError, match="negative"):
         parpat.bincount(target.put(np.array([1, -1], np.int32)), target.put(np.ones(2)),
                         **target.kw())
+
+
+def test_views_are_counted_without_copy_true(target, rng):
+    """Steps, columns, slices of a middle axis and broadcasts are counted (through a dense copy
+    on the device), their weights may be views too, and so is bincount's input. Negative
+    strides are counted as they are where the order does not matter; with weights they need
+    copy=True."""
+    base = rng.standard_normal((60, 40, 6))
+    weights = rng.random((120, 40, 6))
+    put = target.put(base)
+    for view in (lambda a: a[::3], lambda a: a[:, ::2, 1], lambda a: a[:, 5:30:4, :2],
+                 lambda a: a.reshape(-1)[1::7]):
+        x = view(base)
+        check(parpat.histogram(view(put), bins=16, **target.kw()), x, 16)
+        w = view(weights[::2])
+        sums, _ = parpat.histogram(view(put), bins=16, weights=view(target.put(weights)[::2]),
+                                   **target.kw())
+        want, _ = np.histogram(x, bins=16, weights=w)
+        np.testing.assert_allclose(host(sums), want, rtol=1e-11, atol=1e-11)
+    ints = rng.integers(0, 50, 3001).astype(np.int32)
+    np.testing.assert_array_equal(host(parpat.bincount(target.put(ints)[::3], **target.kw())),
+                                  np.bincount(ints[::3]))
+    if target.framework in ("numpy", "cupy"):
+        check(parpat.histogram(put[::-2, ::3], bins=16, **target.kw()), base[::-2, ::3], 16)
+        with pytest.raises(ValueError, match="copy=True"):
+            parpat.histogram(put[::-2], bins=16, weights=target.put(weights[:30]),
+                             **target.kw())

@@ -158,15 +158,27 @@ def test_coordinates_of_different_dtypes_take_numpys_common_type(target, rng):
     check(got, np.histogramdd([a, b, c], bins=4))  # numpy stacks them as float64
 
 
-def test_fortran_order_is_read_in_place_and_strided_samples_need_copy(target, rng):
+def test_fortran_order_is_read_in_place_and_strided_samples_through_a_copy(target, rng):
     x = np.asfortranarray(rng.standard_normal((3000, 3)))
     check(parpat.histogramdd(target.put(x), bins=5, **target.kw()), np.histogramdd(x, bins=5))
-    strided = rng.standard_normal((3000, 6))[:, ::2]
-    if target.framework == "numpy":
+    table = rng.standard_normal((3000, 6))
+    weights = rng.random(6000)
+    on = target.put(table)
+    check(parpat.histogramdd(on[:, ::2], bins=5, **target.kw()),
+          np.histogramdd(table[:, ::2], bins=5))
+    # Columns of a wider table as coordinate arrays, weights of a step: numpy.histogram2d's
+    # everyday call.
+    got = parpat.histogram2d(on[:, 0], on[:, 3], bins=4, weights=target.put(weights)[::2],
+                             **target.kw())
+    want = np.histogram2d(table[:, 0], table[:, 3], bins=4, weights=weights[::2])
+    np.testing.assert_allclose(host(got[0]), want[0], rtol=1e-12)
+    for g, w in zip(got[1:], want[1:]):
+        np.testing.assert_array_equal(host(g), w)
+    if target.framework in ("numpy", "cupy"):
         with pytest.raises(ValueError, match="copy=True"):
-            parpat.histogramdd(strided, bins=5, **target.kw())
-    check(parpat.histogramdd(target.put(strided), bins=5, copy=True, **target.kw()),
-          np.histogramdd(strided, bins=5))
+            parpat.histogramdd(on[::-1, :2], bins=5, **target.kw())
+        check(parpat.histogramdd(on[::-1, :2], bins=5, copy=True, **target.kw()),
+              np.histogramdd(table[::-1, :2], bins=5))
 
 
 def test_histogram2d_signature_and_results(target, rng):

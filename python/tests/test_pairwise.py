@@ -26,6 +26,22 @@ def test_kernels(target, rng, kernel):
     np.testing.assert_allclose(c, want, atol=1e-5 * np.max(scale))
 
 
+def test_steps_are_read_without_copy_true(target, rng):
+    """Steps of a and b (and, where C does not follow a's order, a reversed b) are read through
+    dense copies on the device; a reversed a needs copy=True."""
+    a = rng.standard_normal(900).astype(np.float32)
+    b = rng.standard_normal(1400).astype(np.float32)
+    c = parpat.pairwise(target.put(a)[::3], target.put(b)[::2], kernel="gaussian", h=0.7,
+                        **target.kw())
+    np.testing.assert_allclose(host(c), reference(a[::3], b[::2], "gaussian", 0.7), rtol=1e-5)
+    if target.framework in ("numpy", "cupy"):
+        c = parpat.pairwise(target.put(a), target.put(b)[::-1], kernel="gaussian", h=0.7,
+                            **target.kw())
+        np.testing.assert_allclose(host(c), reference(a, b, "gaussian", 0.7), rtol=1e-5)
+        with pytest.raises(ValueError, match="copy=True"):
+            parpat.pairwise(target.put(a)[::-1], target.put(b), **target.kw())
+
+
 def test_expression_on_gpu_backends(target, rng):
     if not target.gpu:
         pytest.skip("run-time expressions are compiled for GPU backends (OpenCL, CUDA)")
