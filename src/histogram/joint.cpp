@@ -171,6 +171,8 @@ struct JointPlan {
   Device device;
   JointProblem p;
   std::unique_ptr<detail::JointKernel> kernel;
+  std::vector<Buffer> dense_arrays;  // strided samples' dense copies (detail::dense)
+  Buffer dense_weights;
 
   JointPlan(const Device& d, JointProblem problem, const std::string& variant)
       : device(d), p(std::move(problem)), kernel(make_kernel(d, p, variant)) {}
@@ -178,18 +180,19 @@ struct JointPlan {
   std::size_t out_bytes() const { return static_cast<std::size_t>(p.slots()) * 8; }
 
   // The counts (or sums) of samples `s` (with `weights` where weighted) into `out`.
-  void run(const Samples& s, const Array* weights, const Buffer& out) const {
+  void run(const Samples& s, const Array* weights, const Buffer& out) {
     if (p.n == 0) {
       const std::vector<std::uint64_t> zeros(static_cast<std::size_t>(p.slots()), 0);
       device.impl().upload(out.handle(), 0, zeros.data(), out_bytes());  // +0.0 has 0's bits
       return;
     }
     // Strided views are read through dense copies on the device.
+    dense_arrays.resize(s.arrays.size());
     std::vector<Array> arrays;
-    for (const Array& a : s.arrays)
-      arrays.push_back(detail::dense(a));
-    const Array dense_weights = weights ? detail::dense(*weights) : Array();
-    const Buffer* weight_buffer = weights ? &dense_weights.buffer() : nullptr;
+    for (std::size_t k = 0; k < s.arrays.size(); ++k)
+      arrays.push_back(detail::dense(s.arrays[k], dense_arrays[k]));
+    const Array w = weights ? detail::dense(*weights, dense_weights) : Array();
+    const Buffer* weight_buffer = weights ? &w.buffer() : nullptr;
     if (kernel) {
       detail::JointInput in;
       for (const Array& a : arrays)
@@ -217,7 +220,7 @@ HistogramDDResult count(const Samples& s, const Array* weights,
     p.weighted = true;
     p.weights = weights->dtype();
   }
-  const JointPlan plan(device, std::move(p), options.variant);
+  JointPlan plan(device, std::move(p), options.variant);
   const std::size_t bytes = plan.out_bytes();
   std::vector<std::uint64_t> slots(static_cast<std::size_t>(plan.p.slots()), 0);
   HistogramDDResult r;

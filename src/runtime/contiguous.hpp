@@ -18,11 +18,11 @@ inline void require_contiguous(const Array& a, const std::string& what) {
   if (!a.contiguous()) throw_invalid(what + " must be contiguous (C order, no gaps between rows)");
 }
 
-// `a`'s elements in dense C order: `a` itself when it is contiguous, else a new array on its
-// device that the strided gather fills (enqueued on the calling thread's stream or queue; the
-// copy costs as much device memory as the elements). What histogram, histogramdd and pairwise
-// read strided views and rows with gaps through.
-Array dense(const Array& a);
+// `a`'s elements in dense C order: `a` itself when it is contiguous, else a view of `scratch`
+// (on a's device; replaced by a larger buffer when it is too small) that the strided gather fills,
+// enqueued on the calling thread's stream or queue. What histogram, histogramdd and pairwise read
+// strided views and rows with gaps through; their plans keep the scratch between runs.
+Array dense(const Array& a, Buffer& scratch);
 
 // `strides` (in elements, one per axis of `shape`) checked (the count, none negative), with the
 // stride of each axis of length 1 (of every axis, when one has length 0) set to 0: equal

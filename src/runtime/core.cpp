@@ -231,7 +231,7 @@ std::vector<std::int64_t> checked_strides(const std::vector<std::int64_t>& shape
   return strides;
 }
 
-Array dense(const Array& a) {
+Array dense(const Array& a, Buffer& scratch) {
   if (a.contiguous()) return a;
   if (a.ndim() > kMaxGatherDims)
     throw_invalid("strided views of at most " + std::to_string(kMaxGatherDims) +
@@ -243,12 +243,13 @@ Array dense(const Array& a) {
     layout.shape[d] = a.shape()[d];
     layout.strides[d] = strides[d];
   }
-  Array out(a.device(), a.dtype(), a.shape());
+  const auto bytes = static_cast<std::size_t>(a.size()) * dtype_size(a.dtype());
+  if (scratch.bytes() < bytes) scratch = Buffer(a.device(), bytes);
   a.device()
       .impl()
       .make_gather(layout, dtype_size(a.dtype()))
-      ->run(a.buffer().handle(), out.buffer().handle());
-  return out;
+      ->run(a.buffer().handle(), scratch.handle());
+  return Array::view(scratch, a.dtype(), a.shape());
 }
 
 }  // namespace detail

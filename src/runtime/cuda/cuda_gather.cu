@@ -1,9 +1,10 @@
 // The strided gather on CUDA (strided_gather.hpp). One thread per output element, in a
 // grid-stride loop: output index o is split into coordinates from the last axis (o mod shape,
-// then o / shape) and the input offset is Σ coordinate · stride. Consecutive threads write
-// consecutive outputs, so the writes coalesce; the reads coalesce as far as the last output axis
-// is also the input's innermost (reduce lays its gathers out so that it is). Items are copied
-// as unsigned integers of their width, so one kernel serves every dtype.
+// then o / shape; the outermost coordinate is what remains, no division) and the input offset
+// is Σ coordinate · stride. Consecutive threads write consecutive outputs, so the writes
+// coalesce; the reads coalesce as far as the last output axis is also the input's innermost
+// (reduce lays its gathers out so that it is). Items are copied as unsigned integers of their
+// width, so one kernel serves every dtype.
 #include <algorithm>
 #include <memory>
 
@@ -26,11 +27,11 @@ __global__ void gather_kernel(const Item* __restrict__ src, Item* __restrict__ d
   for (long long o = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; o < n;
        o += step) {
     long long rest = o, offset = 0;
-    for (int d = g.ndim - 1; d >= 0; --d) {
+    for (int d = g.ndim - 1; d > 0; --d) {
       offset += (rest % g.shape[d]) * g.strides[d];
       rest /= g.shape[d];
     }
-    dst[o] = src[offset];
+    dst[o] = src[offset + rest * g.strides[0]];
   }
 }
 

@@ -1,8 +1,9 @@
 // The strided gather (src/runtime/strided_gather.hpp): one work-item per output element, in a
 // grid-stride loop. Output index o is split into coordinates from the last axis (o mod shape,
-// then o / shape) and the input offset is the sum of coordinate × stride; consecutive work-items
-// write consecutive outputs. Items are copied as unsigned integers of their width (GATHER_ITEM:
-// uchar, ushort, uint or ulong), so one program per width serves every dtype.
+// then o / shape; the outermost coordinate is what remains, no division) and the input offset
+// is the sum of coordinate × stride; consecutive work-items write consecutive outputs. Items are
+// copied as unsigned integers of their width (GATHER_ITEM: uchar, ushort, uint or ulong), so one
+// program per width serves every dtype.
 #ifndef GATHER_ITEM
 #define GATHER_ITEM uint
 #endif
@@ -20,10 +21,10 @@ __kernel void strided_gather(__global const GATHER_ITEM* restrict src, __global 
   const long step = (long)get_global_size(0);
   for (long o = (long)get_global_id(0); o < n; o += step) {
     long rest = o, offset = 0;
-    for (int d = (int)g.ndim - 1; d >= 0; --d) {
+    for (int d = (int)g.ndim - 1; d > 0; --d) {
       offset += (rest % g.shape[d]) * g.strides[d];
       rest /= g.shape[d];
     }
-    dst[o] = src[offset];
+    dst[o] = src[offset + rest * g.strides[0]];
   }
 }
