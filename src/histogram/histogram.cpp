@@ -343,13 +343,15 @@ struct Histogrammer::Impl {
 
 Histogrammer::Histogrammer(const Device& device, DType dtype, std::int64_t n,
                            const HistogramBins& resolved, const HistogramOptions& options)
-    : impl_(new Impl{device, detail::problem_of(dtype, n, resolved), nullptr, nullptr, {}}) {
+    : impl_(
+          new Impl{device, detail::problem_of(dtype, n, resolved), nullptr, nullptr, {}, {}, {}}) {
   impl_->make(options);
 }
 
 Histogrammer::Histogrammer(const Device& device, DType dtype, DType weights, std::int64_t n,
                            const HistogramBins& resolved, const HistogramOptions& options)
-    : impl_(new Impl{device, detail::problem_of(dtype, n, resolved), nullptr, nullptr, {}}) {
+    : impl_(
+          new Impl{device, detail::problem_of(dtype, n, resolved), nullptr, nullptr, {}, {}, {}}) {
   detail::check_weights(weights, {n}, {n});
   impl_->problem.weighted = true;
   impl_->problem.weights = weights;

@@ -217,7 +217,7 @@ struct Pairwise::Impl {
 
 Pairwise::Pairwise(const Device& device, std::int64_t x, std::int64_t y,
                    const PairwiseOptions& options)
-    : impl_(new Impl{device, {}, {}, nullptr, {}}) {
+    : impl_(new Impl{device, {}, {}, nullptr, {}, {}, {}}) {
   if (x <= 0) throw_invalid("pairwise needs a non-empty A (X = 0)");
   if (y < 0) throw_invalid("pairwise needs Y ≥ 0");
   if (options.kernel == PairwiseKernel::gaussian && !(options.h > 0 && std::isfinite(options.h)))
