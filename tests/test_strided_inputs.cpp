@@ -117,6 +117,30 @@ TEST_P(StridedInputs, HistogramsOfViewsCountTheirElements) {
   }
 }
 
+// One plan runs views of one size but different layouts, and a contiguous array, in turn: each
+// run counts its own elements (the plan's gather follows the layout).
+TEST_P(StridedInputs, APlanRunsViewsOfEveryLayout) {
+  const Device& dev = GetParam();
+  std::mt19937_64 rng(run_seed() + 4);
+  std::vector<float> host(3000);
+  for (float& x : host)
+    x = std::uniform_real_distribution<float>(0, 1)(rng);
+  const Buffer memory = device_copy(dev, host);
+  const HistogramBins bins = HistogramBins::even(10, 0, 1);
+  Histogrammer plan(dev, DType::float32, 600, bins);
+  Buffer counts(dev, static_cast<std::size_t>(plan.slots()) * sizeof(std::uint64_t));
+  for (const auto& [shape, strides] : std::vector<std::pair<Shape, Shape>>{
+           {{600}, {5}}, {{20, 30}, {100, 3}}, {{600}, {5}}, {{600}, {1}}, {{600}, {2}}}) {
+    const View<float> v = view_of(memory, host, shape, strides);
+    plan.run(v.array, counts);
+    std::vector<std::uint64_t> got(static_cast<std::size_t>(plan.slots()));
+    counts.download(got.data(), got.size() * sizeof(std::uint64_t));
+    got.resize(10);
+    EXPECT_EQ(got, histogram(dense_array(dev, v.dense, shape), bins).counts)
+        << "strides " << strides[0];
+  }
+}
+
 TEST_P(StridedInputs, BincountOfAStep) {
   const Device& dev = GetParam();
   std::mt19937_64 rng(run_seed() + 1);

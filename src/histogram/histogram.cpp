@@ -307,8 +307,8 @@ struct Histogrammer::Impl {
   detail::HistogramProblem problem;
   std::unique_ptr<detail::HistogramKernel> kernel;           // null for empty input
   std::unique_ptr<detail::WeightedHistogramKernel> weighed;  // a weighted plan's, likewise
-  std::vector<std::uint64_t> zeros;    // what empty input counts (or sums) to: all-zero bits
-  Buffer dense_values, dense_weights;  // strided inputs' dense copies (detail::dense)
+  std::vector<std::uint64_t> zeros;  // what empty input counts (or sums) to: all-zero bits
+  detail::DenseCopy dense_values, dense_weights;  // strided inputs read through these
 
   void make(const HistogramOptions& options) {
     const auto& variant = detail::find_histogram_variant(device.backend(), options.variant);
@@ -391,7 +391,7 @@ void Histogrammer::run(const Array& in, const Buffer& counts, bool accumulate, S
                                     impl_->zeros.size() * sizeof(std::uint64_t));
     return;
   }
-  impl_->kernel->run(detail::dense(in, impl_->dense_values).buffer(), counts, accumulate);
+  impl_->kernel->run(impl_->dense_values.of(in).buffer(), counts, accumulate);
 }
 
 void Histogrammer::run(const Array& in, const Array& weights, const Buffer& sums, bool accumulate,
@@ -414,8 +414,8 @@ void Histogrammer::run(const Array& in, const Array& weights, const Buffer& sums
                                   impl_->zeros.size() * sizeof(double));
     return;
   }
-  impl_->weighed->run(detail::dense(in, impl_->dense_values).buffer(),
-                      detail::dense(weights, impl_->dense_weights).buffer(), sums, accumulate);
+  impl_->weighed->run(impl_->dense_values.of(in).buffer(),
+                      impl_->dense_weights.of(weights).buffer(), sums, accumulate);
 }
 
 HistogramResult histogram(const Array& in, const HistogramBins& bins,

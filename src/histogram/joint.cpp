@@ -171,8 +171,8 @@ struct JointPlan {
   Device device;
   JointProblem p;
   std::unique_ptr<detail::JointKernel> kernel;
-  std::vector<Buffer> dense_arrays;  // strided samples' dense copies (detail::dense)
-  Buffer dense_weights;
+  std::vector<detail::DenseCopy> dense_arrays;  // strided samples read through these
+  detail::DenseCopy dense_weights;
 
   JointPlan(const Device& d, JointProblem problem, const std::string& variant)
       : device(d), p(std::move(problem)), kernel(make_kernel(d, p, variant)) {}
@@ -190,8 +190,8 @@ struct JointPlan {
     dense_arrays.resize(s.arrays.size());
     std::vector<Array> arrays;
     for (std::size_t k = 0; k < s.arrays.size(); ++k)
-      arrays.push_back(detail::dense(s.arrays[k], dense_arrays[k]));
-    const Array w = weights ? detail::dense(*weights, dense_weights) : Array();
+      arrays.push_back(dense_arrays[k].of(s.arrays[k]));
+    const Array w = weights ? dense_weights.of(*weights) : Array();
     const Buffer* weight_buffer = weights ? &w.buffer() : nullptr;
     if (kernel) {
       detail::JointInput in;

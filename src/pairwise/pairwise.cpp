@@ -212,7 +212,7 @@ struct Pairwise::Impl {
   std::string variant;
   std::unique_ptr<detail::PairwiseKernelImpl> kernel;  // null when B is empty
   std::vector<float> zeros;                            // C when B is empty
-  Buffer dense_a, dense_b;  // strided inputs' dense copies (detail::dense)
+  detail::DenseCopy dense_a, dense_b;                  // strided inputs read through these
 };
 
 Pairwise::Pairwise(const Device& device, std::int64_t x, std::int64_t y,
@@ -296,7 +296,7 @@ void Pairwise::run(const Array& a, const Array& b, const Array& c, Stream stream
                                       impl_->zeros.size() * sizeof(float));
     return;
   }
-  impl_->kernel->run(detail::dense(a, impl_->dense_a), detail::dense(b, impl_->dense_b), c);
+  impl_->kernel->run(impl_->dense_a.of(a), impl_->dense_b.of(b), c);
 }
 
 PairwiseResult pairwise(const Array& a, const Array& b, const PairwiseOptions& options) {

@@ -231,7 +231,7 @@ std::vector<std::int64_t> checked_strides(const std::vector<std::int64_t>& shape
   return strides;
 }
 
-Array dense(const Array& a, Buffer& scratch) {
+Array DenseCopy::of(const Array& a) {
   if (a.contiguous()) return a;
   if (a.ndim() > kMaxGatherDims)
     throw_invalid("strided views of at most " + std::to_string(kMaxGatherDims) +
@@ -243,13 +243,17 @@ Array dense(const Array& a, Buffer& scratch) {
     layout.shape[d] = a.shape()[d];
     layout.strides[d] = strides[d];
   }
-  const auto bytes = static_cast<std::size_t>(a.size()) * dtype_size(a.dtype());
-  if (scratch.bytes() < bytes) scratch = Buffer(a.device(), bytes);
-  a.device()
-      .impl()
-      .make_gather(layout, dtype_size(a.dtype()))
-      ->run(a.buffer().handle(), scratch.handle());
-  return Array::view(scratch, a.dtype(), a.shape());
+  const std::size_t item = dtype_size(a.dtype());
+  if (!gather_ || item != item_ || layout.ndim != layout_.ndim || layout.shape != layout_.shape ||
+      layout.strides != layout_.strides) {
+    gather_ = a.device().impl().make_gather(layout, item);
+    layout_ = layout;
+    item_ = item;
+  }
+  const auto bytes = static_cast<std::size_t>(a.size()) * item;
+  if (scratch_.bytes() < bytes) scratch_ = Buffer(a.device(), bytes);
+  gather_->run(a.buffer().handle(), scratch_.handle());
+  return Array::view(scratch_, a.dtype(), a.shape());
 }
 
 }  // namespace detail
