@@ -350,11 +350,39 @@ TEST(HistogramCudaFast, PackedRowsDrainExactly) {
   auto p = problem_of(DType::float32, n, b);
   std::vector<std::uint64_t> expected(static_cast<std::size_t>(p.slots()));
   detail::histogram_reference(values.data(), p, expected.data());
+  // The same values every other element of a larger array (NaN between them), read in place.
+  std::vector<float> spaced(values.size() * 2, NAN);
+  for (std::size_t i = 0; i < values.size(); ++i)
+    spaced[2 * i] = values[i];
   for (const auto& d : gpus) {
     Array in = Array::from_host(d, DType::float32, {n}, values.data());
     HistogramResult r = histogram(in, b, {"fast"});
     r.counts.insert(r.counts.end(), {r.underflow, r.overflow, r.nan});
     EXPECT_EQ(r.counts, expected) << "seed " << run_seed();
+    const Array all = Array::from_host(d, DType::float32, {2 * n}, spaced.data());
+    r = histogram(Array::strided_view(all.buffer(), DType::float32, {n}, {2}), b, {"fast"});
+    r.counts.insert(r.counts.end(), {r.underflow, r.overflow, r.nan});
+    EXPECT_EQ(r.counts, expected) << "every other element, seed " << run_seed();
+  }
+}
+
+// CUDA `fast` reads views of one step in place (StridedInputs checks their counts), but where it
+// sorts rows into buckets; the classic variants read dense input only.
+TEST(HistogramCudaFast, ReadsStepsButWhereItSortsIntoBuckets) {
+  const std::vector<Device> gpus = cuda_devices();
+  if (gpus.empty()) GTEST_SKIP() << "no CUDA device";
+  const auto& fast = detail::find_histogram_variant(Backend::cuda, "fast");
+  const auto& privatized = detail::find_histogram_variant(Backend::cuda, "privatized");
+  const std::int64_t n = std::int64_t{1} << 21;
+  for (const auto& d : gpus) {
+    EXPECT_TRUE(fast.make(d, problem_of(DType::float32, n, HistogramBins::even(1024, 0, 1)))
+                    ->reads_steps());
+    EXPECT_TRUE(
+        fast.make(d, problem_of(DType::uint8, n, HistogramBins::even(7, 0, 256)))->reads_steps());
+    EXPECT_FALSE(fast.make(d, problem_of(DType::float32, n, HistogramBins::even(1 << 20, 0, 1)))
+                     ->reads_steps());
+    EXPECT_FALSE(privatized.make(d, problem_of(DType::float32, n, HistogramBins::even(1024, 0, 1)))
+                     ->reads_steps());
   }
 }
 

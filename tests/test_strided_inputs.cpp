@@ -141,6 +141,67 @@ TEST_P(StridedInputs, APlanRunsViewsOfEveryLayout) {
   }
 }
 
+// Views of one step throughout (x[::s], 2-D rows following on at the step) of `host`, counted as
+// their elements copied dense, for sizes about the 32 vectors a warp gathers at a time and steps
+// 2, 3 and 7: the CUDA `fast` kernels read them in place, the others through the dense copy.
+template <class T>
+void expect_steps_counted(const Device& dev, const std::vector<T>& host, const HistogramBins& bins,
+                          const std::vector<std::int64_t>& sizes) {
+  const Buffer memory = device_copy(dev, host);
+  for (std::int64_t step : {2, 3, 7}) {
+    for (std::int64_t n : sizes) {
+      if ((n - 1) * step >= static_cast<std::int64_t>(host.size())) continue;
+      SCOPED_TRACE(std::string(dtype_name(dtype_of<T>::value)) + ", " + std::to_string(bins.count) +
+                   " bins, " + std::to_string(n) + " values " + std::to_string(step) + " apart");
+      const View<T> v = view_of(memory, host, {n}, {step});
+      const Array dense = dense_array(dev, v.dense, {n});
+      const HistogramResult got = histogram(v.array, bins), want = histogram(dense, bins);
+      EXPECT_EQ(got.counts, want.counts);
+      EXPECT_EQ(got.underflow, want.underflow);
+      EXPECT_EQ(got.overflow, want.overflow);
+      EXPECT_EQ(got.nan, want.nan);
+      if (n % 4 == 0) {  // rows of n / 4 values, the next row a step on from the last
+        const View<T> rows = view_of(memory, host, {4, n / 4}, {n / 4 * step, step});
+        EXPECT_EQ(histogram(rows.array, bins).counts, want.counts);
+      }
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+}
+
+// Every layout of CUDA `fast`'s counters: values counted per byte and per 16-bit value, the
+// 16-bit rule, striped rows, packed rows drained between windows, global counting; and 2^20 bins
+// over as many values, which `fast` sorts into buckets from a dense copy.
+TEST_P(StridedInputs, ViewsOfOneStepOfEveryDtype) {
+  const Device& dev = GetParam();
+  std::mt19937_64 rng(run_seed() + 5);
+  const std::vector<std::int64_t> sizes = {1, 64, 513, 5000, 70001};
+  const std::size_t reach = 7 * 70001;
+  auto values = [&](auto pick) {
+    std::vector<decltype(pick())> host(reach);
+    for (auto& x : host)
+      x = pick();
+    return host;
+  };
+  expect_steps_counted(dev, values([&] { return static_cast<std::uint8_t>(rng()); }),
+                       HistogramBins::even(7, 0, 256), sizes);
+  const auto int16s = values([&] { return static_cast<std::int16_t>(rng()); });
+  expect_steps_counted(dev, int16s, HistogramBins::even(65536, -32768, 32768), sizes);
+  expect_steps_counted(dev, int16s, HistogramBins::even(100, -1000, 1000), sizes);
+  std::uniform_real_distribution<float> u(-0.1f, 1.1f);
+  const auto floats = values([&] { return rng() % 97 ? u(rng) : NAN; });
+  for (std::int64_t count : {16, 65536, 1 << 20})
+    expect_steps_counted(dev, floats, HistogramBins::even(count, 0, 1), sizes);
+  expect_steps_counted(dev, values([&] { return static_cast<double>(u(rng)); }),
+                       HistogramBins::even(300, 0, 1), sizes);
+  expect_steps_counted(dev, values([&] { return static_cast<std::int32_t>(rng() % 80000) - 5; }),
+                       HistogramBins::even(1000, -5, 70000), sizes);
+  std::vector<float> many(std::size_t{3} << 20);
+  for (float& x : many)
+    x = u(rng);
+  expect_steps_counted(dev, many, HistogramBins::even(1 << 20, 0, 1), {(1 << 20) + 5});
+}
+
 TEST_P(StridedInputs, BincountOfAStep) {
   const Device& dev = GetParam();
   std::mt19937_64 rng(run_seed() + 1);

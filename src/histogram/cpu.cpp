@@ -29,7 +29,8 @@ class SerialKernel final : public HistogramKernel {
  public:
   explicit SerialKernel(const HistogramProblem& p)
       : p_(p), chunk_(static_cast<std::size_t>(p.slots())) {}
-  void run(const Buffer& in, const Buffer& counts, bool accumulate) override {
+  void run(const Buffer& in, std::int64_t /*step: 1*/, const Buffer& counts,
+           bool accumulate) override {
     auto* out = static_cast<std::uint64_t*>(counts.handle());
     if (!accumulate) {
       histogram_reference(in.handle(), p_, out);
@@ -141,7 +142,8 @@ class ParallelKernel final : public HistogramKernel {
     private_.resize(static_cast<std::size_t>(shared_ ? 0 : sections_ * ways_ * counted_));
   }
 
-  void run(const Buffer& in, const Buffer& counts, bool accumulate) override {
+  void run(const Buffer& in, std::int64_t /*step: 1*/, const Buffer& counts,
+           bool accumulate) override {
     const T* x = static_cast<const T*>(in.handle());
     auto* out = static_cast<std::uint64_t*>(counts.handle());
     const std::int64_t slots = counted_;

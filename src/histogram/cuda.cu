@@ -111,13 +111,17 @@ class CudaHistogram final : public HistogramKernel {
     with_rule([&](auto rule) { configure(rule); });
   }
 
-  void run(const Buffer& in, const Buffer& counts, bool accumulate) override {
+  // `fast` reads a step in place, but where it sorts into buckets.
+  bool reads_steps() const override { return strategy_ == Strategy::fast && !bucket_.usable; }
+
+  void run(const Buffer& in, std::int64_t step, const Buffer& counts, bool accumulate) override {
+    if (step != 1 && !reads_steps()) throw_invalid("this histogram kernel reads dense input only");
     cuda_.activate();
     auto* out = static_cast<unsigned long long*>(counts.handle());
     if (!accumulate)
       PARPAT_CUDA(cudaMemsetAsync(out, 0, std::size_t(p_.slots()) * 8, cuda_.stream()));
     const T* x = static_cast<const T*>(in.handle());
-    with_rule([&](auto rule) { launch(x, rule, out); });
+    with_rule([&](auto rule) { launch(x, step, rule, out); });
   }
 
   std::size_t temp_bytes() const override { return aux_.bytes() + temp_.bytes(); }
@@ -222,7 +226,7 @@ class CudaHistogram final : public HistogramKernel {
   }
 
   template <class Rule>
-  void launch(const T* x, Rule rule, unsigned long long* out) {
+  void launch(const T* x, long long step, Rule rule, unsigned long long* out) {
     cudaStream_t st = cuda_.stream();
     const long long n = p_.n;
     const unsigned slots = unsigned(p_.slots());
@@ -231,15 +235,15 @@ class CudaHistogram final : public HistogramKernel {
       return;
     }
     if constexpr (kFastOnly<Rule>) {
-      launch_fast(fast_, x, n, rule, slots, out, st);
+      launch_fast(fast_, x, n, step, rule, slots, out, st);
     } else {
-      launch_classic(x, rule, out, st, n, slots);
+      launch_classic(x, step, rule, out, st, n, slots);
     }
   }
 
   template <class Rule>
-  void launch_classic(const T* x, Rule rule, unsigned long long* out, cudaStream_t st, long long n,
-                      unsigned slots) {
+  void launch_classic(const T* x, long long step, Rule rule, unsigned long long* out,
+                      cudaStream_t st, long long n, unsigned slots) {
     switch (strategy_) {
       case Strategy::global_atomic:
         global_atomic_kernel<T><<<blocks_, block_, 0, st>>>(x, n, rule, out);
@@ -258,7 +262,7 @@ class CudaHistogram final : public HistogramKernel {
         check_launch("histogram aggregated_kernel");
         return;
       case Strategy::fast:
-        launch_fast(fast_, x, n, rule, slots, out, st);
+        launch_fast(fast_, x, n, step, rule, slots, out, st);
         return;
     }
   }
@@ -381,7 +385,7 @@ void histogram_even(const void* d_in, DType dtype, std::int64_t n, std::int64_t 
     const T* x = static_cast<const T*>(d_in);
     auto run = [&](auto rule) {
       auto c = fast_config<T, decltype(rule)>(info, policy, sms, slots, n);
-      launch_fast(c, x, n, rule, slots, d_counts, stream);
+      launch_fast(c, x, n, 1, rule, slots, d_counts, stream);
     };
     if constexpr (sizeof(T) <= 2) {
       auto* table = static_cast<unsigned*>(d_workspace);

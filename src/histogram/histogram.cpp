@@ -391,7 +391,12 @@ void Histogrammer::run(const Array& in, const Buffer& counts, bool accumulate, S
                                     impl_->zeros.size() * sizeof(std::uint64_t));
     return;
   }
-  impl_->kernel->run(impl_->dense_values.of(in).buffer(), counts, accumulate);
+  // A view of one step throughout is read in place by a kernel that reads steps.
+  const std::int64_t step = impl_->kernel->reads_steps() ? detail::uniform_step(in) : 0;
+  if (step > 0)
+    impl_->kernel->run(in.buffer(), step, counts, accumulate);
+  else
+    impl_->kernel->run(impl_->dense_values.of(in).buffer(), 1, counts, accumulate);
 }
 
 void Histogrammer::run(const Array& in, const Array& weights, const Buffer& sums, bool accumulate,

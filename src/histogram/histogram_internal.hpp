@@ -344,11 +344,13 @@ std::vector<std::uint32_t> slot_table(const HistogramProblem& p);
 
 // One variant bound to one problem on one device; construction sizes its workspace once.
 // run() enqueues the counting of `in` into `counts` (slots() uint64): zeroed first, or with
-// `accumulate` added to the counts already there.
+// `accumulate` added to the counts already there. `in` holds the values in[0], in[step], ...;
+// step is 1 unless the kernel reads_steps().
 class HistogramKernel {
  public:
   virtual ~HistogramKernel() = default;
-  virtual void run(const Buffer& in, const Buffer& counts, bool accumulate) = 0;
+  virtual bool reads_steps() const { return false; }
+  virtual void run(const Buffer& in, std::int64_t step, const Buffer& counts, bool accumulate) = 0;
   virtual std::size_t temp_bytes() const { return 0; }
 };
 

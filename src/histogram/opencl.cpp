@@ -126,7 +126,8 @@ class OpenclHistogram final : public HistogramKernel {
     groups_ = static_cast<std::size_t>(std::max<std::int64_t>(chunks, 1) * passes);
   }
 
-  void run(const Buffer& in, const Buffer& counts, bool accumulate) override {
+  void run(const Buffer& in, std::int64_t /*step: 1*/, const Buffer& counts,
+           bool accumulate) override {
     try {
       cl_ulong zero = 0;
       if (!accumulate)

@@ -20,6 +20,27 @@ inline void require_contiguous(const Array& a, const std::string& what) {
   if (!a.contiguous()) throw_invalid(what + " must be contiguous (C order, no gaps between rows)");
 }
 
+// The step, in elements, from each element of `a` to the next in C order where it is the same
+// throughout, else 0: 1 for a contiguous array, s for x[::s] of a 1-D x or for a 2-D view whose
+// rows follow on at the same step. Arrays of at most one element take step 1.
+inline std::int64_t uniform_step(const Array& a) {
+  if (a.size() <= 1) return 1;
+  const std::vector<std::int64_t> strides = a.strides();
+  std::int64_t step = 0, next = 0;  // next: the stride the next outer axis must have
+  for (std::size_t d = strides.size(); d-- > 0;) {
+    const std::int64_t length = a.shape()[d];
+    if (length == 1) continue;
+    if (step == 0) {
+      if (strides[d] <= 0) return 0;
+      step = strides[d];
+    } else if (strides[d] != next) {
+      return 0;
+    }
+    next = strides[d] * length;
+  }
+  return step;
+}
+
 // How histogram, histogramdd and pairwise read strided views and rows with gaps: a plan keeps one
 // DenseCopy per input, so its runs reuse the gather (made again only for another layout) and the
 // scratch memory it fills (replaced only by a larger buffer).

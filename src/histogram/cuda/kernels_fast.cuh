@@ -9,7 +9,10 @@
 // and the block drains rows near the top of their 16 bits between windows of values (sinks.cuh).
 // When the slots do not fit in shared memory the kernel makes passes over slot ranges (each pass
 // reads the input again and counts only its range); past `histogram.fast.max_passes` passes it
-// counts straight into global memory.
+// counts straight into global memory. Input whose elements lie a step apart (a view such as
+// x[::2]) is read in place: each lane's vector gathers kVec elements, one from each of kVec
+// consecutive 32-element stretches of the warp's share, so that a warp's scalar loads are
+// coalesced as far as the step allows (a histogram counts in any order).
 #pragma once
 
 #include "histogram/cuda/sinks.cuh"
@@ -19,6 +22,14 @@ namespace parpat::detail {
 namespace {
 
 constexpr int kFastLoads = 4;  // 16-byte loads a lane has in flight
+
+// The unsigned integer of N bytes, for loading any element type's bits (__ldcs has no overload
+// for the half types).
+template <std::size_t N>
+using Unsigned = std::conditional_t<
+    N == 1, unsigned char,
+    std::conditional_t<N == 2, unsigned short,
+                       std::conditional_t<N == 4, unsigned, unsigned long long>>>;
 
 template <class T>
 __device__ bool same_values(const uint4& v) {
@@ -42,19 +53,23 @@ __device__ bool same_values(const uint4& v) {
 // runs (int16 with half its values below the range, 1024 bins in 4 columns: 263 against 212 µs). A
 // warp whose loads all hold one value counts them in one step either way. The per-value work is
 // kept to the slot, one address and one shared atomic: `fast` on bytes is bound by the integer
-// pipe.
+// pipe. `step` > 1: the n values are in[0], in[step], ...; the vectors are gathered (whole warp
+// groups of 32 vectors only, the rest goes to the leftovers).
 template <bool kWhole, class T, class Rule, class Sink>
-__device__ void count_values(const T* __restrict__ in, long long n, const Rule& rule,
-                             unsigned first, unsigned range, const Sink& sink,
+__device__ void count_values(const T* __restrict__ in, long long n, long long step,
+                             const Rule& rule, unsigned first, unsigned range, const Sink& sink,
                              unsigned vote_lanes) {
   constexpr int kVec = 16 / sizeof(T);
   constexpr int kLoads = kFastLoads;
   const unsigned lane = threadIdx.x % 32;
   const unsigned discard = range;
-  long long head = (long long)((16 - (reinterpret_cast<unsigned long long>(in) % 16)) % 16) /
-                   (long long)sizeof(T);
+  const bool stepped = step != 1;
+  long long head = stepped
+                       ? 0
+                       : (long long)((16 - (reinterpret_cast<unsigned long long>(in) % 16)) % 16) /
+                             (long long)sizeof(T);
   head = min(head, n);
-  const long long vectors = (n - head) / kVec;
+  const long long vectors = stepped ? n / (32 * kVec) * 32 : (n - head) / kVec;
   const long long tail_begin = head + vectors * kVec;
   const uint4* vec = reinterpret_cast<const uint4*>(in + head);
   const long long warps = (long long)gridDim.x * (blockDim.x / 32);
@@ -69,11 +84,33 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
   T memo_value{};
   unsigned memo_row = discard;
   bool memo = false;
-  auto load = [&](uint4(&raw)[kLoads], long long base) {
+  // Vector v of stepped input: its warp group's elements (v − lane)·kVec + k·32 + lane.
+  using Word = Unsigned<sizeof(T)>;
+  const Word* words = reinterpret_cast<const Word*>(in);
+  auto gather = [&](long long v) {
+    const long long element = (v - lane) * kVec + lane;
+    Word parts[kVec];
 #pragma unroll
-    for (int u = 0; u < kLoads; ++u) {
-      long long v = base + u * 32 + lane;
-      raw[u] = v < vectors ? __ldcs(vec + v) : make_uint4(0, 0, 0, 0);
+    for (int k = 0; k < kVec; ++k)
+      parts[k] = __ldcs(words + (element + k * 32) * step);
+    uint4 raw;
+    memcpy(&raw, parts, sizeof raw);
+    return raw;
+  };
+  // Vectors base + u·32 + lane, u < kLoads; those past the input are zero.
+  auto load = [&](uint4(&raw)[kLoads], long long base, bool checked) {
+    if (stepped) {
+#pragma unroll
+      for (int u = 0; u < kLoads; ++u) {
+        const long long v = base + u * 32 + lane;
+        raw[u] = !checked || v < vectors ? gather(v) : make_uint4(0, 0, 0, 0);
+      }
+    } else {
+#pragma unroll
+      for (int u = 0; u < kLoads; ++u) {
+        const long long v = base + u * 32 + lane;
+        raw[u] = !checked || v < vectors ? __ldcs(vec + v) : make_uint4(0, 0, 0, 0);
+      }
     }
   };
   // One round of a warp: kLoads vectors a lane, bit u of `valid` set where vector u is in the
@@ -171,19 +208,17 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
   constexpr long long kRound = 32 * kLoads;  // vectors a warp reads in one round
   const long long stride = warps * kRound;
   uint4 next[kLoads];
-  load(next, warp * kRound);
-  auto step = [&](long long base) {
+  load(next, warp * kRound, true);
+  auto one_round = [&](long long base) {
     uint4 raw[kLoads];
 #pragma unroll
     for (int u = 0; u < kLoads; ++u)
       raw[u] = next[u];
     const long long ahead = base + stride;
     if (ahead + kRound <= vectors) {
-#pragma unroll
-      for (int u = 0; u < kLoads; ++u)
-        next[u] = __ldcs(vec + ahead + u * 32 + lane);
+      load(next, ahead, false);
     } else if (ahead < vectors) {
-      load(next, ahead);
+      load(next, ahead, true);
     }
     const long long left = vectors - base - lane;  // this lane's vectors from here on
     unsigned valid_loads = (1u << kLoads) - 1;
@@ -205,7 +240,7 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
     const long long window = kDrainWindow / (blockDim.x * kLoads * kVec);
     for (long long r = 0; r < rounds; ++r) {
       const long long base = warp * kRound + r * stride;
-      if (base < vectors) step(base);
+      if (base < vectors) one_round(base);
       if ((r + 1) % window == 0 || r + 1 == rounds) {
         run.flush(sink);
         __syncthreads();
@@ -215,14 +250,15 @@ __device__ void count_values(const T* __restrict__ in, long long n, const Rule& 
     }
   } else {
     for (long long base = warp * kRound; base < vectors; base += stride)
-      step(base);
+      one_round(base);
   }
   run.flush(sink);
-  // At most 2·kVec − 2 leftover values: warp 0 of the grid takes them, one per lane.
+  // At most 2·kVec − 2 leftover values (32·kVec − 1 of stepped input): warp 0 of the grid takes
+  // them, one per lane.
   if (warp == 0) {
     long long leftover = head + (n - tail_begin);
     for (long long j = lane; j < leftover; j += 32) {
-      T x = in[j < head ? j : tail_begin + (j - head)];
+      T x = in[(j < head ? j : tail_begin + (j - head)) * step];
       bool exact = true;
       unsigned s = quick_place<true>(rule, x, exact);
       sink.add(row(exact ? s : corrected_place<true>(rule, x, s)), 1);
@@ -313,8 +349,8 @@ constexpr bool kDrained = sizeof(T) != 2 || std::is_same_v<Rule, PerValueRule> |
 // the pass) × `columns`, or (packed) into range + 1 16-bit rows, then adds each row to the
 // 64-bit counts.
 template <class T, class Rule, bool kPacked, bool kWhole>
-__global__ void fast_shared_kernel(const T* __restrict__ in, long long n, Rule rule, unsigned first,
-                                   unsigned range, unsigned columns, bool vote,
+__global__ void fast_shared_kernel(const T* __restrict__ in, long long n, long long step, Rule rule,
+                                   unsigned first, unsigned range, unsigned columns, bool vote,
                                    unsigned long long* counts) {
   // No vote: 0 lanes; packed counters take one word for two rows, a column of one.
   const unsigned vote_lanes = vote ? min(32u, 8 * (kPacked ? 1 : columns)) : 0;
@@ -325,15 +361,15 @@ __global__ void fast_shared_kernel(const T* __restrict__ in, long long n, Rule r
   __syncthreads();
   if constexpr (kPacked) {
     if (kDrained<T, Rule> && blockDim.x * kFastLoads * (16 / sizeof(T)) <= kDrainWindow) {
-      count_values<kWhole>(in, n, rule, first, range,
+      count_values<kWhole>(in, n, step, rule, first, range,
                            DrainedPackedSink(hist, counts, first, range, row_slots(rule)),
                            vote_lanes);
     } else {
-      count_values<kWhole>(in, n, rule, first, range,
+      count_values<kWhole>(in, n, step, rule, first, range,
                            PackedSink(hist, counts, first, range, row_slots(rule)), vote_lanes);
     }
   } else {
-    count_values<kWhole>(in, n, rule, first, range,
+    count_values<kWhole>(in, n, step, rule, first, range,
                          StripedSink(hist, columns, threadIdx.x % 32 % columns), vote_lanes);
   }
   __syncthreads();
@@ -349,9 +385,9 @@ __global__ void fast_shared_kernel(const T* __restrict__ in, long long n, Rule r
 // Bin counts beyond the passes' limit: straight into the 64-bit global counts, with the same
 // per-thread runs for skewed data.
 template <class T, class Rule>
-__global__ void fast_global_kernel(const T* __restrict__ in, long long n, Rule rule, unsigned slots,
-                                   unsigned long long* counts) {
-  count_values<true>(in, n, rule, 0u, slots, GlobalSink{counts, slots, row_slots(rule)}, 8);
+__global__ void fast_global_kernel(const T* __restrict__ in, long long n, long long step, Rule rule,
+                                   unsigned slots, unsigned long long* counts) {
+  count_values<true>(in, n, step, rule, 0u, slots, GlobalSink{counts, slots, row_slots(rule)}, 8);
 }
 
 }  // namespace

@@ -96,13 +96,14 @@ FastConfig fast_config(const DeviceInfo& info, const HistogramFastPolicy& policy
   return c;
 }
 
-// Adds the histogram of x[0, n) to `out` (slots counters, already zeroed or holding counts).
+// Adds the histogram of x[0], x[step], ..., n values, to `out` (slots counters, already zeroed or
+// holding counts).
 template <class T, class Rule>
-void launch_fast(const FastConfig& c, const T* x, long long n, Rule rule, unsigned slots,
-                 unsigned long long* out, cudaStream_t st) {
+void launch_fast(const FastConfig& c, const T* x, long long n, long long step, Rule rule,
+                 unsigned slots, unsigned long long* out, cudaStream_t st) {
   if constexpr (!kEven16<Rule>) {
     if (c.global) {
-      fast_global_kernel<T><<<c.blocks, c.block, 0, st>>>(x, n, rule, slots, out);
+      fast_global_kernel<T><<<c.blocks, c.block, 0, st>>>(x, n, step, rule, slots, out);
       check_launch("histogram fast_global_kernel");
       return;
     }
@@ -111,7 +112,7 @@ void launch_fast(const FastConfig& c, const T* x, long long n, Rule rule, unsign
     unsigned first = pass * c.range;
     unsigned range = std::min(c.range, c.counted - first);
     fast_shared_for<T, Rule>(c)<<<c.blocks, c.block, c.shared, st>>>(
-        x, n, rule, first, range, c.packed ? 1 : c.columns, c.vote, out);
+        x, n, step, rule, first, range, c.packed ? 1 : c.columns, c.vote, out);
     check_launch("histogram fast_shared_kernel");
   }
 }
