@@ -77,7 +77,8 @@ def _samples(sample, copy: bool) -> _Samples:
 
 
 def _coordinates(items, copy: bool) -> _Samples:
-    """D coordinate arrays, converted to their common dtype as numpy stacks them."""
+    """D coordinate arrays, converted to their common dtype as numpy stacks them;
+    consecutive columns of one table, in order, as that table."""
     ds = [fw.describe(fw.native_order(c, copy)) for c in items]
     first = ds[0]
     for d in ds:
@@ -95,8 +96,16 @@ def _coordinates(items, copy: bool) -> _Samples:
                         f"{', '.join(_JOINT_DTYPES)})")
     arrays, ds, layouts = zip(*(_flat(d.array if d.dtype == dtype else _astype(d, dtype), copy,
                                       "histogramdd", _JOINT_DTYPES) for d in ds))
-    return _Samples([d.ptr for d in ds], False, [_step(layout) for layout in layouts],
-                    first.shape[0], len(ds), dtype, ds[0], list(arrays))
+    steps = [_step(layout) for layout in layouts]
+    n, dims = first.shape[0], len(ds)
+    # The columns 0, 1, ... of one table (pts[:, 0], pts[:, 1]) are that table: read in place
+    # where its rows follow on, else with one gather rather than one a column.
+    itemsize = np.dtype(dtype).itemsize
+    if (dims > 1 and n > 1 and steps[0] >= dims and builtins.all(s == steps[0] for s in steps)
+            and builtins.all(d.ptr == ds[0].ptr + k * itemsize for k, d in enumerate(ds))):
+        strides = [] if steps[0] == dims else [steps[0], 1]
+        return _Samples([ds[0].ptr], True, strides, n, dims, dtype, ds[0], list(arrays))
+    return _Samples([d.ptr for d in ds], False, steps, n, dims, dtype, ds[0], list(arrays))
 
 
 def _bins_specs(bins, range, dims: int) -> list:

@@ -234,23 +234,27 @@ def gpu_cases(table, reps, pairs):
         del backwards
     del x, xc, steps, xc_steps, cols, xc_cols
 
+    def histogram2d_case(case, x, y):
+        if cupy is not None:
+            xc, yc = cupy.from_dlpack(x), cupy.from_dlpack(y)
+        compare(case,
+                ([("cupy.histogram2d",
+                   lambda: cupy.histogram2d(xc, yc, bins=256, range=HIST2D_RANGE))]
+                 if cupy is not None else [])
+                + [("parpat.histogram2d",
+                    lambda: parpat.histogram2d(x, y, bins=256, range=HIST2D_RANGE))])
+        if cupy is not None:
+            same_counts(case, parpat.histogram2d(x, y, bins=256, range=HIST2D_RANGE)[0],
+                        cupy.histogram2d(xc, yc, bins=256, range=HIST2D_RANGE)[0],
+                        "cupy.histogram2d")
+
     xy = torch.rand((2, 1 << pairs), device="cuda")
-    x, y = xy[0], xy[1]
-    case = f"histogram2d float32 2^{pairs} (x, y) pairs, 256 × 256 bins"
-    if cupy is not None:
-        xc, yc = cupy.from_dlpack(x), cupy.from_dlpack(y)
-    compare(case,
-            ([("cupy.histogram2d",
-               lambda: cupy.histogram2d(xc, yc, bins=256, range=HIST2D_RANGE))]
-             if cupy is not None else [])
-            + [("parpat.histogram2d",
-                lambda: parpat.histogram2d(x, y, bins=256, range=HIST2D_RANGE))])
-    if cupy is not None:
-        same_counts(case, parpat.histogram2d(x, y, bins=256, range=HIST2D_RANGE)[0],
-                    cupy.histogram2d(xc, yc, bins=256, range=HIST2D_RANGE)[0],
-                    "cupy.histogram2d")
-        del xc, yc
-    del xy, x, y
+    histogram2d_case(f"histogram2d float32 2^{pairs} (x, y) pairs, 256 × 256 bins", xy[0], xy[1])
+    del xy
+    pts = torch.rand((1 << pairs, 2), device="cuda")
+    histogram2d_case(f"histogram2d float32 columns pts[:, 0], pts[:, 1] of a 2^{pairs} × 2 "
+                     "table, 256 × 256 bins", pts[:, 0], pts[:, 1])
+    del pts
 
     b = torch.randint(0, 256, (1 << 30,), dtype=torch.uint8, device="cuda")
     case = "bincount uint8 1 GiB (the answer's length known on the host)"

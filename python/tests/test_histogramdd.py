@@ -181,6 +181,34 @@ def test_fortran_order_is_read_in_place_and_strided_samples_through_a_copy(targe
               np.histogramdd(table[::-1, :2], bins=5))
 
 
+def test_columns_of_one_table_are_read_as_the_table(target, rng):
+    # pts[:, 0], pts[:, 1], ... go to the library as the table (its rows following on, or with
+    # gaps); columns in another order, or not the first ones, stay coordinate arrays.
+    for width in (2, 3, 5):
+        table = rng.standard_normal((4001, width)).astype(np.float32)
+        weights = rng.random(4001)
+        on = target.put(table)
+        for columns in ([0, 1], [1, 0], [1, 2], list(range(width))):
+            if max(columns) >= width:
+                continue
+            got = parpat.histogramdd([on[:, j] for j in columns], bins=6, **target.kw())
+            check(got, reference([table[:, j] for j in columns], bins=6))
+            got = parpat.histogramdd([on[:, j] for j in columns], bins=6,
+                                     weights=target.put(weights), **target.kw())
+            check(got, reference([table[:, j] for j in columns], bins=6, weights=weights),
+                  weighted=True)
+        got = parpat.histogram2d(on[:, 0], on[:, 1], bins=[5, 7], range=[(-2, 2), (-1, 3)],
+                                 **target.kw())
+        want = np.histogram2d(table[:, 0].astype(np.float64), table[:, 1].astype(np.float64),
+                              bins=[5, 7], range=[(-2, 2), (-1, 3)])
+        np.testing.assert_array_equal(host(got[0]), want[0])
+    from parpat._histogramdd import _coordinates
+    table = np.zeros((10, 3), np.float32)
+    assert _coordinates([table[:, 0], table[:, 1]], False)[1:3] == (True, [3, 1])
+    assert _coordinates([table[:, 0], table[:, 1], table[:, 2]], False)[1:3] == (True, [])
+    assert _coordinates([table[:, 1], table[:, 0]], False)[1:3] == (False, [3, 3])
+
+
 def test_histogram2d_signature_and_results(target, rng):
     names = ["x", "y", "bins", "range", "density", "weights"]
     ours = inspect.signature(parpat.histogram2d).parameters
