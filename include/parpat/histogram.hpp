@@ -85,9 +85,8 @@ HistogramBins resolve_bins(const Array& in, const HistogramBins& bins);
 std::vector<double> histogram_density(const HistogramResult& result);
 
 // Counts the values of `in` (any shape, taken flat in C order; any dtype) on its own device. A
-// strided view, or 2-D rows with gaps, is counted from a dense copy made on that device; GPU
-// `fast` reads a view of one step throughout (x[::s]) in place, unless CUDA sorts its rows into
-// buckets (2^20 bins).
+// strided view, or 2-D rows with gaps, is counted from a dense copy made on that device, but for
+// a view of one step throughout (x[::s]) under CUDA `fast` short of 2^20 bins, read in place.
 HistogramResult histogram(const Array& in, const HistogramBins& bins = {},
                           const HistogramOptions& options = {});
 

@@ -126,11 +126,8 @@ class OpenclHistogram final : public HistogramKernel {
     groups_ = static_cast<std::size_t>(std::max<std::int64_t>(chunks, 1) * passes);
   }
 
-  // `fast` reads a step in place, but where it sorts into buckets.
-  bool reads_steps() const override { return strategy_ == Strategy::fast && !bucketed_; }
-
-  void run(const Buffer& in, std::int64_t step, const Buffer& counts, bool accumulate) override {
-    if (step != 1 && !reads_steps()) throw_invalid("this histogram kernel reads dense input only");
+  void run(const Buffer& in, std::int64_t /*step: 1*/, const Buffer& counts,
+           bool accumulate) override {
     try {
       cl_ulong zero = 0;
       if (!accumulate)
@@ -142,13 +139,13 @@ class OpenclHistogram final : public HistogramKernel {
       }
       cl::Kernel& k = kernel_;
       if (strategy_ == Strategy::fast && !layout_.global) {
-        cl_uint i = set_common(k, in, step);
+        cl_uint i = set_common(k, in);
         set_args_from(k, i, layout_.passes, layout_.range, layout_.counted, cl::Local(local_bytes_),
                       as_mem(counts.handle()));
         cl_.launch(k, groups_ * local_size_, local_size_);
         return;
       }
-      cl_uint i = set_common(k, in, step);
+      cl_uint i = set_common(k, in);
       if (strategy_ == Strategy::privatized || strategy_ == Strategy::aggregated)
         set_args_from(k, i, static_cast<cl_uint>(p_.slots()), cl::Local(local_bytes_),
                       as_mem(counts.handle()));
@@ -167,14 +164,11 @@ class OpenclHistogram final : public HistogramKernel {
   }
 
  private:
-  // Binds the input, its size (and for `fast` the step between its values) and the bin rule's
-  // parameters; returns the next argument index.
-  cl_uint set_common(cl::Kernel& k, const Buffer& in, std::int64_t step) {
+  // Binds the input, its size and the bin rule's parameters; returns the next argument index.
+  cl_uint set_common(cl::Kernel& k, const Buffer& in) {
     set_arg(k, 0, as_mem(in.handle()));
     set_arg(k, 1, static_cast<cl_long>(p_.n));
-    if (strategy_ != Strategy::fast) return rule_.bind(k, 2);
-    set_arg(k, 2, static_cast<cl_long>(step));
-    return rule_.bind(k, 3);
+    return rule_.bind(k, 2);
   }
 
   OpenclDevice& cl_;
