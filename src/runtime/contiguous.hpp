@@ -24,7 +24,7 @@ inline void require_contiguous(const Array& a, const std::string& what) {
 // throughout, else 0: 1 for a contiguous array, s for x[::s] of a 1-D x or for a 2-D view whose
 // rows follow on at the same step. Arrays of at most one element take step 1.
 inline std::int64_t uniform_step(const Array& a) {
-  if (a.size() <= 1) return 1;
+  if (a.size() <= 1 || a.contiguous()) return 1;  // no strides to make: a plan's runs allocate none
   const std::vector<std::int64_t> strides = a.strides();
   std::int64_t step = 0, next = 0;  // next: the stride the next outer axis must have
   for (std::size_t d = strides.size(); d-- > 0;) {
