@@ -337,7 +337,8 @@ std::vector<HistogramVariant> cuda_histogram_variants() {
             "histogram (a bank per lane); per-thread runs for skewed data; passes over bin "
             "ranges beyond shared memory; past histogram.fast.max_passes passes, 4- and 8-byte "
             "input sorted into buckets of rows counted in shared memory, other input global "
-            "atomics",
+            "atomics; views of one step (x[::s]) read in place, gathered into vectors a warp "
+            "group at a time, but where rows are sorted into buckets",
             "block=1024 striped<=128KiB max_passes=4 bucket_rows=16384",
             "temporary memory: the value table of 1- and 2-byte input, the explicit edges, and "
             "2 bytes a value (in chunks of at most 256 MiB) where rows are sorted into buckets"),
