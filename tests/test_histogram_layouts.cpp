@@ -103,6 +103,19 @@ INSTANTIATE_TEST_SUITE_P(
                        "histogram.parallel.section_values=4096,histogram.parallel.private_mib=1"})),
     tuned_device_name);
 
+// The CPU's `parallel` reads views of one step in place, a block of values at a time
+// (StridedInputs checks their counts); `serial`, the reference, reads dense input only.
+TEST(HistogramCpuParallel, ReadsSteps) {
+  const auto problem = problem_of(DType::float32, 1 << 20, HistogramBins::even(1024, 0, 1));
+  for (const auto& d : devices()) {
+    if (d.backend() != Backend::cpu) continue;
+    EXPECT_TRUE(
+        detail::find_histogram_variant(Backend::cpu, "parallel").make(d, problem)->reads_steps());
+    EXPECT_FALSE(
+        detail::find_histogram_variant(Backend::cpu, "serial").make(d, problem)->reads_steps());
+  }
+}
+
 // `fast` on one GPU under one tuning setting; OpenCL and CUDA each instantiate it with their own
 // settings below.
 class HistogramFastTunings : public ::testing::TestWithParam<TunedDevice> {};

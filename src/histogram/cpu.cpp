@@ -9,7 +9,7 @@
 // of one repeated value is added at once), other input through the candidate-and-correct even
 // rule or a binary search over explicit edges. Past a memory budget for
 // the private copies (very many bins), the threads count into one shared histogram with relaxed
-// atomic adds instead.
+// atomic adds instead. A view of one step is read in place, a block of values at a time.
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -142,8 +142,9 @@ class ParallelKernel final : public HistogramKernel {
     private_.resize(static_cast<std::size_t>(shared_ ? 0 : sections_ * ways_ * counted_));
   }
 
-  void run(const Buffer& in, std::int64_t /*step: 1*/, const Buffer& counts,
-           bool accumulate) override {
+  bool reads_steps() const override { return true; }
+
+  void run(const Buffer& in, std::int64_t step, const Buffer& counts, bool accumulate) override {
     const T* x = static_cast<const T*>(in.handle());
     auto* out = static_cast<std::uint64_t*>(counts.handle());
     const std::int64_t slots = counted_;
@@ -151,7 +152,7 @@ class ParallelKernel final : public HistogramKernel {
     cpu_.parallel_for(sections_, [&](std::int64_t s) {
       std::int64_t begin = p_.n * s / sections_, end = p_.n * (s + 1) / sections_;
       if (shared_) {
-        count(x, begin, end, [out](std::int64_t slot, int, std::uint64_t amount = 1) {
+        count_section(x, step, begin, end, [out](std::int64_t slot, int, std::uint64_t amount = 1) {
           __atomic_fetch_add(out + slot, amount, __ATOMIC_RELAXED);
         });
       } else {
@@ -160,9 +161,10 @@ class ParallelKernel final : public HistogramKernel {
         Counter* copy[4];
         for (int k = 0; k < 4; ++k)
           copy[k] = mine + (k & (ways_ - 1)) * slots;
-        count(x, begin, end, [&copy](std::int64_t slot, int k, std::uint64_t amount = 1) {
-          copy[k][slot] += static_cast<Counter>(amount);
-        });
+        count_section(x, step, begin, end,
+                      [&copy](std::int64_t slot, int k, std::uint64_t amount = 1) {
+                        copy[k][slot] += static_cast<Counter>(amount);
+                      });
       }
     });
     if (shared_) return;
@@ -189,6 +191,26 @@ class ParallelKernel final : public HistogramKernel {
   }
 
  private:
+  // count() of the values [begin, end) of a view whose values lie `step` apart: dense values in
+  // place, else gathered a block at a time into the thread's stack (in cache, not a copy of the
+  // whole view).
+  template <class Add>
+  void count_section(const T* x, std::int64_t step, std::int64_t begin, std::int64_t end,
+                     Add add) const {
+    if (step == 1) {
+      count(x, begin, end, add);
+      return;
+    }
+    constexpr std::int64_t kStepBlock = 4096;
+    T block[kStepBlock];
+    for (std::int64_t b = begin; b < end; b += kStepBlock) {
+      const std::int64_t values = std::min(kStepBlock, end - b);
+      for (std::int64_t j = 0; j < values; ++j)
+        block[j] = x[(b + j) * step];
+      count(block, 0, values, add);
+    }
+  }
+
   // Calls add(slot, copy) for every value of [begin, end), or add(slot, copy, amount) once for
   // `amount` equal values; `copy` in 0..3 says which private copy may take them. Values go four
   // at a time, so `copy` is a constant in each call.
