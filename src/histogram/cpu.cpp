@@ -337,7 +337,7 @@ std::vector<HistogramVariant> cpu_histogram_variants() {
       {info("parallel",
             "a contiguous section and a private histogram per thread, merged by bin ranges; "
             "1-byte input counted per value, value table for 2-byte integers, float32 slots in "
-            "vector lanes",
+            "vector lanes; views of one step (x[::s]) read in place, 4096 values at a time",
             "threads=all private<=256MiB"),
        supports_everything, make_parallel, make_cpu_weighted_parallel},
   };
