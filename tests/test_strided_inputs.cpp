@@ -1,7 +1,8 @@
-// Strided views into the patterns that read them through a dense copy (histogram, its weights
-// and per-value bins, histogramdd's table, coordinate arrays and weights, pairwise's inputs), on
-// every device: each answer equals the answer for the same elements copied into a dense array on
-// the host first. Steps, 2-D rows with gaps, slices of a middle axis and broadcasts.
+// Strided views into the patterns other than reduce (histogram, its weights and per-value bins,
+// histogramdd's table, coordinate arrays and weights, pairwise's inputs), read in place (views of
+// one step, by the histogram kernels that read steps) or through a dense copy, on every device:
+// each answer equals the answer for the same elements copied into a dense array on the host
+// first. Steps, 2-D rows with gaps, slices of a middle axis and broadcasts.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
