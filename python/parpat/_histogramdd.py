@@ -184,9 +184,10 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None, *, devi
     sample : (N, D) array, or sequence of D 1-D arrays of N values
         The samples: an (N, D) array (C order, or Fortran order whose columns are read in
         place; a 1-D array is D = 1), or D coordinate arrays (numpy, CuPy, torch or JAX, on one
-        device), converted to their common dtype as numpy stacks them. Other views (columns of
-        a wider table, steps) are read through a dense copy made on their device; negative
-        strides need copy=True. bool, any integer dtype,
+        device), converted to their common dtype as numpy stacks them. Consecutive columns of
+        one table given in order (``pts[:, 0], pts[:, 1]``) are read as that table; other views
+        (columns of a wider table, steps) are read through a dense copy made on their device;
+        negative strides need copy=True. bool, any integer dtype,
         float32 or float64; at most 8 dimensions. Every coordinate is compared with the float64
         edges as a float64, as numpy does (for float32 data without a range numpy 2 makes
         float32 edges, which can move a value within a float32 rounding of an edge to the
