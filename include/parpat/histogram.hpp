@@ -86,8 +86,8 @@ std::vector<double> histogram_density(const HistogramResult& result);
 
 // Counts the values of `in` (any shape, taken flat in C order; any dtype) on its own device. A
 // strided view, or 2-D rows with gaps, is counted from a dense copy made on that device; a view of
-// one step throughout (x[::s]) is read in place by CUDA `fast` (but where it sorts rows into
-// buckets, at 2^20 bins) and the CPU's `parallel`.
+// one step throughout (x[::s]) is read in place by `fast` on CUDA and OpenCL (but where CUDA sorts
+// rows into buckets, at 2^20 bins) and the CPU's `parallel`.
 HistogramResult histogram(const Array& in, const HistogramBins& bins = {},
                           const HistogramOptions& options = {});
 

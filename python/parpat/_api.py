@@ -260,8 +260,8 @@ def histogram(x, bins=10, range=None, density=False, weights=None, *, outliers=F
     x : array_like
         The data, taken flat: bool, any integer dtype, float16, bfloat16, float32 or float64,
         from numpy, CuPy, torch, JAX or any DLPack / CUDA-array-interface producer. Device
-        arrays are read in place, and so are views of one step (``x[::s]``) on CUDA and the
-        CPU; other views that are neither contiguous nor permuted (slices, broadcasts) are read
+        arrays are read in place, and so are views of one step (``x[::s]``) on every
+        device; other views that are neither contiguous nor permuted (slices, broadcasts) are read
         through a dense copy made on their device. Every value is binned as a float64, as numpy
         does (64-bit integers rounded to the nearest float64).
     bins : int or sequence of scalars, optional

@@ -180,7 +180,7 @@ def gpu_cases(table, reps, pairs):
             + ([("cupy.histogram", lambda: cupy.histogram(xc, bins=1024, range=(0, 1)))]
                if cupy is not None else [])
             + [("parpat.histogram", lambda: parpat.histogram(x, bins=1024, range=(0, 1)))])
-    # A view of one step: CUDA `fast` reads it in place.
+    # A view of one step: `fast` reads it in place.
     steps, xc_steps = x[::2], xc[::2] if cupy is not None else None
     compare("histogram float32 x[::2] of 2^28, 1024 bins",
             [("torch.histc", lambda: torch.histc(steps, bins=1024, min=0, max=1))]

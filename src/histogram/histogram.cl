@@ -184,16 +184,33 @@ void count_vector(uint4 w, RULE_PARAMS, const bool runs, SINK_PARAMS, uint* run_
   sink_add_ones(SINK_ARGS, rows);
 }
 
+// Vector v of input whose values lie `spacing` elements apart: value k is the element
+// (v − l)·VEC + k·32 + l (l = v mod 32) of the view, so that 32 work-items reading consecutive
+// vectors read 32 consecutive elements at a time; the whole groups of 32 vectors cover the view's
+// first elements once each.
+uint4 gathered(__global const T* values, long v, long spacing) {
+  const long l = v & 31, first = (v - l) * VEC + l;
+  T parts[VEC];
+#pragma unroll
+  for (int k = 0; k < VEC; ++k)
+    parts[k] = values[(first + k * 32) * spacing];
+  return as_uint4(VLOAD(0, parts));
+}
+
 // The fast kernels' main loop: work-item `item` of `stride` reads 16-byte vectors, UNROLL of
 // them in flight, grid-stride. A round whose vectors all hold one value (all-equal data, long
 // runs: one test per round, so spread data pays little for it) places that value once and adds
 // the round to the work-item's run; other rounds place every value without branches and add it
 // to the sink (`whole`: the pass is every row, never outside). The remainder vectors are counted
-// one by one, then the values after the last whole vector.
-void count_values(__global const uint4* in, long n, RULE_PARAMS, SINK_PARAMS, long item,
-                  long stride) {
+// one by one, then the values after the last whole vector. `spacing` > 1: the n values are
+// in[0], in[spacing], ... (a view; OpenCL's step() takes the shorter name), gathered into vectors
+// in whole groups of 32.
+void count_values(__global const uint4* in, long n, long spacing, RULE_PARAMS, SINK_PARAMS,
+                  long item, long stride) {
   const bool runs = to_global || RUNS;
-  const long vectors = n / VEC;
+  const bool stepped = spacing != 1;
+  __global const T* values = (__global const T*)in;
+  const long vectors = stepped ? n / (32 * VEC) * 32 : n / VEC;
   uint run_row = range, run_count = 0;
   // The memo starts on 0 and its row.
   T memo_value = 0;
@@ -205,7 +222,7 @@ void count_values(__global const uint4* in, long n, RULE_PARAMS, SINK_PARAMS, lo
     uint4 w[UNROLL];
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u)
-      w[u] = in[v + u * stride];
+      w[u] = stepped ? gathered(values, v + u * stride, spacing) : in[v + u * stride];
     bool one_value = same_values(w[0]);
     if (one_value) {
 #pragma unroll
@@ -224,11 +241,11 @@ void count_values(__global const uint4* in, long n, RULE_PARAMS, SINK_PARAMS, lo
       count_vector(w[u], RULE_ARGS, runs, SINK_ARGS, &run_row, &run_count, &memo_value, &memo_row);
   }
   for (; v < vectors; v += stride)
-    count_vector(in[v], RULE_ARGS, runs, SINK_ARGS, &run_row, &run_count, &memo_value, &memo_row);
+    count_vector(stepped ? gathered(values, v, spacing) : in[v], RULE_ARGS, runs, SINK_ARGS, &run_row,
+                 &run_count, &memo_value, &memo_row);
   if (run_count) sink_add(SINK_ARGS, run_row, run_count);
-  __global const T* values = (__global const T*)in;
   for (long i = vectors * VEC + item; i < n; i += stride) {
-    const uint r = value_row(values[i], RULE_ARGS, &memo_value, &memo_row);
+    const uint r = value_row(values[i * spacing], RULE_ARGS, &memo_value, &memo_row);
     sink_add(SINK_ARGS, row_of(r, first, whole), 1);
   }
 }
@@ -242,8 +259,8 @@ void count_values(__global const uint4* in, long n, RULE_PARAMS, SINK_PARAMS, lo
 // every row, nothing to skip). For COUNT_VALUES 1 (always WHOLE) `hist` holds 256 more counters
 // where values are merged into slots: table[v] is value v's merge cell, table[256 + cell] the
 // cell's slot.
-__kernel void fast_local(__global const uint4* in, long n, RULE_PARAMS, uint passes, uint span,
-                         uint counted, __local uint* hist, __global ulong* counts) {
+__kernel void fast_local(__global const uint4* in, long n, long spacing, RULE_PARAMS, uint passes,
+                         uint span, uint counted, __local uint* hist, __global ulong* counts) {
   const uint slot_bins = counted - 3;  // counted rows: bins + 3 (unused with COUNT_VALUES)
   const uint first = (get_group_id(0) % passes) * span;
   const uint range = first < counted ? min(span, counted - first) : 0;
@@ -258,8 +275,8 @@ __kernel void fast_local(__global const uint4* in, long n, RULE_PARAMS, uint pas
   const long chunks = get_num_groups(0) / passes;
   const long item = (get_group_id(0) / passes) * get_local_size(0) + get_local_id(0);
   __local uint* sink = PACKED ? hist : hist + (get_local_id(0) & (COLUMNS - 1));
-  count_values(in, n, RULE_ARGS, false, WHOLE, sink, counts, first, range, slot_bins, VALUE_SLOTS,
-               item, chunks * get_local_size(0));
+  count_values(in, n, spacing, RULE_ARGS, false, WHOLE, sink, counts, first, range, slot_bins,
+               VALUE_SLOTS, item, chunks * get_local_size(0));
   barrier(CLK_LOCAL_MEM_FENCE);
 #if COUNT_VALUES == 1
   __local uint* merged = hist + words;
@@ -300,8 +317,8 @@ __kernel void fast_local(__global const uint4* in, long n, RULE_PARAMS, uint pas
 
 // Rows beyond the ranges' limit: straight into the 64-bit global counts (at each row's slot),
 // with the per-vector test and register runs for skewed data.
-__kernel void fast_global(__global const uint4* in, long n, RULE_PARAMS, uint counted,
+__kernel void fast_global(__global const uint4* in, long n, long spacing, RULE_PARAMS, uint counted,
                           __global ulong* counts) {
-  count_values(in, n, RULE_ARGS, true, true, 0, counts, 0, NO_INDEX, counted - 3, VALUE_SLOTS,
-               get_global_id(0), get_global_size(0));
+  count_values(in, n, spacing, RULE_ARGS, true, true, 0, counts, 0, NO_INDEX, counted - 3,
+               VALUE_SLOTS, get_global_id(0), get_global_size(0));
 }

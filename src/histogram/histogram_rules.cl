@@ -128,6 +128,7 @@ float half_value(uint h) {
 #define VTYPE CAT(T, VEC)
 #define AS_VTYPE CAT(as_, VTYPE)
 #define VSTORE CAT(vstore, VEC)
+#define VLOAD CAT(vload, VEC)
 
 #define NO_INDEX 0xFFFFFFFFu
 

@@ -126,8 +126,11 @@ class OpenclHistogram final : public HistogramKernel {
     groups_ = static_cast<std::size_t>(std::max<std::int64_t>(chunks, 1) * passes);
   }
 
-  void run(const Buffer& in, std::int64_t /*step: 1*/, const Buffer& counts,
-           bool accumulate) override {
+  // `fast` reads a step in place, but where it sorts into buckets.
+  bool reads_steps() const override { return strategy_ == Strategy::fast && !bucketed_; }
+
+  void run(const Buffer& in, std::int64_t step, const Buffer& counts, bool accumulate) override {
+    if (step != 1 && !reads_steps()) throw_invalid("this histogram kernel reads dense input only");
     try {
       cl_ulong zero = 0;
       if (!accumulate)
@@ -139,13 +142,13 @@ class OpenclHistogram final : public HistogramKernel {
       }
       cl::Kernel& k = kernel_;
       if (strategy_ == Strategy::fast && !layout_.global) {
-        cl_uint i = set_common(k, in);
+        cl_uint i = set_common(k, in, step);
         set_args_from(k, i, layout_.passes, layout_.range, layout_.counted, cl::Local(local_bytes_),
                       as_mem(counts.handle()));
         cl_.launch(k, groups_ * local_size_, local_size_);
         return;
       }
-      cl_uint i = set_common(k, in);
+      cl_uint i = set_common(k, in, step);
       if (strategy_ == Strategy::privatized || strategy_ == Strategy::aggregated)
         set_args_from(k, i, static_cast<cl_uint>(p_.slots()), cl::Local(local_bytes_),
                       as_mem(counts.handle()));
@@ -164,11 +167,14 @@ class OpenclHistogram final : public HistogramKernel {
   }
 
  private:
-  // Binds the input, its size and the bin rule's parameters; returns the next argument index.
-  cl_uint set_common(cl::Kernel& k, const Buffer& in) {
+  // Binds the input, its size (and for `fast` the step between its values) and the bin rule's
+  // parameters; returns the next argument index.
+  cl_uint set_common(cl::Kernel& k, const Buffer& in, std::int64_t step) {
     set_arg(k, 0, as_mem(in.handle()));
     set_arg(k, 1, static_cast<cl_long>(p_.n));
-    return rule_.bind(k, 2);
+    if (strategy_ != Strategy::fast) return rule_.bind(k, 2);
+    set_arg(k, 2, static_cast<cl_long>(step));
+    return rule_.bind(k, 3);
   }
 
   OpenclDevice& cl_;
@@ -240,7 +246,8 @@ std::vector<HistogramVariant> opencl_histogram_variants() {
             "ranges counted side by side by groups sharing an input chunk through L2; global "
             "atomics with register runs of equal slots past histogram.fast.max_passes ranges "
             "(or, with histogram.opencl.bucketed, 4- and 8-byte rows sorted into buckets counted "
-            "in local memory)",
+            "in local memory); views of one step (x[::s]) read in place, gathered into vectors "
+            "32 work-items at a time, but where rows are sorted into buckets",
             "group=1024 groups/CU=8 (2 counting globally) vectors=8 striped<=96KiB columns<=32 "
             "runs_below_columns=0 (global counting only) packed fields>=5 bits hot_entries=256 "
             "max_passes=4 per value: 8-bit fields, groups/CU=2",
