@@ -381,14 +381,17 @@ TEST(HistogramCudaFast, PackedRowsDrainExactly) {
 }
 
 // CUDA `fast` under its tuning values: no warp vote in shared memory, few columns, packed
-// counters off, rows sorted into buckets, global counting.
+// counters off, rows sorted into buckets, global counting, little shared memory (passes; 16-bit
+// input counted per value in passes).
 INSTANTIATE_TEST_SUITE_P(
     CudaTunings, HistogramFastTunings,
-    ::testing::ValuesIn(tuned_devices([](const Device& d) { return d.backend() == Backend::cuda; },
-                                      {"histogram.fast.vote_below_columns=0",
-                                       "histogram.fast.striped_kib=1,histogram.fast.packed=0",
-                                       "histogram.fast.max_passes=0,histogram.fast.block=96",
-                                       "histogram.fast.max_passes=0,histogram.fast.bucketed=0"})),
+    ::testing::ValuesIn(tuned_devices(
+        [](const Device& d) { return d.backend() == Backend::cuda; },
+        {"histogram.fast.vote_below_columns=0",
+         "histogram.fast.striped_kib=1,histogram.fast.packed=0",
+         "histogram.fast.max_passes=0,histogram.fast.block=96",
+         "histogram.fast.max_passes=0,histogram.fast.bucketed=0", "histogram.fast.shared_kib=16",
+         "histogram.fast.shared_kib=48,histogram.fast.per_value16_min_bins=1000"})),
     tuned_device_name);
 
 #endif

@@ -78,17 +78,15 @@ class CudaHistogram final : public HistogramKernel {
     // `fast` places float32 values, every 16-bit type (decoded by its dtype, not read as an
     // integer) and 32-bit integers (up to histogram.fast.int_float_max_bins bins) with the float
     // rule where its bound holds.
-    const bool float_rule =
-        sizeof(T) == 2 || std::is_same_v<T, float> ||
-        (sizeof(T) == 4 && p.bins <= tuned<HistogramFastPolicy>(d.info()).int_float_max_bins);
+    const HistogramFastPolicy policy = tuned<HistogramFastPolicy>(d.info());
+    const bool float_rule = sizeof(T) == 2 || std::is_same_v<T, float> ||
+                            (sizeof(T) == 4 && p.bins <= policy.int_float_max_bins);
     const bool integer16 = p.dtype == DType::int16 || p.dtype == DType::uint16;
-    per_value_ =
-        strategy == Strategy::fast &&
-        (sizeof(T) == 1 ||
-         (integer16 && p.bins >= tuned<HistogramFastPolicy>(d.info()).per_value16_min_bins));
+    per_value_ = strategy == Strategy::fast &&
+                 (sizeof(T) == 1 || (integer16 && p.bins >= policy.per_value16_min_bins));
     if (strategy == Strategy::fast && !per_value_) {
       // The 16-bit rule counts its rows in one pass of 32-bit shared counters.
-      if (std::size_t(p.bins + 3) * sizeof(unsigned) <= fast_shared_budget(d.info()))
+      if (std::size_t(p.bins + 3) * sizeof(unsigned) <= fast_shared_budget(d.info(), policy))
         even16_rule_ = Even16Rule(p);
       integer_rule_ = IntegerShiftRule(p);
     }

@@ -110,7 +110,8 @@ class CudaJoint final : public JointKernel {
   // Shared counters or sums and their columns, then the block and the grid.
   void plan(const DeviceInfo& info) {
     const HistogramFastPolicy policy = tuned<HistogramFastPolicy>(info);
-    const std::size_t budget = std::min<std::size_t>(info.local_memory, 200u << 10);
+    const std::size_t budget =
+        std::min<std::size_t>(info.local_memory, std::size_t(policy.shared_kib) << 10);
     const std::size_t striped =
         std::min<std::size_t>(budget, std::size_t(policy.striped_kib) << 10);
     const std::size_t slots = std::size_t(p_.slots());

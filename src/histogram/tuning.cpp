@@ -28,6 +28,7 @@ const std::vector<Field<HistogramFastPolicy>>& HistogramFastPolicy::fields() {
       {"bucketed", &P::bucketed, range(0, 1)},
       {"bucket_rows", &P::bucket_rows, power_of_two(1024, 65536)},
       {"bucket_chunk_mib", &P::bucket_chunk_mib, range(1, 4096)},
+      {"shared_kib", &P::shared_kib, range(8, 1024)},
   };
   return f;
 }

@@ -38,8 +38,8 @@ struct FastConfig {
 };
 
 // The shared memory `fast` counts in, at most.
-inline std::size_t fast_shared_budget(const DeviceInfo& info) {
-  return std::min<std::size_t>(info.local_memory, 200u << 10);
+inline std::size_t fast_shared_budget(const DeviceInfo& info, const HistogramFastPolicy& policy) {
+  return std::min<std::size_t>(info.local_memory, std::size_t(policy.shared_kib) << 10);
 }
 
 // The shared-memory kernel of a configuration: packed or striped counters, in passes or in one
@@ -61,7 +61,7 @@ FastConfig fast_config(const DeviceInfo& info, const HistogramFastPolicy& policy
   FastConfig c;
   c.block = policy.block;
   c.counted = kCountsPerValue<Rule> ? 1u << (8 * sizeof(T)) : slots;
-  const std::size_t budget = fast_shared_budget(info);
+  const std::size_t budget = fast_shared_budget(info, policy);
   auto passes_for = [&](std::size_t bytes_per_row) {
     std::size_t rows = budget / bytes_per_row - 2;  // a row for values outside the pass, rounding
     return unsigned((c.counted + rows - 1) / rows);
@@ -145,7 +145,7 @@ BucketPlan bucket_plan(const DeviceInfo& info, const HistogramFastPolicy& policy
     while (b.shift < 16 && (counted >> b.shift) >= kMaxBuckets)
       ++b.shift;
     b.buckets = ((counted - 1) >> b.shift) + 1;
-    const std::size_t budget = fast_shared_budget(info);
+    const std::size_t budget = fast_shared_budget(info, policy);
     const std::size_t striped =
         std::min<std::size_t>(budget, std::size_t(policy.striped_kib) << 10);
     const std::size_t rows = std::size_t(1) << b.shift;
