@@ -15,6 +15,10 @@ Each folder bench/results/<machine>/ holds one device call of scripts/gpu-suite.
                              rates that bound histograms with many bins
   python-floor.json          bench/floor/python_call_floor.py --json (optional): what one call
                              returning a torch tensor cannot go below
+  local-memory/              cuda.json, cuda-48kib*.json, opencl.json, meta.json, info.json
+                             (optional): parpat bench histogram on CUDA by default, CUDA held to
+                             48 KiB of shared memory (histogram.fast.shared_kib=48) and NVIDIA
+                             OpenCL, in one call: which OpenCL gaps the local memory decides
   bench-io*.json             parpat bench io --json (optional, one section each): the CLI end to end on files
   previous/                  the same bench files from the previous build, measured in the same
                              call (optional: the regression check)
@@ -28,8 +32,8 @@ import os
 import sys
 
 from report_sections import (barrier_ratio_summary, barrier_tables, cpu_against_numpy,
-                             histogram_floor, io_section, python_section, ranks_section,
-                             scaling_section)
+                             histogram_floor, io_section, opencl_local_memory, python_section,
+                             ranks_section, scaling_section)
 from report_tables import (PATTERNS, Machine, best_per_case, case_shape, fmt_us, geomean, key,
                            leading_number, plot, table)
 
@@ -188,6 +192,8 @@ def machine_section(m, plots_dir, out_path, scaling_before=False):
         lines += table(["pattern", "cases", "geometric mean", "cases ≥ 100 µs", "best case", "worst case"],
                        summaries)
         lines += [""]
+        if m.local_memory:
+            lines += opencl_local_memory(m.local_memory) + [""]
     lines += cpu_against_numpy(m)
     for backend, doc in m.barrier.items():
         lines += [f"### Grid barrier, {backend}: µs per barrier, blocks of 128 (× cg in the same run)", ""]

@@ -1,7 +1,7 @@
 """The optional sections of BENCHMARKS.md (make_benchmarks.py): the grid barrier, the CLI end to
 end on files, ranks, the Python package, scaling over sizes and the CPU beside numpy."""
 
-from report_tables import PATTERNS, fmt_us, geomean, table
+from report_tables import PATTERNS, case_shape, fmt_us, geomean, key, table
 
 
 def barrier_ratio_summary(new, old, label):
@@ -187,6 +187,44 @@ def histogram_floor(floor):
                   f"through device memory allow at most {floor['rows_through_memory_gb_per_s']:.0f} "
                   "GB/s of 4-byte values; rows kept in the L2 chunk by chunk at most "
                   f"{floor['rows_kept_in_l2_gb_per_s']:.0f} GB/s."]
+    return lines
+
+
+def opencl_local_memory(lm, over=1.25):
+    """The OpenCL cases over `over` × CUDA, split by what CUDA's own kernels do held to the local
+    memory NVIDIA's OpenCL gives a group (the faster of its 48 KiB runs), all from one call."""
+    runs = lm["runs"]
+    local = {b["backend"]: b["local_memory"] for b in lm["info"]}
+    held = {}
+    for name, rows in runs.items():
+        if name.startswith("cuda-"):
+            for r in rows:
+                held[key(r)] = min(held.get(key(r), r["time_ms"]), r["time_ms"])
+    opencl = {key(r): r["time_ms"] for r in runs["opencl"]}
+    bound, other = [], []
+    for r in runs["cuda"]:
+        k = key(r)
+        if k not in opencl or k not in held or opencl[k] <= over * r["time_ms"]:
+            continue
+        case = (f"{r['dtype']} {r['op']} {case_shape(r)}", opencl[k] / r["time_ms"],
+                opencl[k] / held[k])
+        (bound if case[2] <= 1.0 else other).append(case)
+    if not bound and not other:
+        return []
+    kib = lambda b: f"{local.get(b, 0) // 1024} KiB"
+    lines = [f"Where OpenCL takes over {over}× CUDA's time (a call of its own, build "
+             f"{lm['meta'].get('commit', '?')}, `local-memory/`): NVIDIA's OpenCL gives a group "
+             f"{kib('opencl')} of local memory, a CUDA block {kib('cuda')}. CUDA's own kernels held "
+             "to 48 KiB (`PARPAT_TUNING=histogram.fast.shared_kib=48`; at 2^20 bins also with "
+             "`histogram.fast.bucket_rows=8192`, so that its buckets fit; the faster) show what "
+             f"that memory allows. {len(bound)} of the {len(bound) + len(other)} cases run on "
+             "OpenCL no slower than on CUDA held to 48 KiB (OpenCL / CUDA held: "
+             f"{min(c[2] for c in bound):.2f}–{max(c[2] for c in bound):.2f}): the local memory "
+             "decides them."]
+    if other:
+        lines[0] += (f" The other {len(other)} are not bound by it (OpenCL / CUDA, OpenCL / CUDA "
+                     "held to 48 KiB): " +
+                     "; ".join(f"{c[0]} {c[1]:.2f}, {c[2]:.2f}" for c in other) + ".")
     return lines
 
 

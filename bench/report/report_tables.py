@@ -90,6 +90,7 @@ class Machine:
         self.python_floor = load(floor_path) if os.path.exists(floor_path) else None
         floor_path = os.path.join(folder, "histogram-floor.json")
         self.histogram_floor = load(floor_path) if os.path.exists(floor_path) else None
+        self.local_memory = self._local_memory(os.path.join(folder, "local-memory"))
         # bench-io.json, bench-io-opencl.json, bench-io-16g.json, ...: one section each
         self.io = sorted((load(p) for p in glob.glob(os.path.join(folder, "bench-io*.json"))),
                          key=lambda d: (d.get("io_mib", 0), d.get("backend") != "cuda"))
@@ -97,6 +98,18 @@ class Machine:
     @staticmethod
     def _rows(path):
         return load(path)["rows"] if os.path.exists(path) else []
+
+    @staticmethod
+    def _local_memory(folder):
+        """local-memory/: CUDA `fast` by default (cuda.json), held to 48 KiB of shared memory
+        (cuda-48kib*.json) and NVIDIA OpenCL (opencl.json), one call, with its meta and info."""
+        if not os.path.isdir(folder):
+            return None
+        runs = {os.path.basename(p)[:-len(".json")]: load(p)["rows"]
+                for p in glob.glob(os.path.join(folder, "*.json"))
+                if os.path.basename(p) not in ("meta.json", "info.json")}
+        return {"runs": runs, "meta": load(os.path.join(folder, "meta.json")),
+                "info": load(os.path.join(folder, "info.json"))["devices"]}
 
     @staticmethod
     def _benches(folder):

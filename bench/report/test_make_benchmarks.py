@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Checks make_benchmarks.py on a synthetic results folder with known numbers: the speed-ups,
 the OpenCL / CUDA and regression ratios it prints (the histogram's a line per dtype too), the
-histogram floor's update rates and traffic, the end-to-end files section (absent without
-bench-io.json, rendered with it), the CPU's rows beside numpy, a machine with only scaling.json,
-and the length of the document. Exits 1 on a mismatch (run by
-CTest)."""
+histogram floor's update rates and traffic, the OpenCL cases that NVIDIA's local memory decides,
+the end-to-end files section (absent without bench-io.json, rendered with it), the CPU's rows
+beside numpy, a machine with only scaling.json, and the length of the document. Exits 1 on a
+mismatch (run by CTest)."""
 import json
 import os
 import subprocess
@@ -93,6 +93,19 @@ def main():
             r.update(baseline="numpy", baseline_ms=numpy_ms, speedup=numpy_ms / r["time_ms"])
         write(os.path.join(m, "bench-reduce-cpu.json"), {"rows": cpu[:2]})
         write(os.path.join(m, "bench-histogram-cpu.json"), {"rows": cpu[2:]})
+        lm = os.path.join(m, "local-memory")
+        write(os.path.join(lm, "meta.json"), {"commit": "abc1234"})
+        write(os.path.join(lm, "info.json"), {"devices": [
+            {"backend": "cuda", "local_memory": 227 << 10},
+            {"backend": "opencl", "local_memory": 48 << 10}]})
+        shapes = ("65536 bins, 2^28", "1048576 bins, 2^28", "256 bins, 2^28")
+        for name, times in (("cuda", (0.4, 1.0, 0.3)), ("cuda-48kib", (2.0, 3.0, 0.3)),
+                            ("cuda-48kib-rows8192", (None, 1.2, None)),
+                            ("opencl", (1.0, 3.0, 0.33))):
+            write(os.path.join(lm, name + ".json"), {"rows": [
+                row("histogram", "fast", "float32", "uniform", shape, ms,
+                    backend="opencl" if name == "opencl" else "cuda")
+                for shape, ms in zip(shapes, times) if ms]})
         out = os.path.join(tmp, "B.md")
 
         def generate():
@@ -161,6 +174,15 @@ def main():
             "end-to-end capped row, its mismatch marked":
                 "| histogram | 1024 MiB, chunks ≤ 128 MiB | 8 | 650 ✗ mismatch |",
             "end-to-end cat rate": "`cat` reads the files at 10.7 GB/s",
+            "OpenCL over 1.25× CUDA: the local memory of each, the cases it decides":
+                "gives a group 48 KiB of local memory, a CUDA block 227 KiB. CUDA's own kernels "
+                "held to 48 KiB",
+            "OpenCL over 1.25× CUDA: the held CUDA's faster run decides":
+                "1 of the 2 cases run on OpenCL no slower than on CUDA held to 48 KiB (OpenCL / "
+                "CUDA held: 0.50–0.50)",
+            "OpenCL over 1.25× CUDA: a case the local memory does not decide":
+                "The other 1 are not bound by it (OpenCL / CUDA, OpenCL / CUDA held to 48 KiB): "
+                "float32 uniform 1048576 bins, 2^28 3.00, 2.50.",
             "CPU against numpy: a reduce line a dtype, its ops with time and ratio":
                 "| reduce | float32 | 2^24 | sum 250.0 µs (20.0×); argmax 0.10 µs (12.0×) |",
             "CPU against numpy: a histogram line a dtype and data":
