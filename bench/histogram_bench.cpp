@@ -38,9 +38,9 @@ std::uint64_t modulus_of(DType t) {
   return t == DType::uint8 ? 256 : t == DType::uint16 ? 65536 : 1u << 20;
 }
 
-// bench/numpy_baseline.py builds the same values: splitmix64 as in random_data, floats in [0, 1)
-// and integers modulo modulus_of; "normal" is the mean of four such streams (Irwin–Hall, seeds
-// seed .. seed + 3), "all-equal" the middle of the range.
+// bench/numpy_baseline.py builds the same values: splitmix64 as in random_data, floats (float16
+// and bfloat16 too) in [0, 1) and integers modulo modulus_of; "normal" is the mean of four such
+// streams (Irwin–Hall, seeds seed .. seed + 3), "all-equal" the middle of the range.
 std::vector<unsigned char> make_input(DType t, std::int64_t n, std::uint64_t seed,
                                       Distribution dist) {
   std::vector<unsigned char> out(static_cast<std::size_t>(n) * dtype_size(t));
@@ -57,14 +57,14 @@ std::vector<unsigned char> make_input(DType t, std::int64_t n, std::uint64_t see
     using T = decltype(v);
     T* p = reinterpret_cast<T*>(out.data());
     auto value = [&](std::uint64_t z) -> double {
-      if constexpr (std::is_floating_point_v<T>) {
+      if constexpr (is_float_type<T>) {
         return static_cast<double>(static_cast<T>((z >> 11) * 0x1.0p-53));
       } else {
         return static_cast<double>(z % mod);
       }
     };
     if (dist == Distribution::all_equal) {
-      T middle = std::is_floating_point_v<T> ? static_cast<T>(0.5) : static_cast<T>(mod / 2);
+      T middle = is_float_type<T> ? static_cast<T>(0.5) : static_cast<T>(mod / 2);
       std::fill(p, p + n, middle);
       return;
     }
@@ -74,7 +74,7 @@ std::vector<unsigned char> make_input(DType t, std::int64_t n, std::uint64_t see
         p[i] = static_cast<T>(value(s0()));
       } else {
         double sum = value(s0()) + value(s1()) + value(s2()) + value(s3());
-        if constexpr (std::is_floating_point_v<T>) {
+        if constexpr (is_float_type<T>) {
           p[i] = static_cast<T>(sum / 4);
         } else {
           p[i] = static_cast<T>(static_cast<std::uint64_t>(sum) / 4);
