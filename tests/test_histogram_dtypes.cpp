@@ -446,7 +446,9 @@ INSTANTIATE_TEST_SUITE_P(
          "histogram.fast.per_value16_min_bins=0",
          "histogram.fast.per_value16_min_bins=0,histogram.opencl.packed=1",
          "histogram.fast.per_value16_min_bins=0,histogram.opencl.packed=1,"
-         "histogram.opencl.per_value16_field_bits=5,histogram.opencl.hot_entries=4"})),
+         "histogram.opencl.per_value16_field_bits=5,histogram.opencl.hot_entries=4",
+         // float16 counted per value at every bin count (CUDA).
+         "histogram.fast.per_value_float16_min_bins=0"})),
     tuned_device_name);
 
 // The CLI on .npy files of every new dtype (streamed in small chunks) against numpy itself:

@@ -13,8 +13,9 @@
 //  - fast: 16-byte loads, four in flight per thread. 1-byte input is counted per value (256
 //    counters whatever the bin count; the flush maps values to bins through the table, summing the
 //    runs of values that share a slot), and so are int16 and uint16 from
-//    histogram.fast.per_value16_min_bins bins (65536 packed counters). 16-bit input with even bins
-//    takes Even16Rule where its host check holds (one float multiply-add per value, no test of
+//    histogram.fast.per_value16_min_bins bins and float16 and bfloat16 from
+//    histogram.fast.per_value_float16_min_bins bins (65536 packed counters). 16-bit input with even
+//    bins takes Even16Rule where its host check holds (one float multiply-add per value, no test of
 //    exactness: the check covers every value), and int32 with power-of-two bin widths over an
 //    integer range IntegerShiftRule (integer arithmetic alone, exact by construction). Otherwise
 //    float32, float16, bfloat16 (their bits decoded) and 16- and 32-bit integers (32-bit ones up to
@@ -82,8 +83,10 @@ class CudaHistogram final : public HistogramKernel {
     const bool float_rule = sizeof(T) == 2 || std::is_same_v<T, float> ||
                             (sizeof(T) == 4 && p.bins <= policy.int_float_max_bins);
     const bool integer16 = p.dtype == DType::int16 || p.dtype == DType::uint16;
+    const bool float16 = p.dtype == DType::float16 || p.dtype == DType::bfloat16;
     per_value_ = strategy == Strategy::fast &&
-                 (sizeof(T) == 1 || (integer16 && p.bins >= policy.per_value16_min_bins));
+                 (sizeof(T) == 1 || (integer16 && p.bins >= policy.per_value16_min_bins) ||
+                  (float16 && p.bins >= policy.per_value_float16_min_bins));
     if (strategy == Strategy::fast && !per_value_) {
       // The 16-bit rule counts its rows in one pass of 32-bit shared counters.
       if (std::size_t(p.bins + 3) * sizeof(unsigned) <= fast_shared_budget(d.info(), policy))
@@ -328,8 +331,8 @@ std::vector<HistogramVariant> cuda_histogram_variants() {
             "block=256", "bins + 3 ≤ shared memory per block / 4 (about 58000 on Hopper)"),
        fits_shared, make<Strategy::aggregated>},
       {info("fast",
-            "16-byte loads, 4 in flight; 1-byte input counted per value; float32, 16- and 32-bit "
-            "integer bins in float "
+            "16-byte loads, 4 in flight; 1-byte input counted per value, 16-bit input from 65536 "
+            "bins too (65536 packed counters); float32, 16- and 32-bit integer bins in float "
             "arithmetic (exact: proven error bound, float64 edges near an edge); a lane-striped "
             "shared "
             "histogram (a bank per lane); per-thread runs for skewed data; passes over bin "

@@ -25,6 +25,7 @@ const std::vector<Field<HistogramFastPolicy>>& HistogramFastPolicy::fields() {
       {"vote_below_columns", &P::vote_below_columns, range(0, 64)},
       {"int_float_max_bins", &P::int_float_max_bins, range(0, kLarge)},
       {"per_value16_min_bins", &P::per_value16_min_bins, range(0, kLarge)},
+      {"per_value_float16_min_bins", &P::per_value_float16_min_bins, range(0, kLarge)},
       {"bucketed", &P::bucketed, range(0, 1)},
       {"bucket_rows", &P::bucket_rows, power_of_two(1024, 65536)},
       {"bucket_chunk_mib", &P::bucket_chunk_mib, range(1, 4096)},
@@ -32,7 +33,8 @@ const std::vector<Field<HistogramFastPolicy>>& HistogramFastPolicy::fields() {
   };
   return f;
 }
-// The warp vote: measured histogram-cuda-vote; CUDA's columns: histogram-cuda-striped. OpenCL fast
+// The warp vote: measured histogram-cuda-vote; CUDA's columns: histogram-cuda-striped; CUDA's
+// float16 and bfloat16 per value: histogram-cuda-float16-per-value. OpenCL fast
 // (groups of 1024, 8 per compute unit, 8 vectors in flight, runs only when counting globally):
 // histogram-opencl-fast.
 const std::vector<TableValue<HistogramFastPolicy>>& HistogramFastPolicy::table() {
@@ -40,6 +42,7 @@ const std::vector<TableValue<HistogramFastPolicy>>& HistogramFastPolicy::table()
   static const std::vector<TableValue<P>> t = {
       {Backend::opencl, Scope::any, "", &P::striped_kib, 96},
       {Backend::cuda, Scope::any, "", &P::striped_kib, 128},
+      {Backend::cuda, Scope::any, "", &P::per_value_float16_min_bins, 65536},
   };
   return t;
 }

@@ -30,14 +30,14 @@ struct HistogramClassicPolicy : SameOnEveryDevice<HistogramClassicPolicy> {
 // uint16 counted per value (65536 packed rows, mapped to slots by the value table at the end;
 // CUDA) from `per_value16_min_bins` bins, where the rules count in packed rows or globally (H200,
 // int16 over [0, 2^20): 65536 bins 605 against 1791 µs, 2^20 bins 780 against 150382 µs; at 4096
-// bins 594 against 582 µs). float16 and bfloat16 are never counted per value: their data crowds
-// a few neighbouring bit patterns, whose packed counters share words (H200, float16 uniform in
-// [0, 1), 65536 bins: 1267 per value against 626 µs). Where CUDA would count 4- and 8-byte input
-// in global memory, `bucketed` sorts rows into buckets of `bucket_rows` rows, in chunks of at
-// most `bucket_chunk_mib` of temporary memory, and counts each bucket in shared memory. CUDA's
-// counters take at most `shared_kib` of shared memory a block (within the device's opt-in limit):
-// set to 48 it shows what the kernels do within the local memory NVIDIA's OpenCL gives a group
-// (histogram-opencl-48kib).
+// bins 594 against 582 µs); float16 and bfloat16 from `per_value_float16_min_bins` bins (CUDA
+// 65536: H100, float16 uniform in [0, 1) at 2^20 bins 471 against 6615 µs in rows; OpenCL never,
+// its 8-bit fields in two ranges wrap on the crowded patterns of [0.5, 1): 9601 against 6695 µs
+// at 65536 bins). Where CUDA would count 4- and 8-byte input in global memory, `bucketed` sorts
+// rows into buckets of `bucket_rows` rows, in chunks of at most `bucket_chunk_mib` of temporary
+// memory, and counts each bucket in shared memory. CUDA's counters take at most `shared_kib` of
+// shared memory a block (within the device's opt-in limit): set to 48 it shows what the kernels
+// do within the local memory NVIDIA's OpenCL gives a group (histogram-opencl-48kib).
 struct HistogramFastPolicy {
   static constexpr const char* kName = "histogram.fast";
   int block = 1024;
@@ -51,6 +51,7 @@ struct HistogramFastPolicy {
   int vote_below_columns = 4;
   int int_float_max_bins = 4096;
   int per_value16_min_bins = 65536;
+  int per_value_float16_min_bins = kLarge;
   int bucketed = 1;
   int bucket_rows = 16384;
   int bucket_chunk_mib = 256;
