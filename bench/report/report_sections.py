@@ -218,9 +218,11 @@ def opencl_local_memory(lm, over=1.25):
              "to 48 KiB (`PARPAT_TUNING=histogram.fast.shared_kib=48`; at 2^20 bins also with "
              "`histogram.fast.bucket_rows=8192`, so that its buckets fit; the faster) show what "
              f"that memory allows. {len(bound)} of the {len(bound) + len(other)} cases run on "
-             "OpenCL no slower than on CUDA held to 48 KiB (OpenCL / CUDA held: "
-             f"{min(c[2] for c in bound):.2f}–{max(c[2] for c in bound):.2f}): the local memory "
-             "decides them."]
+             "OpenCL no slower than on CUDA held to 48 KiB"]
+    if bound:
+        lines[0] += (f" (OpenCL / CUDA held: {min(c[2] for c in bound):.2f}–"
+                     f"{max(c[2] for c in bound):.2f}): the local memory decides them")
+    lines[0] += "."
     if other:
         lines[0] += (f" The other {len(other)} are not bound by it (OpenCL / CUDA, OpenCL / CUDA "
                      "held to 48 KiB): " +
