@@ -430,6 +430,33 @@ TEST_P(HistogramDTypesLayouts, MatchTheReference) {
           << target.setting << ": " << dtype_name(t) << " " << bins << " bins, seed " << run_seed();
     }
 }
+// Every bit pattern of the 16-bit dtypes (NaN, ±inf, ±0, subnormals), counted per value where a
+// setting says so (OpenCL keeps the values of a window from the first in a bin to the last, and a
+// row each for those above, NaN and below it): ranges of one sign, of both, between two values
+// of the dtype, beyond its values.
+TEST_P(HistogramDTypesLayouts, EveryBitPatternOf16BitInput) {
+  ScopedTuning tuning(GetParam().setting);
+  const std::pair<double, double> ranges[] = {{0, 1},      {-1, 1},          {-3, -1},
+                                              {-5, 70000}, {1.0001, 1.0002}, {1e5, 2e5}};
+  for (DType t : {DType::int16, DType::uint16, DType::float16, DType::bfloat16}) {
+    std::vector<unsigned char> bytes(2 * 65536);
+    for (unsigned b = 0; b < 65536; ++b) {
+      const auto bits = static_cast<std::uint16_t>(b * 40503u);  // every pattern, shuffled
+      std::memcpy(bytes.data() + 2 * b, &bits, 2);
+    }
+    const Values v{t, bytes};
+    Array in = Array::from_host(GetParam().device, t, {v.size()}, v.bytes.data());
+    const auto values = as_float64(v);
+    for (auto [lo, hi] : ranges)
+      for (std::int64_t bins : {7, 65536}) {
+        const auto b = HistogramBins::even(bins, lo, hi);
+        EXPECT_EQ(slots_of(histogram(in, b, {"fast"})), numpy_slots(values, b.edge_values()))
+            << GetParam().setting << ": " << dtype_name(t) << " [" << lo << ", " << hi << "], "
+            << bins << " bins";
+      }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Tunings, HistogramDTypesLayouts,
     ::testing::ValuesIn(tuned_devices(
@@ -447,8 +474,9 @@ INSTANTIATE_TEST_SUITE_P(
          "histogram.fast.per_value16_min_bins=0,histogram.opencl.packed=1",
          "histogram.fast.per_value16_min_bins=0,histogram.opencl.packed=1,"
          "histogram.opencl.per_value16_field_bits=5,histogram.opencl.hot_entries=4",
-         // float16 counted per value at every bin count (CUDA).
-         "histogram.fast.per_value_float16_min_bins=0"})),
+         // float16 counted per value at every bin count: CUDA, and OpenCL in 16-bit fields.
+         "histogram.fast.per_value_float16_min_bins=0",
+         "histogram.fast.per_value_float16_min_bins=0,histogram.opencl.packed=1"})),
     tuned_device_name);
 
 // The CLI on .npy files of every new dtype (streamed in small chunks) against numpy itself:

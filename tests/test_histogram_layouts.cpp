@@ -255,16 +255,19 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(HistogramOpenclFast, LayoutOfEachProblemOnAGpu) {
   DeviceInfo gpu;
   gpu.backend = Backend::opencl;
+  gpu.vendor = "NVIDIA Corporation";
   gpu.local_memory = 48 << 10;
   gpu.compute_units = 132;
   gpu.max_group_size = 1024;
   gpu.independent_groups = true;
-  const auto fast = detail::tuned<detail::HistogramFastPolicy>(gpu);
-  const auto opencl = detail::tuned<detail::HistogramOpenclPolicy>(gpu);
-  auto layout = [&](DType t, std::int64_t bins) {
-    return detail::fast_layout(problem_of(t, 1 << 20, HistogramBins::even(bins, 0, 1000)), gpu,
-                               fast, opencl);
+  DeviceInfo other_gpu = gpu;
+  other_gpu.vendor = "another vendor";
+  auto layout_on = [](const DeviceInfo& d, DType t, std::int64_t bins, double lo, double hi) {
+    return detail::fast_layout(problem_of(t, 1 << 20, HistogramBins::even(bins, lo, hi)), d,
+                               detail::tuned<detail::HistogramFastPolicy>(d),
+                               detail::tuned<detail::HistogramOpenclPolicy>(d));
   };
+  auto layout = [&](DType t, std::int64_t bins) { return layout_on(gpu, t, bins, 0, 1000); };
   const auto bytes = layout(DType::uint8, 1 << 20);  // 256 values, whatever the bins
   EXPECT_TRUE(bytes.count_values);
   EXPECT_EQ(bytes.counted, 256u);
@@ -282,18 +285,85 @@ TEST(HistogramOpenclFast, LayoutOfEachProblemOnAGpu) {
     EXPECT_EQ(rows.field_bits, 5u) << dtype_name(t);
   }
   for (DType t : {DType::int16, DType::uint16}) {
-    const auto values = layout(t, 65536);  // per value: 8-bit fields in two ranges
-    EXPECT_TRUE(values.values16) << dtype_name(t);
+    // Per value, the window of [0, 1000]: 1001 values and 96 rows outside, in 32-bit counters.
+    const auto window = layout(t, 65536);
+    EXPECT_TRUE(window.values16) << dtype_name(t);
+    EXPECT_EQ(window.counted, 1001u + 96) << dtype_name(t);
+    EXPECT_EQ(window.passes, 1u) << dtype_name(t);
+    EXPECT_EQ(window.field_bits, 0u) << dtype_name(t);
+    // Every value in a bin: a row per value's bits, 8-bit fields in two ranges.
+    const double lo = t == DType::int16 ? -32768 : 0;
+    const auto values = layout_on(gpu, t, 65536, lo, lo + 65535);
+    EXPECT_TRUE(values.window.by_bits) << dtype_name(t);
     EXPECT_EQ(values.counted, 65536u) << dtype_name(t);
     EXPECT_EQ(values.passes, 2u) << dtype_name(t);
     EXPECT_EQ(values.field_bits, 8u) << dtype_name(t);
   }
   EXPECT_TRUE(layout(DType::float32, 1 << 20).global);  // past max_passes ranges
-  // float16 and bfloat16 in 16-bit fields, never narrower ones: they count globally instead.
+  // float16 and bfloat16 in rows below 65536 bins, in 16-bit fields, never narrower ones.
   EXPECT_EQ(layout(DType::float16, 16384).field_bits, 16u);
+  EXPECT_FALSE(layout(DType::float16, 16384).values16);
+  // From 65536 bins per value in 16-bit fields (on NVIDIA's OpenCL): [0, 1] in one range (the
+  // values from -0 to 1), [-1, 1] in two.
   for (DType t : {DType::float16, DType::bfloat16}) {
-    EXPECT_TRUE(layout(t, 65536).global) << dtype_name(t);
-    EXPECT_EQ(layout(t, 65536).field_bits, 0u) << dtype_name(t);
+    const auto unit = layout_on(gpu, t, 65536, 0, 1);
+    EXPECT_TRUE(unit.values16) << dtype_name(t);
+    EXPECT_EQ(unit.counted, (t == DType::float16 ? 0x3C00u : 0x3F80u) + 2 + 96) << dtype_name(t);
+    EXPECT_EQ(unit.passes, 1u) << dtype_name(t);
+    EXPECT_EQ(unit.field_bits, 16u) << dtype_name(t);
+    const auto symmetric = layout_on(gpu, t, 65536, -1, 1);
+    EXPECT_EQ(symmetric.passes, 2u) << dtype_name(t);
+    EXPECT_EQ(symmetric.field_bits, 16u) << dtype_name(t);
+    // Elsewhere in rows, globally.
+    EXPECT_TRUE(layout_on(other_gpu, t, 65536, 0, 1).global) << dtype_name(t);
+    EXPECT_EQ(layout_on(other_gpu, t, 65536, 0, 1).field_bits, 0u) << dtype_name(t);
+  }
+}
+
+// Where 16-bit input counted per value keeps its rows: the window from the first value in a bin
+// to the last, in key order, and past it each work-item's rows for the values above the range,
+// NaN and below it (or, where the window would be every value, a row per value's bits); each
+// value's row holds its reference slot, for every bit pattern and lane, whatever the range.
+TEST(HistogramOpenclFast, ValueWindowsHoldEachValueOnce) {
+  struct Case {
+    DType dtype;
+    double lo, hi;
+    std::uint32_t rows;  // the window's values; 65536: by bits
+  };
+  const Case cases[] = {
+      {DType::float16, 0, 1, 0x3C00 + 2},       // -0 and 0 to 1
+      {DType::float16, -1, 1, 2 * 0x3C00 + 2},  // -1 to 1
+      {DType::float16, -3, -1, 0x4200 - 0x3C00 + 1},
+      {DType::float16, -65504, 65504, 2 * 0x7BFF + 2},  // every finite value
+      {DType::float16, 1.0001, 1.0002, 0},              // between two float16 values
+      {DType::float16, 1e5, 2e5, 0},                    // beyond the largest finite value
+      {DType::bfloat16, 0, 1, 0x3F80 + 2},
+      {DType::bfloat16, -1e-38, 1e-38, 2 * 109},  // ±(0 to 108) subnormal steps of 2^-133
+      {DType::int16, -5, 5, 11},
+      {DType::int16, -32768, 32767, 65536},
+      {DType::uint16, 0, 1000, 1001},
+      {DType::uint16, 60000, 65535, 5536},
+      {DType::uint16, 70000, 80000, 65536},  // every value below: no window
+  };
+  for (const Case& c : cases) {
+    const auto p = problem_of(c.dtype, 1, HistogramBins::even(7, c.lo, c.hi));
+    const detail::ValueWindow w = detail::value_window(p);
+    const std::string what = std::string(dtype_name(c.dtype)) + " [" + std::to_string(c.lo) + ", " +
+                             std::to_string(c.hi) + "]";
+    EXPECT_EQ(w.rows, c.rows) << what;
+    EXPECT_EQ(w.by_bits, c.rows == 65536) << what;
+    ASSERT_EQ(w.slots.size(), w.counted()) << what;
+    const std::vector<std::uint32_t> slots = detail::slot_table(p);
+    std::vector<std::uint32_t> per_row(w.slots.size(), 0);
+    for (std::uint32_t lane : {0u, 1u, 31u, 32u, 1023u})
+      for (std::uint32_t bits = 0; bits < 65536; ++bits) {
+        const std::uint32_t row = detail::window_row(w, c.dtype, bits, lane);
+        ASSERT_LT(row, w.slots.size()) << what << ", bits " << bits << ", lane " << lane;
+        ASSERT_EQ(w.slots[row], slots[bits]) << what << ", bits " << bits << ", lane " << lane;
+        if (lane == 0) ++per_row[row];
+      }
+    for (std::uint32_t r = 0; r < std::min(w.rows, w.counted()); ++r)
+      ASSERT_EQ(per_row[r], 1u) << what << ", row " << r;  // one value each
   }
 }
 

@@ -61,7 +61,8 @@ __kernel void aggregated(__global const T* in, long n, RULE_PARAMS, uint slots, 
 // `fast` counts rows (histogram_rules.cl: 0 below the range, 1 + b for bin b, bins + 1 above it,
 // bins + 2 NaN), mapped to slots where a count leaves local memory. COUNT_VALUES counts the
 // values themselves: 1 for 1-byte input (mapped to slots through the merge table at the flush),
-// 2 for 16-bit input (65536 rows, mapped through the value → slot table, VALUE_SLOTS).
+// 2 for 16-bit input (a row per value of its window, window_row, mapped through the row → slot
+// table, VALUE_SLOTS).
 #if COUNT_VALUES == 2
 #define VALUE_SLOTS table
 #else
@@ -71,7 +72,7 @@ __kernel void aggregated(__global const T* in, long n, RULE_PARAMS, uint slots, 
 // A value's row: *exact false leaves a candidate that corrected_row() settles (only the float
 // rules, RULE 3 and 5, ever need it).
 uint quick_row(T x, RULE_PARAMS, bool* exact) {
-#if COUNT_VALUES
+#if COUNT_VALUES == 1
   *exact = true;
   return (uint)x;
 #else
@@ -126,8 +127,8 @@ void vector_rows(uint4 w, RULE_PARAMS, uint* row, T* memo_value, uint* memo_row)
   vstore4(w, 0, words);
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
-    row[2 * k] = words[k] & 0xFFFFu;
-    row[2 * k + 1] = words[k] >> 16;
+    row[2 * k] = window_row(words[k] & 0xFFFFu, window);
+    row[2 * k + 1] = window_row(words[k] >> 16, window);
   }
 #elif RULE == 4
   uint words[4];

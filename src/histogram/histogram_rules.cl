@@ -23,9 +23,10 @@
 //    over COLUMNS columns (a bank per lane), or packed counters of FIELD_BITS bits (16, 8, 5 or
 //    4: 2, 4, 6 or 8 to a word, so more rows per range; a carry out of a field is moved to the
 //    global counts, through a small table of hot rows for the narrow fields). 1-byte input
-//    (COUNT_VALUES 1) is counted per value, whatever the bins, and so are int16 and uint16 past
-//    histogram.fast.per_value16_min_bins bins (COUNT_VALUES 2); the values are mapped to slots
-//    only when the group flushes. A round of vectors that all hold one value is counted in one
+//    (COUNT_VALUES 1) is counted per value, whatever the bins, and so are 16-bit values past
+//    histogram.fast.per_value16_min_bins bins (COUNT_VALUES 2: with VALUE_WINDOW the values of a
+//    window that holds those in the bins, and rows for above, NaN and below); the values are
+//    mapped to slots only when the group flushes. A round of vectors that all hold one value is counted in one
 //    step through a register run; with RUNS a cheap test per vector sends skewed data through that
 //    run too. Rows beyond local memory are split into ranges counted side by side by groups
 //    sharing an input chunk;
@@ -81,6 +82,9 @@
 // and RULE 4 take each value as the float it is exactly.
 #ifndef DTYPE16
 #define DTYPE16 0
+#endif
+#ifndef VALUE_WINDOW
+#define VALUE_WINDOW 0
 #endif
 // RULE 3 on 32-bit integers (INT32_FLOAT 1: int, 2: uint; needs FLOAT_EDGES): those of magnitude
 // up to 2^24 are exactly floats; a larger one is never taken as exact and is placed by the
@@ -203,7 +207,33 @@ uint float_quick_row(float x, float lo, float norm, float delta, int bins, bool*
   *exact = (frac > delta) & (frac < 1.0f - delta) & (c != (float)bins);
   return row;
 }
-#if RULE == 0
+#if RULE == 0 && COUNT_VALUES == 2
+// 16-bit input counted per value: the row of each value, its bits, or with VALUE_WINDOW its row in
+// the window (opencl_layout.hpp's ValueWindow: base, rows, above_end and nan_end, and past the
+// window three rows for each of 32 lanes), and table[row] the row's slot. The key orders the
+// values: the bits of uint16, int16's with the sign bit flipped, float16's and bfloat16's
+// sign-magnitude made monotone.
+uint window_row(uint bits, uint4 window) {
+#if VALUE_WINDOW
+#if DTYPE16 >= 3
+  const uint key = bits ^ ((bits >> 15) * 0x7FFFu | 0x8000u);
+#elif DTYPE16 == 2
+  const uint key = bits ^ 0x8000u;
+#else
+  const uint key = bits;
+#endif
+  const uint r = (key - window.x) & 0xFFFFu;
+  return r < window.y ? r
+                      : window.y + 3 * (get_local_id(0) & 31u) + (r >= window.z) + (r >= window.w);
+#else
+  return bits;
+#endif
+}
+#define RULE_PARAMS __global const uint *table, uint4 window
+#define RULE_ARGS table, window
+#define SLOT(x) table[window_row((x), window)]
+#define QUICK_ROW(x, exact) (*(exact) = true, window_row((x), window))
+#elif RULE == 0
 #define RULE_PARAMS __global const uint* table
 #define RULE_ARGS table
 #define SLOT(x) table[x]

@@ -55,7 +55,8 @@ class OpenclHistogram final : public HistogramKernel {
                     ? fast_layout(p, d.info(), tuned<HistogramFastPolicy>(d.info()),
                                   tuned<HistogramOpenclPolicy>(d.info()))
                     : FastLayout{}),
-        rule_(d, p, strategy == Strategy::fast, layout_.count_values, strategy == Strategy::fast) {
+        rule_(d, p, strategy == Strategy::fast, layout_.count_values, strategy == Strategy::fast,
+              layout_.values16 ? &layout_.window : nullptr) {
     const auto& info = d.info();
     const bool fast = strategy == Strategy::fast;
     const HistogramFastPolicy fast_policy = tuned<HistogramFastPolicy>(info);

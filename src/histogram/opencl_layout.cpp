@@ -34,8 +34,8 @@ void pick_fields(FastLayout& f, std::uint64_t counted, std::uint64_t room, int o
 }
 
 // Lays f.counted rows (or values) out in `room` bytes of local memory, where `bytes`: 1-byte
-// input's merge table takes the rest of the budget, and `crowded`: the dtype crowds a few
-// neighbouring rows (float16, bfloat16).
+// input's merge table takes the rest of the budget, and `crowded_dtype`: the dtype crowds a few
+// neighbouring rows and values (float16, bfloat16).
 void lay_out(FastLayout& f, std::uint64_t room, bool bytes, bool crowded_dtype,
              const DeviceInfo& info, const HistogramFastPolicy& fast,
              const HistogramOpenclPolicy& opencl) {
@@ -59,14 +59,15 @@ void lay_out(FastLayout& f, std::uint64_t room, bool bytes, bool crowded_dtype,
       // Per value the preferred width where it fits, else (as for rows) any.
       const auto hot = static_cast<std::uint32_t>(opencl.hot_entries);
       const bool preferred = f.values16 && opencl.field_bits == 0;
-      if (preferred) pick_fields(f, counted, room, opencl.per_value16_field_bits, hot);
+      const int width = crowded_dtype ? 16 : opencl.per_value16_field_bits;
+      if (preferred) pick_fields(f, counted, room, width, hot);
       if (!preferred || f.passes == 0) pick_fields(f, counted, room, opencl.field_bits, hot);
     }
     f.range = static_cast<std::uint32_t>((counted + f.passes - 1) / f.passes);
-    // float16 and bfloat16 crowd a few neighbouring rows, whose fields narrower than 16 bits wrap
-    // over and over: global counting's register runs cost far less (H100, 2^29 values at 65536
-    // bins, µs, 5-bit fields -> global: float16 uniform in [0, 1) 5079 -> 718, normal 1318 ->
-    // 429; bfloat16 3816 -> 666, 3804 -> 661).
+    // float16 and bfloat16 crowd a few neighbouring rows (or values), whose fields narrower than
+    // 16 bits wrap over and over: global counting's register runs cost far less (H100, 2^29
+    // values at 65536 bins, µs, 5-bit fields -> global: float16 uniform in [0, 1) 5079 -> 718,
+    // normal 1318 -> 429; bfloat16 3816 -> 666, 3804 -> 661). Per value they take 16-bit fields.
     const bool crowded = crowded_dtype && f.field_bits != 0 && f.field_bits < 16;
     f.global = f.passes > static_cast<std::uint32_t>(fast.max_passes) || crowded;
     if (f.global) f.field_bits = f.hot_entries = 0;
@@ -87,6 +88,76 @@ std::uint64_t fast_budget(const DeviceInfo& info, const HistogramFastPolicy& fas
 
 }  // namespace
 
+std::uint32_t value_key(DType t, std::uint32_t bits) {
+  switch (t) {
+    case DType::int16:
+      return bits ^ 0x8000u;
+    case DType::float16:
+    case DType::bfloat16:
+      return bits ^ (bits & 0x8000u ? 0xFFFFu : 0x8000u);
+    default:
+      return bits;
+  }
+}
+
+std::uint32_t window_row(const ValueWindow& w, DType t, std::uint32_t bits, std::uint32_t lane) {
+  if (w.by_bits) return bits;
+  const std::uint32_t r = (value_key(t, bits) - w.base) & 0xFFFFu;
+  return r < w.rows ? r
+                    : w.rows + 3 * (lane % kOutsideLanes) + (r >= w.above_end) + (r >= w.nan_end);
+}
+
+ValueWindow value_window(const HistogramProblem& p) {
+  const std::vector<std::uint32_t> slots = slot_table(p);  // by bits
+  std::vector<std::uint32_t> bits_of_key(65536);
+  for (std::uint32_t bits = 0; bits < 65536; ++bits)
+    bits_of_key[value_key(p.dtype, bits)] = bits;
+  const auto bins = static_cast<std::uint32_t>(p.bins);
+  const std::uint32_t below = bins, above = bins + 1, nan = bins + 2;
+  auto slot_at = [&](std::uint32_t key) { return slots[bits_of_key[key & 0xFFFFu]]; };
+  // The keys of values in a bin: from the first to the last (with none, from the first key above
+  // the range).
+  std::uint32_t first = 65536, last = 0;
+  for (std::uint32_t key = 0; key < 65536; ++key)
+    if (slot_at(key) < bins) {
+      first = std::min(first, key);
+      last = key;
+    }
+  if (first == 65536) {
+    first = 0;
+    while (first < 65536 && slot_at(first) != above)
+      ++first;
+    last = first - 1;
+  }
+  ValueWindow w;
+  if (first < 65536 && last + 1 - first < 65536) {
+    w.by_bits = false;
+    w.base = first;
+    w.rows = last + 1 - first;
+    w.above_end = w.rows;
+    while (w.above_end < 65536 && slot_at(w.base + w.above_end) == above)
+      ++w.above_end;
+    w.nan_end = w.above_end;
+    while (w.nan_end < 65536 && slot_at(w.base + w.nan_end) == nan)
+      ++w.nan_end;
+    w.slots.resize(w.counted());
+    for (std::uint32_t r = 0; r < w.rows; ++r)
+      w.slots[r] = slot_at(w.base + r);
+    for (std::uint32_t lane = 0; lane < kOutsideLanes; ++lane) {
+      w.slots[w.rows + 3 * lane] = above;
+      w.slots[w.rows + 3 * lane + 1] = nan;
+      w.slots[w.rows + 3 * lane + 2] = below;
+    }
+    bool exact = true;
+    for (std::uint32_t bits = 0; bits < 65536 && exact; ++bits)
+      exact = w.slots[window_row(w, p.dtype, bits, 0)] == slots[bits];
+    if (exact) return w;
+  }
+  ValueWindow every_value;
+  every_value.slots = slots;
+  return every_value;
+}
+
 FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info,
                        const HistogramFastPolicy& fast, const HistogramOpenclPolicy& opencl) {
   FastLayout f;
@@ -94,19 +165,17 @@ FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info,
   const std::uint64_t merge_bytes = 256 * 4;
   const bool bytes =
       is_table_dtype(p.dtype) && dtype_size(p.dtype) == 1 && budget >= 256 * 4 + merge_bytes;
-  // int16 and uint16 per value from per_value16_min_bins bins: 65536 rows, no rule per value;
-  // float16 and bfloat16 from per_value_float16_min_bins (never by default: their values crowd a
-  // few neighbouring patterns, whose packed fields wrap; H100, float16 uniform in [0, 1), 65536
-  // bins: 9601 µs per value against 6695 µs in rows).
+  // int16 and uint16 per value from per_value16_min_bins bins, float16 and bfloat16 from
+  // per_value_float16_min_bins: a row per value of the window, no rule per value.
   const bool float16 = p.dtype == DType::float16 || p.dtype == DType::bfloat16;
   const bool values16 = ((p.dtype == DType::int16 || p.dtype == DType::uint16) &&
                          p.bins >= fast.per_value16_min_bins) ||
                         (float16 && p.bins >= fast.per_value_float16_min_bins);
   f.count_values = bytes || values16;
   f.values16 = values16;
-  f.counted = bytes ? 256u : values16 ? 65536u : static_cast<std::uint32_t>(p.slots());
-  lay_out(f, bytes ? budget - merge_bytes : budget, bytes, float16 && !values16, info, fast,
-          opencl);
+  if (values16) f.window = value_window(p);
+  f.counted = bytes ? 256u : values16 ? f.window.counted() : static_cast<std::uint32_t>(p.slots());
+  lay_out(f, bytes ? budget - merge_bytes : budget, bytes, float16, info, fast, opencl);
   return f;
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "histogram/histogram_internal.hpp"
 #include "histogram/tuning.hpp"
@@ -21,16 +22,43 @@ inline std::uint64_t local_budget(const DeviceInfo& d) {
   return std::min<std::uint64_t>(d.local_memory, 48u << 10);
 }
 
-// How `fast` lays out its local histogram: counted indices (256 values for 1-byte input, the 65536
-// values of 16-bit input past Even16Rule's bins, else the rows), lane-striped columns, slot ranges
+// 16-bit input counted per value counts in local memory only the values that can fall in a bin
+// (its window) and, for the others, a row each for those above the range, NaN and those below
+// it, three rows for each of kOutsideLanes lanes so that data mostly outside the range does not
+// queue on one counter: float16 over [0, 1] takes 15362 + 96 rows, not 65536. A value's key
+// orders the values (the bits for uint16, the sign bit flipped for int16, sign-magnitude made
+// monotone for float16 and bfloat16); row r < rows is key base + r, and past the window, in key
+// order from base (mod 2^16), come the values above the range (to above_end), NaN (to nan_end),
+// then those below it: rows + 3·(lane mod kOutsideLanes) + 0, 1 or 2. `slots` holds each row's
+// slot. Where the window would be every key, or the values do not fall in that order (never for
+// these dtypes' keys, but checked for every value on the host), the rows are the values' bits
+// themselves (`by_bits`).
+constexpr std::uint32_t kOutsideLanes = 32;
+struct ValueWindow {
+  bool by_bits = true;
+  std::uint32_t base = 0, rows = 65536, above_end = 65536, nan_end = 65536;
+  std::vector<std::uint32_t> slots;  // a slot for each of counted() rows
+  std::uint32_t counted() const { return by_bits ? 65536u : rows + 3 * kOutsideLanes; }
+};
+
+// The window of 16-bit input p: its keys, row of each value and slot of each row.
+ValueWindow value_window(const HistogramProblem& p);
+// The key of 16-bit value `bits` of dtype t, and the row the window counts it in on work-item
+// `lane` (histogram.cl's window_row).
+std::uint32_t value_key(DType t, std::uint32_t bits);
+std::uint32_t window_row(const ValueWindow& w, DType t, std::uint32_t bits, std::uint32_t lane);
+
+// How `fast` lays out its local histogram: counted indices (256 values for 1-byte input, the
+// window of 16-bit input past Even16Rule's bins, else the rows), lane-striped columns, slot ranges
 // counted side by side ("passes") when the slots exceed local memory — in packed counters when
 // 32-bit ones would need more than one range — or global counting past max_passes ranges.
 struct FastLayout {
   // Count per value, map values to slots at the flush: 1-byte input (counted 256), 16-bit
-  // input (counted 65536).
+  // input (counted: the rows of its window).
   bool count_values = false;
   std::uint32_t counted = 0;  // rows (bins + 3) or values
   bool values16 = false;      // 16-bit input counted per value
+  ValueWindow window;         // values16: which values have rows
   std::uint32_t columns = 1, passes = 1, range = 0;
   std::uint32_t field_bits = 0;   // packed counters' width (16, 8, 5 or 4); 0: 32-bit striped
   std::uint32_t hot_entries = 0;  // the packed rows' hot-row table (narrow fields)

@@ -58,7 +58,7 @@ bool table_rule(const HistogramProblem& p) {
 }
 
 ClBinRule::ClBinRule(const Device& d, const HistogramProblem& p, bool fast, bool count_values,
-                     bool rows)
+                     bool rows, const ValueWindow* window)
     : device_(d), p_(p), even_(p) {
   const auto& info = d.info();
   // `fast` places float32 values and 16-bit integers (each exactly a float) in float arithmetic
@@ -88,8 +88,14 @@ ClBinRule::ClBinRule(const Device& d, const HistogramProblem& p, bool fast, bool
                              : 2;
   float_edges_ = id_ == 3 && fp64_edges;
   int32_float_ = id_ == 3 && int32 ? (p.dtype == DType::int32 ? 1 : 2) : 0;
-  if (count_values) {
-    upload(dtype_size(p.dtype) == 1 ? merge_table(p) : slot_table(p));
+  if (count_values && dtype_size(p.dtype) == 1) {
+    upload(merge_table(p));
+  } else if (count_values) {
+    if (!window) throw_invalid("16-bit input counted per value needs its window");
+    values16_ = true;
+    value_window_ = !window->by_bits;
+    window_ = {{window->base, window->rows, window->above_end, window->nan_end}};
+    upload(window->slots);
   } else if (id_ == 0) {
     upload(rows ? row_table(p) : slot_table(p));
   } else if (id_ == 2) {
@@ -121,14 +127,17 @@ std::string ClBinRule::options() const {
          " -DFLOAT_EDGES=" + (float_edges_ ? "1" : "0") +
          " -DINT32_FLOAT=" + std::to_string(int32_float_) +
          " -DDTYPE16=" + std::to_string(dtype16()) +
-         " -DEVEN16_HI=" + (id_ == 4 && !std::isnan(even16_.hi) ? "1" : "0");
+         " -DEVEN16_HI=" + (id_ == 4 && !std::isnan(even16_.hi) ? "1" : "0") +
+         " -DVALUE_WINDOW=" + (value_window_ ? "1" : "0");
 }
 
 cl_uint ClBinRule::bind(cl::Kernel& k, cl_uint first) const {
   switch (id_) {
     case 0:
       set_arg(k, first, as_mem(aux_.handle()));
-      return first + 1;
+      if (!values16_) return first + 1;
+      set_arg(k, first + 1, window_);
+      return first + 2;
     case 1:
       set_args_from(k, first, static_cast<cl_long>(even_.bins), even_.lo, even_.hi, even_.step,
                     even_.norm);

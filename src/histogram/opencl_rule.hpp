@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "histogram/histogram_internal.hpp"
+#include "histogram/opencl_layout.hpp"
 #include "runtime/opencl/opencl_device.hpp"
 
 namespace parpat::detail {
@@ -53,13 +54,13 @@ bool table_rule(const HistogramProblem& p);
 class ClBinRule {
  public:
   // `fast`: the rules of the fast variants may be taken. `count_values`: `fast` counts the
-  // input's values themselves and reads the merge table (1-byte input) or the value → slot table
-  // (16-bit input) instead. `rows`: the kernel counts rows
+  // input's values themselves and reads the merge table (1-byte input) or, for 16-bit input,
+  // `window`'s rows and their slots instead. `rows`: the kernel counts rows
   // (histogram_rules.cl's slot_of_row), so a value table holds each value's row.
   ClBinRule(const Device& d, const HistogramProblem& p, bool fast, bool count_values,
-            bool rows = false);
-  // -DT, -DVEC, -DRULE, -DINT64_ATOMICS, -DFLOAT_EDGES, -DINT32_FLOAT, -DDTYPE16 and -DEVEN16_HI
-  // of histogram_rules.cl.
+            bool rows = false, const ValueWindow* window = nullptr);
+  // -DT, -DVEC, -DRULE, -DINT64_ATOMICS, -DFLOAT_EDGES, -DINT32_FLOAT, -DDTYPE16, -DEVEN16_HI
+  // and -DVALUE_WINDOW of histogram_rules.cl.
   std::string options() const;
   // Binds the rule's parameters from argument `first` on; returns the next argument index.
   cl_uint bind(cl::Kernel& k, cl_uint first) const;
@@ -84,6 +85,9 @@ class ClBinRule {
   int id_ = 0;                  // RULE of histogram_rules.cl
   bool float_edges_ = false;    // RULE 3 settles against the float64 edges, not thresholds
   int int32_float_ = 0;         // INT32_FLOAT of histogram_rules.cl: RULE 3 on int (1), uint (2)
+  bool values16_ = false;       // 16-bit input counted per value: the window's parameters too
+  bool value_window_ = false;   // VALUE_WINDOW of histogram_rules.cl: rows other than the bits
+  cl_uint4 window_{};           // the window's base, rows, above_end and nan_end
   Buffer aux_;  // value → slot (or merge-cell) table, explicit edges or float thresholds
 };
 

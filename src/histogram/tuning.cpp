@@ -43,6 +43,7 @@ const std::vector<TableValue<HistogramFastPolicy>>& HistogramFastPolicy::table()
       {Backend::opencl, Scope::any, "", &P::striped_kib, 96},
       {Backend::cuda, Scope::any, "", &P::striped_kib, 128},
       {Backend::cuda, Scope::any, "", &P::per_value_float16_min_bins, 65536},
+      {Backend::opencl, Scope::vendor, "NVIDIA", &P::per_value_float16_min_bins, 65536},
   };
   return t;
 }
