@@ -291,6 +291,12 @@ TEST(HistogramOpenclFast, LayoutOfEachProblemOnAGpu) {
     EXPECT_EQ(window.counted, 1001u + 96) << dtype_name(t);
     EXPECT_EQ(window.passes, 1u) << dtype_name(t);
     EXPECT_EQ(window.field_bits, 0u) << dtype_name(t);
+    // A window in 8-bit fields, whose rows outside it would wrap: by bits instead.
+    const auto wide = layout_on(gpu, t, 65536, 0, 40000);
+    EXPECT_TRUE(wide.window.by_bits) << dtype_name(t);
+    EXPECT_EQ(wide.counted, 65536u) << dtype_name(t);
+    EXPECT_EQ(wide.passes, 2u) << dtype_name(t);
+    EXPECT_EQ(wide.field_bits, 8u) << dtype_name(t);
     // Every value in a bin: a row per value's bits, 8-bit fields in two ranges.
     const double lo = t == DType::int16 ? -32768 : 0;
     const auto values = layout_on(gpu, t, 65536, lo, lo + 65535);

@@ -3,8 +3,10 @@
 // 2-byte integers are read as uchar/ushort and placed through a bits → slot table. `fast` counts
 // rows (below the range, the bins, above it, NaN), mapped to slots as counts leave local memory;
 // it counts 1-byte input per value (256 counters whatever the bins, mapped to slots when a group
-// flushes), and int16 and uint16 per value from histogram.fast.per_value16_min_bins bins (65536
-// rows in packed fields, mapped by the value table). Values are placed by the exact rules of
+// flushes), int16 and uint16 per value from histogram.fast.per_value16_min_bins bins, float16 and
+// bfloat16 from per_value_float16_min_bins (on NVIDIA 65536): the values of a window that holds
+// those in the bins, and rows for those outside it, or a row per value's bits (opencl_layout.hpp),
+// in packed fields mapped to slots by the value table. Values are placed by the exact rules of
 // ClBinRule: Even16Rule for 16-bit input (one multiply-add, checked on the host for every value),
 // IntegerShiftRule for int32 with power-of-two bin widths, Float64EvenRule for float64, and the
 // float even rule (FloatEvenRule) for float32, 16-bit and 32-bit input where its bound holds (the
@@ -236,8 +238,9 @@ std::vector<HistogramVariant> opencl_histogram_variants() {
        fits_local, make<Strategy::aggregated>},
       {info("fast",
             "16-byte vector loads, several in flight per work-item; 1-byte input counted per value "
-            "(mapped to slots at the flush), int16 and uint16 too from 65536 bins (65536 rows in "
-            "packed fields); values placed by exact rules: one multiply-add for 16-bit input "
+            "(mapped to slots at the flush), 16-bit input too from 65536 bins (the values that "
+            "can fall in a bin, in key order, or a row per value's bits, in packed fields); values "
+            "placed by exact rules: one multiply-add for 16-bit input "
             "(checked on the host for every value), shifts for int32 with power-of-two widths, "
             "float and float64 rules settled against the float64 edges near an edge; one "
             "lane-striped local histogram per group (up to 32 columns, "
@@ -251,7 +254,7 @@ std::vector<HistogramVariant> opencl_histogram_variants() {
             "32 work-items at a time, but where rows are sorted into buckets",
             "group=1024 groups/CU=8 (2 counting globally) vectors=8 striped<=96KiB columns<=32 "
             "runs_below_columns=0 (global counting only) packed fields>=5 bits hot_entries=256 "
-            "max_passes=4 per value: 8-bit fields, groups/CU=2",
+            "max_passes=4 per value: 8-bit fields (float16 and bfloat16: 16-bit), groups/CU=2",
             "no warp aggregation (OpenCL 1.2 has no warp vote); integer input of 4 or 8 bytes, "
             "float64 input, explicit edges and float32 ranges beyond the float rule's bound need "
             "cl_khr_fp64"),

@@ -107,8 +107,11 @@ std::uint32_t window_row(const ValueWindow& w, DType t, std::uint32_t bits, std:
                     : w.rows + 3 * (lane % kOutsideLanes) + (r >= w.above_end) + (r >= w.nan_end);
 }
 
-ValueWindow value_window(const HistogramProblem& p) {
+ValueWindow value_window(const HistogramProblem& p, bool by_bits) {
   const std::vector<std::uint32_t> slots = slot_table(p);  // by bits
+  ValueWindow every_value;
+  every_value.slots = slots;
+  if (by_bits) return every_value;
   std::vector<std::uint32_t> bits_of_key(65536);
   for (std::uint32_t bits = 0; bits < 65536; ++bits)
     bits_of_key[value_key(p.dtype, bits)] = bits;
@@ -153,8 +156,6 @@ ValueWindow value_window(const HistogramProblem& p) {
       exact = w.slots[window_row(w, p.dtype, bits, 0)] == slots[bits];
     if (exact) return w;
   }
-  ValueWindow every_value;
-  every_value.slots = slots;
   return every_value;
 }
 
@@ -176,6 +177,17 @@ FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info,
   if (values16) f.window = value_window(p);
   f.counted = bytes ? 256u : values16 ? f.window.counted() : static_cast<std::uint32_t>(p.slots());
   lay_out(f, bytes ? budget - merge_bytes : budget, bytes, float16, info, fast, opencl);
+  // The rows outside a window take every value outside it, and fields narrower than 16 bits
+  // wrap there over and over: a row per value's bits instead (H100, int16 over [0, 2^20), half
+  // of the values below the range, 8-bit fields: 6114 µs in the window, 1301 by bits).
+  if (values16 && !f.window.by_bits && f.field_bits != 0 && f.field_bits < 16) {
+    FastLayout by_bits;
+    by_bits.count_values = by_bits.values16 = true;
+    by_bits.window = value_window(p, true);
+    by_bits.counted = by_bits.window.counted();
+    lay_out(by_bits, budget, false, float16, info, fast, opencl);
+    return by_bits;
+  }
   return f;
 }
 

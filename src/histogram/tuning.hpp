@@ -31,9 +31,9 @@ struct HistogramClassicPolicy : SameOnEveryDevice<HistogramClassicPolicy> {
 // CUDA) from `per_value16_min_bins` bins, where the rules count in packed rows or globally (H200,
 // int16 over [0, 2^20): 65536 bins 605 against 1791 µs, 2^20 bins 780 against 150382 µs; at 4096
 // bins 594 against 582 µs); float16 and bfloat16 from `per_value_float16_min_bins` bins (CUDA
-// 65536: H100, float16 uniform in [0, 1) at 2^20 bins 471 against 6615 µs in rows; OpenCL never,
-// its 8-bit fields in two ranges wrap on the crowded patterns of [0.5, 1): 9601 against 6695 µs
-// at 65536 bins). Where CUDA would count 4- and 8-byte input in global memory, `bucketed` sorts
+// 65536: H100, float16 uniform in [0, 1) at 2^20 bins 471 against 6615 µs in rows; NVIDIA's
+// OpenCL 65536, the window of [0, 1] in one range of 16-bit fields: 689 against 6663 µs;
+// elsewhere never). Where CUDA would count 4- and 8-byte input in global memory, `bucketed` sorts
 // rows into buckets of `bucket_rows` rows, in chunks of at most `bucket_chunk_mib` of temporary
 // memory, and counts each bucket in shared memory. CUDA's counters take at most `shared_kib` of
 // shared memory a block (within the device's opt-in limit): set to 48 it shows what the kernels
