@@ -369,7 +369,8 @@ TEST(HistogramOpenclFast, ValueWindowsHoldEachValueOnce) {
         if (lane == 0) ++per_row[row];
       }
     for (std::uint32_t r = 0; r < std::min(w.rows, w.counted()); ++r)
-      ASSERT_EQ(per_row[r], 1u) << what << ", row " << r;  // one value each
+      ASSERT_EQ(per_row[r], 1u) << what << ", row " << r;         // one value each
+    EXPECT_EQ(detail::by_bits(w, c.dtype).slots, slots) << what;  // the same values by bits
   }
 }
 

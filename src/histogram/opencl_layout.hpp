@@ -41,9 +41,10 @@ struct ValueWindow {
   std::uint32_t counted() const { return by_bits ? 65536u : rows + 3 * kOutsideLanes; }
 };
 
-// The window of 16-bit input p (`by_bits`: a row per value's bits): its keys, row of each value
-// and slot of each row.
-ValueWindow value_window(const HistogramProblem& p, bool by_bits = false);
+// The window of 16-bit input p: its keys, row of each value and slot of each row.
+ValueWindow value_window(const HistogramProblem& p);
+// The values of window w (of dtype t) in a row per value's bits.
+ValueWindow by_bits(const ValueWindow& w, DType t);
 // The key of 16-bit value `bits` of dtype t, and the row the window counts it in on work-item
 // `lane` (histogram.cl's window_row).
 std::uint32_t value_key(DType t, std::uint32_t bits);
