@@ -26,9 +26,9 @@
 //    (COUNT_VALUES 1) is counted per value, whatever the bins, and so are 16-bit values past
 //    histogram.fast.per_value16_min_bins bins (COUNT_VALUES 2: with VALUE_WINDOW the values of a
 //    window that holds those in the bins, and rows for above, NaN and below); the values are
-//    mapped to slots only when the group flushes. A round of vectors that all hold one value is counted in one
-//    step through a register run; with RUNS a cheap test per vector sends skewed data through that
-//    run too. Rows beyond local memory are split into ranges counted side by side by groups
+//    mapped to slots only when the group flushes. A round of vectors that all hold one value is
+//    counted in one step through a register run; with RUNS a cheap test per vector sends skewed
+//    data through that run too. Rows beyond local memory are split into ranges counted side by side by groups
 //    sharing an input chunk;
 //  - fast_global: the same loop, counting into the global counts, always with the runs.
 // Groups are sized by the host so none sees 2^31 values: the 32-bit local counts cannot wrap.

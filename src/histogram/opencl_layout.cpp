@@ -1,6 +1,8 @@
 // The layout of OpenCL histogram `fast` (opencl_layout.hpp).
 #include "histogram/opencl_layout.hpp"
 
+#include <utility>
+
 namespace parpat::detail {
 
 namespace {
@@ -120,7 +122,7 @@ ValueWindow value_window(const HistogramProblem& p) {
   std::uint32_t first = 65536, last = 0;
   for (std::uint32_t key = 0; key < 65536; ++key)
     if (slot_at(key) < bins) {
-      first = std::min(first, key);
+      if (first == 65536) first = key;
       last = key;
     }
   if (first == 65536) {
@@ -168,7 +170,6 @@ ValueWindow by_bits(const ValueWindow& w, DType t) {
 
 FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info,
                        const HistogramFastPolicy& fast, const HistogramOpenclPolicy& opencl) {
-  FastLayout f;
   const std::uint64_t budget = fast_budget(info, fast);
   const std::uint64_t merge_bytes = 256 * 4;
   const bool bytes =
@@ -179,22 +180,23 @@ FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info,
   const bool values16 = ((p.dtype == DType::int16 || p.dtype == DType::uint16) &&
                          p.bins >= fast.per_value16_min_bins) ||
                         (float16 && p.bins >= fast.per_value_float16_min_bins);
-  f.count_values = bytes || values16;
-  f.values16 = values16;
-  if (values16) f.window = value_window(p);
-  f.counted = bytes ? 256u : values16 ? f.window.counted() : static_cast<std::uint32_t>(p.slots());
-  lay_out(f, bytes ? budget - merge_bytes : budget, bytes, float16, info, fast, opencl);
+  auto layout_with = [&](ValueWindow window) {
+    FastLayout f;
+    f.count_values = bytes || values16;
+    f.values16 = values16;
+    f.window = std::move(window);
+    f.counted = bytes      ? 256u
+                : values16 ? f.window.counted()
+                           : static_cast<std::uint32_t>(p.slots());
+    lay_out(f, bytes ? budget - merge_bytes : budget, bytes, float16, info, fast, opencl);
+    return f;
+  };
+  FastLayout f = layout_with(values16 ? value_window(p) : ValueWindow{});
   // The rows outside a window take every value outside it, and fields narrower than 16 bits
   // wrap there over and over: a row per value's bits instead (H100, int16 over [0, 2^20), half
   // of the values below the range, 8-bit fields: 6114 µs in the window, 1301 by bits).
-  if (values16 && !f.window.by_bits && f.field_bits != 0 && f.field_bits < 16) {
-    FastLayout bits;
-    bits.count_values = bits.values16 = true;
-    bits.window = by_bits(f.window, p.dtype);
-    bits.counted = bits.window.counted();
-    lay_out(bits, budget, false, float16, info, fast, opencl);
-    return bits;
-  }
+  if (values16 && !f.window.by_bits && f.field_bits != 0 && f.field_bits < 16)
+    return layout_with(by_bits(f.window, p.dtype));
   return f;
 }
 
