@@ -397,6 +397,18 @@ TEST_P(HistogramDTypes, Float16TypesOfRandomDataInEveryLayout) {
     check(v, HistogramBins::even(1000, -1.5, 2.5), "1000 bins");
     check(v, HistogramBins::even(65536, -8, 8), "65536 bins");
     check(v, HistogramBins::even(7, 0, 1), "7 bins");
+    // Values in [0, 1) crowd rows a power of two apart over 4096 bins (half of bfloat16's on 128
+    // rows 16 apart), which striped counters store permuted; the rows past the bins (below, above,
+    // NaN) end a group of permuted rows.
+    std::uniform_real_distribution<double> unit(0, 1);
+    for (std::size_t i = 0; i < list.size(); ++i)
+      list[i] = i % 997 == 0   ? std::numeric_limits<long double>::quiet_NaN()
+                : i % 991 == 0 ? std::numeric_limits<long double>::infinity() * (i % 2 ? 1 : -1)
+                : i % 983 == 0 ? -0.25
+                               : unit(rng);
+    const Values crowded = values_of(t, list);
+    check(crowded, HistogramBins::even(4096, 0, 1), "[0, 1) in 4096 bins");
+    check(crowded, HistogramBins::even(2048, 0, 1), "[0, 1) in 2048 bins");
   }
 }
 

@@ -212,8 +212,13 @@ TEST(HistogramOpenclWithout64BitAtomics, CarriesIntoTheHighWord) {
         set_arg(i++, static_cast<cl_uint>(range));
         set_arg(i++, static_cast<cl_uint>(range));
         const std::size_t fields = c.field_bits ? 32 / c.field_bits : 1;
-        set_arg(i++, cl::Local(c.columns ? (range * c.columns + (c.count_values ? 256 : 0)) * 4
-                                         : (range + fields - 1) / fields * 4 + c.hot_entries * 12));
+        // Striped: whole groups of rows (striped_words), then the merge cells of 1-byte input;
+        // packed: the words, then the hot-row table's entries of 3 words.
+        const std::size_t words = c.columns
+                                      ? detail::striped_words(range, std::uint32_t(c.columns)) +
+                                            (c.count_values ? 256 : 0)
+                                      : (range + fields - 1) / fields + c.hot_entries * 3;
+        set_arg(i++, cl::Local(words * 4));
       } else if (kernel == "fast_global") {
         set_arg(i++, static_cast<cl_uint>(p.slots()));
       }
@@ -306,6 +311,16 @@ TEST(HistogramOpenclFast, LayoutOfEachProblemOnAGpu) {
     EXPECT_EQ(values.field_bits, 8u) << dtype_name(t);
   }
   EXPECT_TRUE(layout(DType::float32, 1 << 20).global);  // past max_passes ranges
+  // float16 and bfloat16 in permuted striped rows (4099 rows in 2 columns of whole groups of 16
+  // rows), other input in order.
+  for (DType t : {DType::float16, DType::bfloat16}) {
+    const auto crowded = layout_on(gpu, t, 4096, 0, 1);
+    EXPECT_TRUE(crowded.permuted_rows) << dtype_name(t);
+    EXPECT_EQ(crowded.columns, 2u) << dtype_name(t);
+    EXPECT_EQ(crowded.local_bytes, 4112u * 2 * 4) << dtype_name(t);
+  }
+  EXPECT_FALSE(layout(DType::float32, 4096).permuted_rows);
+  EXPECT_FALSE(layout(DType::int16, 4096).permuted_rows);
   // float16 and bfloat16 in rows below 65536 bins, in 16-bit fields, never narrower ones.
   EXPECT_EQ(layout(DType::float16, 16384).field_bits, 16u);
   EXPECT_FALSE(layout(DType::float16, 16384).values16);

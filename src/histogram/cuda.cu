@@ -25,15 +25,17 @@
 //    at all where the arithmetic cannot round: uint32 with power-of-two widths, float16 from 0, and
 //    float32 and bfloat16 from 0 since CUDA keeps subnormals). float64 with even bins takes
 //    Float64EvenRule (the same rows in float64 arithmetic, settled against the edges only next to
-//    one). The shared histogram is lane-striped: slot s of lane l at s·C + l mod C, with C up to 32
-//    columns, so the lanes of a warp hit distinct banks and distinct words however the data is
-//    spread; with fewer columns a per-vector vote sends skewed data through per-thread runs (one
-//    atomic per run of equal slots). 32-bit shared counts are added to the 64-bit global ones at
-//    the end. When the slots do not fit in shared memory the kernel makes passes over slot ranges
-//    (each pass reads the input again and counts only its range); past `histogram.fast.max_passes`
-//    passes 4- and 8-byte input is sorted into buckets of rows, each counted in shared memory
-//    (kernels_bucketed.cuh; temporary memory of 2 bytes a value, in chunks), and other input counts
-//    straight into global memory, with the same runs.
+//    one). The shared histogram is lane-striped: slot s of lane l at π(s)·C + l mod C, with C up to
+//    32 columns, so the lanes of a warp hit distinct banks and distinct words however the data is
+//    spread (π permutes the rows within each turn of the banks, so that rows a power of two apart,
+//    which bfloat16 data crowds, do not share a bank: StripedRows); with fewer columns a per-vector
+//    vote sends skewed data through per-thread runs (one atomic per run of equal slots). 32-bit
+//    shared counts are added to the 64-bit global ones at the end. When the slots do not fit in
+//    shared memory the kernel makes passes over slot ranges (each pass reads the input again and
+//    counts only its range); past `histogram.fast.max_passes` passes 4- and 8-byte input is sorted
+//    into buckets of rows, each counted in shared memory (kernels_bucketed.cuh; temporary memory of
+//    2 bytes a value, in chunks), and other input counts straight into global memory, with the same
+//    runs.
 #include <cuda_runtime.h>
 
 #include <algorithm>

@@ -242,8 +242,8 @@ void count_values(__global const uint4* in, long n, long spacing, RULE_PARAMS, S
       count_vector(w[u], RULE_ARGS, runs, SINK_ARGS, &run_row, &run_count, &memo_value, &memo_row);
   }
   for (; v < vectors; v += stride)
-    count_vector(stepped ? gathered(values, v, spacing) : in[v], RULE_ARGS, runs, SINK_ARGS, &run_row,
-                 &run_count, &memo_value, &memo_row);
+    count_vector(stepped ? gathered(values, v, spacing) : in[v], RULE_ARGS, runs, SINK_ARGS,
+                 &run_row, &run_count, &memo_value, &memo_row);
   if (run_count) sink_add(SINK_ARGS, run_row, run_count);
   for (long i = vectors * VEC + item; i < n; i += stride) {
     const uint r = value_row(values[i * spacing], RULE_ARGS, &memo_value, &memo_row);
@@ -268,7 +268,7 @@ __kernel void fast_local(__global const uint4* in, long n, long spacing, RULE_PA
 #if PACKED
   const uint words = packed_words(range) + 3 * HOT_ENTRIES;
 #else
-  const uint words = range * COLUMNS;
+  const uint words = striped_words(range);
 #endif
   for (uint i = get_local_id(0); i < words + (COUNT_VALUES == 1 ? 256 : 0); i += get_local_size(0))
     hist[i] = 0;

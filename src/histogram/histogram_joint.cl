@@ -146,7 +146,7 @@ __local uint* open_sink(__local uint* hist, uint range) {
 #if PACKED
   const uint words = packed_words(range) + 3 * HOT_ENTRIES;
 #else
-  const uint words = range * COLUMNS;
+  const uint words = striped_words(range);
 #endif
   for (uint i = get_local_id(0); i < words; i += get_local_size(0))
     hist[i] = 0;

@@ -28,8 +28,8 @@
 //    window that holds those in the bins, and rows for above, NaN and below); the values are
 //    mapped to slots only when the group flushes. A round of vectors that all hold one value is
 //    counted in one step through a register run; with RUNS a cheap test per vector sends skewed
-//    data through that run too. Rows beyond local memory are split into ranges counted side by side by groups
-//    sharing an input chunk;
+//    data through that run too. Rows beyond local memory are split into ranges counted side by side
+//    by groups sharing an input chunk;
 //  - fast_global: the same loop, counting into the global counts, always with the runs.
 // Groups are sized by the host so none sees 2^31 values: the 32-bit local counts cannot wrap.
 #pragma OPENCL FP_CONTRACT OFF
@@ -48,6 +48,9 @@
 #endif
 #ifndef COLUMNS
 #define COLUMNS 1
+#endif
+#ifndef PERMUTED_ROWS
+#define PERMUTED_ROWS 0
 #endif
 #ifndef RUNS
 #define RUNS 1

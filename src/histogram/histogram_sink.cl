@@ -5,9 +5,12 @@
 // Where `fast` counts (the sink): the 64-bit global counts (to_global), or in local memory the
 // rows of one range (values outside it are not counted: no atomic at all, where a shared
 // discard row would take the atomics of most values of a range on one word):
-//  - striped (FIELD_BITS 0): 32-bit counters, row r of work-item i at r·COLUMNS + i % COLUMNS
-//    (`local_sink` points at the work-item's column), so with 32 columns the lanes of a warp
-//    hit their own banks and equal values cost no contention;
+//  - striped (FIELD_BITS 0): 32-bit counters, row r of work-item i at
+//    striped_place(r)·COLUMNS + i % COLUMNS (`local_sink` points at the work-item's column), so
+//    with 32 columns the lanes of a warp hit their own banks and equal values cost no contention;
+//    with fewer and PERMUTED_ROWS (float16, bfloat16) the rows are permuted in groups of one
+//    turn of the 32 banks (striped_place), so that the rows a power of two apart that such data
+//    crowds do not share a bank;
 //  - packed (FIELD_BITS 16, 8, 5 or 4): FIELDS counters to a 32-bit word, row r in field
 //    r % FIELDS of word r / FIELDS, for more rows in one range (65536 slots fit 48 KiB in one
 //    range of 5-bit fields, against three of 16-bit ones, each of which re-reads and re-places
@@ -28,12 +31,25 @@
       uint first, uint range, uint slot_bins, __global const uint *value_slots
 #define SINK_ARGS to_global, whole, local_sink, counts, first, range, slot_bins, value_slots
 
+// Rows of the striped counters a turn of the 32 banks, and row r's place: its low bits xor-ed with
+// the bits above them within its aligned group of BANK_ROWS rows (the identity with 32 columns or
+// without PERMUTED_ROWS). bfloat16 in [0, 1) over 4096 bins puts half its values on 128 rows 16
+// apart, in order one bank a column. The striped words of a range take whole groups, so every
+// place lies inside (the host allocates whole groups either way).
+#define BANK_ROWS (PERMUTED_ROWS && COLUMNS < 32 ? 32 / COLUMNS : 1)
+uint striped_place(uint r) {
+  return r ^ ((r / BANK_ROWS) & (BANK_ROWS - 1));
+}
+uint striped_words(uint range) {
+  return (range + BANK_ROWS - 1) / BANK_ROWS * BANK_ROWS * COLUMNS;
+}
+
 // With NVIDIA_PTX (set by the host on NVIDIA only) local atomics take a 32-bit shared-window
 // address, as the CUDA kernel does: a local pointer is 64 bits wide there, and its arithmetic
 // would take more integer instructions per value in a kernel that the integer pipe bounds.
 #if NVIDIA_PTX
 void local_add(__local uint* column, uint row, uint n) {
-  uint address = (uint)(size_t)column + row * (COLUMNS * 4);
+  uint address = (uint)(size_t)column + striped_place(row) * (COLUMNS * 4);
   asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(address), "r"(n) : "memory");
 }
 uint word_add(__local uint* words, uint index, uint addend) {
@@ -46,7 +62,7 @@ uint word_add(__local uint* words, uint index, uint addend) {
 }
 #else
 void local_add(__local uint* column, uint row, uint n) {
-  atomic_add(column + row * COLUMNS, n);
+  atomic_add(column + striped_place(row) * COLUMNS, n);
 }
 uint word_add(__local uint* words, uint index, uint addend) {
   return atomic_add(words + index, addend);
@@ -208,12 +224,13 @@ void run_add(SINK_PARAMS, uint* run_row, uint* run_count, uint r, uint n) {
   *run_count = n;
 }
 
-// The total of one row over the columns, each lane starting at its own column so the lanes of a
-// warp read different banks.
+// The total of one row over the columns at its place, each lane starting at its own column so the
+// lanes of a warp read different banks.
 uint column_total(__local const uint* hist, uint row) {
+  const uint place = striped_place(row);
   uint total = 0;
   for (uint c = 0; c < COLUMNS; ++c)
-    total += hist[row * COLUMNS + ((c + row) & (COLUMNS - 1))];
+    total += hist[place * COLUMNS + ((c + row) & (COLUMNS - 1))];
   return total;
 }
 

@@ -14,18 +14,19 @@
 // histogram.opencl.float_edges; else against a threshold table). Counts go into one local
 // histogram per group: lane-striped 32-bit counters in as many columns (a power of two up to 32)
 // as histogram.fast.striped_kib allows, so the lanes of a warp hit their own banks (on NVIDIA
-// each add is one red.shared on a 32-bit address). Rows beyond local memory are split into ranges
-// counted side by side by sets of groups over the same input chunk (read once from memory, then
-// from L2), in packed counters where 32-bit ones would need more than one range
-// (histogram.opencl.packed): fields of 16, 8 or 5 bits, the widest that needs the fewest ranges,
-// so 65536 rows fit one range of 5-bit fields in 48 KiB (each range re-places every value); past
-// histogram.fast.max_passes ranges, and for float16 and bfloat16 (whose crowded rows would wrap
-// narrow fields) past 16-bit fields, the kernel counts straight into global memory, where a cheap
-// test per 16-byte vector sends skewed data through runs of equal rows kept in registers (one
-// atomic per run; with histogram.opencl.bucketed, 4- and 8-byte input sorts its rows into buckets
-// counted in local memory instead, opencl_bucketed.hpp). In local memory the runs are off by
-// default (histogram.fast.runs_below_columns): OpenCL 1.2 has no warp vote, so each work-item
-// decides, and the split warps cost more than the atomics they save.
+// each add is one red.shared on a 32-bit address); for float16 and bfloat16 the rows are permuted
+// within each turn of the banks, so the rows a power of two apart that they crowd do not share one.
+// Rows beyond local memory are split into ranges counted side by side by sets of groups over the
+// same input chunk (read once from memory, then from L2), in packed counters where 32-bit ones
+// would need more than one range (histogram.opencl.packed): fields of 16, 8 or 5 bits, the widest
+// that needs the fewest ranges, so 65536 rows fit one range of 5-bit fields in 48 KiB (each range
+// re-places every value); past histogram.fast.max_passes ranges, and for float16 and bfloat16
+// (whose crowded rows would wrap narrow fields) past 16-bit fields, the kernel counts straight into
+// global memory, where a cheap test per 16-byte vector sends skewed data through runs of equal rows
+// kept in registers (one atomic per run; with histogram.opencl.bucketed, 4- and 8-byte input sorts
+// its rows into buckets counted in local memory instead, opencl_bucketed.hpp). In local memory the
+// runs are off by default (histogram.fast.runs_below_columns): OpenCL 1.2 has no warp vote, so each
+// work-item decides, and the split warps cost more than the atomics they save.
 #include <algorithm>
 #include <string>
 #include <type_traits>
@@ -89,6 +90,7 @@ class OpenclHistogram final : public HistogramKernel {
         name = layout_.global ? "fast_global" : "fast_local";
         local_bytes_ = layout_.local_bytes;
         options += " -DCOLUMNS=" + std::to_string(layout_.columns) +
+                   " -DPERMUTED_ROWS=" + (layout_.permuted_rows ? "1" : "0") +
                    " -DRUNS=" + (layout_.runs ? "1" : "0") +
                    " -DWHOLE=" + (layout_.passes == 1 ? "1" : "0") +
                    " -DFIELD_BITS=" + std::to_string(layout_.field_bits) +

@@ -50,6 +50,10 @@ ValueWindow by_bits(const ValueWindow& w, DType t);
 std::uint32_t value_key(DType t, std::uint32_t bits);
 std::uint32_t window_row(const ValueWindow& w, DType t, std::uint32_t bits, std::uint32_t lane);
 
+// The words of `rows` lane-striped 32-bit rows in `columns` columns: whole groups of a turn of the
+// 32 banks each, as permuted rows take them (histogram_sink.cl's striped_words).
+std::uint64_t striped_words(std::uint64_t rows, std::uint32_t columns);
+
 // How `fast` lays out its local histogram: counted indices (256 values for 1-byte input, the
 // window of 16-bit input past Even16Rule's bins, else the rows), lane-striped columns, slot ranges
 // counted side by side ("passes") when the slots exceed local memory — in packed counters when
@@ -65,6 +69,9 @@ struct FastLayout {
   std::uint32_t field_bits = 0;   // packed counters' width (16, 8, 5 or 4); 0: 32-bit striped
   std::uint32_t hot_entries = 0;  // the packed rows' hot-row table (narrow fields)
   bool global = false, runs = true;
+  // Striped rows permuted in groups of a turn of the banks (histogram_sink.cl's striped_place):
+  // float16 and bfloat16, whose values crowd rows a power of two apart.
+  bool permuted_rows = false;
   std::size_t local_bytes = 0;
 };
 

@@ -1,18 +1,19 @@
 // CUDA histogram `fast`: 16-byte loads, four in flight per thread. 1-byte input is counted per
 // value (256 counters whatever the bin count; the flush maps values to bins through the table),
 // and so are int16 and uint16 from histogram.fast.per_value16_min_bins bins (65536 packed
-// counters). The shared histogram is lane-striped: slot s of lane l at s·C + l mod C, with C up to
-// 32 columns, so the lanes of a warp hit distinct banks and distinct words however the data is
-// spread; with fewer columns a per-vector vote sends skewed data through per-thread runs. 32-bit
-// shared counts are added to the 64-bit global ones at the end. Where 32-bit counters would take
-// passes, 16-bit packed ones (two rows a word) hold twice the rows; their vector adds go unchecked
-// and the block drains rows near the top of their 16 bits between windows of values (sinks.cuh).
-// When the slots do not fit in shared memory the kernel makes passes over slot ranges (each pass
-// reads the input again and counts only its range); past `histogram.fast.max_passes` passes it
-// counts straight into global memory. Input whose elements lie a step apart (a view such as
-// x[::2]) is read in place: each lane's vector gathers kVec elements, one from each of kVec
-// consecutive 32-element stretches of the warp's share, so that a warp's scalar loads are
-// coalesced as far as the step allows (a histogram counts in any order).
+// counters). The shared histogram is lane-striped: slot s of lane l at π(s)·C + l mod C, with C up
+// to 32 columns, so the lanes of a warp hit distinct banks and distinct words however the data is
+// spread (π: StripedRows, rows a power of two apart in distinct banks); with fewer columns a
+// per-vector vote sends skewed data through per-thread runs. 32-bit shared counts are added to the
+// 64-bit global ones at the end. Where 32-bit counters would take passes, 16-bit packed ones (two
+// rows a word) hold twice the rows; their vector adds go unchecked and the block drains rows near
+// the top of their 16 bits between windows of values (sinks.cuh). When the slots do not fit in
+// shared memory the kernel makes passes over slot ranges (each pass reads the input again and
+// counts only its range); past `histogram.fast.max_passes` passes it counts straight into global
+// memory. Input whose elements lie a step apart (a view such as x[::2]) is read in place: each
+// lane's vector gathers kVec elements, one from each of kVec consecutive 32-element stretches of
+// the warp's share, so that a warp's scalar loads are coalesced as far as the step allows (a
+// histogram counts in any order).
 #pragma once
 
 #include "histogram/cuda/sinks.cuh"
@@ -274,8 +275,8 @@ constexpr int kFlushAhead = 8;
 // Adds the block's rows [0, range) of a pass to the 64-bit counts at their slots, one atomic a
 // row with a count; a thread looks up kFlushAhead rows' slots before their atomics.
 template <bool kPacked, class Rule>
-__device__ void add_rows(const Rule& rule, const unsigned* hist, unsigned range, unsigned columns,
-                         unsigned first, unsigned long long* counts) {
+__device__ void add_rows(const Rule& rule, const unsigned* hist, unsigned range,
+                         const StripedRows& rows, unsigned first, unsigned long long* counts) {
   const RowSlots slots = row_slots(rule);
   for (unsigned r0 = threadIdx.x; r0 < range; r0 += kFlushAhead * blockDim.x) {
     unsigned long long count[kFlushAhead];
@@ -283,7 +284,7 @@ __device__ void add_rows(const Rule& rule, const unsigned* hist, unsigned range,
 #pragma unroll
     for (int k = 0; k < kFlushAhead; ++k) {
       const unsigned r = r0 + k * blockDim.x;
-      count[k] = r < range ? shared_row_count<kPacked>(hist, r, columns) : 0ull;
+      count[k] = r < range ? shared_row_count<kPacked>(hist, r, rows) : 0ull;
       slot[k] = count[k] ? slots.of(first + r) : 0u;
     }
 #pragma unroll
@@ -300,7 +301,7 @@ __device__ void add_rows(const Rule& rule, const unsigned* hist, unsigned range,
 // global atomic, not one per value. Per-block sums stay below 2^30 (kMaxValuesPerBlock): 32 bits
 // hold any run's.
 template <bool kPacked>
-__device__ void flush_per_value(const unsigned* hist, unsigned range, unsigned columns,
+__device__ void flush_per_value(const unsigned* hist, unsigned range, const StripedRows& rows,
                                 unsigned first, const RowSlots& slots, unsigned long long* counts) {
   constexpr unsigned kAll = 0xFFFFFFFFu;
   const unsigned lane = threadIdx.x % 32, warps = blockDim.x / 32;
@@ -311,7 +312,7 @@ __device__ void flush_per_value(const unsigned* hist, unsigned range, unsigned c
   for (unsigned base = begin; base < end; base += 32) {
     const unsigned r = base + lane;
     const unsigned slot = r < end ? slots.of(first + r) : ~0u;
-    unsigned sum = r < end ? unsigned(shared_row_count<kPacked>(hist, r, columns)) : 0u;
+    unsigned sum = r < end ? unsigned(shared_row_count<kPacked>(hist, r, rows)) : 0u;
     // Every lane takes part in every shuffle and vote (none behind a short-circuit).
     const unsigned before = __shfl_up_sync(kAll, slot, 1), after = __shfl_down_sync(kAll, slot, 1);
     const bool head = lane == 0 || before != slot;
@@ -346,8 +347,8 @@ constexpr bool kDrained = sizeof(T) != 2 || std::is_same_v<Rule, PerValueRule> |
                           (kEven16<Rule> && !kHalfFloatRule<Rule>);
 
 // Counts into a lane-striped shared histogram of range + 1 rows (the last for values outside
-// the pass) × `columns`, or (packed) into range + 1 16-bit rows, then adds each row to the
-// 64-bit counts.
+// the pass) × `columns`, its rows permuted but for 1-byte input (StripedRows), or (packed) into
+// range + 1 16-bit rows, then adds each row to the 64-bit counts.
 template <class T, class Rule, bool kPacked, bool kWhole>
 __global__ void fast_shared_kernel(const T* __restrict__ in, long long n, long long step, Rule rule,
                                    unsigned first, unsigned range, unsigned columns, bool vote,
@@ -355,7 +356,8 @@ __global__ void fast_shared_kernel(const T* __restrict__ in, long long n, long l
   // No vote: 0 lanes; packed counters take one word for two rows, a column of one.
   const unsigned vote_lanes = vote ? min(32u, 8 * (kPacked ? 1 : columns)) : 0;
   extern __shared__ unsigned hist[];
-  const unsigned words = kPacked ? (range + 2) / 2 : (range + 1) * columns;
+  const StripedRows rows(kPacked ? 1 : columns, kPermutedRows<T>);
+  const unsigned words = kPacked ? (range + 2) / 2 : unsigned(rows.words(range + 1));
   for (unsigned i = threadIdx.x; i < words; i += blockDim.x)
     hist[i] = 0;
   __syncthreads();
@@ -370,15 +372,16 @@ __global__ void fast_shared_kernel(const T* __restrict__ in, long long n, long l
     }
   } else {
     count_values<kWhole>(in, n, step, rule, first, range,
-                         StripedSink(hist, columns, threadIdx.x % 32 % columns), vote_lanes);
+                         StripedSink<kPermutedRows<T>>(hist, rows, threadIdx.x % 32 % columns),
+                         vote_lanes);
   }
   __syncthreads();
   bool merge = false;
   if constexpr (kCountsPerValue<Rule>) merge = rule.shared_slots;
   if (merge) {
-    flush_per_value<kPacked>(hist, range, columns, first, row_slots(rule), counts);
+    flush_per_value<kPacked>(hist, range, rows, first, row_slots(rule), counts);
   } else {
-    add_rows<kPacked>(rule, hist, range, columns, first, counts);
+    add_rows<kPacked>(rule, hist, range, rows, first, counts);
   }
 }
 

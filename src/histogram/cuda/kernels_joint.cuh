@@ -170,8 +170,9 @@ __device__ void count_joint(const JointSamples<T>& in, bool pairs, const Sink& s
 
 enum class JointSink { striped, packed, global };
 
-// Counts into a shared histogram of `slots` rows (lane-striped over `columns`, or packed), then
-// adds each row to the 64-bit counts; or (global) into the counts directly.
+// Counts into a shared histogram of `slots` rows (lane-striped over `columns`, rows in order: the
+// bins of two coordinates seldom crowd rows a power of two apart; or packed), then adds each row
+// to the 64-bit counts; or (global) into the counts directly.
 template <class T, JointSink kSink>
 __global__ void joint_count_kernel(JointSamples<T> in, bool pairs, unsigned slots, unsigned columns,
                                    bool vote, unsigned long long* counts) {
@@ -180,6 +181,7 @@ __global__ void joint_count_kernel(JointSamples<T> in, bool pairs, unsigned slot
   } else {
     extern __shared__ unsigned hist[];
     constexpr bool kPacked = kSink == JointSink::packed;
+    const StripedRows rows(kPacked ? 1 : columns, false);
     const unsigned words = kPacked ? (slots + 1) / 2 : slots * columns;
     for (unsigned i = threadIdx.x; i < words; i += blockDim.x)
       hist[i] = 0;
@@ -187,11 +189,11 @@ __global__ void joint_count_kernel(JointSamples<T> in, bool pairs, unsigned slot
     if constexpr (kPacked) {
       count_joint(in, pairs, PackedSink(hist, counts, 0, slots, RowSlots{}), vote);
     } else {
-      count_joint(in, pairs, StripedSink(hist, columns, threadIdx.x % 32 % columns), vote);
+      count_joint(in, pairs, StripedSink<false>(hist, rows, threadIdx.x % 32 % columns), vote);
     }
     __syncthreads();
     for (unsigned r = threadIdx.x; r < slots; r += blockDim.x) {
-      const unsigned long long count = shared_row_count<kPacked>(hist, r, columns);
+      const unsigned long long count = shared_row_count<kPacked>(hist, r, rows);
       if (count) atomicAdd(counts + r, count);
     }
   }

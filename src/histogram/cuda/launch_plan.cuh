@@ -63,7 +63,9 @@ FastConfig fast_config(const DeviceInfo& info, const HistogramFastPolicy& policy
   c.counted = kCountsPerValue<Rule> ? 1u << (8 * sizeof(T)) : slots;
   const std::size_t budget = fast_shared_budget(info, policy);
   auto passes_for = [&](std::size_t bytes_per_row) {
-    std::size_t rows = budget / bytes_per_row - 2;  // a row for values outside the pass, rounding
+    // A row for values outside the pass, rounding, and the rest of the last group of permuted
+    // rows (StripedRows: at most 31).
+    std::size_t rows = budget / bytes_per_row - 33;
     return unsigned((c.counted + rows - 1) / rows);
   };
   c.passes = passes_for(sizeof(unsigned));
@@ -73,15 +75,17 @@ FastConfig fast_config(const DeviceInfo& info, const HistogramFastPolicy& policy
   const std::size_t striped = std::min<std::size_t>(budget, std::size_t(policy.striped_kib) << 10);
   c.columns = 1;
   while (!c.packed && c.columns < 32 &&
-         std::size_t(c.range + 1) * c.columns * 2 * sizeof(unsigned) <= striped)
+         StripedRows(c.columns * 2, kPermutedRows<T>).words(c.range + 1) * sizeof(unsigned) <=
+             striped)
     c.columns *= 2;
   // Input counted per value fits in shared memory (256 counters, or 65536 packed ones), and only
   // the shared flush maps values to slots: it never counts globally.
   c.global = !kCountsPerValue<Rule> && !kEven16<Rule> && c.passes > unsigned(policy.max_passes);
   c.vote = c.packed || int(c.columns) < policy.vote_below_columns;
-  c.shared = c.global   ? 0
-             : c.packed ? std::size_t(c.range + 2) / 2 * sizeof(unsigned)
-                        : std::size_t(c.range + 1) * c.columns * sizeof(unsigned);
+  c.shared = c.global ? 0
+             : c.packed
+                 ? std::size_t(c.range + 2) / 2 * sizeof(unsigned)
+                 : StripedRows(c.columns, kPermutedRows<T>).words(c.range + 1) * sizeof(unsigned);
   const void* k = reinterpret_cast<const void*>(fast_shared_for<T, Rule>(c));
   if constexpr (!kEven16<Rule>) {
     if (c.global) k = reinterpret_cast<const void*>(&fast_global_kernel<T, Rule>);

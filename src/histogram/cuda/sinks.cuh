@@ -10,7 +10,8 @@ namespace parpat::detail {
 namespace {
 
 // Where `fast` counts. Row `range` of a pass takes the values outside it.
-//  - StripedSink: 32-bit shared counters, row r of lane l at r·columns + l mod columns.
+//  - StripedSink: 32-bit shared counters, row r of lane l at place(r)·columns + l mod columns
+//    (StripedRows, below).
 //  - PackedSink: 16-bit shared counters, two rows to a word, for twice the rows in one pass.
 //    Every atomic returns the word it changed, so the one add that carries a row out of its
 //    half is known exactly: it moves 2^16 to the row's 64-bit count and takes back the 1 that
@@ -19,14 +20,50 @@ namespace {
 //    between windows of values (below).
 //  - GlobalSink: the 64-bit global counts themselves (each row at its slot); the discard row is
 //    skipped.
+//
+// The rows of a lane-striped histogram (StripedSink) are stored permuted: row r at
+// r ^ ((r >> shift) & mask), its low bits xor-ed with the bits above them within aligned groups of
+// 32 / columns rows (one turn of the 32 banks; mask = 32 / columns − 1). Rows a power of two
+// apart would otherwise share a bank, and data that crowds such rows (bfloat16 in [0, 1) over
+// 4096 bins: half the values on 128 rows 16 apart) queued its lanes on it, 7.6 lanes a bank
+// against 3.3 for spread data with 4 columns; permuted they spread as any rows do (H100, 2^29
+// values, µs: bfloat16 uniform 537 -> 357, normal 563 -> 357; float32, float16 and int16 within
+// 1 %). With 32 columns the groups are single rows and the permutation is the identity.
+struct StripedRows {
+  unsigned columns, shift = 0, mask;
+  // `permuted` false: rows in order (mask 0), which saves the two instructions a value: 1-byte
+  // input (counted per value, always in 32 columns) and the joint histogram (two coordinates'
+  // bins seldom crowd rows a power of two apart).
+  __host__ __device__ StripedRows(unsigned columns, bool permuted) : columns(columns) {
+    while ((columns << shift) < 32)
+      ++shift;
+    mask = permuted ? (1u << shift) - 1 : 0u;
+  }
+  __device__ unsigned place(unsigned r) const { return r ^ ((r >> shift) & mask); }
+  // The words of `rows` rows: whole groups where permuted, so every row's place lies inside.
+  __host__ __device__ unsigned long long words(unsigned long long rows) const {
+    const unsigned group = mask + 1;
+    return (rows + group - 1) / group * group * columns;
+  }
+};
+
+// Whether `fast` permutes the striped rows of T: all input but 1-byte input.
+template <class T>
+constexpr bool kPermutedRows = sizeof(T) != 1;
+
+template <bool kPermuted>
 struct StripedSink {
+  StripedRows rows;
   unsigned base;    // shared-window address of this lane's column in row 0
   unsigned stride;  // bytes from one row to the next
-  __device__ StripedSink(unsigned* hist, unsigned columns, unsigned column)
-      : base(unsigned(__cvta_generic_to_shared(hist + column))), stride(columns * 4) {}
+  __device__ StripedSink(unsigned* hist, StripedRows rows, unsigned column)
+      : rows(rows),
+        base(unsigned(__cvta_generic_to_shared(hist + column))),
+        stride(rows.columns * 4) {}
   __device__ void add(unsigned r, unsigned n) const {
     // A 32-bit shared address: one multiply-add per value, no generic-to-shared conversion.
-    asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(base + r * stride), "r"(n) : "memory");
+    const unsigned place = kPermuted ? rows.place(r) : r;
+    asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(base + place * stride), "r"(n) : "memory");
   }
 };
 
@@ -161,15 +198,18 @@ struct GlobalSink {
 };
 
 // Row r's count in a block's shared histogram: its 16-bit field of the packed words, or the sum
-// of its lane-striped columns (from a rotated column, so the threads of a warp hit other banks).
+// of its lane-striped columns at its place (from a rotated column, so the threads of a warp hit
+// other banks).
 template <bool kPacked>
-__device__ unsigned long long shared_row_count(const unsigned* hist, unsigned r, unsigned columns) {
+__device__ unsigned long long shared_row_count(const unsigned* hist, unsigned r,
+                                               const StripedRows& rows) {
   if constexpr (kPacked) {
     return (hist[r / 2] >> (16 * (r & 1))) & 0xFFFFu;
   } else {
+    const unsigned columns = rows.columns, place = rows.place(r);
     unsigned long long sum = 0;
     for (unsigned c = 0; c < columns; ++c)
-      sum += hist[r * columns + (c + r) % columns];
+      sum += hist[place * columns + (c + r) % columns];
     return sum;
   }
 }
