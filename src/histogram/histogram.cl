@@ -123,12 +123,21 @@ void vector_rows(uint4 w, RULE_PARAMS, uint* row, T* memo_value, uint* memo_row)
   for (int k = 0; k < 16; ++k)
     row[k] = (words[k >> 2] >> ((k & 3) * 8)) & 0xFFu;
 #elif COUNT_VALUES == 2
+  // The window's offsets, and a lane's rows outside it only for a vector that has such values.
   uint words[4];
   vstore4(w, 0, words);
+  bool outside = false;
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
-    row[2 * k] = window_row(words[k] & 0xFFFFu, window);
-    row[2 * k + 1] = window_row(words[k] >> 16, window);
+    const uint2 offsets = word_offsets(words[k], window.x);
+    row[2 * k] = offsets.x;
+    row[2 * k + 1] = offsets.y;
+    outside |= max(offsets.x, offsets.y) >= window.y;
+  }
+  if (VALUE_WINDOW && outside) {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k)
+      row[k] = outside_row(row[k], window);
   }
 #elif RULE == 4
   uint words[4];

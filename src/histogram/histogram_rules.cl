@@ -215,19 +215,32 @@ uint float_quick_row(float x, float lo, float norm, float delta, int bins, bool*
 // the window (opencl_layout.hpp's ValueWindow: base, rows, above_end and nan_end, and past the
 // window three rows for each of 32 lanes), and table[row] the row's slot. The key orders the
 // values: the bits of uint16, int16's with the sign bit flipped, float16's and bfloat16's
-// sign-magnitude made monotone.
-uint window_row(uint bits, uint4 window) {
+// sign-magnitude made monotone. The two values of a 32-bit word are keyed together (word_offsets:
+// their keys' distances past the window's base, low and high); an offset at or past the window's
+// rows takes its lane's row outside (outside_row), which the caller asks for only where a value
+// lies outside.
+uint2 word_offsets(uint word, uint base) {
 #if VALUE_WINDOW
 #if DTYPE16 >= 3
-  const uint key = bits ^ ((bits >> 15) * 0x7FFFu | 0x8000u);
+  const uint keys = word ^ (((word >> 15) & 0x00010001u) * 0x7FFFu | 0x80008000u);
 #elif DTYPE16 == 2
-  const uint key = bits ^ 0x8000u;
+  const uint keys = word ^ 0x80008000u;
 #else
-  const uint key = bits;
+  const uint keys = word;
 #endif
-  const uint r = (key - window.x) & 0xFFFFu;
-  return r < window.y ? r
-                      : window.y + 3 * (get_local_id(0) & 31u) + (r >= window.z) + (r >= window.w);
+  return (uint2)((keys - base) & 0xFFFFu, (keys - (base << 16)) >> 16);
+#else
+  return (uint2)(word & 0xFFFFu, word >> 16);
+#endif
+}
+uint outside_row(uint offset, uint4 window) {
+  return offset < window.y
+             ? offset
+             : window.y + 3 * (get_local_id(0) & 31u) + (offset >= window.z) + (offset >= window.w);
+}
+uint window_row(uint bits, uint4 window) {
+#if VALUE_WINDOW
+  return outside_row(word_offsets(bits, window.x).x, window);
 #else
   return bits;
 #endif

@@ -114,6 +114,11 @@ bool carried(uint old, uint addend) {
   return carries_of(old, addend) != 0 || old + addend < old;
 }
 
+// Whether adding 1 to row r's field of `old` wrapped it: the field was full.
+bool full_field(uint old, uint r) {
+  return ((old >> (FIELD_BITS * (r % FIELDS))) & (FIELD_LIMIT - 1)) == FIELD_LIMIT - 1;
+}
+
 // Row r's field wrapped `times` times: its count gets 2^FIELD_BITS back per wrap, and the row
 // above it in the same word gives back the 1 per wrap it received.
 void settle_wraps(SINK_PARAMS, uint r, uint times) {
@@ -198,11 +203,11 @@ void sink_add_ones(SINK_PARAMS, const uint* rows) {
     bool any = false;
 #pragma unroll
     for (int k = 0; k < VEC; ++k)
-      any |= carried(old[k], field_addend(rows[k], 1));
+      any |= full_field(old[k], rows[k]);
     if (!any) return;
 #pragma unroll
     for (int k = 0; k < VEC; ++k)
-      if (carried(old[k], field_addend(rows[k], 1)))
+      if (full_field(old[k], rows[k]))
         settle_carries(SINK_ARGS, rows[k], old[k], field_addend(rows[k], 1));
     return;
   }
