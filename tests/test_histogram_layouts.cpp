@@ -483,7 +483,9 @@ INSTANTIATE_TEST_SUITE_P(
          "histogram.fast.striped_kib=1,histogram.fast.packed=0",
          "histogram.fast.max_passes=0,histogram.fast.block=96",
          "histogram.fast.max_passes=0,histogram.fast.bucketed=0", "histogram.fast.shared_kib=16",
-         "histogram.fast.shared_kib=48,histogram.fast.per_value16_min_bins=1000"})),
+         "histogram.fast.shared_kib=48,histogram.fast.per_value16_min_bins=1000",
+         // Striped rows permuted for every input but 1-byte (the default: bfloat16 only).
+         "histogram.fast.permuted_rows=2,histogram.fast.max_columns=4"})),
     tuned_device_name);
 
 #endif

@@ -27,9 +27,10 @@
 //    Float64EvenRule (the same rows in float64 arithmetic, settled against the edges only next to
 //    one). The shared histogram is lane-striped: slot s of lane l at π(s)·C + l mod C, with C up to
 //    32 columns, so the lanes of a warp hit distinct banks and distinct words however the data is
-//    spread (π permutes the rows within each turn of the banks, so that rows a power of two apart,
-//    which bfloat16 data crowds, do not share a bank: StripedRows); with fewer columns a per-vector
-//    vote sends skewed data through per-thread runs (one atomic per run of equal slots). 32-bit
+//    spread (for bfloat16 in fewer than 16 columns π permutes the rows within each turn of the
+//    banks, so that the rows a power of two apart that its data crowds do not share a bank:
+//    StripedRows, elsewhere the identity); with fewer columns a per-vector vote sends skewed
+//    data through per-thread runs (one atomic per run of equal slots). 32-bit
 //    shared counts are added to the 64-bit global ones at the end. When the slots do not fit in
 //    shared memory the kernel makes passes over slot ranges (each pass reads the input again and
 //    counts only its range); past `histogram.fast.max_passes` passes 4- and 8-byte input is sorted
@@ -196,7 +197,7 @@ class CudaHistogram final : public HistogramKernel {
   template <class Rule>
   void configure_fast(int sms) {
     const auto policy = tuned<HistogramFastPolicy>(device_.info());
-    fast_ = fast_config<T, Rule>(device_.info(), policy, sms, unsigned(p_.slots()), p_.n);
+    fast_ = fast_config<T, Rule>(device_.info(), policy, sms, p_.dtype, unsigned(p_.slots()), p_.n);
     if (fast_.global)
       bucket_ = bucket_plan<T, Rule>(device_.info(), policy, sms, fast_.counted, p_.n);
     if (bucket_.usable) temp_ = Buffer(device_, bucket_.bytes);
@@ -388,7 +389,7 @@ void histogram_even(const void* d_in, DType dtype, std::int64_t n, std::int64_t 
     using T = kernel_element_t<decltype(t)>;
     const T* x = static_cast<const T*>(d_in);
     auto run = [&](auto rule) {
-      auto c = fast_config<T, decltype(rule)>(info, policy, sms, slots, n);
+      auto c = fast_config<T, decltype(rule)>(info, policy, sms, dtype, slots, n);
       launch_fast(c, x, n, 1, rule, slots, d_counts, stream);
     };
     if constexpr (sizeof(T) <= 2) {

@@ -30,6 +30,7 @@ const std::vector<Field<HistogramFastPolicy>>& HistogramFastPolicy::fields() {
       {"bucket_rows", &P::bucket_rows, power_of_two(1024, 65536)},
       {"bucket_chunk_mib", &P::bucket_chunk_mib, range(1, 4096)},
       {"shared_kib", &P::shared_kib, range(8, 1024)},
+      {"permuted_rows", &P::permuted_rows, range(0, 2)},
   };
   return f;
 }

@@ -47,7 +47,8 @@ struct StripedRows {
   }
 };
 
-// Whether `fast` permutes the striped rows of T: all input but 1-byte input.
+// Whether `fast` may permute the striped rows of T (FastConfig::permuted says where it does): all
+// input but 1-byte input.
 template <class T>
 constexpr bool kPermutedRows = sizeof(T) != 1;
 
