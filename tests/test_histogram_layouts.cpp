@@ -311,16 +311,20 @@ TEST(HistogramOpenclFast, LayoutOfEachProblemOnAGpu) {
     EXPECT_EQ(values.field_bits, 8u) << dtype_name(t);
   }
   EXPECT_TRUE(layout(DType::float32, 1 << 20).global);  // past max_passes ranges
-  // float16 and bfloat16 in permuted striped rows (4099 rows in 2 columns of whole groups of 16
-  // rows), other input in order.
-  for (DType t : {DType::float16, DType::bfloat16}) {
-    const auto crowded = layout_on(gpu, t, 4096, 0, 1);
-    EXPECT_TRUE(crowded.permuted_rows) << dtype_name(t);
-    EXPECT_EQ(crowded.columns, 2u) << dtype_name(t);
-    EXPECT_EQ(crowded.local_bytes, 4112u * 2 * 4) << dtype_name(t);
-  }
+  // bfloat16 in permuted striped rows (4099 rows in 2 columns of whole groups of 16 rows), other
+  // input in order, and every input but 1-byte permuted below 32 columns under permuted_rows=2.
+  const auto crowded = layout_on(gpu, DType::bfloat16, 4096, 0, 1);
+  EXPECT_TRUE(crowded.permuted_rows);
+  EXPECT_EQ(crowded.columns, 2u);
+  EXPECT_EQ(crowded.local_bytes, 4112u * 2 * 4);
+  EXPECT_FALSE(layout(DType::float16, 4096).permuted_rows);
   EXPECT_FALSE(layout(DType::float32, 4096).permuted_rows);
   EXPECT_FALSE(layout(DType::int16, 4096).permuted_rows);
+  {
+    ScopedTuning every("histogram.fast.permuted_rows=2");
+    EXPECT_TRUE(layout(DType::float32, 4096).permuted_rows);
+    EXPECT_FALSE(layout(DType::uint8, 4096).permuted_rows);  // values, not rows
+  }
   // float16 and bfloat16 in rows below 65536 bins, in 16-bit fields, never narrower ones.
   EXPECT_EQ(layout(DType::float16, 16384).field_bits, 16u);
   EXPECT_FALSE(layout(DType::float16, 16384).values16);

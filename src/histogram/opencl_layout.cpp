@@ -36,9 +36,10 @@ void pick_fields(FastLayout& f, std::uint64_t counted, std::uint64_t room, int o
 }
 
 // Lays f.counted rows (or values) out in `room` bytes of local memory, where `bytes`: 1-byte
-// input's merge table takes the rest of the budget, and `crowded_dtype`: the dtype crowds a few
-// neighbouring rows and values (float16, bfloat16).
-void lay_out(FastLayout& f, std::uint64_t room, bool bytes, bool crowded_dtype,
+// input's merge table takes the rest of the budget, `crowded_dtype`: the dtype crowds a few
+// neighbouring rows and values (float16, bfloat16), and `bank_crowded`: its values crowd rows a
+// power of two apart (bfloat16: the 128 values of an octave).
+void lay_out(FastLayout& f, std::uint64_t room, bool bytes, bool crowded_dtype, bool bank_crowded,
              const DeviceInfo& info, const HistogramFastPolicy& fast,
              const HistogramOpenclPolicy& opencl) {
   const std::uint64_t counted = f.counted;
@@ -77,11 +78,15 @@ void lay_out(FastLayout& f, std::uint64_t room, bool bytes, bool crowded_dtype,
   }
   // Register runs for skewed data (a test per vector decides), always in global counting.
   f.runs = f.global || int(f.columns) < fast.runs_below_columns;
-  // Only where data crowds rows a power of two apart: the permutation's two instructions a value
-  // cost the other input more than its banks do (H100, NVIDIA OpenCL at 4096 bins in 4 columns,
-  // µs, in order -> permuted: bfloat16 uniform in [0, 1) 787 -> 382, normal 858 -> 383; float32
-  // uniform 439 -> 453).
-  f.permuted_rows = crowded_dtype && !f.global && f.field_bits == 0;
+  // As CUDA's (histogram.fast.permuted_rows): by default only bfloat16 in fewer than 16 columns,
+  // whose rows a power of two apart would share a bank; the permutation's two instructions a
+  // value cost the other input more than its banks do (H100, NVIDIA OpenCL at 4096 bins, µs, in
+  // order -> permuted: bfloat16 uniform in [0, 1) 787 -> 382, normal 858 -> 383; float32 uniform
+  // 439 -> 453).
+  f.permuted_rows =
+      !bytes && !f.global && f.field_bits == 0 &&
+      (fast.permuted_rows == 2 ? f.columns < 32
+                               : fast.permuted_rows == 1 && bank_crowded && f.columns < 16);
   f.local_bytes = f.global ? 0
                   : f.field_bits
                       ? (std::size_t{f.range} + 32 / f.field_bits - 1) / (32 / f.field_bits) * 4 +
@@ -199,7 +204,8 @@ FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info,
     f.counted = bytes      ? 256u
                 : values16 ? f.window.counted()
                            : static_cast<std::uint32_t>(p.slots());
-    lay_out(f, bytes ? budget - merge_bytes : budget, bytes, float16, info, fast, opencl);
+    lay_out(f, bytes ? budget - merge_bytes : budget, bytes, float16, p.dtype == DType::bfloat16,
+            info, fast, opencl);
     return f;
   };
   FastLayout f = layout_with(values16 ? value_window(p) : ValueWindow{});
@@ -215,7 +221,7 @@ FastLayout fast_rows_layout(std::uint32_t rows, const DeviceInfo& info,
                             const HistogramFastPolicy& fast, const HistogramOpenclPolicy& opencl) {
   FastLayout f;
   f.counted = rows;
-  lay_out(f, fast_budget(info, fast), false, false, info, fast, opencl);
+  lay_out(f, fast_budget(info, fast), false, false, false, info, fast, opencl);
   return f;
 }
 

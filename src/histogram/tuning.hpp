@@ -37,10 +37,10 @@ struct HistogramClassicPolicy : SameOnEveryDevice<HistogramClassicPolicy> {
 // rows into buckets of `bucket_rows` rows, in chunks of at most `bucket_chunk_mib` of temporary
 // memory, and counts each bucket in shared memory. CUDA's counters take at most `shared_kib` of
 // shared memory a block (within the device's opt-in limit): set to 48 it shows what the kernels
-// do within the local memory NVIDIA's OpenCL gives a group (histogram-opencl-48kib). CUDA's
-// lane-striped rows are permuted within each turn of the banks for bfloat16 in fewer than 16
-// columns (`permuted_rows` 1; 2: every input but 1-byte in fewer than 32; 0: none. OpenCL permutes
-// float16 and bfloat16): histogram-striped-rows-permuted, histogram-cuda-permuted-bfloat16.
+// do within the local memory NVIDIA's OpenCL gives a group (histogram-opencl-48kib). The
+// lane-striped rows (CUDA and OpenCL) are permuted within each turn of the banks for bfloat16 in
+// fewer than 16 columns (`permuted_rows` 1; 2: every input but 1-byte in fewer than 32; 0: none):
+// histogram-striped-rows-permuted, histogram-cuda-permuted-bfloat16.
 struct HistogramFastPolicy {
   static constexpr const char* kName = "histogram.fast";
   int block = 1024;
