@@ -8,7 +8,7 @@
 //  - striped (FIELD_BITS 0): 32-bit counters, row r of work-item i at
 //    striped_place(r)·COLUMNS + i % COLUMNS (`local_sink` points at the work-item's column), so
 //    with 32 columns the lanes of a warp hit their own banks and equal values cost no contention;
-//    with fewer and PERMUTED_ROWS (float16, bfloat16) the rows are permuted in groups of one
+//    with fewer and PERMUTED_ROWS (bfloat16 by default) the rows are permuted in groups of one
 //    turn of the 32 banks (striped_place), so that the rows a power of two apart that such data
 //    crowds do not share a bank;
 //  - packed (FIELD_BITS 16, 8, 5 or 4): FIELDS counters to a 32-bit word, row r in field
