@@ -17,6 +17,7 @@ const std::vector<Field<HistogramFastPolicy>>& HistogramFastPolicy::fields() {
       {"block", &P::block, multiple_of_32(32, 1024)},
       {"groups_per_cu", &P::groups_per_cu, range(1, 256)},
       {"vectors", &P::vectors, range(1, 8)},
+      {"vectors_32bit", &P::vectors_32bit, range(1, 8)},
       {"striped_kib", &P::striped_kib, range(1, 1024)},
       {"max_columns", &P::max_columns, range(1, 32)},
       {"max_passes", &P::max_passes, range(0, kLarge)},
@@ -37,7 +38,7 @@ const std::vector<Field<HistogramFastPolicy>>& HistogramFastPolicy::fields() {
 // The warp vote: measured histogram-cuda-vote; CUDA's columns: histogram-cuda-striped; CUDA's
 // float16 and bfloat16 per value: histogram-cuda-float16-per-value. OpenCL fast
 // (groups of 1024, 8 per compute unit, 8 vectors in flight, runs only when counting globally):
-// histogram-opencl-fast.
+// histogram-opencl-fast; 4 vectors for 4-byte input on NVIDIA: histogram-opencl-vectors-32bit.
 const std::vector<TableValue<HistogramFastPolicy>>& HistogramFastPolicy::table() {
   using P = HistogramFastPolicy;
   static const std::vector<TableValue<P>> t = {
@@ -45,6 +46,7 @@ const std::vector<TableValue<HistogramFastPolicy>>& HistogramFastPolicy::table()
       {Backend::cuda, Scope::any, "", &P::striped_kib, 128},
       {Backend::cuda, Scope::any, "", &P::per_value_float16_min_bins, 65536},
       {Backend::opencl, Scope::vendor, "NVIDIA", &P::per_value_float16_min_bins, 65536},
+      {Backend::opencl, Scope::vendor, "NVIDIA", &P::vectors_32bit, 4},
   };
   return t;
 }

@@ -19,7 +19,9 @@ struct HistogramClassicPolicy : SameOnEveryDevice<HistogramClassicPolicy> {
 };
 
 // `fast` on CUDA and OpenCL: blocks of `block` (fewer threads where a kernel's registers allow
-// fewer), `groups_per_cu` per compute unit and `vectors` in flight (OpenCL), a lane-striped
+// fewer), `groups_per_cu` per compute unit and `vectors` in flight (OpenCL; `vectors_32bit` for
+// int32, uint32 and float32, whose float rule holds more registers a vector: 4 on NVIDIA, as
+// CUDA's 4 loads, histogram-opencl-vectors-32bit), a lane-striped
 // shared histogram of up to `striped_kib` in at most `max_columns` columns, 16-bit packed
 // counters (CUDA `packed`) when 32-bit ones would need more than one pass, at most `max_passes`
 // passes over slot ranges before it counts in global memory; register runs below
@@ -46,6 +48,7 @@ struct HistogramFastPolicy {
   int block = 1024;
   int groups_per_cu = 8;
   int vectors = 8;
+  int vectors_32bit = 8;
   int striped_kib = 64;
   int max_columns = 32;
   int max_passes = 4;
