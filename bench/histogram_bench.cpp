@@ -33,18 +33,24 @@ const char* distribution_name(Distribution d) {
                                         : "normal";
 }
 
-// Integer inputs take values in [0, modulus): the whole uint8 / uint16 range, 2^20 for int32.
+// Integer inputs take values in [low, low + modulus), the histogram's range: the whole uint8,
+// uint16 and int16 ranges, [0, 2^20) for int32.
 std::uint64_t modulus_of(DType t) {
-  return t == DType::uint8 ? 256 : t == DType::uint16 ? 65536 : 1u << 20;
+  return t == DType::uint8 ? 256 : (t == DType::uint16 || t == DType::int16) ? 65536 : 1u << 20;
+}
+std::int64_t low_of(DType t) {
+  return t == DType::int16 ? -32768 : 0;
 }
 
 // bench/numpy_baseline.py builds the same values: splitmix64 as in random_data, floats (float16
-// and bfloat16 too) in [0, 1) and integers modulo modulus_of; "normal" is the mean of four such
-// streams (Irwin–Hall, seeds seed .. seed + 3), "all-equal" the middle of the range.
+// and bfloat16 too) in [0, 1) and integers low_of + the stream modulo modulus_of; "normal" is the
+// mean of four such streams (Irwin–Hall, seeds seed .. seed + 3), "all-equal" the middle of the
+// range.
 std::vector<unsigned char> make_input(DType t, std::int64_t n, std::uint64_t seed,
                                       Distribution dist) {
   std::vector<unsigned char> out(static_cast<std::size_t>(n) * dtype_size(t));
   const std::uint64_t mod = modulus_of(t);
+  const std::int64_t low = low_of(t);
   auto stream = [](std::uint64_t s) {
     return [state = s * 0x9E3779B97F4A7C15ull + 1]() mutable {
       std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
@@ -56,6 +62,7 @@ std::vector<unsigned char> make_input(DType t, std::int64_t n, std::uint64_t see
   visit_dtype(t, [&](auto v) {
     using T = decltype(v);
     T* p = reinterpret_cast<T*>(out.data());
+    // A float's value, or an integer's distance above `low`.
     auto value = [&](std::uint64_t z) -> double {
       if constexpr (is_float_type<T>) {
         return static_cast<double>(static_cast<T>((z >> 11) * 0x1.0p-53));
@@ -63,21 +70,28 @@ std::vector<unsigned char> make_input(DType t, std::int64_t n, std::uint64_t see
         return static_cast<double>(z % mod);
       }
     };
+    auto integer = [&](std::uint64_t above) {
+      return static_cast<T>(low + static_cast<std::int64_t>(above));
+    };
     if (dist == Distribution::all_equal) {
-      T middle = is_float_type<T> ? static_cast<T>(0.5) : static_cast<T>(mod / 2);
+      T middle = is_float_type<T> ? static_cast<T>(0.5) : integer(mod / 2);
       std::fill(p, p + n, middle);
       return;
     }
     auto s0 = stream(seed), s1 = stream(seed + 1), s2 = stream(seed + 2), s3 = stream(seed + 3);
     for (std::int64_t i = 0; i < n; ++i) {
       if (dist == Distribution::uniform) {
-        p[i] = static_cast<T>(value(s0()));
+        if constexpr (is_float_type<T>) {
+          p[i] = static_cast<T>(value(s0()));
+        } else {
+          p[i] = integer(s0() % mod);
+        }
       } else {
         double sum = value(s0()) + value(s1()) + value(s2()) + value(s3());
         if constexpr (is_float_type<T>) {
           p[i] = static_cast<T>(sum / 4);
         } else {
-          p[i] = static_cast<T>(static_cast<std::uint64_t>(sum) / 4);
+          p[i] = integer(static_cast<std::uint64_t>(sum) / 4);
         }
       }
     }
@@ -321,9 +335,10 @@ std::vector<BenchRow> bench_histogram(const Device& device, const BenchOptions& 
         for (int k = 0; k < copies; ++k)
           inputs.push_back(Array::from_host(device, t, {n}, host.data()));
         Array on_cpu = Array::from_host(host_cpu, t, {n}, host.data());
-        const double hi = is_float(t) ? 1.0 : static_cast<double>(modulus_of(t));
+        const double lo = is_float(t) ? 0.0 : static_cast<double>(low_of(t));
+        const double hi = is_float(t) ? 1.0 : lo + static_cast<double>(modulus_of(t));
         for (std::int64_t bins : bin_counts) {
-          HistogramBins spec = HistogramBins::even(bins, 0.0, hi);
+          HistogramBins spec = HistogramBins::even(bins, lo, hi);
           // Expected counts: the reference up to 2^24 values, else the CPU `parallel` variant
           // (which the tests hold exactly to the reference).
           std::vector<std::uint64_t> expected(static_cast<std::size_t>(bins + 3));
@@ -335,7 +350,7 @@ std::vector<BenchRow> bench_histogram(const Device& device, const BenchOptions& 
           }
           std::size_t cub_temp = 0;
           double cub_ms =
-              cuda ? cub_histogram_even_ms(device, t, bins, 0.0, hi, inputs, o.reps, cub_temp) : 0;
+              cuda ? cub_histogram_even_ms(device, t, bins, lo, hi, inputs, o.reps, cub_temp) : 0;
           for (const auto& v : list_variants("histogram")) {
             if (!timed_variant(v, device, o, n)) continue;
             BenchRow row = case_row(device, v, t, distribution_name(dist),
@@ -384,8 +399,9 @@ std::vector<BenchRow> bench_histogram(const Device& device, const BenchOptions& 
                                      {"seed", seed},
                                      {"dist", row.op},
                                      {"mod", modulus_of(t)},
+                                     {"low", low_of(t)},
                                      {"bins", bins},
-                                     {"range", {0.0, hi}},
+                                     {"range", {lo, hi}},
                                      {"reps", 5},
                                      {"copies", copies}});
               numpy_rows.push_back(rows.size());

@@ -30,30 +30,36 @@ def splitmix(n, seed):
         return z ^ (z >> np.uint64(31))
 
 
-def make(dtype, n, seed, mod=100):
+def integers(above, low, dtype):
+    """low + above (uint64 distances above low) as `dtype`."""
+    return (above.astype(np.int64) + low).astype(DTYPES[dtype])
+
+
+def make(dtype, n, seed, mod=100, low=0):
     z = splitmix(n, seed)
     if dtype in FLOATS:
         return ((z >> np.uint64(11)).astype(np.float64) * 2.0 ** -53).astype(DTYPES[dtype])
-    return (z % np.uint64(mod)).astype(DTYPES[dtype])
+    return integers(z % np.uint64(mod), low, dtype)
 
 
 def make_distribution(c):
     """The inputs of bench/histogram_bench.cpp: uniform, all-equal or normal (the mean of four
-    uniform streams)."""
+    uniform streams); integers in [low, low + mod)."""
     dtype, n, seed, mod = c["dtype"], c["n"], c["seed"], c.get("mod", 100)
+    low = c.get("low", 0)
     dist = c.get("dist", "uniform")
     floating = dtype in FLOATS
-    # Integers as the C++ casts them: from the uint64 value, wrapping into a narrow type.
     if dist == "all-equal":
-        middle = np.full(n, 0.5) if floating else np.full(n, mod // 2, dtype=np.uint64)
-        return middle.astype(DTYPES[dtype])
+        if floating:
+            return np.full(n, 0.5).astype(DTYPES[dtype])
+        return integers(np.full(n, mod // 2, dtype=np.uint64), low, dtype)
     if dist == "normal":
         if floating:
             total = sum(make(dtype, n, seed + k, mod).astype(np.float64) for k in range(4))
             return (total / 4).astype(DTYPES[dtype])
         total = sum(splitmix(n, seed + k) % np.uint64(mod) for k in range(4))
-        return (total // np.uint64(4)).astype(DTYPES[dtype])
-    return make(dtype, n, seed, mod)
+        return integers(total // np.uint64(4), low, dtype)
+    return make(dtype, n, seed, mod, low)
 
 
 def median_ms(fn, x, reps, copies):
