@@ -260,7 +260,7 @@ struct Even16Rule {
   float scale = 0, fraction = 0;
   float low = 0, high = 0;  // u clamped to [low, high]: t to [−0.5, bins + 0.5]
   float shift = 0;          // 2^23 + 1 + whole
-  float hi = 0;             // hi as a float where a value of the dtype can equal it, else NaN
+  float hi = 0;             // hi where a value of the dtype equals it, else NaN
   int bins = 0, whole = 0;
   bool usable = false;
 

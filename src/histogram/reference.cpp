@@ -180,8 +180,12 @@ Even16Rule::Even16Rule(const HistogramProblem& p) {
   low = -0.5f - static_cast<float>(whole);
   high = static_cast<float>(p.bins - whole) + 0.5f;
   shift = static_cast<float>(0x1p23 + 1 + whole);
-  hi = static_cast<double>(static_cast<float>(p.hi)) == p.hi ? static_cast<float>(p.hi)
-                                                             : std::nanf("");
+  // hi itself where a value of the dtype equals it (the kernels' closing test), else NaN: no
+  // value needs the test (uint16 over [0, 65536] and the like).
+  const Sorted16 values(p.dtype);
+  const unsigned at_hi = values.first_at_or_above(p.hi);
+  hi = at_hi < values.count && values.value(at_hi) == p.hi ? static_cast<float>(p.hi)
+                                                           : std::nanf("");
   bins = static_cast<int>(p.bins);
   const EvenRule reference(p);
   auto agrees = [&](double x) {
@@ -191,7 +195,6 @@ Even16Rule::Even16Rule(const HistogramProblem& p) {
   };
   // Each value once, in increasing order: the values either side of each edge (hi the last),
   // the first above hi, the dtype's ends and NaN.
-  const Sorted16 values(p.dtype);
   long long checked = -1;
   auto check = [&](unsigned k) {
     if (static_cast<long long>(k) <= checked) return true;
