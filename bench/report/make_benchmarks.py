@@ -132,10 +132,35 @@ def ratio_summary(a_rows, b_rows, label, long_ms=0.1):
             f"{geomean(long):.3f} ({len(long)})" if long else "—", describe(best), describe(worst)]
 
 
+PROVENANCE = "How each section was measured"
+
+
+def measured_line(m):
+    """A section's first words: its date and main build; where rows come from other builds or
+    calls, a pointer to the list of them at the end of the page."""
+    commit = m.meta.get("commit", "?")
+    build = commit.split(" ")[0]
+    more = commit != build or len(m.meta.get("commands", [])) > 1
+    anchor = PROVENANCE.lower().replace(" ", "-")
+    return (f"Measured {m.meta.get('date', '?')}, build {build}" +
+            (f" (other rows' builds and the commands: [below](#{anchor}))" if more else ""))
+
+
+def provenance_section(machines):
+    """Per machine: every build its rows come from and every command that wrote them, a line each."""
+    lines = [f"## {PROVENANCE}", ""]
+    for m in machines:
+        if not m.meta:
+            continue
+        lines += [f"**{m.meta.get('devices') or m.gpu().get('name', m.name)}** "
+                  f"(`bench/results/{m.name}/`). Builds: {m.meta.get('commit', '?')}.", ""]
+        lines += [f"- {c}" for c in m.meta.get("commands", [])] + [""]
+    return lines
+
+
 def machine_section(m, plots_dir, out_path, scaling_before=False):
     if m.scaling and not m.bench:
-        lead = (f"Measured {m.meta.get('date', '?')}, build {m.meta.get('commit', '?')}: " +
-                "; ".join(m.meta.get("commands", [])) + ".")
+        lead = measured_line(m) + "."
         lines = [f"## {m.meta.get('devices', m.name)}", ""]
         lines += scaling_section(m.scaling, lead, brief=scaling_before) + [""]
         if m.ranks:
@@ -143,12 +168,10 @@ def machine_section(m, plots_dir, out_path, scaling_before=False):
         return lines
     gpu = m.gpu()
     lines = [f"## {gpu.get('name', m.name)}", ""]
-    lines.append(f"Measured {m.meta.get('date', '?')}, build {m.meta.get('commit', '?')}, "
-                 f"{gpu.get('version', '')}. Peaks measured in the same call: read "
-                 f"{gpu.get('read_gbps', 0):.0f} GB/s, FP32 FMA {gpu.get('fma_gflops', 0) / 1e3:.1f} "
-                 f"TFLOPS, empty launch {gpu.get('launch_us', 0):.2f} µs.")
-    if m.meta.get("commands"):
-        lines.append("Runs: " + "; ".join(m.meta["commands"]) + ".")
+    lines.append(f"{measured_line(m)}, {gpu.get('version', '')}. Peaks measured in the same "
+                 f"call: read {gpu.get('read_gbps', 0):.0f} GB/s, FP32 FMA "
+                 f"{gpu.get('fma_gflops', 0) / 1e3:.1f} TFLOPS, empty launch "
+                 f"{gpu.get('launch_us', 0):.2f} µs.")
     lines.append("")
     for pattern in PATTERNS:
         rows = m.bench.get((pattern, "cuda"))
@@ -275,6 +298,7 @@ def main():
         scaling_before = any(o.scaling and not o.bench for o in machines[:k])
         lines += machine_section(m, plots_dir, args.out, scaling_before)
     lines += REPRODUCE.splitlines() + [""]
+    lines += provenance_section(machines)
     with open(args.out, "w") as f:
         f.write("\n".join(lines))
     print(f"wrote {args.out}: {len(lines)} lines from {len(machines)} machine(s)")
