@@ -148,14 +148,15 @@ def measured_line(m):
 
 def provenance_section(machines):
     """Per machine: every build its rows come from and every command that wrote them, a line each."""
-    lines = [f"## {PROVENANCE}", ""]
+    lines = [f"## {PROVENANCE}", "", "<details><summary>Every build and command behind the tables, "
+             "by machine</summary>", ""]
     for m in machines:
         if not m.meta:
             continue
         lines += [f"**{m.meta.get('devices') or m.gpu().get('name', m.name)}** "
                   f"(`bench/results/{m.name}/`). Builds: {m.meta.get('commit', '?')}.", ""]
         lines += [f"- {c}" for c in m.meta.get("commands", [])] + [""]
-    return lines
+    return lines + ["</details>", ""]
 
 
 def machine_section(m, plots_dir, out_path, scaling_before=False):

@@ -162,7 +162,8 @@ def main():
                 "| histogram int16 | 1 | 1.200 | 1.200 (1) |",
             "device, date and build": "Measured 2026-01-02, build abc1234",
             "the commands, a line each at the end of the page":
-                "## How each section was measured\n\n**Test GPU** (`bench/results/gpu/`). Builds: "
+                "## How each section was measured\n\n<details><summary>Every build and command behind "
+                "the tables, by machine</summary>\n\n**Test GPU** (`bench/results/gpu/`). Builds: "
                 "abc1234.\n\n- scripts/gpu-suite.sh bench\n",
             "histogram floor: the update rate and the 4-byte input it allows":
                 "global u64 over 1048576 bins 100 G/s (≤ 400 GB/s of 4-byte values).",
