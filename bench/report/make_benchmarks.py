@@ -132,36 +132,39 @@ def ratio_summary(a_rows, b_rows, label, long_ms=0.1):
             f"{geomean(long):.3f} ({len(long)})" if long else "—", describe(best), describe(worst)]
 
 
-PROVENANCE = "How each section was measured"
+PROVENANCE = "README.md"  # in the results folder: every build and command behind the tables
 
 
-def measured_line(m):
+def measured_line(m, provenance):
     """A section's first words: its date and main build; where rows come from other builds or
-    calls, a pointer to the list of them at the end of the page."""
+    calls, a link to the page that lists them (`provenance`, relative to the document)."""
     commit = m.meta.get("commit", "?")
     build = commit.split(" ")[0]
     more = commit != build or len(m.meta.get("commands", [])) > 1
-    anchor = PROVENANCE.lower().replace(" ", "-")
     return (f"Measured {m.meta.get('date', '?')}, build {build}" +
-            (f" (other rows' builds and the commands: [below](#{anchor}))" if more else ""))
+            (f" (other rows' builds and every command: [{m.name}]({provenance}#{m.name}))"
+             if more else ""))
 
 
-def provenance_section(machines):
-    """Per machine: every build its rows come from and every command that wrote them, a line each."""
-    lines = [f"## {PROVENANCE}", "", "<details><summary>Every build and command behind the tables, "
-             "by machine</summary>", ""]
+def provenance_page(machines):
+    """bench/results/README.md: per machine, every build its rows come from and every command that
+    wrote them, a line each."""
+    lines = ["# How the tables of BENCHMARKS.md were measured", "",
+             "Written by `bench/report/make_benchmarks.py` from each folder's `meta.json` "
+             "(`commit`, `commands`).", ""]
     for m in machines:
         if not m.meta:
             continue
-        lines += [f"**{m.meta.get('devices') or m.gpu().get('name', m.name)}** "
-                  f"(`bench/results/{m.name}/`). Builds: {m.meta.get('commit', '?')}.", ""]
+        name = m.meta.get("devices") or m.gpu().get("name", m.name)
+        lines += [f'<a id="{m.name}"></a>', "", f"## `{m.name}/`: {name}", "",
+                  f"Builds: {m.meta.get('commit', '?')}.", ""]
         lines += [f"- {c}" for c in m.meta.get("commands", [])] + [""]
-    return lines + ["</details>", ""]
+    return lines
 
 
-def machine_section(m, plots_dir, out_path, scaling_before=False):
+def machine_section(m, plots_dir, out_path, provenance, scaling_before=False):
     if m.scaling and not m.bench:
-        lead = measured_line(m) + "."
+        lead = measured_line(m, provenance) + "."
         lines = [f"## {m.meta.get('devices', m.name)}", ""]
         lines += scaling_section(m.scaling, lead, brief=scaling_before) + [""]
         if m.ranks:
@@ -169,7 +172,7 @@ def machine_section(m, plots_dir, out_path, scaling_before=False):
         return lines
     gpu = m.gpu()
     lines = [f"## {gpu.get('name', m.name)}", ""]
-    lines.append(f"{measured_line(m)}, {gpu.get('version', '')}. Peaks measured in the same "
+    lines.append(f"{measured_line(m, provenance)}, {gpu.get('version', '')}. Peaks measured in the same "
                  f"call: read {gpu.get('read_gbps', 0):.0f} GB/s, FP32 FMA "
                  f"{gpu.get('fma_gflops', 0) / 1e3:.1f} TFLOPS, empty launch "
                  f"{gpu.get('launch_us', 0):.2f} µs.")
@@ -279,7 +282,8 @@ python3 bench/report/make_benchmarks.py            # after copying out/ to bench
 
 The GPU suite also runs the tests and compute-sanitizer (`scripts/gpu-suite.sh tests sanitize`).
 `BIN_PREVIOUS=folder` makes its bench stage run a previous build in the same call (the regression
-check). What was tried and not kept is in the git history and in `bench/tuning/`."""
+check). `bench/results/README.md` lists every build and command behind these tables. What was
+tried and not kept is in the git history and in `bench/tuning/`."""
 
 
 def main():
@@ -294,15 +298,18 @@ def main():
     if not machines:
         sys.exit(f"no results under {args.results}")
     plots_dir = None if args.no_plots else os.path.join(args.results, "plots")
+    provenance_path = os.path.join(args.results, PROVENANCE)
+    provenance = os.path.relpath(provenance_path, os.path.dirname(os.path.abspath(args.out)))
     lines = ["# parpat benchmarks", "", METHOD, ""]
     for k, m in enumerate(machines):
         scaling_before = any(o.scaling and not o.bench for o in machines[:k])
-        lines += machine_section(m, plots_dir, args.out, scaling_before)
+        lines += machine_section(m, plots_dir, args.out, provenance, scaling_before)
     lines += REPRODUCE.splitlines() + [""]
-    lines += provenance_section(machines)
     with open(args.out, "w") as f:
         f.write("\n".join(lines))
-    print(f"wrote {args.out}: {len(lines)} lines from {len(machines)} machine(s)")
+    with open(provenance_path, "w") as f:
+        f.write("\n".join(provenance_page(machines)))
+    print(f"wrote {args.out}: {len(lines)} lines from {len(machines)} machine(s), and {provenance_path}")
 
 
 if __name__ == "__main__":

@@ -161,10 +161,7 @@ def main():
             "OpenCL / CUDA histogram, a line per dtype":
                 "| histogram int16 | 1 | 1.200 | 1.200 (1) |",
             "device, date and build": "Measured 2026-01-02, build abc1234",
-            "the commands, a line each at the end of the page":
-                "## How each section was measured\n\n<details><summary>Every build and command behind "
-                "the tables, by machine</summary>\n\n**Test GPU** (`bench/results/gpu/`). Builds: "
-                "abc1234.\n\n- scripts/gpu-suite.sh bench\n",
+
             "histogram floor: the update rate and the 4-byte input it allows":
                 "global u64 over 1048576 bins 100 G/s (≤ 400 GB/s of 4-byte values).",
             "histogram floor: the traffic steps and the two ceilings of sorted rows":
@@ -195,11 +192,16 @@ def main():
         for what, needle in expect.items():
             if needle not in text:
                 failures.append(f"{what}: '{needle}' not in the document")
+        # The builds and commands, a line each, on a page of their own that the document links.
+        provenance = open(os.path.join(tmp, "results", "README.md")).read()
+        needle = "## `gpu/`: Test GPU\n\nBuilds: abc1234.\n\n- scripts/gpu-suite.sh bench\n"
+        if needle not in provenance:
+            failures.append(f"the builds and commands: '{needle}' not in results/README.md")
         if len(text.splitlines()) > 300:
             failures.append(f"the document has {len(text.splitlines())} lines (at most 300)")
     for f in failures:
         print("FAILED:", f)
-    print(f"{len(expect) + 2 - len(failures)} passed, {len(failures)} failed")
+    print(f"{len(expect) + 3 - len(failures)} passed, {len(failures)} failed")
     return 1 if failures else 0
 
 
