@@ -38,7 +38,7 @@ std::size_t read_fully(int fd, void* dst, std::size_t bytes, const std::string& 
   return got;
 }
 
-class RegularFile final : public SourceImpl {
+class RegularFile final : public RandomAccessSource {
  public:
   RegularFile(int fd, std::uint64_t file_bytes, const std::string& path, bool as_raw)
       : fd_(fd), file_bytes_(file_bytes) {
@@ -72,23 +72,8 @@ class RegularFile final : public SourceImpl {
   }
   ~RegularFile() override { ::close(fd_); }
 
-  bool random_access() const override { return true; }
-
   void read_at(std::uint64_t offset, void* dst, std::size_t bytes) override {
     pread_exact(dst, bytes, data_offset_ + offset, true);
-  }
-
-  std::size_t read_next(void* dst, std::size_t bytes) override {
-    std::uint64_t left = data_bytes() - cursor_;
-    std::size_t n = bytes < left ? bytes : static_cast<std::size_t>(left);
-    read_at(cursor_, dst, n);
-    cursor_ += n;
-    return n;
-  }
-
-  bool rewind() override {
-    cursor_ = 0;
-    return true;
   }
 
   // Maps the window read-only and faults its pages in at once (MAP_POPULATE), so the kernels
@@ -127,7 +112,6 @@ class RegularFile final : public SourceImpl {
   int fd_;
   std::uint64_t file_bytes_;
   std::uint64_t data_offset_ = 0;
-  std::uint64_t cursor_ = 0;
 };
 
 // A pipe, a terminal or standard input: read once, in order. An .npy stream must hold exactly
@@ -194,7 +178,7 @@ class PipeStream final : public SourceImpl {
   std::vector<unsigned char> pending_;  // raw bytes read while looking for the magic
 };
 
-class HostMemory final : public SourceImpl {
+class HostMemory final : public RandomAccessSource {
  public:
   HostMemory(DType t, std::vector<std::int64_t> s, const void* data)
       : data_(static_cast<const unsigned char*>(data)) {
@@ -202,20 +186,8 @@ class HostMemory final : public SourceImpl {
     dtype = t;
     shape = std::move(s);
   }
-  bool random_access() const override { return true; }
   void read_at(std::uint64_t offset, void* dst, std::size_t bytes) override {
     std::memcpy(dst, data_ + offset, bytes);
-  }
-  std::size_t read_next(void* dst, std::size_t bytes) override {
-    std::uint64_t left = data_bytes() - cursor_;
-    std::size_t n = bytes < left ? bytes : static_cast<std::size_t>(left);
-    read_at(cursor_, dst, n);
-    cursor_ += n;
-    return n;
-  }
-  bool rewind() override {
-    cursor_ = 0;
-    return true;
   }
   const void* map(std::uint64_t offset, std::size_t, std::shared_ptr<void>&) override {
     return data_ + offset;
@@ -223,7 +195,6 @@ class HostMemory final : public SourceImpl {
 
  private:
   const unsigned char* data_;
-  std::uint64_t cursor_ = 0;
 };
 
 }  // namespace

@@ -1,14 +1,12 @@
 // A share of a source: the byte range of some elements, read through the whole source's own
 // random access and mapped windows, so a rank reads only its own part of a file.
-#include <algorithm>
-
 #include "io/source.hpp"
 
 namespace parpat::detail {
 
 namespace {
 
-class ShareSource final : public SourceImpl {
+class ShareSource final : public RandomAccessSource {
  public:
   ShareSource(SourceImpl& whole, std::int64_t first, std::vector<std::int64_t> share_shape)
       : whole_(whole), base_(static_cast<std::uint64_t>(first) * dtype_size(whole.dtype)) {
@@ -18,19 +16,8 @@ class ShareSource final : public SourceImpl {
     raw = whole.raw;
   }
 
-  bool random_access() const override { return true; }
   void read_at(std::uint64_t offset, void* dst, std::size_t bytes) override {
     whole_.read_at(base_ + offset, dst, bytes);
-  }
-  std::size_t read_next(void* dst, std::size_t bytes) override {
-    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(bytes, data_bytes() - next_));
-    if (n) read_at(next_, dst, n);
-    next_ += n;
-    return n;
-  }
-  bool rewind() override {
-    next_ = 0;
-    return true;
   }
   const void* map(std::uint64_t offset, std::size_t bytes, std::shared_ptr<void>& keep) override {
     return whole_.map(base_ + offset, bytes, keep);
@@ -39,7 +26,6 @@ class ShareSource final : public SourceImpl {
  private:
   SourceImpl& whole_;
   std::uint64_t base_;
-  std::uint64_t next_ = 0;
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Source: the public handle over the sources of src/io/, and the choice of source by name.
 #include "io/source.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "parpat/error.hpp"
@@ -25,6 +26,13 @@ void SourceImpl::read_at(std::uint64_t, void*, std::size_t) {
 
 const void* SourceImpl::map(std::uint64_t, std::size_t, std::shared_ptr<void>&) {
   return nullptr;
+}
+
+std::size_t RandomAccessSource::read_next(void* dst, std::size_t bytes) {
+  const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(bytes, data_bytes() - cursor_));
+  if (n) read_at(cursor_, dst, n);
+  cursor_ += n;
+  return n;
 }
 
 }  // namespace detail

@@ -51,6 +51,22 @@ class SourceImpl {
   virtual const void* map(std::uint64_t offset, std::size_t bytes, std::shared_ptr<void>& keep);
 };
 
+// A source whose bytes can be read at any offset (a regular file, host memory, a rank's share):
+// read_next() and rewind() walk a cursor over read_at().
+class RandomAccessSource : public SourceImpl {
+ public:
+  bool random_access() const override { return true; }
+  void read_at(std::uint64_t offset, void* dst, std::size_t bytes) override = 0;
+  std::size_t read_next(void* dst, std::size_t bytes) override;
+  bool rewind() override {
+    cursor_ = 0;
+    return true;
+  }
+
+ private:
+  std::uint64_t cursor_ = 0;  // the next data byte read_next() reads
+};
+
 // `inner`'s bytes with every item's bytes reversed: a big-endian source read on a little-endian
 // machine. Reads must start and end on whole items (the pipeline's always do); it lends no
 // mapped bytes.
