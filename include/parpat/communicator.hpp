@@ -42,11 +42,12 @@ class Communicator {
   // return false and touch nothing, and the caller goes through the host.
   virtual bool has_device_collectives() const { return false; }
   // The sum over ranks of `count` uint64 values, in place.
-  virtual bool all_reduce_sum_on_device(std::uint64_t* device_values, std::size_t count) {
+  virtual bool all_reduce_sum_on_device(std::uint64_t* /*device_values*/, std::size_t /*count*/) {
     return false;
   }
   // Every rank's `bytes` bytes, rank after rank, into `device_out` (size() × bytes).
-  virtual bool all_gather_on_device(const void* device_data, std::size_t bytes, void* device_out) {
+  virtual bool all_gather_on_device(const void* /*device_data*/, std::size_t /*bytes*/,
+                                    void* /*device_out*/) {
     return false;
   }
 
