@@ -421,7 +421,9 @@ TEST(Cli, BadInputIsOneLineAndExitTwo) {
   expect_rejected("reduce --backend tpu --op sum " + good, "unknown backend");
   expect_rejected("reduce --backend cpu --device 7 --op sum " + good, "no device 7");
   expect_rejected("reduce " + good, "--op");
-  expect_rejected("frobnicate", "subcommand");
+  expect_rejected("frobnicate", "unknown command 'frobnicate' (the commands: info, list, reduce");
+  expect_rejected("bincount " + good, "numpy.bincount is `parpat histogram --per-value`");
+  expect_rejected("", "a command is required (the commands: info, list, reduce");
 }
 
 // PARPAT_TUNING is input too: a value its key does not take stops every command up front.

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <string>
 
 #include "commands.hpp"
 #include "parpat/error.hpp"
@@ -22,6 +23,23 @@ extern "C" void on_sigbus(int) {
   ssize_t ignored = ::write(STDERR_FILENO, msg, sizeof msg - 1);
   (void)ignored;
   ::_exit(2);
+}
+
+// The error for a command line that names no command (CLI11 says only that one is required):
+// the word given, the commands there are, and where numpy's bincount lives. Empty where the first
+// word is a command or an option.
+std::string missing_command(const CLI::App& app, int argc, char** argv) {
+  const std::string word = argc > 1 ? argv[1] : "";
+  if (!word.empty() && word[0] == '-') return "";
+  std::string names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->check_name(word)) return "";
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  }
+  if (word.empty()) return "a command is required (the commands: " + names + ")";
+  std::string msg = "unknown command '" + word + "' (the commands: " + names + ")";
+  if (word == "bincount") msg += "; numpy.bincount is `parpat histogram --per-value`";
+  return msg;
 }
 
 }  // namespace
@@ -49,7 +67,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "parpat: error: " << e.what() << "\n";
+    const std::string missing = missing_command(app, argc, argv);
+    std::cerr << "parpat: error: " << (missing.empty() ? e.what() : missing) << "\n";
     return 2;
   } catch (const parpat::Error& e) {
     // An error every rank agreed on is printed once, by rank 0.
