@@ -172,8 +172,8 @@ def machine_section(m, plots_dir, out_path, provenance, scaling_before=False):
         return lines
     gpu = m.gpu()
     lines = [f"## {gpu.get('name', m.name)}", ""]
-    lines.append(f"{measured_line(m, provenance)}, {gpu.get('version', '')}. Peaks measured in the same "
-                 f"call: read {gpu.get('read_gbps', 0):.0f} GB/s, FP32 FMA "
+    lines.append(f"{measured_line(m, provenance)}, {gpu.get('version', '')}. Peaks measured in "
+                 f"the same call: read {gpu.get('read_gbps', 0):.0f} GB/s, FP32 FMA "
                  f"{gpu.get('fma_gflops', 0) / 1e3:.1f} TFLOPS, empty launch "
                  f"{gpu.get('launch_us', 0):.2f} µs.")
     lines.append("")
@@ -309,7 +309,8 @@ def main():
         f.write("\n".join(lines))
     with open(provenance_path, "w") as f:
         f.write("\n".join(provenance_page(machines)))
-    print(f"wrote {args.out}: {len(lines)} lines from {len(machines)} machine(s), and {provenance_path}")
+    print(f"wrote {args.out}: {len(lines)} lines from {len(machines)} machine(s), and "
+          f"{provenance_path}")
 
 
 if __name__ == "__main__":
