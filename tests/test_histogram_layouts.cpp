@@ -478,9 +478,9 @@ TEST(HistogramCudaFast, PackedRowsDrainExactly) {
   }
 }
 
-// CUDA `fast` under its tuning values: no warp vote in shared memory, few columns, packed
-// counters off, rows sorted into buckets, global counting, little shared memory (passes; 16-bit
-// input counted per value in passes).
+// CUDA `fast` under its tuning values: no warp vote in shared memory, few columns, more 16-bit
+// columns than striped_kib holds, packed counters off, rows sorted into buckets, global counting,
+// little shared memory (passes; 16-bit input counted per value in passes).
 INSTANTIATE_TEST_SUITE_P(
     CudaTunings, HistogramFastTunings,
     ::testing::ValuesIn(tuned_devices(
@@ -491,7 +491,9 @@ INSTANTIATE_TEST_SUITE_P(
          "histogram.fast.max_passes=0,histogram.fast.bucketed=0", "histogram.fast.shared_kib=16",
          "histogram.fast.shared_kib=48,histogram.fast.per_value16_min_bins=1000",
          // Striped rows permuted for every input but 1-byte (the default: bfloat16 only).
-         "histogram.fast.permuted_rows=2,histogram.fast.max_columns=4"})),
+         "histogram.fast.permuted_rows=2,histogram.fast.max_columns=4",
+         // 16-bit input in as many columns as the shared memory holds, past striped_kib.
+         "histogram.fast.striped_kib=1,histogram.fast.min_columns_16bit=32"})),
     tuned_device_name);
 
 #endif

@@ -19,6 +19,7 @@ const std::vector<Field<HistogramFastPolicy>>& HistogramFastPolicy::fields() {
       {"vectors", &P::vectors, range(1, 8)},
       {"vectors_32bit", &P::vectors_32bit, range(1, 8)},
       {"striped_kib", &P::striped_kib, range(1, 1024)},
+      {"min_columns_16bit", &P::min_columns_16bit, range(1, 32)},
       {"max_columns", &P::max_columns, range(1, 32)},
       {"max_passes", &P::max_passes, range(0, kLarge)},
       {"packed", &P::packed, range(0, 1)},
@@ -35,10 +36,11 @@ const std::vector<Field<HistogramFastPolicy>>& HistogramFastPolicy::fields() {
   };
   return f;
 }
-// The warp vote: measured histogram-cuda-vote; CUDA's columns: histogram-cuda-striped; CUDA's
-// float16 and bfloat16 per value: histogram-cuda-float16-per-value. OpenCL fast
-// (groups of 1024, 8 per compute unit, 8 vectors in flight, runs only when counting globally):
-// histogram-opencl-fast; 4 vectors for 4-byte input on NVIDIA: histogram-opencl-vectors-32bit.
+// The warp vote: measured histogram-cuda-vote; CUDA's columns: histogram-cuda-striped and
+// histogram-cuda-columns-16bit; CUDA's float16 and bfloat16 per value:
+// histogram-cuda-float16-per-value. OpenCL fast (groups of 1024, 8 per compute unit, 8 vectors in
+// flight, runs only when counting globally): histogram-opencl-fast; 4 vectors for 4-byte input on
+// NVIDIA: histogram-opencl-vectors-32bit.
 const std::vector<TableValue<HistogramFastPolicy>>& HistogramFastPolicy::table() {
   using P = HistogramFastPolicy;
   static const std::vector<TableValue<P>> t = {

@@ -22,7 +22,9 @@ struct HistogramClassicPolicy : SameOnEveryDevice<HistogramClassicPolicy> {
 // fewer), `groups_per_cu` per compute unit and `vectors` in flight (OpenCL; `vectors_32bit` for
 // int32, uint32 and float32, whose float rule holds more registers a vector: 4 on NVIDIA, as
 // CUDA's 4 loads, histogram-opencl-vectors-32bit), a lane-striped
-// shared histogram of up to `striped_kib` in at most `max_columns` columns, 16-bit packed
+// shared histogram of up to `striped_kib` in at most `max_columns` columns (CUDA: 16-bit input
+// but bfloat16 in at least `min_columns_16bit` where the shared memory holds them,
+// histogram-cuda-columns-16bit), 16-bit packed
 // counters (CUDA `packed`) when 32-bit ones would need more than one pass, at most `max_passes`
 // passes over slot ranges before it counts in global memory; register runs below
 // `runs_below_columns` columns (OpenCL), the per-vector warp vote for skewed data below
@@ -50,6 +52,7 @@ struct HistogramFastPolicy {
   int vectors = 8;
   int vectors_32bit = 8;
   int striped_kib = 64;
+  int min_columns_16bit = 8;
   int max_columns = 32;
   int max_passes = 4;
   int packed = 1;

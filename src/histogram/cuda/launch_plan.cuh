@@ -27,7 +27,8 @@ int blocks_for(int sms, const void* kernel, int block, std::size_t shared, long 
 
 // How `fast` runs one problem: one pass or a few over ranges of the counted slots in shared
 // memory — 32-bit counters lane-striped in as many columns (up to 32) as
-// histogram.fast.striped_kib allows, or 16-bit packed counters when 32-bit ones would take more
+// histogram.fast.striped_kib allows (16-bit input: at least histogram.fast.min_columns_16bit where
+// the shared budget holds them), or 16-bit packed counters when 32-bit ones would take more
 // passes — or global atomics when even packed counters would need more than
 // histogram.fast.max_passes passes.
 struct FastConfig {
@@ -78,10 +79,17 @@ FastConfig fast_config(const DeviceInfo& info, const HistogramFastPolicy& policy
   if (c.packed) c.passes = passes_for(sizeof(unsigned) / 2);
   c.range = (c.counted + c.passes - 1) / c.passes;
   const std::size_t striped = std::min<std::size_t>(budget, std::size_t(policy.striped_kib) << 10);
+  // 16-bit input but bfloat16 takes up to histogram.fast.min_columns_16bit columns from the whole
+  // shared budget: at 4096 bins the few rows past the bins put 8 columns just over 128 KiB, and 4
+  // columns queue 8 lanes on each (H200, 2^29 uniform values, µs, 4 -> 8 columns: float16 295 ->
+  // 275, int16 273 -> 256, uint16 273 -> 254). bfloat16 keeps its 4 permuted columns (322 against
+  // 326 µs): its values crowd rows 16 apart there.
+  const unsigned min_columns =
+      sizeof(T) == 2 && dtype != DType::bfloat16 ? unsigned(policy.min_columns_16bit) : 1u;
   c.columns = 1;
   while (!c.packed && c.columns < 32 &&
          StripedRows(c.columns * 2, kPermutedRows<T>).words(c.range + 1) * sizeof(unsigned) <=
-             striped)
+             (c.columns < min_columns ? budget : striped))
     c.columns *= 2;
   // Input counted per value fits in shared memory (256 counters, or 65536 packed ones), and only
   // the shared flush maps values to slots: it never counts globally.
