@@ -18,6 +18,7 @@
 #include "parpat/histogram.hpp"
 #include "parpat/histogramdd.hpp"
 #include "parpat/registry.hpp"
+#include "runtime/cpu/cpu_device.hpp"
 #include "runtime/device_impl.hpp"
 
 namespace parpat::bench {
@@ -45,19 +46,21 @@ std::int64_t low_of(DType t) {
 // bench/numpy_baseline.py builds the same values: splitmix64 as in random_data, floats (float16
 // and bfloat16 too) in [0, 1) and integers low_of + the stream modulo modulus_of; "normal" is the
 // mean of four such streams (Irwin–Hall, seeds seed .. seed + 3), "all-equal" the middle of the
-// range.
-std::vector<unsigned char> make_input(DType t, std::int64_t n, std::uint64_t seed,
+// range. Value k of a stream depends on k alone (splitmix64 adds a constant to its state), so the
+// host's threads fill sections of the input side by side: 2^29 float16 values, whose five
+// roundings each are done in software, took the GPU benches most of their time on one thread.
+std::vector<unsigned char> make_input(Device& host_cpu, DType t, std::int64_t n, std::uint64_t seed,
                                       Distribution dist) {
   std::vector<unsigned char> out(static_cast<std::size_t>(n) * dtype_size(t));
   const std::uint64_t mod = modulus_of(t);
   const std::int64_t low = low_of(t);
-  auto stream = [](std::uint64_t s) {
-    return [state = s * 0x9E3779B97F4A7C15ull + 1]() mutable {
-      std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-      return z ^ (z >> 31);
-    };
+  constexpr std::uint64_t kGamma = 0x9E3779B97F4A7C15ull;
+  // Value k of the stream of seed s: splitmix64 from state s·γ + 1, as random_data.
+  auto stream_at = [](std::uint64_t s, std::uint64_t k) {
+    std::uint64_t z = s * kGamma + 1 + (k + 1) * kGamma;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
   };
   visit_dtype(t, [&](auto v) {
     using T = decltype(v);
@@ -73,28 +76,32 @@ std::vector<unsigned char> make_input(DType t, std::int64_t n, std::uint64_t see
     auto integer = [&](std::uint64_t above) {
       return static_cast<T>(low + static_cast<std::int64_t>(above));
     };
-    if (dist == Distribution::all_equal) {
-      T middle = is_float_type<T> ? static_cast<T>(0.5) : integer(mod / 2);
-      std::fill(p, p + n, middle);
-      return;
-    }
-    auto s0 = stream(seed), s1 = stream(seed + 1), s2 = stream(seed + 2), s3 = stream(seed + 3);
-    for (std::int64_t i = 0; i < n; ++i) {
-      if (dist == Distribution::uniform) {
-        if constexpr (is_float_type<T>) {
-          p[i] = static_cast<T>(value(s0()));
+    auto fill = [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t i = begin; i < end; ++i) {
+        const auto k = static_cast<std::uint64_t>(i);
+        if (dist == Distribution::all_equal) {
+          p[i] = is_float_type<T> ? static_cast<T>(0.5) : integer(mod / 2);
+        } else if (dist == Distribution::uniform) {
+          if constexpr (is_float_type<T>) {
+            p[i] = static_cast<T>(value(stream_at(seed, k)));
+          } else {
+            p[i] = integer(stream_at(seed, k) % mod);
+          }
         } else {
-          p[i] = integer(s0() % mod);
-        }
-      } else {
-        double sum = value(s0()) + value(s1()) + value(s2()) + value(s3());
-        if constexpr (is_float_type<T>) {
-          p[i] = static_cast<T>(sum / 4);
-        } else {
-          p[i] = integer(static_cast<std::uint64_t>(sum) / 4);
+          double sum = value(stream_at(seed, k)) + value(stream_at(seed + 1, k)) +
+                       value(stream_at(seed + 2, k)) + value(stream_at(seed + 3, k));
+          if constexpr (is_float_type<T>) {
+            p[i] = static_cast<T>(sum / 4);
+          } else {
+            p[i] = integer(static_cast<std::uint64_t>(sum) / 4);
+          }
         }
       }
-    }
+    };
+    constexpr std::int64_t kSection = std::int64_t{1} << 20;
+    detail::backend_cast<detail::CpuDevice>(host_cpu).parallel_for(
+        (n + kSection - 1) / kSection,
+        [&](std::int64_t s) { fill(s * kSection, std::min(n, (s + 1) * kSection)); });
   });
   return out;
 }
@@ -172,8 +179,8 @@ void bench_weighted(const Device& device, const BenchOptions& o, const Peaks& pe
   const bool cpu = device.backend() == Backend::cpu;
   std::vector<nlohmann::json> numpy_cases;  // the CPU's rows: numpy.histogram(weights=) beside
   std::vector<std::size_t> numpy_rows;
-  const auto values_host = make_input(t, n, 101, Distribution::uniform);
-  const auto weights_host = make_input(t, n, 202, Distribution::uniform);
+  const auto values_host = make_input(host_cpu, t, n, 101, Distribution::uniform);
+  const auto weights_host = make_input(host_cpu, t, n, 202, Distribution::uniform);
   Array values = Array::from_host(device, t, {n}, values_host.data());
   Array weights = Array::from_host(device, t, {n}, weights_host.data());
   Array values_cpu = Array::from_host(host_cpu, t, {n}, values_host.data());
@@ -238,7 +245,7 @@ void bench_joint(const Device& device, const BenchOptions& o, const Peaks& peaks
   const bool cpu = device.backend() == Backend::cpu;
   std::vector<nlohmann::json> numpy_cases;  // the CPU's rows: numpy.histogram2d beside
   std::vector<std::size_t> numpy_rows;
-  const auto pairs = make_input(t, 2 * n, 303, Distribution::uniform);
+  const auto pairs = make_input(host_cpu, t, 2 * n, 303, Distribution::uniform);
   std::vector<unsigned char> xs(static_cast<std::size_t>(n) * 4), ys(xs.size());
   for (std::int64_t i = 0; i < n; ++i) {
     std::memcpy(xs.data() + i * 4, pairs.data() + i * 8, 4);
@@ -328,7 +335,7 @@ std::vector<BenchRow> bench_histogram(const Device& device, const BenchOptions& 
     for (std::int64_t n : sizes)
       for (Distribution dist : dists) {
         seed += 4;
-        auto host = make_input(t, n, seed, dist);
+        auto host = make_input(host_cpu, t, n, seed, dist);
         const std::size_t bytes = host.size();
         std::vector<Array> inputs;
         int copies = rotation_count(device.info(), bytes);
