@@ -78,6 +78,7 @@ std::vector<BenchRow> bench_barrier(const Device& device, const BenchOptions& op
         row.verified = !r.barrier_failed;
         if (r.barrier_failed) row.note = "spin timed out";
         rows.push_back(row);
+        if (options.on_row) options.on_row(row);
       }
     }
   }
@@ -106,6 +107,7 @@ std::vector<BenchRow> bench_barrier(const Device& device, const BenchOptions& op
       row.verified = r.correct;
       if (!r.correct) row.note = r.barrier_failed ? "spin timed out" : "wrong stencil result";
       rows.push_back(row);
+      if (options.on_row) options.on_row(row);
     }
   }
   (void)peaks;

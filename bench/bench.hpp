@@ -15,6 +15,20 @@
 
 namespace parpat::bench {
 
+struct BenchRow {
+  std::string pattern, backend, device, variant;
+  std::string dtype, op, shape;  // the case: "float32", "sum", "2^28" or "16384x16384 rows"
+  double time_ms = 0;            // median device time
+  double bytes = 0;              // bytes the pattern must move, once
+  double gbps = 0;
+  double pct_peak = 0;     // of measured read bandwidth (or FMA rate)
+  std::string baseline;    // "cub", "numpy", ...
+  double baseline_ms = 0;  // 0: no baseline for this case
+  bool verified = false;   // result equal to the CPU reference within the contract
+  std::string note;
+  std::string timing;  // how time_ms and baseline_ms were taken: "launch" or "graph×K"
+};
+
 struct BenchOptions {
   bool quick = false;
   std::vector<std::int64_t> sizes;    // element counts; empty: the pattern's default sweep
@@ -31,20 +45,9 @@ struct BenchOptions {
   std::string timing = "auto";
   int graph_launches = 100;
   double graph_below_us = 20;
-};
-
-struct BenchRow {
-  std::string pattern, backend, device, variant;
-  std::string dtype, op, shape;  // the case: "float32", "sum", "2^28" or "16384x16384 rows"
-  double time_ms = 0;            // median device time
-  double bytes = 0;              // bytes the pattern must move, once
-  double gbps = 0;
-  double pct_peak = 0;     // of measured read bandwidth (or FMA rate)
-  std::string baseline;    // "cub", "numpy", ...
-  double baseline_ms = 0;  // 0: no baseline for this case
-  bool verified = false;   // result equal to the CPU reference within the contract
-  std::string note;
-  std::string timing;  // how time_ms and baseline_ms were taken: "launch" or "graph×K"
+  // Called with each row as soon as it is measured (a baseline timed after the sweep, numpy's,
+  // not yet beside it), so that `parpat bench --json` keeps the rows of a run cut off midway.
+  std::function<void(const BenchRow&)> on_row;
 };
 
 nlohmann::json to_json(const BenchRow& r);

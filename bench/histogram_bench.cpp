@@ -146,12 +146,13 @@ BenchRow case_row(const Device& device, const VariantInfo& v, DType t, std::stri
 
 // Adds a timed row of the weighted or joint sweeps, with its rate and share of the read peak,
 // and prints it.
-void add_row(BenchRow row, const Peaks& peaks, std::vector<BenchRow>& rows) {
+void add_row(BenchRow row, const BenchOptions& o, const Peaks& peaks, std::vector<BenchRow>& rows) {
   row.gbps = row.time_ms > 0 ? row.bytes / (row.time_ms * 1e6) : 0;
   row.pct_peak = peaks.read_gbps > 0 ? 100.0 * row.gbps / peaks.read_gbps : 0;
   std::cerr << fmt::format("  histogram {:<13} {:<8} {:<26} {:<18} {:10.2f} µs {}\n", row.variant,
                            row.dtype, row.op, row.shape, row.time_ms * 1e3,
                            row.verified ? "" : "NOT VERIFIED " + row.note);
+  if (o.on_row) o.on_row(row);
   rows.push_back(std::move(row));
 }
 
@@ -226,7 +227,7 @@ void bench_weighted(const Device& device, const BenchOptions& o, const Peaks& pe
         numpy_cases.push_back({{"kind", "weighted"}, {"n", n}, {"seed", 101}, {"bins", bins}});
         numpy_rows.push_back(rows.size());
       }
-      add_row(std::move(row), peaks, rows);
+      add_row(std::move(row), o, peaks, rows);
     }
   }
   add_numpy_baselines(numpy_cases, numpy_rows, rows);
@@ -294,7 +295,7 @@ void bench_joint(const Device& device, const BenchOptions& o, const Peaks& peaks
         numpy_cases.push_back({{"kind", "joint"}, {"n", n}, {"seed", 303}, {"bins", bins}});
         numpy_rows.push_back(rows.size());
       }
-      add_row(std::move(row), peaks, rows);
+      add_row(std::move(row), o, peaks, rows);
     }
   }
   add_numpy_baselines(numpy_cases, numpy_rows, rows);
@@ -414,6 +415,7 @@ std::vector<BenchRow> bench_histogram(const Device& device, const BenchOptions& 
               numpy_rows.push_back(rows.size());
             }
             rows.push_back(row);
+            if (o.on_row) o.on_row(row);
             std::cerr << fmt::format("  histogram {:<13} {:<8} {:<9} {:<22} {:10.2f} µs {}\n",
                                      row.variant, row.dtype, row.op, row.shape, row.time_ms * 1e3,
                                      row.verified ? "" : "NOT VERIFIED " + row.note);

@@ -155,6 +155,7 @@ std::vector<BenchRow> bench_pairwise(const Device& device, const BenchOptions& o
           }
           row.bytes = pairs;
           rows.push_back(row);
+          if (o.on_row) o.on_row(row);
           std::cerr << fmt::format("  pairwise {:<10} {:<13} {:<22} {:11.2f} µs {:10.1f} {} {}\n",
                                    row.variant, row.op, row.shape, row.time_ms * 1e3, row.gbps,
                                    k.kernel == PairwiseKernel::product ? "GFLOPS" : "Gpairs/s",

@@ -56,8 +56,8 @@ std::vector<Case> reduce_cases(const Device& device, const BenchOptions& o) {
   // and a nan-op to the basic ops.
   std::vector<ReduceOp> ops =
       o.quick ? std::vector<ReduceOp>{ReduceOp::sum, ReduceOp::max}
-              : std::vector<ReduceOp>{ReduceOp::sum,  ReduceOp::min, ReduceOp::max,
-                                      ReduceOp::argmax, ReduceOp::mean, ReduceOp::var,
+              : std::vector<ReduceOp>{ReduceOp::sum,    ReduceOp::min,          ReduceOp::max,
+                                      ReduceOp::argmax, ReduceOp::mean,         ReduceOp::var,
                                       ReduceOp::nanvar, ReduceOp::count_nonzero};
   if (!o.ops.empty()) {
     ops.clear();
@@ -186,6 +186,7 @@ std::vector<BenchRow> bench_reduce(const Device& device, const BenchOptions& o,
         numpy_rows.push_back(rows.size());
       }
       rows.push_back(row);
+      if (o.on_row) o.on_row(row);
       std::cerr << fmt::format("  reduce {:<10} {:<8} {:<7} {:<22} {:9.2f} µs {:<10} {}\n",
                                row.variant, row.dtype, row.op, row.shape, row.time_ms * 1e3,
                                row.timing, row.verified ? "" : "NOT VERIFIED " + row.note);

@@ -162,24 +162,16 @@ void add_bench_command(CLI::App& app) {
       for (const auto& [name, driver] : drivers())
         patterns.push_back(name);
     check_request(device, patterns, o->bench);
-    std::ofstream json_file;
-    if (!o->json_out.empty()) {
-      json_file.open(o->json_out);
-      if (!json_file) throw_invalid("cannot write " + o->json_out);
-    }
+    if (!o->json_out.empty() && !std::ofstream(o->json_out))
+      throw_invalid("cannot write " + o->json_out);
     std::cerr << "parpat bench on " << device.label() << "\n";
     Peaks peaks = measure_peaks(device);
     std::cerr << fmt::format("  measured peaks: read {:.1f} GB/s, FP32 FMA {:.1f} GFLOPS, {}\n",
                              peaks.read_gbps, peaks.fma_gflops, launch_floor(peaks));
-    std::vector<bench::BenchRow> rows;
-    for (const auto& p : patterns) {
-      std::vector<bench::BenchRow> r = find_driver(p)(device, o->bench, peaks);
-      rows.insert(rows.end(), r.begin(), r.end());
-    }
-    std::size_t verified = 0;
-    for (auto& r : rows)
-      verified += r.verified;
-    if (!o->json_out.empty()) {
+    // The JSON is written again after every row, so a run cut off midway keeps what it measured;
+    // the last write, after every pattern, holds the baselines timed at the end of a sweep too.
+    auto write_json = [&](const std::vector<bench::BenchRow>& rows) {
+      if (o->json_out.empty()) return;
       nlohmann::json j = {
           {"device", device.info().name},   {"backend", backend_name(device.backend())},
           {"read_gbps", peaks.read_gbps},   {"fma_gflops", peaks.fma_gflops},
@@ -187,9 +179,25 @@ void add_bench_command(CLI::App& app) {
           {"rows", nlohmann::json::array()}};
       for (auto& r : rows)
         j["rows"].push_back(bench::to_json(r));
+      std::ofstream json_file(o->json_out);
       if (!(json_file << j.dump(1) << "\n" << std::flush))
         throw_invalid("cannot write " + o->json_out);
+    };
+    std::vector<bench::BenchRow> rows, measured;
+    bench::BenchOptions options = o->bench;
+    options.on_row = [&](const bench::BenchRow& r) {
+      measured.push_back(r);
+      write_json(measured);
+    };
+    for (const auto& p : patterns) {
+      std::vector<bench::BenchRow> r = find_driver(p)(device, options, peaks);
+      rows.insert(rows.end(), r.begin(), r.end());
+      measured = rows;
     }
+    std::size_t verified = 0;
+    for (auto& r : rows)
+      verified += r.verified;
+    write_json(rows);
     std::cout << fmt::format(
         "parpat bench on {} — read peak {:.1f} GB/s, FP32 FMA {:.1f} GFLOPS, {}\n\n",
         device.label(), peaks.read_gbps, peaks.fma_gflops, launch_floor(peaks));
