@@ -26,7 +26,7 @@ int blocks_for(int sms, const void* kernel, int block, std::size_t shared, long 
 }
 
 // How `fast` runs one problem: one pass or a few over ranges of the counted slots in shared
-// memory — 32-bit counters lane-striped in as many columns (up to 32) as
+// memory — 32-bit counters lane-striped in as many columns (up to histogram.fast.max_columns) as
 // histogram.fast.striped_kib allows (16-bit input: at least histogram.fast.min_columns_16bit where
 // the shared budget holds them), or 16-bit packed counters when 32-bit ones would take more
 // passes — or global atomics when even packed counters would need more than
@@ -87,7 +87,7 @@ FastConfig fast_config(const DeviceInfo& info, const HistogramFastPolicy& policy
   const unsigned min_columns =
       sizeof(T) == 2 && dtype != DType::bfloat16 ? unsigned(policy.min_columns_16bit) : 1u;
   c.columns = 1;
-  while (!c.packed && c.columns < 32 &&
+  while (!c.packed && c.columns < 32 && int(c.columns * 2) <= policy.max_columns &&
          StripedRows(c.columns * 2, kPermutedRows<T>).words(c.range + 1) * sizeof(unsigned) <=
              (c.columns < min_columns ? budget : striped))
     c.columns *= 2;
@@ -147,10 +147,11 @@ void launch_fast(const FastConfig& c, const T* x, long long n, long long step, R
 
 // How `fast` sorts rows into buckets where it would count in global memory
 // (kernels_bucketed.cuh): buckets of histogram.fast.bucket_rows rows (fewer than kMaxBuckets,
-// more rows a bucket where needed, up to 2^16), each counted in as many columns as
-// histogram.fast.striped_kib allows; chunks of the input whose 16-bit rows take at most
-// histogram.fast.bucket_chunk_mib of temporary memory. Only 4- and 8-byte input, and only with
-// at least a value a row: fewer values cost less counted straight into global memory.
+// more rows a bucket where needed, up to 2^16), each counted in as many columns (up to
+// histogram.fast.max_columns) as histogram.fast.striped_kib allows; chunks of the input whose
+// 16-bit rows take at most histogram.fast.bucket_chunk_mib of temporary memory. Only 4- and
+// 8-byte input, and only with at least a value a row: fewer values cost less counted straight
+// into global memory.
 struct BucketPlan {
   bool usable = false;
   unsigned shift = 0, buckets = 0, columns = 1;
@@ -178,7 +179,8 @@ BucketPlan bucket_plan(const DeviceInfo& info, const HistogramFastPolicy& policy
         std::min<std::size_t>(budget, std::size_t(policy.striped_kib) << 10);
     const std::size_t rows = std::size_t(1) << b.shift;
     if (b.buckets > kMaxBuckets || rows * sizeof(unsigned) > budget) return b;
-    while (b.columns < 32 && rows * b.columns * 2 * sizeof(unsigned) <= striped)
+    while (b.columns < 32 && int(b.columns * 2) <= policy.max_columns &&
+           rows * b.columns * 2 * sizeof(unsigned) <= striped)
       b.columns *= 2;
     b.count_shared = rows * b.columns * sizeof(unsigned);
     constexpr long long kTile = kTileValues<T>;
