@@ -197,7 +197,7 @@ class CudaHistogram final : public HistogramKernel {
   template <class Rule>
   void configure_fast(int sms) {
     const auto policy = tuned<HistogramFastPolicy>(device_.info());
-    fast_ = fast_config<T, Rule>(device_.info(), policy, sms, p_.dtype, unsigned(p_.slots()), p_.n);
+    fast_ = fast_config<T, Rule>(device_.info(), policy, sms, p_);
     if (fast_.global)
       bucket_ = bucket_plan<T, Rule>(device_.info(), policy, sms, fast_.counted, p_.n);
     if (bucket_.usable) temp_ = Buffer(device_, bucket_.bytes);
@@ -389,7 +389,7 @@ void histogram_even(const void* d_in, DType dtype, std::int64_t n, std::int64_t 
     using T = kernel_element_t<decltype(t)>;
     const T* x = static_cast<const T*>(d_in);
     auto run = [&](auto rule) {
-      auto c = fast_config<T, decltype(rule)>(info, policy, sms, dtype, slots, n);
+      auto c = fast_config<T, decltype(rule)>(info, policy, sms, p);
       launch_fast(c, x, n, 1, rule, slots, d_counts, stream);
     };
     if constexpr (sizeof(T) <= 2) {

@@ -23,7 +23,7 @@ struct HistogramClassicPolicy : SameOnEveryDevice<HistogramClassicPolicy> {
 // int32, uint32 and float32, whose float rule holds more registers a vector: 4 on NVIDIA, as
 // CUDA's 4 loads, histogram-opencl-vectors-32bit), a lane-striped
 // shared histogram of up to `striped_kib` in at most `max_columns` columns (CUDA: 16-bit input
-// but bfloat16 in at least `min_columns_16bit` where the shared memory holds them,
+// in at least `min_columns_16bit` where the shared memory holds them,
 // histogram-cuda-columns-16bit), 16-bit packed
 // counters (CUDA `packed`) when 32-bit ones would need more than one pass, at most `max_passes`
 // passes over slot ranges before it counts in global memory; register runs below

@@ -347,16 +347,16 @@ constexpr bool kDrained = sizeof(T) != 2 || std::is_same_v<Rule, PerValueRule> |
                           (kEven16<Rule> && !kHalfFloatRule<Rule>);
 
 // Counts into a lane-striped shared histogram of range + 1 rows (the last for values outside
-// the pass) × `columns`, its rows permuted where `permuted` (StripedRows), or (packed) into
-// range + 1 16-bit rows, then adds each row to the 64-bit counts.
+// the pass) laid out as `rows` says (columns, permuted or not: StripedRows), or (packed, `rows` of
+// one column in order) into range + 1 16-bit rows, then adds each row to the 64-bit counts.
 template <class T, class Rule, bool kPacked, bool kWhole>
 __global__ void fast_shared_kernel(const T* __restrict__ in, long long n, long long step, Rule rule,
-                                   unsigned first, unsigned range, unsigned columns, bool vote,
-                                   bool permuted, unsigned long long* counts) {
+                                   unsigned first, unsigned range, StripedRows rows, bool vote,
+                                   unsigned long long* counts) {
   // No vote: 0 lanes; packed counters take one word for two rows, a column of one.
-  const unsigned vote_lanes = vote ? min(32u, 8 * (kPacked ? 1 : columns)) : 0;
+  const unsigned columns = rows.columns;
+  const unsigned vote_lanes = vote ? min(32u, 8 * columns) : 0;
   extern __shared__ unsigned hist[];
-  const StripedRows rows(kPacked ? 1 : columns, kPermutedRows<T> && permuted);
   const unsigned words = kPacked ? (range + 2) / 2 : unsigned(rows.words(range + 1));
   for (unsigned i = threadIdx.x; i < words; i += blockDim.x)
     hist[i] = 0;
@@ -370,7 +370,7 @@ __global__ void fast_shared_kernel(const T* __restrict__ in, long long n, long l
       count_values<kWhole>(in, n, step, rule, first, range,
                            PackedSink(hist, counts, first, range, row_slots(rule)), vote_lanes);
     }
-  } else if (kPermutedRows<T> && permuted) {
+  } else if (kPermutedRows<T> && rows.mask) {
     count_values<kWhole>(in, n, step, rule, first, range,
                          StripedSink<true>(hist, rows, threadIdx.x % 32 % columns), vote_lanes);
   } else {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 
 #include "histogram/cuda/kernels_bucketed.cuh"
 #include "histogram/cuda/kernels_classic.cuh"
@@ -37,7 +38,29 @@ struct FastConfig {
   unsigned counted = 0, passes = 1, range = 0, columns = 1;
   bool packed = false, global = false, vote = true;
   bool permuted = false;  // striped rows permuted within each turn of the banks (StripedRows)
+  unsigned gap_log2 = 0;  // permuted rows: the crowded rows lie 2^gap_log2 apart
+
+  // Where the kernel counts: packed counters as one column in order.
+  StripedRows rows() const {
+    return packed ? StripedRows(1, false) : StripedRows(columns, permuted, gap_log2);
+  }
 };
+
+// The rows between neighbouring bfloat16 values at the top of an even range, as a power of two
+// (0 under two rows, and for other input): its 128 values an octave crowd rows that far apart
+// (16 over [0, 1) in 4096 bins), which permuted rows spread over the banks only if the bits they
+// xor in reach that high (StripedRows).
+inline unsigned crowded_row_gap_log2(const HistogramProblem& p) {
+  if (p.dtype != DType::bfloat16 || !p.even) return 0;
+  const double top = std::max(std::fabs(p.lo), std::fabs(p.hi));
+  int exponent = std::ilogb(top);                    // top in [2^e, 2^(e+1))
+  if (std::ldexp(1.0, exponent) == top) --exponent;  // values below 2^e lie in the octave below
+  const double gap = std::ldexp(1.0, exponent - 7) / p.step();
+  unsigned log2 = 0;
+  while (log2 < 24 && std::ldexp(1.0, int(log2) + 1) <= gap)
+    ++log2;
+  return log2;
+}
 
 // The shared memory `fast` counts in, at most.
 inline std::size_t fast_shared_budget(const DeviceInfo& info, const HistogramFastPolicy& policy) {
@@ -60,10 +83,13 @@ auto fast_shared_for(const FastConfig& c) {
   }
 }
 
-// The `fast` configuration of n values of `dtype` (element type T in the kernels) over `slots`.
+// The `fast` configuration of problem `p` (element type T in the kernels).
 template <class T, class Rule>
 FastConfig fast_config(const DeviceInfo& info, const HistogramFastPolicy& policy, int sms,
-                       DType dtype, unsigned slots, long long n) {
+                       const HistogramProblem& p) {
+  const DType dtype = p.dtype;
+  const unsigned slots = unsigned(p.slots());
+  const long long n = p.n;
   FastConfig c;
   c.block = policy.block;
   c.counted = kCountsPerValue<Rule> ? 1u << (8 * sizeof(T)) : slots;
@@ -79,13 +105,13 @@ FastConfig fast_config(const DeviceInfo& info, const HistogramFastPolicy& policy
   if (c.packed) c.passes = passes_for(sizeof(unsigned) / 2);
   c.range = (c.counted + c.passes - 1) / c.passes;
   const std::size_t striped = std::min<std::size_t>(budget, std::size_t(policy.striped_kib) << 10);
-  // 16-bit input but bfloat16 takes up to histogram.fast.min_columns_16bit columns from the whole
-  // shared budget: at 4096 bins the few rows past the bins put 8 columns just over 128 KiB, and 4
-  // columns queue 8 lanes on each (H200, 2^29 uniform values, µs, 4 -> 8 columns: float16 295 ->
-  // 275, int16 273 -> 256, uint16 273 -> 254). bfloat16 keeps its 4 permuted columns (322 against
-  // 326 µs): its values crowd rows 16 apart there.
-  const unsigned min_columns =
-      sizeof(T) == 2 && dtype != DType::bfloat16 ? unsigned(policy.min_columns_16bit) : 1u;
+  // 16-bit input takes up to histogram.fast.min_columns_16bit columns from the whole shared
+  // budget: at 4096 bins the few rows past the bins put 8 columns just over 128 KiB, and 4 columns
+  // queue 8 lanes on each (H200, 2^29 uniform values, µs, 4 -> 8 columns: float16 295 -> 275,
+  // int16 273 -> 256, uint16 273 -> 254). bfloat16 takes them too, its rows permuted by the bits
+  // above its gap (crowded_row_gap_log2): the same time as its 4 columns permuted before (323 ->
+  // 324 µs), where 8 columns permuted by the bits of a turn spread nothing (326).
+  const unsigned min_columns = sizeof(T) == 2 ? unsigned(policy.min_columns_16bit) : 1u;
   c.columns = 1;
   while (!c.packed && c.columns < 32 && int(c.columns * 2) <= policy.max_columns &&
          StripedRows(c.columns * 2, kPermutedRows<T>).words(c.range + 1) * sizeof(unsigned) <=
@@ -102,14 +128,18 @@ FastConfig fast_config(const DeviceInfo& info, const HistogramFastPolicy& policy
   // Elsewhere its two instructions a value cost more than the conflicts they spare where the
   // count is bound by instruction issue (H200, 2^28 values, µs, permuted -> in order: float32
   // 4096 bins 276 -> 255, int16 175 -> 150, float16 164 -> 156; bfloat16 1024 bins 168 -> 142,
-  // but 4096 bins 169 -> 274). permuted_rows 2: every input but 1-byte below 32 columns; 0: none.
+  // but 4096 bins 169 -> 274). The bits xor-ed in reach above the gap between its crowded rows
+  // (H200, 2^29 uniform values, µs, the bits of a turn -> above the gap: 8192 bins in 4 columns,
+  // rows 32 apart, 351 -> 326; 2048 and 4096 bins the same within 1 %). permuted_rows 2: every
+  // input but 1-byte below 32 columns; 0: none.
   c.permuted = kPermutedRows<T> && !c.packed &&
                (policy.permuted_rows == 2
                     ? c.columns < 32
                     : policy.permuted_rows == 1 && dtype == DType::bfloat16 && c.columns < 16);
+  if (c.permuted) c.gap_log2 = crowded_row_gap_log2(p);
   c.shared = c.global   ? 0
              : c.packed ? std::size_t(c.range + 2) / 2 * sizeof(unsigned)
-                        : StripedRows(c.columns, c.permuted).words(c.range + 1) * sizeof(unsigned);
+                        : c.rows().words(c.range + 1) * sizeof(unsigned);
   const void* k = reinterpret_cast<const void*>(fast_shared_for<T, Rule>(c));
   if constexpr (!kEven16<Rule>) {
     if (c.global) k = reinterpret_cast<const void*>(&fast_global_kernel<T, Rule>);
@@ -139,8 +169,8 @@ void launch_fast(const FastConfig& c, const T* x, long long n, long long step, R
   for (unsigned pass = 0; pass < c.passes; ++pass) {
     unsigned first = pass * c.range;
     unsigned range = std::min(c.range, c.counted - first);
-    fast_shared_for<T, Rule>(c)<<<c.blocks, c.block, c.shared, st>>>(
-        x, n, step, rule, first, range, c.packed ? 1 : c.columns, c.vote, c.permuted, out);
+    fast_shared_for<T, Rule>(c)<<<c.blocks, c.block, c.shared, st>>>(x, n, step, rule, first, range,
+                                                                     c.rows(), c.vote, out);
     check_launch("histogram fast_shared_kernel");
   }
 }

@@ -22,22 +22,26 @@ namespace {
 //    skipped.
 //
 // The rows of a lane-striped histogram (StripedSink) are stored permuted: row r at
-// r ^ ((r >> shift) & mask), its low bits xor-ed with the bits above them within aligned groups of
-// 32 / columns rows (one turn of the 32 banks; mask = 32 / columns − 1). Rows a power of two
+// r ^ ((r >> shift) & mask), its low bits (its place in one turn of the 32 banks, an aligned group
+// of 32 / columns rows; mask = 32 / columns − 1) xor-ed with bits above them. Rows a power of two
 // apart would otherwise share a bank, and data that crowds such rows (bfloat16 in [0, 1) over
 // 4096 bins: half the values on 128 rows 16 apart) queued its lanes on it, 7.6 lanes a bank
 // against 3.3 for spread data with 4 columns; permuted they spread as any rows do (H100, 2^29
 // values, µs: bfloat16 uniform 537 -> 357, normal 563 -> 357; float32, float16 and int16 within
-// 1 %). With 32 columns the groups are single rows and the permutation is the identity.
+// 1 %). The bits xor-ed in start at the group's size, or higher where the crowded rows lie
+// further apart (`gap_log2`: rows 2^gap_log2 apart, and any closer, differ in them). With 32
+// columns the groups are single rows and the permutation is the identity.
 struct StripedRows {
   unsigned columns, shift = 0, mask;
   // `permuted` false: rows in order (mask 0), which saves the two instructions a value: 1-byte
   // input (counted per value, always in 32 columns) and the joint histogram (two coordinates'
   // bins seldom crowd rows a power of two apart).
-  __host__ __device__ StripedRows(unsigned columns, bool permuted) : columns(columns) {
+  __host__ __device__ StripedRows(unsigned columns, bool permuted, unsigned gap_log2 = 0)
+      : columns(columns) {
     while ((columns << shift) < 32)
       ++shift;
     mask = permuted ? (1u << shift) - 1 : 0u;
+    shift = shift > gap_log2 ? shift : gap_log2;
   }
   __device__ unsigned place(unsigned r) const { return r ^ ((r >> shift) & mask); }
   // The words of `rows` rows: whole groups where permuted, so every row's place lies inside.
