@@ -27,9 +27,10 @@
 //    Float64EvenRule (the same rows in float64 arithmetic, settled against the edges only next to
 //    one). The shared histogram is lane-striped: slot s of lane l at π(s)·C + l mod C, with C up to
 //    32 columns, so the lanes of a warp hit distinct banks and distinct words however the data is
-//    spread (for bfloat16 in fewer than 16 columns π permutes the rows within each turn of the
-//    banks, so that the rows a power of two apart that its data crowds do not share a bank:
-//    StripedRows, elsewhere the identity); with fewer columns a per-vector vote sends skewed
+//    spread (for bfloat16 in fewer than 8 columns π permutes the rows within each turn of the
+//    banks, and in 8 a spare word a row makes the stride odd, so that the rows a power of two
+//    apart that its data crowds do not share a bank: StripedRows, elsewhere the identity); with
+//    fewer columns a per-vector vote sends skewed
 //    data through per-thread runs (one atomic per run of equal slots). 32-bit
 //    shared counts are added to the 64-bit global ones at the end. When the slots do not fit in
 //    shared memory the kernel makes passes over slot ranges (each pass reads the input again and

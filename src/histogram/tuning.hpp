@@ -43,8 +43,9 @@ struct HistogramClassicPolicy : SameOnEveryDevice<HistogramClassicPolicy> {
 // shared memory a block (within the device's opt-in limit): set to 48 it shows what the kernels
 // do within the local memory NVIDIA's OpenCL gives a group (histogram-opencl-48kib). The
 // lane-striped rows (CUDA and OpenCL) are permuted within each turn of the banks for bfloat16 in
-// fewer than 16 columns (`permuted_rows` 1; 2: every input but 1-byte in fewer than 32; 0: none):
-// histogram-striped-rows-permuted, histogram-cuda-permuted-bfloat16.
+// fewer than 8 columns, and on CUDA padded to an odd stride in 8 (`permuted_rows` 1; 2: every
+// input but 1-byte permuted in fewer than 32; 0: none): histogram-striped-rows-permuted,
+// histogram-cuda-permuted-bfloat16.
 struct HistogramFastPolicy {
   static constexpr const char* kName = "histogram.fast";
   int block = 1024;

@@ -181,7 +181,7 @@ __global__ void joint_count_kernel(JointSamples<T> in, bool pairs, unsigned slot
   } else {
     extern __shared__ unsigned hist[];
     constexpr bool kPacked = kSink == JointSink::packed;
-    const StripedRows rows(kPacked ? 1 : columns, false);
+    const StripedRows rows(kPacked ? 1 : columns, RowOrder::in_order);
     const unsigned words = kPacked ? (slots + 1) / 2 : slots * columns;
     for (unsigned i = threadIdx.x; i < words; i += blockDim.x)
       hist[i] = 0;

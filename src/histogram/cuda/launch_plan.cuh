@@ -37,12 +37,12 @@ struct FastConfig {
   std::size_t shared = 0;
   unsigned counted = 0, passes = 1, range = 0, columns = 1;
   bool packed = false, global = false, vote = true;
-  bool permuted = false;  // striped rows permuted within each turn of the banks (StripedRows)
-  unsigned gap_log2 = 0;  // permuted rows: the crowded rows lie 2^gap_log2 apart
+  RowOrder order = RowOrder::in_order;  // of the striped rows (StripedRows)
+  unsigned gap_log2 = 0;                // permuted rows: the crowded rows lie 2^gap_log2 apart
 
   // Where the kernel counts: packed counters as one column in order.
   StripedRows rows() const {
-    return packed ? StripedRows(1, false) : StripedRows(columns, permuted, gap_log2);
+    return packed ? StripedRows(1, RowOrder::in_order) : StripedRows(columns, order, gap_log2);
   }
 };
 
@@ -108,35 +108,41 @@ FastConfig fast_config(const DeviceInfo& info, const HistogramFastPolicy& policy
   // 16-bit input takes up to histogram.fast.min_columns_16bit columns from the whole shared
   // budget: at 4096 bins the few rows past the bins put 8 columns just over 128 KiB, and 4 columns
   // queue 8 lanes on each (H200, 2^29 uniform values, µs, 4 -> 8 columns: float16 295 -> 275,
-  // int16 273 -> 256, uint16 273 -> 254). bfloat16 takes them too, its rows permuted by the bits
-  // above its gap (crowded_row_gap_log2): the same time as its 4 columns permuted before (323 ->
-  // 324 µs), where 8 columns permuted by the bits of a turn spread nothing (326).
+  // int16 273 -> 256, uint16 273 -> 254; bfloat16 with its rows padded, below, 323 -> 290).
   const unsigned min_columns = sizeof(T) == 2 ? unsigned(policy.min_columns_16bit) : 1u;
   c.columns = 1;
   while (!c.packed && c.columns < 32 && int(c.columns * 2) <= policy.max_columns &&
-         StripedRows(c.columns * 2, kPermutedRows<T>).words(c.range + 1) * sizeof(unsigned) <=
+         StripedRows(c.columns * 2, RowOrder::permuted).words(c.range + 1) * sizeof(unsigned) <=
              (c.columns < min_columns ? budget : striped))
     c.columns *= 2;
   // Input counted per value fits in shared memory (256 counters, or 65536 packed ones), and only
   // the shared flush maps values to slots: it never counts globally.
   c.global = !kCountsPerValue<Rule> && !kEven16<Rule> && c.passes > unsigned(policy.max_passes);
   c.vote = c.packed || int(c.columns) < policy.vote_below_columns;
-  // Rows permuted within each turn of the banks for bfloat16 in fewer than 16 columns by default
-  // (permuted_rows 1): its 128 values of an octave fall on rows a power of two apart over a range
-  // such as [0, 1), 16 rows apart at 4096 bins, where 4 columns put a warp's adds on 4 banks. In
-  // 16 columns two lanes share a bank anyway, and in 32 the permutation is the identity.
-  // Elsewhere its two instructions a value cost more than the conflicts they spare where the
-  // count is bound by instruction issue (H200, 2^28 values, µs, permuted -> in order: float32
-  // 4096 bins 276 -> 255, int16 175 -> 150, float16 164 -> 156; bfloat16 1024 bins 168 -> 142,
-  // but 4096 bins 169 -> 274). The bits xor-ed in reach above the gap between its crowded rows
-  // (H200, 2^29 uniform values, µs, the bits of a turn -> above the gap: 8192 bins in 4 columns,
-  // rows 32 apart, 351 -> 326; 2048 and 4096 bins the same within 1 %). permuted_rows 2: every
-  // input but 1-byte below 32 columns; 0: none.
-  c.permuted = kPermutedRows<T> && !c.packed &&
-               (policy.permuted_rows == 2
-                    ? c.columns < 32
-                    : policy.permuted_rows == 1 && dtype == DType::bfloat16 && c.columns < 16);
-  if (c.permuted) c.gap_log2 = crowded_row_gap_log2(p);
+  // The order of the striped rows (StripedRows), by default (permuted_rows 1) for bfloat16 alone:
+  // its 128 values of an octave fall on rows a power of two apart over a range such as [0, 1), 16
+  // rows apart at 4096 bins, which in order share one bank of each column. Elsewhere rows stay in
+  // order: the permutation's two instructions a value cost more than the conflicts they spare
+  // where the count is bound by instruction issue (H200, 2^29 values at 4096 bins in 8 columns,
+  // µs, in order -> permuted: float16 275 -> 315, int16 256 -> 292; 2^28 values, float32 4096 bins
+  // 255 -> 276). bfloat16 in fewer than 8 columns (8 lanes or more to a column) is permuted, by
+  // the bits above its gap (H200, 2^29 uniform values, µs, the bits of a turn -> above the gap:
+  // 8192 bins in 4 columns, rows 32 apart, 351 -> 326); in 8 columns its rows are padded to an odd
+  // stride, which spreads them at no instruction (H200, 2^29 values, µs, uniform / normal, in
+  // order -> padded: 2048 bins 314 / 314 -> 278 / 275, 4096 bins 314 / 312 -> 290 / 278; permuted
+  // 324 / 326); in 16 and 32 columns two lanes or one share a column's banks, and in order they
+  // cost nothing more (1024 bins: 273 µs). permuted_rows 2: every input but 1-byte permuted below
+  // 32 columns; 0: all in order.
+  const bool crowded = policy.permuted_rows == 1 && dtype == DType::bfloat16;
+  if (kPermutedRows<T> && !c.packed &&
+      (policy.permuted_rows == 2 ? c.columns < 32 : crowded && c.columns < 8)) {
+    c.order = RowOrder::permuted;
+    c.gap_log2 = crowded_row_gap_log2(p);
+  } else if (kPermutedRows<T> && !c.packed && crowded && c.columns == 8 &&
+             crowded_row_gap_log2(p) >= 2) {
+    c.order = RowOrder::padded;
+    if (c.rows().words(c.range + 1) * sizeof(unsigned) > budget) c.order = RowOrder::in_order;
+  }
   c.shared = c.global   ? 0
              : c.packed ? std::size_t(c.range + 2) / 2 * sizeof(unsigned)
                         : c.rows().words(c.range + 1) * sizeof(unsigned);

@@ -10,7 +10,7 @@ namespace parpat::detail {
 namespace {
 
 // Where `fast` counts. Row `range` of a pass takes the values outside it.
-//  - StripedSink: 32-bit shared counters, row r of lane l at place(r)·columns + l mod columns
+//  - StripedSink: 32-bit shared counters, row r of lane l at place(r)·row_words + l mod columns
 //    (StripedRows, below).
 //  - PackedSink: 16-bit shared counters, two rows to a word, for twice the rows in one pass.
 //    Every atomic returns the word it changed, so the one add that carries a row out of its
@@ -21,37 +21,45 @@ namespace {
 //  - GlobalSink: the 64-bit global counts themselves (each row at its slot); the discard row is
 //    skipped.
 //
-// The rows of a lane-striped histogram (StripedSink) are stored permuted: row r at
-// r ^ ((r >> shift) & mask), its low bits (its place in one turn of the 32 banks, an aligned group
-// of 32 / columns rows; mask = 32 / columns − 1) xor-ed with bits above them. Rows a power of two
-// apart would otherwise share a bank, and data that crowds such rows (bfloat16 in [0, 1) over
-// 4096 bins: half the values on 128 rows 16 apart) queued its lanes on it, 7.6 lanes a bank
-// against 3.3 for spread data with 4 columns; permuted they spread as any rows do (H100, 2^29
-// values, µs: bfloat16 uniform 537 -> 357, normal 563 -> 357; float32, float16 and int16 within
-// 1 %). The bits xor-ed in start at the group's size, or higher where the crowded rows lie
-// further apart (`gap_log2`: rows 2^gap_log2 apart, and any closer, differ in them). With 32
-// columns the groups are single rows and the permutation is the identity.
+// How the rows of a lane-striped histogram (StripedSink) are stored: row r of column c at
+// place(r)·row_words + c.
+//  - in order: place(r) = r, row_words = columns.
+//  - permuted: place(r) = r ^ ((r >> shift) & mask), its low bits (its place in one turn of the 32
+//    banks, an aligned group of 32 / columns rows; mask = 32 / columns − 1) xor-ed with bits above
+//    them. Rows a power of two apart would otherwise share a bank, and data that crowds such rows
+//    (bfloat16 in [0, 1) over 4096 bins: half the values on 128 rows 16 apart) queued its lanes
+//    on it, 7.6 lanes a bank against 3.3 for spread data with 4 columns; permuted they spread as
+//    any rows do (H100, 2^29 values, µs: bfloat16 uniform 537 -> 357, normal 563 -> 357; float32,
+//    float16 and int16 within 1 %). The bits xor-ed in start at the group's size, or higher where
+//    the crowded rows lie further apart (`gap_log2`: rows 2^gap_log2 apart, and any closer,
+//    differ in them). With 32 columns the groups are single rows and the permutation is the
+//    identity. Two instructions a value.
+//  - padded: in order with a spare word after each row (row_words = columns + 1, an odd stride),
+//    which puts rows a power of two apart on other banks at no instruction, but gives up each
+//    column's own banks (spread data then shares them as random rows do).
+enum class RowOrder { in_order, permuted, padded };
+
 struct StripedRows {
-  unsigned columns, shift = 0, mask;
-  // `permuted` false: rows in order (mask 0), which saves the two instructions a value: 1-byte
-  // input (counted per value, always in 32 columns) and the joint histogram (two coordinates'
-  // bins seldom crowd rows a power of two apart).
-  __host__ __device__ StripedRows(unsigned columns, bool permuted, unsigned gap_log2 = 0)
-      : columns(columns) {
+  unsigned columns, shift = 0, mask, row_words;
+  // Rows in order save the permutation's two instructions a value: 1-byte input (counted per
+  // value, always in 32 columns) and the joint histogram (two coordinates' bins seldom crowd rows
+  // a power of two apart).
+  __host__ __device__ StripedRows(unsigned columns, RowOrder order, unsigned gap_log2 = 0)
+      : columns(columns), row_words(columns + (order == RowOrder::padded)) {
     while ((columns << shift) < 32)
       ++shift;
-    mask = permuted ? (1u << shift) - 1 : 0u;
+    mask = order == RowOrder::permuted ? (1u << shift) - 1 : 0u;
     shift = shift > gap_log2 ? shift : gap_log2;
   }
   __device__ unsigned place(unsigned r) const { return r ^ ((r >> shift) & mask); }
   // The words of `rows` rows: whole groups where permuted, so every row's place lies inside.
   __host__ __device__ unsigned long long words(unsigned long long rows) const {
     const unsigned group = mask + 1;
-    return (rows + group - 1) / group * group * columns;
+    return (rows + group - 1) / group * group * row_words;
   }
 };
 
-// Whether `fast` may permute the striped rows of T (FastConfig::permuted says where it does): all
+// Whether `fast` may reorder the striped rows of T (FastConfig::order says where it does): all
 // input but 1-byte input.
 template <class T>
 constexpr bool kPermutedRows = sizeof(T) != 1;
@@ -64,7 +72,7 @@ struct StripedSink {
   __device__ StripedSink(unsigned* hist, StripedRows rows, unsigned column)
       : rows(rows),
         base(unsigned(__cvta_generic_to_shared(hist + column))),
-        stride(rows.columns * 4) {}
+        stride(rows.row_words * 4) {}
   __device__ void add(unsigned r, unsigned n) const {
     // A 32-bit shared address: one multiply-add per value, no generic-to-shared conversion.
     const unsigned place = kPermuted ? rows.place(r) : r;
@@ -214,7 +222,7 @@ __device__ unsigned long long shared_row_count(const unsigned* hist, unsigned r,
     const unsigned columns = rows.columns, place = rows.place(r);
     unsigned long long sum = 0;
     for (unsigned c = 0; c < columns; ++c)
-      sum += hist[place * columns + (c + r) % columns];
+      sum += hist[place * rows.row_words + (c + r) % columns];
     return sum;
   }
 }
