@@ -313,12 +313,17 @@ TEST(HistogramOpenclFast, LayoutOfEachProblemOnAGpu) {
     EXPECT_EQ(values.field_bits, 8u) << dtype_name(t);
   }
   EXPECT_TRUE(layout(DType::float32, 1 << 20).global);  // past max_passes ranges
-  // bfloat16 in permuted striped rows (4099 rows in 2 columns of whole groups of 16 rows), other
-  // input in order, and every input but 1-byte permuted below 32 columns under permuted_rows=2.
+  // bfloat16 in permuted striped rows below 8 columns (4099 rows in 2 columns of whole groups of
+  // 16 rows), other input in order, and every input but 1-byte permuted below 32 columns under
+  // permuted_rows=2.
   const auto crowded = layout_on(gpu, DType::bfloat16, 4096, 0, 1);
   EXPECT_TRUE(crowded.permuted_rows);
   EXPECT_EQ(crowded.columns, 2u);
   EXPECT_EQ(crowded.local_bytes, 4112u * 2 * 4);
+  // From 8 columns (4 lanes a column) bfloat16's rows stay in order too.
+  const auto eight = layout_on(gpu, DType::bfloat16, 1024, 0, 1);
+  EXPECT_EQ(eight.columns, 8u);
+  EXPECT_FALSE(eight.permuted_rows);
   EXPECT_FALSE(layout(DType::float16, 4096).permuted_rows);
   EXPECT_FALSE(layout(DType::float32, 4096).permuted_rows);
   EXPECT_FALSE(layout(DType::int16, 4096).permuted_rows);
