@@ -11,6 +11,8 @@ the range) and prints, for each layout, the expected number of lanes on the busi
                  log2(32 / C) and the gap between crowded rows (crowded_row_gap_log2);
   padded         place(r) = r, row_words = C + 1 (an odd stride).
 
+C need not be a power of two (in order and padded then; lanes l mod C share a column).
+
 bfloat16 and float16 values in [0, 1) are rounded to nearest from uniform float32 values, as the
 bench's input is. It models bank conflicts alone: the permutation's two instructions a value, which
 bound the kernel where it is issue-bound, are not in it (tuning record
@@ -45,7 +47,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dtype", choices=["bfloat16", "float16"], default="bfloat16")
     parser.add_argument("--bins", type=int, default=4096)
-    parser.add_argument("--columns", type=int, default=8, choices=[1, 2, 4, 8, 16, 32])
+    parser.add_argument("--columns", type=int, default=8, choices=range(1, 33), metavar="1-32")
     parser.add_argument("--warps", type=int, default=100000)
     args = parser.parse_args()
 
@@ -57,11 +59,10 @@ def main():
     mantissa = 7 if args.dtype == "bfloat16" else 10
     gap = max(0, int(np.floor(np.log2(2.0 ** (-1 - mantissa) * args.bins))))
     mask = (1 << turn) - 1
-    layouts = {
-        "in order": rows * args.columns + columns,
-        "permuted": (rows ^ ((rows >> max(turn, gap)) & mask)) * args.columns + columns,
-        "padded": rows * (args.columns + 1) + columns,
-    }
+    layouts = {"in order": rows * args.columns + columns}
+    if 32 % args.columns == 0:  # a turn of the banks is whole rows
+        layouts["permuted"] = (rows ^ ((rows >> max(turn, gap)) & mask)) * args.columns + columns
+    layouts["padded"] = rows * (args.columns + 1) + columns
     print(f"{args.dtype} in [0, 1), {args.bins} bins, {args.columns} columns "
           f"(crowded rows 2^{gap} apart): most lanes on one bank, mean of {args.warps} warps")
     for name, words in layouts.items():
