@@ -53,7 +53,7 @@ struct HistogramFastPolicy {
   int vectors = 8;
   int vectors_32bit = 8;
   int striped_kib = 64;
-  int min_columns_16bit = 8;
+  int min_columns_16bit = 16;
   int max_columns = 32;
   int max_passes = 4;
   int packed = 1;
