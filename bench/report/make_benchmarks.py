@@ -28,6 +28,7 @@ usage: make_benchmarks.py [--results bench/results] [--out BENCHMARKS.md] [--no-
 """
 import argparse
 import glob
+import math
 import os
 import sys
 
@@ -94,7 +95,7 @@ def headline(rows, pattern):
     body = table(header, lines)
     if spread:
         body += ["", "Not shown: " + "; ".join(
-            f"`{op}`, within {gap * 100:.0f} % of `{TWIN_OPS[op]}` on every case" for op, gap in
+            f"`{op}`, within {max(1, math.ceil(gap * 100))} % of `{TWIN_OPS[op]}` on every case" for op, gap in
             sorted(spread.items())) + " (all rows are in the JSON)."]
     return body, baselines
 
