@@ -87,13 +87,10 @@
 // as bits too (OUT ushort), rounded once by NARROW, to nearest even, from the result itself.
 // Other types store ELEM and RES as they are.
 
-// binary16 bits -> float (exact): subnormals are frac * 2^-24.
+// binary16 bits -> float (exact, subnormals included): the device's own conversion through
+// vload_half, which needs no cl_khr_fp16, rather than decoding the fields by hand.
 float float16_value(ushort h) {
-  uint e = (h >> 10) & 0x1f, frac = h & 0x3ff, sign = (uint)(h & 0x8000) << 16;
-  float magnitude = e == 0 ? (float)frac * 0x1p-24f
-                           : as_float(e == 0x1f ? 0x7f800000u | (frac << 13)
-                                                : ((e + 112) << 23) | (frac << 13));
-  return as_float(as_uint(magnitude) | sign);
+  return vload_half(0, (const __private half*)&h);
 }
 
 float bfloat16_value(ushort h) {
