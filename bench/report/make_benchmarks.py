@@ -94,9 +94,10 @@ def headline(rows, pattern):
     header = ["dtype", "op / data"] + (["size"] if any(k[2] for k in grid) else []) + columns
     body = table(header, lines)
     if spread:
+        # Whole percent, rounded up: "within 0 %" would read as identical.
         body += ["", "Not shown: " + "; ".join(
-            f"`{op}`, within {max(1, math.ceil(gap * 100))} % of `{TWIN_OPS[op]}` on every case" for op, gap in
-            sorted(spread.items())) + " (all rows are in the JSON)."]
+            f"`{op}`, within {max(1, math.ceil(gap * 100))} % of `{TWIN_OPS[op]}` on every case"
+            for op, gap in sorted(spread.items())) + " (all rows are in the JSON)."]
     return body, baselines
 
 
