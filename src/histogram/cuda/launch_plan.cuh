@@ -135,13 +135,13 @@ FastConfig fast_config(const DeviceInfo& info, const HistogramFastPolicy& policy
   // 324 / 326); in 16 and 32 columns two lanes or one share a column's banks, and in order they
   // cost nothing more (1024 bins: 273 µs). permuted_rows 2: every input but 1-byte permuted below
   // 32 columns; 0: all in order.
+  const bool reorderable = kPermutedRows<T> && !c.packed;
   const bool crowded = policy.permuted_rows == 1 && dtype == DType::bfloat16;
   const unsigned gap_log2 = crowded_row_gap_log2(p);  // 0 but for bfloat16
-  if (kPermutedRows<T> && !c.packed &&
-      (policy.permuted_rows == 2 ? c.columns < 32 : crowded && c.columns < 8)) {
+  if (reorderable && (policy.permuted_rows == 2 ? c.columns < 32 : crowded && c.columns < 8)) {
     c.order = RowOrder::permuted;
     c.gap_log2 = gap_log2;
-  } else if (kPermutedRows<T> && !c.packed && crowded && c.columns == 8 && gap_log2 >= 2) {
+  } else if (reorderable && crowded && c.columns == 8 && gap_log2 >= 2) {
     c.order = RowOrder::padded;
     if (c.rows().words(c.range + 1) * sizeof(unsigned) > budget) c.order = RowOrder::in_order;
   }
