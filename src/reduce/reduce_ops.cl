@@ -179,12 +179,17 @@ ushort bfloat16_from_double(double v) {
 #define NARROW(x) (x)
 #endif
 
-// The lanes of a 16-byte vector as ELEM values.
+// The lanes of a 16-byte vector as ELEM values. The union and the unrolled loop index the lanes
+// with constants only, so that a compiler can keep them in registers.
 void unpack_vector(STOREV v, ELEM* lanes) {
-  STORE raw[VW];
-  PASTE(vstore, VW)(v, 0, raw);
+  union {
+    STOREV vector;
+    STORE lane[VW];
+  } raw;
+  raw.vector = v;
+#pragma unroll
   for (int j = 0; j < VW; ++j)
-    lanes[j] = WIDEN(raw[j]);
+    lanes[j] = WIDEN(raw.lane[j]);
 }
 
 #ifdef MOMENTS
@@ -453,12 +458,22 @@ ACC group_reduce(__local ACC* scratch, ACC acc, uint lid, uint size) {
 }
 
 // Appends the lanes of one vector (flattened indices index, index + 1, ...) in order. A sum of
-// 1- or 2-byte integers adds the lanes in 32 bits first (PRESUM: int or uint; at most 16 · 255
-// or 8 · 65535) and widens once. An arg op finds the
+// 2-byte integers adds the lanes in 32 bits first (PRESUM: int or uint; at most 8 · 65535) and
+// widens once; a sum of bytes adds them within the words of the vector: the two halves of each
+// word's byte pairs in 16-bit fields (at most 8 · 255 a field over the four words), signed bytes
+// biased by 128 first, four lanes an add instead of one. An arg op finds the
 // vector's best lane first, comparing values only (a strictly better value or the first NaN
 // replaces it, so the first of equals stays), and appends that one lane: one 64-bit index select
 // per vector instead of one per lane, the same pair as appending the lanes in order.
 ACC fold_vector(ACC acc, STOREV v, long index) {
+#if defined(PRESUM) && VW == 16
+  const bool signed_lanes = (ELEM)(-1) < (ELEM)0;
+  uint4 words = as_uint4(v) ^ (uint4)(signed_lanes ? 0x80808080u : 0u);
+  uint4 pairs = (words & 0x00ff00ffu) + ((words >> 8) & 0x00ff00ffu);
+  uint fields = pairs.s0 + pairs.s1 + pairs.s2 + pairs.s3;
+  int sum = (int)((fields & 0xffffu) + (fields >> 16)) - (signed_lanes ? 16 * 128 : 0);
+  return acc + (ACC)(long)sum;
+#else
   ELEM lanes[VW];
   unpack_vector(v, lanes);
 #if defined(PRESUM)
@@ -482,6 +497,7 @@ ACC fold_vector(ACC acc, STOREV v, long index) {
   for (int j = 0; j < VW; ++j)
     acc = APPEND(acc, lanes[j], index + j);
   return acc;
+#endif
 #endif
 }
 
