@@ -50,6 +50,7 @@ ARCHIVE_DIR=${OUT:-gpu-out}
 OUT=$(mktemp -d /tmp/gpu-suite.XXXXXX)
 mkdir -p "$ARCHIVE_DIR"
 export PARPAT_CLI=$PWD/$BIN/parpat PARPAT_NUMPY_SCRIPT=$PWD/bench/numpy_baseline.py
+export PARPAT_SOURCE_DIR=$PWD  # tests that read the source tree find it here
 
 if ! ldconfig -p | grep -q libOpenCL.so.1 && ls "$DEBS"/ocl-icd-libopencl1_*.deb >/dev/null 2>&1; then
   dpkg -x "$DEBS"/ocl-icd-libopencl1_*.deb /tmp/ocl
