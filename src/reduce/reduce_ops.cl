@@ -461,9 +461,7 @@ ACC group_reduce(__local ACC* scratch, ACC acc, uint lid, uint size) {
 // 2-byte integers adds the lanes in 32 bits first (PRESUM: int or uint; at most 8 · 65535) and
 // widens once; a sum of bytes adds them within the words of the vector: the two halves of each
 // word's byte pairs in 16-bit fields (at most 8 · 255 a field over the four words), signed bytes
-// biased by 128 first, four lanes an add instead of one. The min or max of bytes is found in a
-// halving tree of 32-bit lanes and appended once, rather than by a chain of 8-bit compares and
-// selects (NVIDIA's OpenCL took 1.35-1.45x CUDA's time with the chain). An arg op finds the
+// biased by 128 first, four lanes an add instead of one. An arg op finds the
 // vector's best lane first, comparing values only (a strictly better value or the first NaN
 // replaces it, so the first of equals stays), and appends that one lane: one 64-bit index select
 // per vector instead of one per lane, the same pair as appending the lanes in order.
@@ -475,17 +473,6 @@ ACC fold_vector(ACC acc, STOREV v, long index) {
   uint fields = pairs.s0 + pairs.s1 + pairs.s2 + pairs.s3;
   int sum = (int)((fields & 0xffffu) + (fields >> 16)) - (signed_lanes ? 16 * 128 : 0);
   return acc + (ACC)(long)sum;
-#elif (defined(EXTREME_MIN) || defined(EXTREME_MAX)) && VW == 16
-#if defined(EXTREME_MIN)
-#define BYTE_EXTREME min
-#else
-#define BYTE_EXTREME max
-#endif
-  int16 lanes = convert_int16(v);
-  int8 eights = BYTE_EXTREME(lanes.lo, lanes.hi);
-  int4 fours = BYTE_EXTREME(eights.lo, eights.hi);
-  int2 twos = BYTE_EXTREME(fours.lo, fours.hi);
-  return APPEND(acc, (ELEM)BYTE_EXTREME(twos.x, twos.y), index);
 #else
   ELEM lanes[VW];
   unpack_vector(v, lanes);
