@@ -179,9 +179,20 @@ ushort bfloat16_from_double(double v) {
 #define NARROW(x) (x)
 #endif
 
-// The lanes of a 16-byte vector as ELEM values. The union and the unrolled loop index the lanes
-// with constants only, so that a compiler can keep them in registers.
+// The lanes of a 16-byte vector as ELEM values, indexed with constants only so that a compiler
+// can keep them in registers. 1- and 2-byte lanes are cut from the vector's four 32-bit words by
+// shifts (lane 0 the low bits of word 0 on a little-endian device): NVIDIA's compiler loads a
+// char16 that is taken apart lane by lane as four 4-byte loads (ld.global.v4.u8) and a short8 as
+// two 8-byte loads, but a vector used as words as one 16-byte load.
 void unpack_vector(STOREV v, ELEM* lanes) {
+#if VW >= 8 && defined(__ENDIAN_LITTLE__)
+  const int per_word = VW / 4, lane_bits = 32 / per_word;
+  uint4 words = as_uint4(v);
+  uint word[4] = {words.s0, words.s1, words.s2, words.s3};
+#pragma unroll
+  for (int j = 0; j < VW; ++j)
+    lanes[j] = WIDEN((STORE)(word[j / per_word] >> (lane_bits * (j % per_word))));
+#else
   union {
     STOREV vector;
     STORE lane[VW];
@@ -190,6 +201,7 @@ void unpack_vector(STOREV v, ELEM* lanes) {
 #pragma unroll
   for (int j = 0; j < VW; ++j)
     lanes[j] = WIDEN(raw.lane[j]);
+#endif
 }
 
 #ifdef MOMENTS
