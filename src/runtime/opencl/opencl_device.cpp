@@ -1,6 +1,8 @@
 #include "runtime/opencl/opencl_device.hpp"
 
 #include <cstdlib>
+#include <fstream>
+#include <functional>
 
 #include <iostream>
 #include <memory>
@@ -222,6 +224,32 @@ double OpenclDevice::timer_stop_ms() {
   }
 }
 
+namespace {
+
+// A built program's binary (NVIDIA: its PTX); empty where the platform gives none.
+std::string binary_of(const cl::Program& program) {
+  auto binaries = program.getInfo<CL_PROGRAM_BINARIES>();
+  if (binaries.empty()) return {};
+  return std::string(binaries[0].begin(), binaries[0].end());
+}
+
+// Writes a built program's binary and its build options to FOLDER as
+// <source>-<hash of the options>.bin and .options, for reading what the device's compiler made.
+void write_binary(const char* folder, const char* source_name, const std::string& options,
+                  const cl::Program& program) {
+  const std::string stem = std::string(folder) + "/" + source_name + "-" +
+                           std::to_string(std::hash<std::string>{}(options));
+  std::ofstream binary(stem + ".bin", std::ios::binary), text(stem + ".options");
+  try {
+    binary << binary_of(program);
+  } catch (const cl::Error&) {
+  }
+  text << options << "\n";
+  if (!binary || !text) std::cerr << "parpat: warning: cannot write " << stem << ".bin\n";
+}
+
+}  // namespace
+
 cl::Program& OpenclDevice::program(const char* source_name, const std::string& source,
                                    const std::string& options) {
   std::string key = options + '\n' + source;
@@ -254,6 +282,8 @@ cl::Program& OpenclDevice::program(const char* source_name, const std::string& s
         std::string("OpenCL build of ") + source_name + " failed (" + build_options + "): " + log,
         "opencl", "clBuildProgram", status);
   }
+  if (const char* folder = std::getenv("PARPAT_OPENCL_BINARIES"))
+    write_binary(folder, source_name, build_options, program);
   return programs_.emplace(key, std::move(program)).first->second;
 }
 
@@ -271,9 +301,7 @@ std::string OpenclDevice::program_binary(const std::string& source, const std::s
   std::lock_guard<std::mutex> lock(programs_mutex_);
   auto it = programs_.find(options + '\n' + source);
   if (it == programs_.end()) throw_invalid("program was not built on this device");
-  auto binaries = it->second.getInfo<CL_PROGRAM_BINARIES>();
-  if (binaries.empty()) return {};
-  return std::string(binaries[0].begin(), binaries[0].end());
+  return binary_of(it->second);
 }
 
 void OpenclDevice::launch(cl::Kernel& k, std::size_t global, std::size_t local) {
