@@ -10,6 +10,8 @@
 #   TEST_SHARDS   gtest shards of each test binary run side by side in the tests stage (default 8:
 #         NVIDIA OpenCL compiles each tuning's kernels on the host, seconds apiece); the grid
 #         barrier tests, whose spins are bounded in time, run alone
+#   TEST_LIMIT    seconds each shard of a test binary may run (default 900): the shards that
+#         finish in time still report, and the suite goes on to the next binary
 #   BENCH_ARGS    arguments of every bench run (default --variant fast; quick covers every variant)
 #   DEBS  folder with the OpenCL loader .deb files (default .carry/debs)
 #   LIBS  folder of shared libraries the machine may lack, put on LD_LIBRARY_PATH (default
@@ -117,7 +119,7 @@ for stage in "${stages[@]}"; do
       "$BIN/parpat" info --measure --json >"$OUT/info.json" 2>/dev/null ;;
     tests)
       for t in ${TEST_BINS:-"$BIN"/test_*}; do
-        run_shards "$(basename "$t")" 900 "$t" --gtest_brief=1 --gtest_filter="${TEST_FILTER:-*}"
+        run_shards "$(basename "$t")" "${TEST_LIMIT:-900}" "$t" --gtest_brief=1 --gtest_filter="${TEST_FILTER:-*}"
         grep -E "PASSED|FAILED|SKIPPED \]" "$OUT/$(basename "$t").log" | tail -4
       done ;;
     sanitize)
