@@ -180,18 +180,17 @@ ushort bfloat16_from_double(double v) {
 #endif
 
 // The lanes of a 16-byte vector as ELEM values, indexed with constants only so that a compiler
-// can keep them in registers. 1- and 2-byte lanes are cut from the vector's four 32-bit words by
-// shifts (lane 0 the low bits of word 0 on a little-endian device): NVIDIA's compiler loads a
-// char16 that is taken apart lane by lane as four 4-byte loads (ld.global.v4.u8) and a short8 as
-// two 8-byte loads, but a vector used as words as one 16-byte load.
+// can keep them in registers. 1-byte lanes are cut from the vector's four 32-bit words by shifts
+// (lane 0 the low byte of word 0 on a little-endian device): NVIDIA's compiler loads a char16
+// that is taken apart lane by lane as four 4-byte loads (ld.global.v4.u8), but a vector used as
+// words as one 16-byte load. 2-byte lanes (two 8-byte loads) measured faster from the union.
 void unpack_vector(STOREV v, ELEM* lanes) {
-#if VW >= 8 && defined(__ENDIAN_LITTLE__)
-  const int per_word = VW / 4, lane_bits = 32 / per_word;
+#if VW == 16 && defined(__ENDIAN_LITTLE__)
   uint4 words = as_uint4(v);
   uint word[4] = {words.s0, words.s1, words.s2, words.s3};
 #pragma unroll
   for (int j = 0; j < VW; ++j)
-    lanes[j] = WIDEN((STORE)(word[j / per_word] >> (lane_bits * (j % per_word))));
+    lanes[j] = WIDEN((STORE)(word[j / 4] >> (8 * (j % 4))));
 #else
   union {
     STOREV vector;
@@ -474,9 +473,9 @@ ACC group_reduce(__local ACC* scratch, ACC acc, uint lid, uint size) {
 // widens once; a sum of bytes adds them within the words of the vector: the two halves of each
 // word's byte pairs in 16-bit fields (at most 8 · 255 a field over the four words), signed bytes
 // biased by 128 first, four lanes an add instead of one. An arg op finds the
-// vector's best lane first, comparing values only (a strictly better value or the first NaN
-// replaces it, so the first of equals stays), and appends that one lane: one 64-bit index select
-// per vector instead of one per lane, the same pair as appending the lanes in order.
+// vector's best value first, comparing values only (a strictly better value or the first NaN
+// replaces it), and looks for the first lane holding it only when that value displaces the
+// accumulator: the same pair as appending the lanes in order, with no index work per lane.
 ACC fold_vector(ACC acc, STOREV v, long index) {
 #if defined(PRESUM) && VW == 16
   const bool signed_lanes = (ELEM)(-1) < (ELEM)0;
@@ -496,14 +495,18 @@ ACC fold_vector(ACC acc, STOREV v, long index) {
   return acc + (ACC)(long)sum;
 #elif defined(ARG_OP)
   ELEM best = lanes[0];
+#pragma unroll
+  for (int j = 1; j < VW; ++j)
+    best = BEATS(lanes[j], best) ? lanes[j] : best;
+  ACC next = APPEND(acc, best, index);
+  if (next.index == acc.index) return acc;
+  // Rare past the first vectors of random data: the first lane holding the best value.
   int lane = 0;
 #pragma unroll
-  for (int j = 1; j < VW; ++j) {
-    bool better = BEATS(lanes[j], best);
-    best = better ? lanes[j] : best;
-    lane = better ? j : lane;
-  }
-  return APPEND(acc, best, index + lane);
+  for (int j = VW - 1; j >= 0; --j)
+    lane = (lanes[j] == best) | (IS_NAN(lanes[j]) & IS_NAN(best)) ? j : lane;
+  next.index += lane;
+  return next;
 #else
 #pragma unroll
   for (int j = 0; j < VW; ++j)

@@ -1,6 +1,7 @@
 #include "runtime/opencl/opencl_device.hpp"
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 
@@ -239,6 +240,8 @@ void write_binary(const char* folder, const char* source_name, const std::string
                   const cl::Program& program) {
   const std::string stem = std::string(folder) + "/" + source_name + "-" +
                            std::to_string(std::hash<std::string>{}(options));
+  std::error_code ignored;  // a folder that cannot be made shows in the warning below
+  std::filesystem::create_directories(folder, ignored);
   std::ofstream binary(stem + ".bin", std::ios::binary), text(stem + ".options");
   try {
     binary << binary_of(program);
