@@ -32,10 +32,15 @@
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #endif
 
-// Whether x (of any element or accumulator type) is NaN: no integer converts to a float NaN and a
-// float NaN stays one. (x != x would serve too, but compilers flag it as a self-comparison for
-// integer types.)
+// Whether x (an element, or an accumulator of the element type) is NaN: never for integer input
+// (INTEGER_INPUT), said outright so that no conversion is left in the compares of arg ops; a
+// float NaN stays one converted to float. (x != x would serve too, but compilers flag it as a
+// self-comparison for integer types.)
+#ifdef INTEGER_INPUT
+#define IS_NAN(x) false
+#else
 #define IS_NAN(x) isnan((float)(x))
+#endif
 
 #ifndef ELEM
 #define ELEM float

@@ -196,6 +196,7 @@ inline std::string build_options(const ReduceShape& s, const DeviceInfo& device)
   bool fp64 = device.fp64;
   std::string o =
       std::string("-DELEM=") + elem + " -DVW=" + std::to_string(kVectorBytes / dtype_size(t));
+  if (!is_float(t)) o += " -DINTEGER_INPUT";
   if (is_float16(t)) {
     const char* kind = t == DType::float16 ? "FLOAT16" : "BFLOAT16";
     o += std::string(" -D") + kind + "_INPUT";
