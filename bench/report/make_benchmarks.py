@@ -57,6 +57,31 @@ def fold_twins(fast):
     return kept, spread
 
 
+def headline_cell(r, with_peak):
+    """µs, the speed-up over the baseline of the same run and, where asked, the % of the peak."""
+    if r is None:
+        return ""
+    cell = fmt_us(r["time_ms"])
+    if r.get("baseline_ms", 0) > 0:
+        cell += f" ({r['baseline_ms'] / r['time_ms']:.2f}×)"
+    if r.get("pct_peak", 0) > 0 and with_peak:
+        cell += f" {r['pct_peak']:.0f} %"
+    if not r.get("verified", False):
+        cell += " NOT VERIFIED"
+    return cell
+
+
+def one_size_grid(grid, size):
+    """Rows measured at one size only: one line per dtype, one column per op."""
+    dtypes, ops = [], []
+    for dtype, op, _ in grid:
+        dtypes += [dtype] if dtype not in dtypes else []
+        ops += [op] if op not in ops else []
+    lines = [[dtype] + [headline_cell(grid.get((dtype, op, ""), {}).get(size), True) for op in ops]
+             for dtype in dtypes]
+    return table([f"dtype, {size}"] + ops, lines)
+
+
 def headline(rows, pattern):
     """The `fast` rows of a pattern as a grid: a shape of several parts ("1024 bins, 2^28") takes
     its first part as the column and the rest into the row; a one-part shape ("2^20") is the
@@ -72,27 +97,17 @@ def headline(rows, pattern):
             columns.append(column)
         grid.setdefault((r["dtype"], r["op"], rest), {})[column] = r
     columns.sort(key=leading_number)
-    lines = []
-    for (dtype, op, rest), by_column in grid.items():
-        cells = []
-        last = max(by_column, key=lambda c: (by_column[c].get("bytes", 0), columns.index(c)))
-        for c in columns:
-            r = by_column.get(c)
-            if r is None:
-                cells.append("")
-                continue
-            cell = fmt_us(r["time_ms"])
-            if r.get("baseline_ms", 0) > 0:
-                cell += f" ({r['baseline_ms'] / r['time_ms']:.2f}×)"
-            if r.get("pct_peak", 0) > 0 and c == last:
-                cell += f" {r['pct_peak']:.0f} %"
-            if not r.get("verified", False):
-                cell += " NOT VERIFIED"
-            cells.append(cell)
-        lines.append([dtype, op] + ([rest] if any(k[2] for k in grid) else []) + cells)
     baselines = sorted({r["baseline"] for r in fast if r.get("baseline")})
-    header = ["dtype", "op / data"] + (["size"] if any(k[2] for k in grid) else []) + columns
-    body = table(header, lines)
+    if len(columns) == 1 and not any(k[2] for k in grid):
+        body = one_size_grid(grid, columns[0])
+    else:
+        lines = []
+        for (dtype, op, rest), by_column in grid.items():
+            last = max(by_column, key=lambda c: (by_column[c].get("bytes", 0), columns.index(c)))
+            lines.append([dtype, op] + ([rest] if any(k[2] for k in grid) else []) +
+                         [headline_cell(by_column.get(c), c == last) for c in columns])
+        header = ["dtype", "op / data"] + (["size"] if any(k[2] for k in grid) else []) + columns
+        body = table(header, lines)
     if spread:
         # Whole percent, rounded up: "within 0 %" would read as identical.
         body += ["", "Not shown: " + "; ".join(

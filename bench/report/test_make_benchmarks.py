@@ -3,8 +3,8 @@
 the OpenCL / CUDA and regression ratios it prints (the histogram's a line per dtype too), the
 histogram floor's update rates and traffic, the OpenCL cases that NVIDIA's local memory decides,
 the end-to-end files section (absent without bench-io.json, rendered with it), the CPU's rows
-beside numpy, a machine with only scaling.json, and the length of the document. Exits 1 on a
-mismatch (run by CTest)."""
+beside numpy, rows of one size as a line per dtype, a machine with only scaling.json, and the
+length of the document. Exits 1 on a mismatch (run by CTest)."""
 import json
 import os
 import subprocess
@@ -138,8 +138,21 @@ def main():
             scaling_row("all-reduce 65539 uint64 (device)", "nccl", 2, 0.05),
             scaling_row("all-reduce 65539 uint64 (device)", "torch", 2, 0.03),
             scaling_row("download 512 KiB", "kept vector", 2, 0.08)])
+        one = os.path.join(tmp, "results", "gpu-one-size")
+        write(os.path.join(one, "meta.json"), {"date": "2026-01-05", "commit": "fed4321",
+                                                "commands": ["y"]})
+        write(os.path.join(one, "info.json"), {"devices": [
+            {"backend": "cuda", "name": "Other GPU", "version": "sm_90", "read_gbps": 5000.0,
+             "fma_gflops": 60000.0, "launch_us": 3.0}]})
+        write(os.path.join(one, "bench-reduce-cuda.json"), {"rows": [
+            row("reduce", "fast", "int8", "sum", "2^28", 0.064, 0.100),
+            row("reduce", "fast", "int8", "argmin", "2^28", 0.150),
+            row("reduce", "fast", "float32", "var", "2^28", 0.250)]})
         text = generate()
         expect = {
+            "rows of one size: a column per op": "| dtype, 2^28 | sum | argmin | var |\n",
+            "rows of one size: a line per dtype, blank where not measured":
+                "| int8 | 64.0 (1.56×) 80 % | 150.0 80 % |  |\n",
             "scaling section heading": "## Two Test GPUs",
             "scaling row: one GPU, part alone, parts at once, ranks with the speed-up":
                 "| sum float32 | 4.00 | 2.10 | 2.20 | 2.50 (1.60×) |",
