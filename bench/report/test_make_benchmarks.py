@@ -42,15 +42,20 @@ def write(path, doc):
         json.dump(doc, f)
 
 
+def machine(tmp, folder, gpu, date, commit, command):
+    """A machine's results folder with its meta.json and info.json (one CUDA device)."""
+    m = os.path.join(tmp, "results", folder)
+    write(os.path.join(m, "meta.json"), {"date": date, "commit": commit, "commands": [command]})
+    write(os.path.join(m, "info.json"), {"devices": [
+        {"backend": "cuda", "name": gpu, "version": "sm_90", "read_gbps": 5000.0,
+         "fma_gflops": 60000.0, "launch_us": 3.0}]})
+    return m
+
+
 def main():
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
-        m = os.path.join(tmp, "results", "gpu")
-        write(os.path.join(m, "meta.json"), {"date": "2026-01-02", "commit": "abc1234",
-                                              "commands": ["scripts/gpu-suite.sh bench"]})
-        write(os.path.join(m, "info.json"), {"devices": [
-            {"backend": "cuda", "name": "Test GPU", "version": "sm_90", "read_gbps": 5000.0,
-             "fma_gflops": 60000.0, "launch_us": 3.0}]})
+        m = machine(tmp, "gpu", "Test GPU", "2026-01-02", "abc1234", "scripts/gpu-suite.sh bench")
         cuda = [row("reduce", "fast", "float32", "sum", "2^20", 0.004, 0.005),
                 row("reduce", "fast", "float32", "sum", "2^28", 0.400, 0.400)]
         write(os.path.join(m, "bench-reduce-cuda.json"), {"rows": cuda})
@@ -138,12 +143,7 @@ def main():
             scaling_row("all-reduce 65539 uint64 (device)", "nccl", 2, 0.05),
             scaling_row("all-reduce 65539 uint64 (device)", "torch", 2, 0.03),
             scaling_row("download 512 KiB", "kept vector", 2, 0.08)])
-        one = os.path.join(tmp, "results", "gpu-one-size")
-        write(os.path.join(one, "meta.json"), {"date": "2026-01-05", "commit": "fed4321",
-                                                "commands": ["y"]})
-        write(os.path.join(one, "info.json"), {"devices": [
-            {"backend": "cuda", "name": "Other GPU", "version": "sm_90", "read_gbps": 5000.0,
-             "fma_gflops": 60000.0, "launch_us": 3.0}]})
+        one = machine(tmp, "gpu-one-size", "Other GPU", "2026-01-05", "fed4321", "y")
         write(os.path.join(one, "bench-reduce-cuda.json"), {"rows": [
             row("reduce", "fast", "int8", "sum", "2^28", 0.064, 0.100),
             row("reduce", "fast", "int8", "argmin", "2^28", 0.150),
