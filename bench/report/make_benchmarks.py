@@ -98,15 +98,16 @@ def headline(rows, pattern):
         grid.setdefault((r["dtype"], r["op"], rest), {})[column] = r
     columns.sort(key=leading_number)
     baselines = sorted({r["baseline"] for r in fast if r.get("baseline")})
-    if len(columns) == 1 and not any(k[2] for k in grid):
+    has_rest = any(k[2] for k in grid)
+    if len(columns) == 1 and not has_rest:
         body = one_size_grid(grid, columns[0])
     else:
         lines = []
         for (dtype, op, rest), by_column in grid.items():
             last = max(by_column, key=lambda c: (by_column[c].get("bytes", 0), columns.index(c)))
-            lines.append([dtype, op] + ([rest] if any(k[2] for k in grid) else []) +
+            lines.append([dtype, op] + ([rest] if has_rest else []) +
                          [headline_cell(by_column.get(c), c == last) for c in columns])
-        header = ["dtype", "op / data"] + (["size"] if any(k[2] for k in grid) else []) + columns
+        header = ["dtype", "op / data"] + (["size"] if has_rest else []) + columns
         body = table(header, lines)
     if spread:
         # Whole percent, rounded up: "within 0 %" would read as identical.

@@ -4,7 +4,6 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-
 #include <iostream>
 #include <memory>
 #include <vector>
