@@ -27,9 +27,12 @@ __device__ __forceinline__ void write_result(const typename Op::Acc& acc,
 
 // Folds a 16-byte vector whose first element has flat index `base`. Byte sums (bool, int8,
 // uint8) take the dot-product unit: four bytes per instruction instead of one add each; 2-byte
-// sums add their eight lanes in 32 bits and widen once. Arg ops find the
-// vector's best lane comparing values only (the first of equals stays) and append that lane:
-// one 64-bit index select per vector instead of one per lane, the same pair as lane by lane.
+// sums add their eight lanes in 32 bits and widen once. Arg ops find the vector's best value
+// comparing values only and append it once: one 64-bit index select per vector instead of one
+// per lane, the same pair as lane by lane (the first of equals stays). For integers the lane
+// holding that value is looked for only when it displaces the accumulator, which random data
+// does rarely past its first vectors; floats track the lane as they go (a NaN equals nothing,
+// so its lane cannot be found again by value).
 template <class Op, class T>
 __device__ __forceinline__ typename Op::Acc fold16(typename Op::Acc acc, const Vec16<T>& x,
                                                    std::int64_t base) {
@@ -55,6 +58,19 @@ __device__ __forceinline__ typename Op::Acc fold16(typename Op::Acc acc, const V
     for (int k = 0; k < Vec16<T>::kCount; ++k)
       s += x.v[k];
     return acc + static_cast<typename Op::Acc>(static_cast<long long>(s));
+  } else if constexpr (is_arg_pair<typename Op::Acc>::value && std::is_integral_v<T>) {
+    T best = x.v[0];
+#pragma unroll
+    for (int k = 1; k < Vec16<T>::kCount; ++k)
+      best = Op::beats(x.v[k], best) ? x.v[k] : best;
+    typename Op::Acc next = Op::append(acc, best, base);
+    if (next.index == acc.index) return acc;
+    int lane = 0;
+#pragma unroll
+    for (int k = Vec16<T>::kCount - 1; k >= 0; --k)
+      lane = x.v[k] == best ? k : lane;
+    next.index += lane;
+    return next;
   } else if constexpr (is_arg_pair<typename Op::Acc>::value) {
     T best = x.v[0];
     int lane = 0;
