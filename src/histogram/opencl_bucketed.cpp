@@ -15,7 +15,6 @@ namespace parpat::detail {
 namespace {
 
 constexpr std::uint32_t kMaxBuckets = 256;  // MAX_BUCKETS of histogram_bucketed.cl
-constexpr std::uint32_t kSortColumns = 8;   // SORT_COLUMNS
 constexpr std::size_t kTileLoads = 4;       // TILE_LOADS
 
 }  // namespace
@@ -51,25 +50,18 @@ OpenclBucketedCount::OpenclBucketedCount(const Device& d, const HistogramProblem
   static const std::string source = std::string(parpat_cl_histogram_rules) +
                                     parpat_cl_histogram_sink + parpat_cl_histogram +
                                     parpat_cl_histogram_bucketed;
+  sort_ = cl_.kernel("histogram_bucketed.cl", source, options, "bucket_rows");
+  count_ = cl_.kernel("histogram_bucketed.cl", source, options, "count_buckets");
   const DeviceInfo& info = d.info();
-  // Groups that take tiles in turn, loading the next while they sort one, where groups run side
-  // by side; else (a CPU driver, which runs them one after another) a group a tile.
-  const int per_cu = tuned<HistogramOpenclPolicy>(info).bucket_groups_per_cu;
-  if (info.independent_groups && per_cu > 0)
-    sort_groups_ = std::size_t(info.compute_units) * per_cu;
-  const std::string sort_options = options + " -DTILES_IN_TURN=" + (sort_groups_ ? "1" : "0");
-  sort_ = cl_.kernel("histogram_bucketed.cl", source, sort_options, "bucket_rows");
-  count_ = cl_.kernel("histogram_bucketed.cl", source, sort_options, "count_buckets");
   const HistogramFastPolicy fast = tuned<HistogramFastPolicy>(info);
   // A tile's offsets and counts are 16-bit: at most 32768 values a tile.
   const std::size_t vec = 16 / dtype_size(p.dtype);
   group_ = std::min(group_size_for(sort_, cl_, std::size_t(fast.block)),
                     group_size_for(count_, cl_, std::size_t(fast.block)));
   group_ = std::min(group_, std::size_t{32768} / (kTileLoads * vec));
-  // Staging for a tile's rows within local memory, beside the sort's counters.
+  // Staging for a tile's rows within local memory.
   group_ = std::min<std::size_t>(
-      group_,
-      (local_budget(info) - kMaxBuckets * (kSortColumns + 1) * 4 - 256) / (kTileLoads * vec * 2));
+      group_, (local_budget(info) - kMaxBuckets * 4 - 256) / (kTileLoads * vec * 2));
   group_ = std::max<std::size_t>(group_ / 32 * 32, 32);
   tile_values_ = static_cast<std::uint32_t>(group_ * kTileLoads * vec);
   const std::int64_t tiles =
@@ -105,11 +97,8 @@ void OpenclBucketedCount::run(const Buffer& in, const Buffer& counts, const ClBi
       i = rule.bind(sort_, 8);
       set_args_from(sort_, i, as_mem(sorted_.handle()), as_mem(meta_.handle()),
                     as_mem(totals_.handle()), as_mem(counts.handle()),
-                    cl::Local(std::size_t{tile_values_} * 2),
-                    cl::Local(std::size_t{buckets_} * kSortColumns * 4));
-      cl_.launch(sort_,
-                 std::clamp<std::size_t>(tiles, 1, sort_groups_ ? sort_groups_ : tiles) * group_,
-                 group_);
+                    cl::Local(std::size_t{tile_values_} * 2), cl::Local(std::size_t{buckets_} * 4));
+      cl_.launch(sort_, std::max<std::size_t>(tiles, 1) * group_, group_);  // a group a tile
       if (tiles == 0) break;
       set_args_from(count_, 0, as_mem(sorted_.handle()), as_mem(meta_.handle()),
                     as_mem(totals_.handle()), tiles, tile_values_, static_cast<cl_uint>(shift_),

@@ -32,7 +32,6 @@ class OpenclBucketedCount {
   HistogramProblem p_;
   std::uint32_t counted_ = 0, shift_ = 0, buckets_ = 0;
   std::size_t group_ = 1024;
-  std::size_t sort_groups_ = 0;  // groups taking tiles in turn; 0: a group a tile
   std::uint32_t tile_values_ = 0, chunk_tiles_ = 0;
   cl_ulong target_ = 0;  // values an item of a bucket
   cl::Kernel sort_, count_;

@@ -66,7 +66,6 @@ const std::vector<Field<HistogramOpenclPolicy>>& HistogramOpenclPolicy::fields()
       {"ptx", &P::ptx, range(0, 1)},
       {"bucketed", &P::bucketed, range(0, 1)},
       {"bucket_rows", &P::bucket_rows, power_of_two(1024, 8192)},
-      {"bucket_groups_per_cu", &P::bucket_groups_per_cu, range(0, 16)},
   };
   return f;
 }

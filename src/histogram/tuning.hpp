@@ -82,9 +82,7 @@ struct HistogramFastPolicy {
 // faster there); NVIDIA's inline PTX (`ptx`: local atomics on 32-bit shared addresses, the
 // float32 floor without the conversion unit); where it would count globally, 4- and 8-byte input
 // sorts rows into buckets of `bucket_rows` rows counted in local memory (`bucketed`, off: on an
-// H100 it gains at most 12 % and loses on float32: histogram-opencl-bucketed; the sort on
-// `bucket_groups_per_cu` groups a compute unit taking tiles in turn, 0: a group a tile). Global
-// counting on
+// H100 it gains at most 12 % and loses on float32: histogram-opencl-bucketed). Global counting on
 // the resident grid, float64 edges, packed fields: measured, bench/tuning/measurements.json,
 // histogram-opencl-global-packed.
 struct HistogramOpenclPolicy : SameOnEveryDevice<HistogramOpenclPolicy> {
@@ -99,7 +97,6 @@ struct HistogramOpenclPolicy : SameOnEveryDevice<HistogramOpenclPolicy> {
   int ptx = 1;
   int bucketed = 0;
   int bucket_rows = 8192;
-  int bucket_groups_per_cu = 2;
   static const std::vector<Field<HistogramOpenclPolicy>>& fields();
 };
 
