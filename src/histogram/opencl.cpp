@@ -8,9 +8,10 @@
 // those in the bins, and rows for those outside it, or a row per value's bits (opencl_layout.hpp),
 // in packed fields mapped to slots by the value table. Values are placed by the exact rules of
 // ClBinRule: Even16Rule for 16-bit input (one multiply-add, checked on the host for every value),
-// IntegerShiftRule for int32 with power-of-two bin widths, Float64EvenRule for float64, and the
-// float even rule (FloatEvenRule) for float32, 16-bit and 32-bit input where its bound holds (the
-// rare value near an edge settled against the float64 edges where the device has cl_khr_fp64,
+// IntegerShiftRule for int32 with power-of-two bin widths, Float64EvenRule for float64 (and 4- and
+// 8-byte integers that no other rule takes, converted to float64), and the float even rule
+// (FloatEvenRule) for float32, 16-bit and 32-bit input where its bound holds (the rare value near
+// an edge settled against the float64 edges where the device has cl_khr_fp64,
 // histogram.opencl.float_edges; else against a threshold table). Counts go into one local
 // histogram per group: lane-striped 32-bit counters in as many columns (a power of two up to 32)
 // as histogram.fast.striped_kib allows, so the lanes of a warp hit their own banks (on NVIDIA

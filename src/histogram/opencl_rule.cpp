@@ -73,12 +73,18 @@ ClBinRule::ClBinRule(const Device& d, const HistogramProblem& p, bool fast, bool
   const bool float_input = p.dtype == DType::float32 || dtype_size(p.dtype) == 2 ||
                            p.dtype == DType::int16 || (int32 && fp64_edges);
   // Exact rules without a correction where they hold: 16-bit input (checked for every value),
-  // int32 with power-of-two bin widths; float64 in float64 arithmetic.
+  // int32 with power-of-two bin widths; float64 in float64 arithmetic, and so 4- and 8-byte
+  // integers that no other rule takes (each converted to float64, as numpy converts it) up to
+  // int_float_max_bins bins, past which integer data sits on edges too often.
   if (fast && p.even && dtype_size(p.dtype) == 2 && !count_values && keeps_subnormals(d))
     even16_ = Even16Rule(p);
-  if (fast && p.even && p.dtype == DType::float64 && info.fp64) float64_ = Float64EvenRule(p);
   if (fast && p.even) int_shift_ = IntegerShiftRule(p);
   if (fast && float_input && p.even && !count_values) float_rule_ = FloatEvenRule(p);
+  const bool wide_integer = !is_float(p.dtype) && dtype_size(p.dtype) >= 4 && !int_shift_.usable &&
+                            !float_rule_.usable &&
+                            p.bins <= tuned<HistogramFastPolicy>(info).int_float_max_bins;
+  if (fast && p.even && info.fp64 && (p.dtype == DType::float64 || wide_integer))
+    float64_ = Float64EvenRule(p);
   id_ = even16_.usable       ? 4
         : float64_.usable    ? 5
         : int_shift_.usable  ? 6

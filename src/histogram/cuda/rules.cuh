@@ -232,7 +232,8 @@ constexpr bool kEven16 = false;
 template <DType kDtype, bool kHi>
 constexpr bool kEven16<Even16RuleDevice<kDtype, kHi>> = true;
 
-// `fast` on float64 with even bins (Float64EvenRule): the float rule's rows in float64
+// `fast` on float64 with even bins (Float64EvenRule), and on 4- and 8-byte integers that no
+// cheaper rule takes (converted to float64 first): the float rule's rows in float64
 // arithmetic, no conversion instruction on the way; a value next to an edge (and hi, NaN) is
 // settled against the float64 edges, as the even rule places every value.
 struct DoubleRuleDevice {
@@ -301,7 +302,7 @@ __device__ unsigned quick_place(const Rule& rule, T x, bool& exact) {
     }
   } else if constexpr (std::is_same_v<Rule, DoubleRuleDevice>) {
     static_assert(kRows, "the float64 rule counts in rows (fast only)");
-    return rule.quick_row(x, exact);
+    return rule.quick_row(double(x), exact);  // integers as numpy compares them: in float64
   } else {
     exact = true;
     return rule.slot(x);
@@ -317,7 +318,7 @@ __device__ unsigned corrected_place(const Rule& rule, T x, unsigned candidate) {
       return rule.correct(x, candidate);
     }
   } else if constexpr (std::is_same_v<Rule, DoubleRuleDevice>) {
-    return rule.corrected_row(x, candidate);
+    return rule.corrected_row(double(x), candidate);
   } else {
     return candidate;
   }
