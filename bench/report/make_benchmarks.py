@@ -195,9 +195,20 @@ def machine_section(m, plots_dir, out_path, provenance, scaling_before=False):
                  f"{gpu.get('fma_gflops', 0) / 1e3:.1f} TFLOPS, empty launch "
                  f"{gpu.get('launch_us', 0):.2f} µs.")
     lines.append("")
+    # meta.json's "tables_elsewhere" names the patterns whose CUDA table another machine's
+    # section shows for later builds (a line here says where; the rows stay in the JSON).
+    elsewhere = m.meta.get("tables_elsewhere", {})
     for pattern in PATTERNS:
         rows = m.bench.get((pattern, "cuda"))
         if not rows:
+            continue
+        if pattern in elsewhere:
+            json_path = os.path.relpath(
+                os.path.join(m.folder, f"bench-{pattern}-cuda.json"),
+                os.path.dirname(os.path.abspath(out_path)))
+            lines += [f"### {pattern}, CUDA `fast`", "",
+                      f"Shown for later builds in {elsewhere[pattern]}; this machine's "
+                      f"rows ({len(rows)}): [{os.path.basename(json_path)}]({json_path}).", ""]
             continue
         body, baselines = headline(rows, pattern)
         lines += [f"### {pattern}, CUDA `fast`", "",

@@ -3,8 +3,8 @@
 the OpenCL / CUDA and regression ratios it prints (the histogram's a line per dtype too), the
 histogram floor's update rates and traffic, the OpenCL cases that NVIDIA's local memory decides,
 the end-to-end files section (absent without bench-io.json, rendered with it), the CPU's rows
-beside numpy, rows of one size as a line per dtype, a machine with only scaling.json, and the
-length of the document. Exits 1 on a mismatch (run by CTest)."""
+beside numpy, rows of one size as a line per dtype, a table another machine's section shows, a
+machine with only scaling.json, and the length of the document. Exits 1 on a mismatch (run by CTest)."""
 import json
 import os
 import subprocess
@@ -148,8 +148,19 @@ def main():
             row("reduce", "fast", "int8", "sum", "2^28", 0.064, 0.100),
             row("reduce", "fast", "int8", "argmin", "2^28", 0.150),
             row("reduce", "fast", "float32", "var", "2^28", 0.250)]})
+        # A table that another machine's section shows: a line pointing there and to the JSON.
+        meta = json.load(open(os.path.join(one, "meta.json")))
+        meta["tables_elsewhere"] = {"histogram": "the Test GPU section"}
+        write(os.path.join(one, "meta.json"), meta)
+        write(os.path.join(one, "bench-histogram-cuda.json"), {"rows": [
+            row("histogram", "fast", "uint8", "uniform", "256 bins, 2^30", 0.777, 0.900)]})
         text = generate()
+        if "777.0" in text:
+            failures.append("a table shown elsewhere: its rows are still in the document")
         expect = {
+            "a table shown elsewhere: where, and the JSON of its rows":
+                "Shown for later builds in the Test GPU section; this machine's rows (1): "
+                "[bench-histogram-cuda.json](",
             "rows of one size: a column per op": "| dtype, 2^28 | sum | argmin | var |\n",
             "rows of one size: a line per dtype, blank where not measured":
                 "| int8 | 64.0 (1.56×) 80 % | 150.0 80 % |  |\n",

@@ -29,8 +29,9 @@ struct HistogramClassicPolicy : SameOnEveryDevice<HistogramClassicPolicy> {
 // passes over slot ranges before it counts in global memory; register runs below
 // `runs_below_columns` columns (OpenCL), the per-vector warp vote for skewed data below
 // `vote_below_columns` (CUDA); 32-bit integers in float arithmetic up to `int_float_max_bins`
-// bins (beyond, integer data sits on an edge so often that the float rule's corrections cost
-// more than the float64 rule: H100, int32 at 65536 bins, 1088 against 804 µs on CUDA); int16 and
+// bins, and 64-bit ones in the float64 rule's rows (beyond, integer data sits on an edge so often
+// that the rules' corrections cost more than the per-value even rule: H100, int32 at 65536 bins,
+// 1088 against 804 µs on CUDA; histogram-integers-float64-rule); int16 and
 // uint16 counted per value (65536 packed rows, mapped to slots by the value table at the end;
 // CUDA) from `per_value16_min_bins` bins, where the rules count in packed rows or globally (H200,
 // int16 over [0, 2^20): 65536 bins 605 against 1791 µs, 2^20 bins 780 against 150382 µs; at 4096
