@@ -278,7 +278,7 @@ TEST(HistogramWeightedErrors, BadWeightsAreRefused) {
 TEST(HistogramWeightedCli, AgreesWithNumpy) {
   if (!python_numpy_available()) GTEST_SKIP() << "python3 with numpy is not available";
   // x64: numpy 2 bins float32 data against float32 edges, parpat against float64 ones (the
-  // documented difference), so the range with inexact edges uses float64 values.
+  // documented difference), so the histograms, whose edges are inexact, read float64 values.
   const std::string x = temp_path("weighted_x.npy"), x64 = temp_path("weighted_x64.npy"),
                     w = temp_path("weighted_w.npy"), xi = temp_path("weighted_xi.npy"),
                     wi = temp_path("weighted_wi.npy"), bad = temp_path("weighted_bad.npy");
@@ -292,8 +292,9 @@ TEST(HistogramWeightedCli, AgreesWithNumpy) {
     std::string args, numpy, field;
   };
   for (const Case& c : std::vector<Case>{
-           {"--bins 9 --weights " + w + " " + x,
-            "np.histogram(np.load('" + x + "'), bins=9, weights=np.load('" + w + "'))[0]", "sums"},
+           {"--bins 9 --weights " + w + " " + x64,
+            "np.histogram(np.load('" + x64 + "'), bins=9, weights=np.load('" + w + "'))[0]",
+            "sums"},
            {"--bins 5 --range -1 1 --density --weights " + w + " " + x64,
             "np.histogram(np.load('" + x64 +
                 "'), bins=5, range=(-1, 1), density=True, weights=np.load('" + w + "'))[0]",
