@@ -131,9 +131,11 @@ TEST(Float64EvenRule, ExactRowsAreTheReferenceSlots) {
 // Power-of-two bin widths over integers (or float16 from 0) make t = (x − lo)·norm exact, so the
 // rule takes every value as exact (delta < 0) — on the edges too, which such data hits often —
 // and must still place each where the reference does; other ranges keep the error bound.
-// The integer rule of CUDA `fast`: taken for int32 exactly where the bin width is a power of two
-// over an integer range within ±2^24, and there the reference's slot for every value on, next to
-// and far from every edge, the dtype's extremes included.
+// The integer rule of `fast`: taken for 4- and 8-byte integers exactly where the bin width is a
+// power of two over an integer range within ±2^24, and there the reference's slot for every value
+// on, next to and far from every edge, each dtype's extremes (and an unsigned dtype over a range
+// partly or wholly below 0) included. The row is taken in the value's own type, as the kernels
+// take it.
 TEST(IntegerShiftRule, EveryValueNearEveryEdgeHasTheReferenceSlot) {
   struct Case {
     DType dtype;
@@ -141,13 +143,26 @@ TEST(IntegerShiftRule, EveryValueNearEveryEdgeHasTheReferenceSlot) {
     std::int64_t bins;
     bool usable;
   };
-  const Case cases[] = {
-      {DType::int32, 0, 0x1p20, 1 << 20, true},    {DType::int32, -0x1p24, 0x1p24, 64, true},
-      {DType::int32, -0x1p23, 0x1p23, 4096, true}, {DType::int32, 5, 1029, 1024, true},
-      {DType::int32, -0x1p24, 0x1p25, 64, false},  {DType::int32, -0.5, 1.5, 2, false},
-      {DType::uint16, 0, 65536, 256, false},  // 16-bit input: Even16Rule
-      {DType::int16, -1024, 1024, 256, false},     {DType::uint32, 0, 1024, 256, false},
-      {DType::float32, 0, 1024, 256, false}};
+  const Case cases[] = {{DType::int32, 0, 0x1p20, 1 << 20, true},
+                        {DType::int32, -0x1p24, 0x1p24, 64, true},
+                        {DType::int32, -0x1p23, 0x1p23, 4096, true},
+                        {DType::int32, 5, 1029, 1024, true},
+                        {DType::uint32, 0, 0x1p20, 65536, true},
+                        {DType::uint32, 0, 1024, 256, true},
+                        {DType::uint32, -64, 64, 32, true},
+                        {DType::uint32, -0x1p24, -0x1p23, 16, true},
+                        {DType::uint32, 3, 0x1p23 + 3, 4096, true},
+                        {DType::int64, -0x1p24, 0x1p24, 1 << 22, true},
+                        {DType::int64, -7, 9, 32, true},
+                        {DType::uint64, 0, 0x1p20, 1 << 20, true},
+                        {DType::uint64, -8, 8, 4, true},
+                        {DType::int32, -0x1p24, 0x1p25, 64, false},
+                        {DType::int32, -0.5, 1.5, 2, false},
+                        {DType::uint64, 0, 1000, 7, false},
+                        {DType::uint16, 0, 65536, 256, false},  // 16-bit input: Even16Rule
+                        {DType::int16, -1024, 1024, 256, false},
+                        {DType::float32, 0, 1024, 256, false},
+                        {DType::float64, 0, 1024, 256, false}};
   for (const Case& c : cases) {
     SCOPED_TRACE(std::string(dtype_name(c.dtype)) + " [" + std::to_string(c.lo) + ", " +
                  std::to_string(c.hi) + "] in " + std::to_string(c.bins) + " bins");
@@ -155,24 +170,43 @@ TEST(IntegerShiftRule, EveryValueNearEveryEdgeHasTheReferenceSlot) {
     const detail::IntegerShiftRule rule(p);
     ASSERT_EQ(rule.usable, c.usable);
     if (!rule.usable) continue;
-    std::vector<std::int64_t> values = {INT32_MIN, INT32_MIN + 1, -65536,        -32768,   0,
-                                        32767,     65535,         INT32_MAX - 1, INT32_MAX};
-    // Every edge of up to 4096 bins, every (bins / 4096)-th beyond, and hi.
-    const std::int64_t step = std::max<std::int64_t>(1, c.bins / 4096);
-    for (std::int64_t e = 0; e <= c.bins; e = e + step < c.bins || e == c.bins ? e + step : c.bins)
-      for (std::int64_t d = -2; d <= 2; ++d)
-        values.push_back(static_cast<std::int64_t>(std::floor(detail::even_edge(p, e))) + d);
-    const std::int64_t smallest =
-        c.dtype == DType::uint16 ? 0 : (c.dtype == DType::int16 ? -32768 : INT32_MIN);
-    const std::int64_t largest =
-        c.dtype == DType::uint16 ? 65535 : (c.dtype == DType::int16 ? 32767 : INT32_MAX);
-    for (std::int64_t x : values) {
-      if (x < smallest || x > largest) continue;
-      const std::uint32_t row = rule.row(static_cast<int>(x));
-      const std::uint32_t slot =
-          row == 0 ? std::uint32_t(c.bins) : (row <= c.bins ? row - 1 : std::uint32_t(c.bins + 1));
-      ASSERT_EQ(slot, detail::reference_slot(p, static_cast<double>(x))) << "x=" << x;
-    }
+    visit_dtype(c.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      if constexpr (std::is_integral_v<T> && sizeof(T) >= 4) {
+        constexpr T kMin = std::numeric_limits<T>::min(), kMax = std::numeric_limits<T>::max();
+        std::vector<T> values = {kMin,
+                                 T(kMin + 1),
+                                 T(kMax - 1),
+                                 kMax,
+                                 T(0),
+                                 T(1),
+                                 T(-1),
+                                 T(INT32_MIN),
+                                 T(INT32_MAX),
+                                 T(std::int64_t{1} << 53),
+                                 T((std::int64_t{1} << 53) + 1),
+                                 T(65535)};
+        // Every edge of up to 4096 bins, every (bins / 4096)-th beyond, and hi; the values next
+        // to an edge that the dtype holds.
+        const std::int64_t step = std::max<std::int64_t>(1, c.bins / 4096);
+        for (std::int64_t e = 0; e <= c.bins;
+             e = e + step < c.bins || e == c.bins ? e + step : c.bins)
+          for (std::int64_t d = -2; d <= 2; ++d) {
+            const std::int64_t x =
+                static_cast<std::int64_t>(std::floor(detail::even_edge(p, e))) + d;
+            if (std::is_signed_v<T> || x >= 0) values.push_back(static_cast<T>(x));
+          }
+        for (T x : values) {
+          const std::uint32_t row = rule.row(x);
+          const std::uint32_t slot = row == 0
+                                         ? std::uint32_t(c.bins)
+                                         : (row <= c.bins ? row - 1 : std::uint32_t(c.bins + 1));
+          ASSERT_EQ(slot, detail::reference_slot(p, static_cast<double>(x))) << "x=" << +x;
+        }
+      } else {
+        FAIL() << "the rule is usable only for 4- and 8-byte integers";
+      }
+    });
   }
 }
 

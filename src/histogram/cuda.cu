@@ -16,8 +16,9 @@
 //    histogram.fast.per_value16_min_bins bins and float16 and bfloat16 from
 //    histogram.fast.per_value_float16_min_bins bins (65536 packed counters). 16-bit input with even
 //    bins takes Even16Rule where its host check holds (one float multiply-add per value, no test of
-//    exactness: the check covers every value), and int32 with power-of-two bin widths over an
-//    integer range IntegerShiftRule (integer arithmetic alone, exact by construction). Otherwise
+//    exactness: the check covers every value), and 4- and 8-byte integers with power-of-two bin
+//    widths over an integer range IntegerShiftRule (integer arithmetic alone, exact by
+//    construction). Otherwise
 //    float32, float16, bfloat16 (their bits decoded) and 16- and 32-bit integers (32-bit ones up to
 //    histogram.fast.int_float_max_bins bins: those up to 2^24 in magnitude exactly floats; others
 //    by the float64 rule) with even bins take FloatEvenRule (float arithmetic, exact through a
@@ -149,6 +150,12 @@ class CudaHistogram final : public HistogramKernel {
         return;
       }
     }
+    if constexpr (std::is_integral_v<T> && sizeof(T) >= 4) {
+      if (integer_rule_.usable) {
+        f(IntegerRuleDevice{integer_rule_});
+        return;
+      }
+    }
     if constexpr (std::is_same_v<T, double> || (std::is_integral_v<T> && sizeof(T) >= 4)) {
       if (double_rule_.usable) {
         f(DoubleRuleDevice{double_rule_, even_rule_device(p_)});
@@ -162,12 +169,6 @@ class CudaHistogram final : public HistogramKernel {
         } else {
           with_even16<true>(f);
         }
-        return;
-      }
-    }
-    if constexpr (std::is_same_v<T, int>) {
-      if (integer_rule_.usable) {
-        f(IntegerRuleDevice{integer_rule_});
         return;
       }
     }

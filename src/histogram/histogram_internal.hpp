@@ -221,23 +221,30 @@ struct FloatEvenRule {
   }
 };
 
-// The even-bin rule in integer arithmetic alone, for int32 when the bins have a power-of-two
-// width 2^(right − left) and the range has integer ends within ±2^24 (so every difference below
-// fits an int): x is clamped to [lo − 1, hi + 1], and its row — the float rule's order: 0 below
-// the range, 1 + b for bin b, bins + 1 above — is ((x − lo)·2^left >> right) + 1 clamped to
-// [0, bins + 1], less one for hi itself, which numpy puts in the last bin. Exact by
-// construction: the edges lo + i·2^(right − left) are integers or integer fractions, and the
-// shift floors toward −∞. (16-bit input takes Even16Rule.)
+// The even-bin rule in integer arithmetic alone, for 4- and 8-byte integers (int32, uint32,
+// int64, uint64) when the bins have a power-of-two width 2^(right − left) and the range has
+// integer ends within ±2^24 (so every difference below fits an int): x is clamped, in its own
+// type, to [lo − 1, hi + 1] (each end held to the dtype's range: an unsigned dtype has no value
+// below 0), and its row — the float rule's order: 0 below the range, 1 + b for bin b, bins + 1
+// above — is ((x − lo)·2^left >> right) + 1 clamped to [0, bins + 1], less one for hi itself,
+// which numpy puts in the last bin. Exact by construction: the edges lo + i·2^(right − left) are
+// integers or integer fractions, the shift floors toward −∞, and every value numpy's float64
+// conversion rounds (beyond 2^53) lies far outside the range either way. (16-bit input takes
+// Even16Rule.)
 struct IntegerShiftRule {
   int lo = 0, hi = 0, bins = 0;
-  int left = 0, right = 0;  // one of them is 0
+  int left = 0, right = 0;   // one of them is 0
+  int below = 0, above = 0;  // x clamped to [below, above]: lo − 1 and hi + 1 in the dtype
   bool usable = false;
 
   explicit IntegerShiftRule(const HistogramProblem& p);
   IntegerShiftRule() = default;
 
-  PARPAT_HOST_DEVICE std::uint32_t row(int x) const {
-    const int c = x < lo - 1 ? lo - 1 : (x > hi + 1 ? hi + 1 : x);
+  template <class T>
+  PARPAT_HOST_DEVICE std::uint32_t row(T x) const {
+    const int c = x < static_cast<T>(below)
+                      ? below
+                      : (x > static_cast<T>(above) ? above : static_cast<int>(x));
     int r = ((c - lo) * (1 << left) >> right) + 1;
     r = r < 0 ? 0 : (r > bins + 1 ? bins + 1 : r);
     return static_cast<std::uint32_t>(r - (c == hi));

@@ -10,7 +10,7 @@
 // integer — histogram_internal.hpp's FloatEvenRule — else settled against the float64 edges
 // themselves with FLOAT_EDGES, or against the float thresholds, the smallest float ≥ each edge,
 // on devices without cl_khr_fp64), RULE 4 Even16Rule (16-bit input, one multiply-add), RULE 5
-// Float64EvenRule (float64) and RULE 6 IntegerShiftRule (int32). FP_CONTRACT is off so no fused
+// Float64EvenRule (float64) and RULE 6 IntegerShiftRule (4- and 8-byte integers). FP_CONTRACT is off so no fused
 // multiply-add changes an edge or a candidate.
 // Counts are 64-bit: atom_add where cl_khr_int64_base_atomics exists (INT64_ATOMICS=1), else
 // two 32-bit words with a carry (correct for counters that are only read at the end).
@@ -496,13 +496,14 @@ uint double_row(double x, RULE_PARAMS) {
 #define CORRECTED_ROW(x, c) double_corrected_row((x), (c), RULE_ARGS)
 #define SLOT(x) slot_of_row(double_row((x), RULE_ARGS), (uint)bins)
 #elif RULE == 6
-// IntegerShiftRule (int32, power-of-two bin widths over an integer range within ±2^24): x clamped
-// to [lo − 1, hi + 1], row ((x − lo)·2^left >> right) + 1 clamped to [0, bins + 1], hi itself in
-// the last bin; exact by construction, integer arithmetic alone.
-#define RULE_PARAMS int lo, int hi, int bins, int left, int right
-#define RULE_ARGS lo, hi, bins, left, right
-uint int_shift_row(int x, RULE_PARAMS) {
-  const int c = clamp(x, lo - 1, hi + 1);
+// IntegerShiftRule (4- and 8-byte integers, power-of-two bin widths over an integer range within
+// ±2^24): x clamped in its own type to [below, above] (lo − 1 and hi + 1 held to the dtype's
+// range), row ((x − lo)·2^left >> right) + 1 clamped to [0, bins + 1], hi itself in the last bin;
+// exact by construction, integer arithmetic alone.
+#define RULE_PARAMS int lo, int hi, int bins, int left, int right, int below, int above
+#define RULE_ARGS lo, hi, bins, left, right, below, above
+uint int_shift_row(T x, RULE_PARAMS) {
+  const int c = x < (T)below ? below : (x > (T)above ? above : (int)x);
   const int r = clamp(((c - lo) * (1 << left) >> right) + 1, 0, bins + 1);
   return (uint)(r - (c == hi));
 }

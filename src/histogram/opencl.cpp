@@ -8,10 +8,10 @@
 // those in the bins, and rows for those outside it, or a row per value's bits (opencl_layout.hpp),
 // in packed fields mapped to slots by the value table. Values are placed by the exact rules of
 // ClBinRule: Even16Rule for 16-bit input (one multiply-add, checked on the host for every value),
-// IntegerShiftRule for int32 with power-of-two bin widths, Float64EvenRule for float64 (and 4- and
-// 8-byte integers that no other rule takes, converted to float64), and the float even rule
-// (FloatEvenRule) for float32, 16-bit and 32-bit input where its bound holds (the rare value near
-// an edge settled against the float64 edges where the device has cl_khr_fp64,
+// IntegerShiftRule for 4- and 8-byte integers with power-of-two bin widths, Float64EvenRule for
+// float64 (and 4- and 8-byte integers that no other rule takes, converted to float64), and the
+// float even rule (FloatEvenRule) for float32, 16-bit and 32-bit input where its bound holds (the
+// rare value near an edge settled against the float64 edges where the device has cl_khr_fp64,
 // histogram.opencl.float_edges; else against a threshold table). Counts go into one local
 // histogram per group: lane-striped 32-bit counters in as many columns (a power of two up to 32)
 // as histogram.fast.striped_kib allows, so the lanes of a warp hit their own banks (on NVIDIA
@@ -245,7 +245,8 @@ std::vector<HistogramVariant> opencl_histogram_variants() {
             "(mapped to slots at the flush), 16-bit input too from 65536 bins (the values that "
             "can fall in a bin, in key order, or a row per value's bits, in packed fields); values "
             "placed by exact rules: one multiply-add for 16-bit input "
-            "(checked on the host for every value), shifts for int32 with power-of-two widths, "
+            "(checked on the host for every value), shifts for 4- and 8-byte integers with "
+            "power-of-two widths, "
             "float and float64 rules settled against the float64 edges near an edge; one "
             "lane-striped local histogram per group (up to 32 columns, "
             "one bank per lane); red.shared on 32-bit addresses on NVIDIA; slots beyond "

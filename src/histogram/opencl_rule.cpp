@@ -73,9 +73,9 @@ ClBinRule::ClBinRule(const Device& d, const HistogramProblem& p, bool fast, bool
   const bool float_input = p.dtype == DType::float32 || dtype_size(p.dtype) == 2 ||
                            p.dtype == DType::int16 || (int32 && fp64_edges);
   // Exact rules without a correction where they hold: 16-bit input (checked for every value),
-  // int32 with power-of-two bin widths; float64 in float64 arithmetic, and so 4- and 8-byte
-  // integers that no other rule takes (each converted to float64, as numpy converts it) up to
-  // int_float_max_bins bins, past which integer data sits on edges too often.
+  // 4- and 8-byte integers with power-of-two bin widths; float64 in float64 arithmetic, and so 4-
+  // and 8-byte integers that no other rule takes (each converted to float64, as numpy converts it)
+  // up to int_float_max_bins bins, past which integer data sits on edges too often.
   if (fast && p.even && dtype_size(p.dtype) == 2 && !count_values && keeps_subnormals(d))
     even16_ = Even16Rule(p);
   if (fast && p.even) int_shift_ = IntegerShiftRule(p);
@@ -169,8 +169,9 @@ cl_uint ClBinRule::bind(cl::Kernel& k, cl_uint first) const {
     case 6:
       set_args_from(k, first, static_cast<cl_int>(int_shift_.lo),
                     static_cast<cl_int>(int_shift_.hi), static_cast<cl_int>(int_shift_.bins),
-                    static_cast<cl_int>(int_shift_.left), static_cast<cl_int>(int_shift_.right));
-      return first + 5;
+                    static_cast<cl_int>(int_shift_.left), static_cast<cl_int>(int_shift_.right),
+                    static_cast<cl_int>(int_shift_.below), static_cast<cl_int>(int_shift_.above));
+      return first + 7;
     default:
       set_args_from(k, first, as_mem(aux_.handle()), static_cast<cl_long>(p_.bins));
       return first + 2;

@@ -81,7 +81,7 @@ class ClBinRule {
   FloatEvenRule float_rule_;    // usable only for `fast` on float32 input with even bins
   Even16Rule even16_;           // `fast` on 16-bit input
   Float64EvenRule float64_;     // `fast` on float64
-  IntegerShiftRule int_shift_;  // `fast` on int32 with power-of-two bin widths
+  IntegerShiftRule int_shift_;  // `fast`: 4- and 8-byte integers, power-of-two bin widths
   int id_ = 0;                  // RULE of histogram_rules.cl
   bool float_edges_ = false;    // RULE 3 settles against the float64 edges, not thresholds
   int int32_float_ = 0;         // INT32_FLOAT of histogram_rules.cl: RULE 3 on int (1), uint (2)

@@ -228,14 +228,16 @@ Float64EvenRule::Float64EvenRule(const HistogramProblem& p) {
 
 IntegerShiftRule::IntegerShiftRule(const HistogramProblem& p) {
   const double norm = static_cast<double>(p.bins) / (p.hi - p.lo);
-  if (p.dtype != DType::int32 || !p.even || p.bins > (1 << 22) || !integer_ends(p) ||
-      !power_of_two(p, norm))
+  const bool wide_integer = !is_float(p.dtype) && dtype_size(p.dtype) >= 4;
+  if (!wide_integer || !p.even || p.bins > (1 << 22) || !integer_ends(p) || !power_of_two(p, norm))
     return;
   int exponent = 0;
   std::frexp(norm, &exponent);  // norm = 2^(exponent − 1): rows per unit of x
   lo = static_cast<int>(p.lo);
   hi = static_cast<int>(p.hi);
   bins = static_cast<int>(p.bins);
+  below = is_signed_integer(p.dtype) || lo > 0 ? lo - 1 : 0;
+  above = std::max(hi + 1, below);  // an unsigned dtype over a range below 0: all above it
   left = exponent - 1 > 0 ? exponent - 1 : 0;
   right = exponent - 1 < 0 ? 1 - exponent : 0;
   usable = true;

@@ -174,12 +174,15 @@ struct FloatRuleDevice {
   }
 };
 
-// `fast` on int32 with power-of-two bin widths over an integer range (IntegerShiftRule): each row
-// in integer arithmetic alone (two clamps, a subtraction, a shift), always exact — no float
-// conversion, no exactness test, no correction.
+// `fast` on 4- and 8-byte integers with power-of-two bin widths over an integer range
+// (IntegerShiftRule): each row in integer arithmetic alone (two clamps in the value's type, a
+// subtraction, a shift), always exact — no float conversion, no exactness test, no correction.
 struct IntegerRuleDevice {
   IntegerShiftRule rule;
-  __device__ unsigned row(int x) const { return rule.row(x); }
+  template <class T>
+  __device__ unsigned row(T x) const {
+    return rule.row(x);
+  }
 };
 
 // `fast` on 16-bit input where Even16Rule holds (checked on the host for every value), two values
