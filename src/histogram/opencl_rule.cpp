@@ -64,9 +64,10 @@ ClBinRule::ClBinRule(const Device& d, const HistogramProblem& p, bool fast, bool
   // `fast` places float32 values and 16-bit integers (each exactly a float) in float arithmetic
   // where the rule's bound holds: fewer instructions than a load from the 256 KiB value table;
   // and 32-bit integers where the float64 edges can place those beyond 2^24 (up to
-  // histogram.fast.int_float_max_bins bins). The float rule
-  // settles values near an edge against the float64 edges (a few float64 operations, no table
-  // load) where the device has them.
+  // histogram.fast.int_float_max_bins bins). The float rule settles values near an edge against
+  // the float64 edges (a few float64 operations, no table load) where the device has them, and
+  // takes float32 and bfloat16 over power-of-two widths from 0 as exact (no value near an edge
+  // at all) where the device keeps subnormals, as CUDA does.
   const bool fp64_edges = info.fp64 && tuned<HistogramOpenclPolicy>(info).float_edges;
   const bool int32 = (p.dtype == DType::int32 || p.dtype == DType::uint32) &&
                      p.bins <= tuned<HistogramFastPolicy>(info).int_float_max_bins;
@@ -79,7 +80,8 @@ ClBinRule::ClBinRule(const Device& d, const HistogramProblem& p, bool fast, bool
   if (fast && p.even && dtype_size(p.dtype) == 2 && !count_values && keeps_subnormals(d))
     even16_ = Even16Rule(p);
   if (fast && p.even) int_shift_ = IntegerShiftRule(p);
-  if (fast && float_input && p.even && !count_values) float_rule_ = FloatEvenRule(p);
+  if (fast && float_input && p.even && !count_values)
+    float_rule_ = FloatEvenRule(p, keeps_subnormals(d));
   const bool wide_integer = !is_float(p.dtype) && dtype_size(p.dtype) >= 4 && !int_shift_.usable &&
                             !float_rule_.usable &&
                             p.bins <= tuned<HistogramFastPolicy>(info).int_float_max_bins;
