@@ -195,26 +195,36 @@ def machine_section(m, plots_dir, out_path, provenance, scaling_before=False):
                  f"{gpu.get('fma_gflops', 0) / 1e3:.1f} TFLOPS, empty launch "
                  f"{gpu.get('launch_us', 0):.2f} µs.")
     lines.append("")
-    # meta.json's "tables_elsewhere" names the patterns whose CUDA table another machine's
-    # section shows for later builds (a line here says where; the rows stay in the JSON).
+    # meta.json's "tables_elsewhere" names the patterns (and "python") whose table another
+    # machine's section shows for later builds (a line here says where; the rows stay in the JSON).
     elsewhere = m.meta.get("tables_elsewhere", {})
+
+    def shown_elsewhere(heading, key, file_name, count):
+        json_path = os.path.relpath(os.path.join(m.folder, file_name),
+                                    os.path.dirname(os.path.abspath(out_path)))
+        return [heading, "", f"Shown for later builds in {elsewhere[key]}; this machine's "
+                f"rows ({count}): [{file_name}]({json_path}).", ""]
+
     for pattern in PATTERNS:
         rows = m.bench.get((pattern, "cuda"))
         if not rows:
             continue
         if pattern in elsewhere:
-            json_path = os.path.relpath(
-                os.path.join(m.folder, f"bench-{pattern}-cuda.json"),
-                os.path.dirname(os.path.abspath(out_path)))
-            lines += [f"### {pattern}, CUDA `fast`", "",
-                      f"Shown for later builds in {elsewhere[pattern]}; this machine's "
-                      f"rows ({len(rows)}): [{os.path.basename(json_path)}]({json_path}).", ""]
+            lines += shown_elsewhere(f"### {pattern}, CUDA `fast`", pattern,
+                                     f"bench-{pattern}-cuda.json", len(rows))
             continue
-        body, baselines = headline(rows, pattern)
+        # "dtypes_elsewhere": {pattern: {"dtypes": [...], "where": "..."}} leaves out the rows of
+        # those dtypes, which another machine's section shows for later builds.
+        left_out = m.meta.get("dtypes_elsewhere", {}).get(pattern, {})
+        dtypes_out = set(left_out.get("dtypes", []))
+        body, baselines = headline([r for r in rows if r["dtype"] not in dtypes_out], pattern)
         lines += [f"### {pattern}, CUDA `fast`", "",
                   "µs per call (speed-up over " + (", ".join(baselines) or "the baseline") +
                   " in the same run; % of the measured peak at the largest size):", ""]
         lines += body + [""]
+        if dtypes_out:
+            lines += [f"Not shown: the rows of {', '.join(left_out['dtypes'])} (shown for later "
+                      f"builds in {left_out['where']}; all rows are in the JSON).", ""]
         if pattern == "histogram" and m.histogram_floor:
             lines += histogram_floor(m.histogram_floor) + [""]
         if plots_dir:
@@ -256,7 +266,10 @@ def machine_section(m, plots_dir, out_path, provenance, scaling_before=False):
         lines += barrier_tables(doc) + [""]
     if m.io:
         lines += io_section(m.io, m) + [""]
-    if m.python:
+    if m.python and "python" in elsewhere:
+        lines += shown_elsewhere("### Python (`python -m parpat.bench`)", "python",
+                                 "bench-python.json", len(m.python.get("rows", [])))
+    elif m.python:
         lines += python_section(m.python, m.python_floor) + [""]
     if m.ranks:
         gpus = sum(1 for d in m.info if d["backend"] == "cuda")

@@ -145,22 +145,37 @@ def main():
             scaling_row("download 512 KiB", "kept vector", 2, 0.08)])
         one = machine(tmp, "gpu-one-size", "Other GPU", "2026-01-05", "fed4321", "y")
         write(os.path.join(one, "bench-reduce-cuda.json"), {"rows": [
+            row("reduce", "fast", "int16", "sum", "2^28", 0.0555, 0.100),
             row("reduce", "fast", "int8", "sum", "2^28", 0.064, 0.100),
             row("reduce", "fast", "int8", "argmin", "2^28", 0.150),
             row("reduce", "fast", "float32", "var", "2^28", 0.250)]})
         # A table that another machine's section shows: a line pointing there and to the JSON.
         meta = json.load(open(os.path.join(one, "meta.json")))
-        meta["tables_elsewhere"] = {"histogram": "the Test GPU section"}
+        meta["tables_elsewhere"] = {"histogram": "the Test GPU section",
+                                    "python": "the Test GPU section"}
+        meta["dtypes_elsewhere"] = {"reduce": {"dtypes": ["int16"], "where": "the Test GPU section"}}
         write(os.path.join(one, "meta.json"), meta)
         write(os.path.join(one, "bench-histogram-cuda.json"), {"rows": [
             row("histogram", "fast", "uint8", "uniform", "256 bins, 2^30", 0.777, 0.900)]})
+        write(os.path.join(one, "bench-python.json"), {"rows": [
+            {"case": "sum float32 2^28", "library": "parpat.sum", "ms": 0.4242, "wall_ms": 0.5}]})
         text = generate()
         if "777.0" in text:
             failures.append("a table shown elsewhere: its rows are still in the document")
+        if "55.5" in text:
+            failures.append("rows of a dtype shown elsewhere: still in the document")
+        if "424.20" in text:
+            failures.append("a Python table shown elsewhere: its rows are still in the document")
         expect = {
             "a table shown elsewhere: where, and the JSON of its rows":
                 "Shown for later builds in the Test GPU section; this machine's rows (1): "
                 "[bench-histogram-cuda.json](",
+            "rows of a dtype shown elsewhere: a line says which and where":
+                "Not shown: the rows of int16 (shown for later builds in the Test GPU section; "
+                "all rows are in the JSON).",
+            "a Python table shown elsewhere: where, and the JSON of its rows":
+                "Shown for later builds in the Test GPU section; this machine's rows (1): "
+                "[bench-python.json](",
             "rows of one size: a column per op": "| dtype, 2^28 | sum | argmin | var |\n",
             "rows of one size: a line per dtype, blank where not measured":
                 "| int8 | 64.0 (1.56×) 80 % | 150.0 80 % |  |\n",
