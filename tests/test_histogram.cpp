@@ -307,6 +307,33 @@ TEST_P(HistogramTest, EmptyInput) {
   }
 }
 
+// 4- and 8-byte integers over a power-of-two bin width take the integer shift rule on every
+// backend's `fast` or `parallel` kernel: spread, skewed and all-equal data (whole blocks of one
+// value are added at once), values reaching past the range, the dtype's extremes among them.
+TEST_P(HistogramTest, IntegersOverPowerOfTwoWidths) {
+  std::mt19937_64 rng(run_seed() + 9);
+  const std::int64_t n = (1 << 20) + 3;
+  for (DType t : {DType::int32, DType::uint32, DType::int64, DType::uint64})
+    for (std::int64_t bins : {256, 2048}) {
+      const bool is_signed = t == DType::int32 || t == DType::int64;
+      const double lo = is_signed ? -1024 : 0, hi = lo + 2048;
+      std::uniform_int_distribution<std::int64_t> uniform(static_cast<std::int64_t>(lo) - 64,
+                                                          static_cast<std::int64_t>(hi) + 64);
+      std::bernoulli_distribution hot(0.9), extreme(0.001);
+      const double lowest = fit(t, -1e30), highest = fit(t, 1e30);  // about the dtype's ends
+      auto spread = [&] {
+        if (extreme(rng)) return hot(rng) ? highest : lowest;
+        return fit(t, static_cast<double>(uniform(rng)));
+      };
+      const HistogramBins b = HistogramBins::even(bins, lo, hi);
+      check(t, n, make_values(t, n, spread), b, "uniform, extremes");
+      check(t, n, make_values(t, n, [&] { return hi; }), b, "all equal to hi");
+      check(t, n, make_values(t, n, [&] { return hot(rng) ? lo + 16 : spread(); }), b,
+            "90% on one value");
+      if (HasFailure()) return;
+    }
+}
+
 TEST_P(HistogramTest, PlanRunsRepeatedlyWithoutStaleCounts) {
   std::mt19937_64 rng(run_seed() + 7);
   const Target& target = GetParam();

@@ -6,8 +6,9 @@
 // int8, uint8) is counted per byte value and mapped to bins at the merge; 2-byte integers (int16,
 // uint16) find their slot through a bits → slot table,
 // float32 with even bins through FloatEvenRule in vector lanes (float arithmetic, exact; a block
-// of one repeated value is added at once), other input through the candidate-and-correct even
-// rule or a binary search over explicit edges. Past a memory budget for
+// of one repeated value is added at once), 4- and 8-byte integers over power-of-two bin widths
+// through IntegerShiftRule (integer arithmetic alone, exact), other input through the
+// candidate-and-correct even rule or a binary search over explicit edges. Past a memory budget for
 // the private copies (very many bins), the threads count into one shared histogram with relaxed
 // atomic adds instead. A view of one step is read in place, a block of values at a time.
 #include <algorithm>
@@ -112,6 +113,31 @@ int float_slots_baseline(const FloatEvenRule& rule, const float* x, std::uint32_
   return float_slots<simd::kBaselineBytes>(rule, x, slots);
 }
 
+// IntegerShiftRule for a block of kFloatBlock integers: slots[j] is the slot of x[j] (a plain
+// loop of clamps and shifts, which the compiler puts in vector lanes). Returns whether every
+// value of the block equals the first (all-equal data then adds the block at once).
+template <class T>
+PARPAT_CPU_INLINE bool shift_slots(const IntegerShiftRule& rule, const T* x, std::uint32_t* slots) {
+  const auto bins = static_cast<std::uint32_t>(rule.bins);
+  T differs = 0;  // the bits in which some value differs from the first
+  for (int j = 0; j < kFloatBlock; ++j) {
+    slots[j] = slot_of_row(rule.row(x[j]), bins);
+    differs |= x[j] ^ x[0];
+  }
+  return differs == 0;
+}
+
+template <class T>
+PARPAT_CPU_AVX2 bool shift_slots_avx2(const IntegerShiftRule& rule, const T* x,
+                                      std::uint32_t* slots) {
+  return shift_slots(rule, x, slots);
+}
+
+template <class T>
+bool shift_slots_baseline(const IntegerShiftRule& rule, const T* x, std::uint32_t* slots) {
+  return shift_slots(rule, x, slots);
+}
+
 using Counter = std::uint32_t;  // a private counter (sections hold under 2^31 values)
 
 template <class T>
@@ -124,6 +150,7 @@ class ParallelKernel final : public HistogramKernel {
       float_rule_ = FloatEvenRule(p);
       if (float_rule_.usable) thresholds_ = float_thresholds(p);
     }
+    if constexpr (kWideInteger) int_shift_ = IntegerShiftRule(p);
     // 1-byte input is counted per value (256 counters whatever the bins) and mapped at the merge.
     counted_ = sizeof(T) == 1 ? 256 : p.slots();
     // Private counters are 32-bit (half the cache of 64-bit ones), so a section holds at most
@@ -222,6 +249,12 @@ class ParallelKernel final : public HistogramKernel {
         return;
       }
     }
+    if constexpr (kWideInteger) {
+      if (int_shift_.usable) {
+        count_shifted(x, begin, end, add);
+        return;
+      }
+    }
     if constexpr (sizeof(T) == 1) {
       in_fours(
           begin, end, [x](std::int64_t i) { return x[i]; }, add);
@@ -251,6 +284,28 @@ class ParallelKernel final : public HistogramKernel {
     }
     for (; i < end; ++i)
       add(slot_of(i), 0);
+  }
+
+  // 4- and 8-byte integers over power-of-two widths: the slots of a block in lanes, then the
+  // counting (a block of one repeated value at once).
+  template <class Add>
+  void count_shifted(const T* x, std::int64_t begin, std::int64_t end, Add add) const {
+    const bool avx2 = simd::cpu_has_avx2();
+    std::uint32_t slots[kFloatBlock];
+    std::int64_t i = begin;
+    for (; i + kFloatBlock <= end; i += kFloatBlock) {
+      const bool all_equal = avx2 ? shift_slots_avx2(int_shift_, x + i, slots)
+                                  : shift_slots_baseline(int_shift_, x + i, slots);
+      if (all_equal) {
+        add(slots[0], 0, kFloatBlock);
+        continue;
+      }
+      in_fours(
+          0, kFloatBlock, [&slots](std::int64_t j) { return slots[j]; }, add);
+    }
+    const auto bins = static_cast<std::uint32_t>(p_.bins);
+    in_fours(
+        i, end, [&](std::int64_t k) { return slot_of_row(int_shift_.row(x[k]), bins); }, add);
   }
 
   // float32 with even bins: the slots of a block in lanes, the rare inexact ones settled, then
@@ -297,10 +352,13 @@ class ParallelKernel final : public HistogramKernel {
         add);
   }
 
+  static constexpr bool kWideInteger = std::is_integral_v<T> && sizeof(T) >= 4;
+
   CpuDevice& cpu_;
   HistogramProblem p_;
   EvenRule even_;
   FloatEvenRule float_rule_;       // usable only for float32 with even bins
+  IntegerShiftRule int_shift_;     // 4- and 8-byte integers over power-of-two bin widths
   std::vector<float> thresholds_;  // float32: the smallest float at or above each edge
   std::vector<std::uint32_t> table_;
   std::int64_t counted_ = 0;  // counters per private histogram: 256 values or the slots
@@ -337,7 +395,8 @@ std::vector<HistogramVariant> cpu_histogram_variants() {
       {info("parallel",
             "a contiguous section and a private histogram per thread, merged by bin ranges; "
             "1-byte input counted per value, value table for 2-byte integers, float32 slots in "
-            "vector lanes; views of one step (x[::s]) read in place, 4096 values at a time",
+            "vector lanes, shifts for 4- and 8-byte integers over power-of-two widths; views of "
+            "one step (x[::s]) read in place, 4096 values at a time",
             "threads=all private<=256MiB"),
        supports_everything, make_parallel, make_cpu_weighted_parallel},
   };

@@ -125,6 +125,11 @@ inline std::int64_t row_of_slot(std::int64_t slot, std::int64_t bins) {
   return slot == bins ? 0 : (slot < bins ? slot + 1 : slot);
 }
 
+// The slot of a row (row_of_slot undone).
+inline std::uint32_t slot_of_row(std::uint32_t row, std::uint32_t bins) {
+  return row == 0 ? bins : (row <= bins ? row - 1 : row);
+}
+
 // The even-bin rule at speed: a candidate bin from (x − lo)·(N / (hi − lo)), as numpy computes
 // it, then moved until edge[c] ≤ x < edge[c + 1] holds for the exact float64 edges, so the
 // answer is reference_slot's whatever the rounding of the candidate.
@@ -242,9 +247,10 @@ struct IntegerShiftRule {
 
   template <class T>
   PARPAT_HOST_DEVICE std::uint32_t row(T x) const {
-    const int c = x < static_cast<T>(below)
-                      ? below
-                      : (x > static_cast<T>(above) ? above : static_cast<int>(x));
+    // Clamped in T first, then narrowed: a min and a max of T, which vector units have.
+    T clamped = x < static_cast<T>(below) ? static_cast<T>(below) : x;
+    clamped = clamped > static_cast<T>(above) ? static_cast<T>(above) : clamped;
+    const int c = static_cast<int>(clamped);
     int r = ((c - lo) * (1 << left) >> right) + 1;
     r = r < 0 ? 0 : (r > bins + 1 ? bins + 1 : r);
     return static_cast<std::uint32_t>(r - (c == hi));
