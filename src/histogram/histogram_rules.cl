@@ -10,8 +10,8 @@
 // integer — histogram_internal.hpp's FloatEvenRule — else settled against the float64 edges
 // themselves with FLOAT_EDGES, or against the float thresholds, the smallest float ≥ each edge,
 // on devices without cl_khr_fp64), RULE 4 Even16Rule (16-bit input, one multiply-add), RULE 5
-// Float64EvenRule (float64) and RULE 6 IntegerShiftRule (4- and 8-byte integers). FP_CONTRACT is off so no fused
-// multiply-add changes an edge or a candidate.
+// Float64EvenRule (float64) and RULE 6 IntegerShiftRule (4- and 8-byte integers). FP_CONTRACT is
+// off so no fused multiply-add changes an edge or a candidate.
 // Counts are 64-bit: atom_add where cl_khr_int64_base_atomics exists (INT64_ATOMICS=1), else
 // two 32-bit words with a carry (correct for counters that are only read at the end).
 //  - global_atomic: a contiguous section per work-item, global atomics;
