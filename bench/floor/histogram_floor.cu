@@ -223,6 +223,133 @@ __global__ void rows_in_turn(const uint4* values, uint2* ring, long long n,
   add_warp_sum(mine, sum);
 }
 
+// The partition probes: the sort step of kernels_bucketed.cuh with none of the rule's work.
+// Each block takes tiles of kPartitionTile 4-byte rows (uniform in [0, 2^20)), places them in
+// shared memory sorted by bucket (row >> 14, 64 buckets) and writes the tile's 16-bit offsets
+// out, as the library's sort does. Two ways of taking places:
+//   columns   a count and a place by one shared atomic each per value, a bucket's lanes spread
+//             over 8 counters (the library's way);
+//   warp      a warp's values of one bucket found with match.any, one atomic per bucket and warp
+//             for the count and one for the places, each value's place its rank among them.
+// The next tile's rows load while a tile is placed.
+// Any design that moves each row to its bucket's counters must partition at least this fast;
+// the sum of the fields written is checked against the rows'.
+constexpr int kPartitionLoads = 4;
+constexpr unsigned kPartitionTile = kBlock * kPartitionLoads * 4;
+constexpr unsigned kPartitionBuckets = 64, kPartitionShift = 14, kPartitionColumns = 8;
+constexpr unsigned kPartitionCounters = kPartitionBuckets * kPartitionColumns;
+
+// Exclusive prefix sums of a[0, kPartitionCounters) in place (threads below it hold one each).
+__device__ void partition_scan(unsigned* a, unsigned* warp_sums) {
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const unsigned mine = threadIdx.x < kPartitionCounters ? a[threadIdx.x] : 0u;
+  unsigned inclusive = mine;
+  for (unsigned d = 1; d < 32; d *= 2) {
+    const unsigned below = __shfl_up_sync(0xFFFFFFFFu, inclusive, d);
+    if (lane >= d) inclusive += below;
+  }
+  if (lane == 31) warp_sums[warp] = inclusive;
+  __syncthreads();
+  if (warp == 0) {
+    unsigned w = warp_sums[lane];
+    for (unsigned d = 1; d < 32; d *= 2) {
+      const unsigned below = __shfl_up_sync(0xFFFFFFFFu, w, d);
+      if (lane >= d) w += below;
+    }
+    warp_sums[lane] = w;
+  }
+  __syncthreads();
+  if (threadIdx.x < kPartitionCounters)
+    a[threadIdx.x] = inclusive - mine + (warp ? warp_sums[warp - 1] : 0u);
+  __syncthreads();
+}
+
+template <bool kWarp>
+__global__ void __launch_bounds__(kBlock)
+    partition_rows(const uint4* rows_in, uint2* out, long long n, unsigned long long* sum) {
+  __shared__ __align__(16) unsigned short staging[kPartitionTile];
+  __shared__ unsigned cursor[kPartitionCounters];
+  __shared__ unsigned warp_sums[32];
+  constexpr int kRows = kPartitionLoads * 4;
+  const unsigned column = kWarp ? 0 : threadIdx.x % kPartitionColumns;
+  const unsigned lane = threadIdx.x % 32, below = (1u << lane) - 1;
+  const long long tiles = n / kPartitionTile;
+  unsigned mine = 0;
+  uint4 next[kPartitionLoads];  // the next tile's rows load while this one is placed
+  auto load = [&](long long tile) {
+#pragma unroll
+    for (int u = 0; u < kPartitionLoads; ++u)
+      next[u] = tile < tiles
+                    ? __ldcs(rows_in + tile * (kPartitionTile / 4) + u * kBlock + threadIdx.x)
+                    : make_uint4(0, 0, 0, 0);
+  };
+  load(blockIdx.x);
+  for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    unsigned rows[kRows], peers[kWarp ? kRows : 1];
+#pragma unroll
+    for (int u = 0; u < kPartitionLoads; ++u) {
+      const uint4 v = next[u];
+      rows[4 * u] = v.x, rows[4 * u + 1] = v.y, rows[4 * u + 2] = v.z, rows[4 * u + 3] = v.w;
+    }
+    load(tile + gridDim.x);
+    if (threadIdx.x < kPartitionCounters) cursor[threadIdx.x] = 0;
+    __syncthreads();
+    auto counter = [&](unsigned row) {
+      return &cursor[(row >> kPartitionShift) * kPartitionColumns + column];
+    };
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      if constexpr (kWarp) {
+        peers[k] = __match_any_sync(0xFFFFFFFFu, rows[k] >> kPartitionShift);
+        if ((peers[k] & below) == 0) atomicAdd(counter(rows[k]), __popc(peers[k]));
+      } else {
+        atomicAdd(counter(rows[k]), 1u);
+      }
+    }
+    __syncthreads();
+    partition_scan(cursor, warp_sums);
+    unsigned places[kRows];
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      if constexpr (kWarp) {
+        const unsigned first = __ffs(peers[k]) - 1;
+        unsigned base = 0;
+        if (lane == first) base = atomicAdd(counter(rows[k]), __popc(peers[k]));
+        places[k] = __shfl_sync(0xFFFFFFFFu, base, first) + __popc(peers[k] & below);
+      } else {
+        places[k] = atomicAdd(counter(rows[k]), 1u);
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < kRows; ++k)
+      staging[places[k]] = (unsigned short)(rows[k] & ((1u << kPartitionShift) - 1));
+    __syncthreads();
+    const uint4* in = reinterpret_cast<const uint4*>(staging);
+    uint4* to = reinterpret_cast<uint4*>(out) + tile * (kPartitionTile / 8);
+    for (unsigned i = threadIdx.x; i < kPartitionTile / 8; i += blockDim.x) {
+      const uint4 v = in[i];
+      __stcs(to + i, v);
+      mine += both_fields(v);
+    }
+    __syncthreads();  // staging and cursor are written again
+  }
+  add_warp_sum(mine, sum);
+}
+
+// Rows uniform in [0, 2^20) from a hash of the index; `sum` gets their low 14 bits' sum.
+__global__ void fill_rows(unsigned* rows, long long n, unsigned long long* sum) {
+  unsigned mine = 0;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x) {
+    unsigned long long h = (i + 1) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ull;
+    rows[i] = unsigned(h >> 44);
+    mine += rows[i] & ((1u << kPartitionShift) - 1);
+  }
+  add_warp_sum(mine, sum);
+}
+
 __global__ void total(const unsigned long long* counts, unsigned bins, unsigned long long* sum) {
   unsigned long long s = 0;
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < bins; i += gridDim.x * blockDim.x)
@@ -415,12 +542,31 @@ int main(int argc, char** argv) {
               "cooperative launch");
       },
       sum, traffic);
+  // The partition of 2^28 uniform rows into 64 buckets, then the same with the rows' read back.
+  check(cudaMemset(sum, 0, 8), "memset");
+  fill_rows<<<grid, kBlock>>>(reinterpret_cast<unsigned*>(values), n, sum);
+  unsigned long long low_bits = 0;
+  check(cudaMemcpy(&low_bits, sum, 8, cudaMemcpyDeviceToHost), "copy");
+  double partition = 1e30;
+  for (const bool warp : {false, true}) {
+    auto kernel = warp ? partition_rows<true> : partition_rows<false>;
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlock, 0), "occupancy");
+    const int blocks = per_sm * props.multiProcessorCount;
+    partition = std::min(
+        partition, time_traffic(
+                       warp ? "partition into 64 buckets, warp places"
+                            : "partition into 64 buckets, column atomics",
+                       6, low_bits, [&] { kernel<<<blocks, kBlock>>>(values, row_pairs, n, sum); },
+                       sum, traffic));
+  }
   const double through_memory = n * 4.0 / ((sort + count) * 1e3);
+  const double partitioned = n * 4.0 / ((partition + count) * 1e3);
   const double through_l2 = n * 4.0 / (std::min(chunked, in_turn) * 1e3);
   std::printf(
       "rows through device memory: %.1f µs for 2^28 values, ≤ %.0f GB/s of 4-byte values; "
       "kept in the L2: ≤ %.0f GB/s (a plain read: %.0f GB/s)\n",
       sort + count, through_memory, through_l2, n * 4.0 / (read * 1e3));
+  std::printf("rows partitioned, then read back: ≤ %.0f GB/s of 4-byte values\n", partitioned);
   if (argc == 3 && std::string(argv[1]) == "--json") {
     FILE* out = std::fopen(argv[2], "w");
     if (!out) {
@@ -431,9 +577,9 @@ int main(int argc, char** argv) {
         out,
         "{\"device\": \"%s\", \"updates\": %lld, \"probes\": [\n  %s],\n \"traffic_values\": "
         "%lld, \"traffic\": [\n  %s],\n \"rows_through_memory_gb_per_s\": %.1f, "
-        "\"rows_kept_in_l2_gb_per_s\": %.1f}\n",
+        "\"rows_kept_in_l2_gb_per_s\": %.1f, \"rows_partitioned_gb_per_s\": %.1f}\n",
         props.name, kUpdates, lines.c_str(), kTrafficValues, traffic.c_str(), through_memory,
-        through_l2);
+        through_l2, partitioned);
     std::fclose(out);
   }
   cudaFree(values);

@@ -186,7 +186,10 @@ def histogram_floor(floor):
                   f"2^{floor['traffic_values'].bit_length() - 1} 4-byte values): {steps}. Rows "
                   f"through device memory allow at most {floor['rows_through_memory_gb_per_s']:.0f} "
                   "GB/s of 4-byte values; rows kept in the L2 chunk by chunk at most "
-                  f"{floor['rows_kept_in_l2_gb_per_s']:.0f} GB/s."]
+                  f"{floor['rows_kept_in_l2_gb_per_s']:.0f} GB/s"
+                  + (f"; rows partitioned into 64 buckets as the sort does (no rule), then read back, at most "
+                     f"{floor['rows_partitioned_gb_per_s']:.0f} GB/s"
+                     if "rows_partitioned_gb_per_s" in floor else "") + "."]
     return lines
 
 
