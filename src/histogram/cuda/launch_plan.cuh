@@ -194,6 +194,7 @@ struct BucketPlan {
   bool usable = false;
   unsigned shift = 0, buckets = 0, columns = 1;
   unsigned chunk_tiles = 0;  // tiles a chunk, but the last
+  unsigned tile_stride = 0;  // rows of temporary memory a tile takes, its buckets' pads with it
   int sort_blocks = 1, count_blocks = 1;
   std::size_t count_shared = 0;
   unsigned long long target = 0;  // values an item of a bucket
@@ -243,7 +244,8 @@ BucketPlan bucket_plan(const DeviceInfo& info, const HistogramFastPolicy& policy
     b.meta_offset = b.totals_offset + 4 * kMaxBuckets;
     b.sorted_offset =
         b.meta_offset + (std::size_t(b.buckets) * b.chunk_tiles * 4 + 255) / 256 * 256;
-    b.bytes = b.sorted_offset + std::size_t(values) * 2;
+    b.tile_stride = unsigned(kTile) + kBucketPad * b.buckets;
+    b.bytes = b.sorted_offset + std::size_t(b.chunk_tiles) * b.tile_stride * 2;
     b.usable = true;
   }
   return b;
@@ -258,9 +260,10 @@ void launch_bucketed(const BucketPlan& b, const T* x, long long n, Rule rule, un
     constexpr long long kVec = 16 / sizeof(T), kTile = kTileValues<T>;
     const long long head = std::min<long long>(
         n, (16 - reinterpret_cast<unsigned long long>(x) % 16) % 16 / sizeof(T));
-    const long long vectors = (n - head) / kVec, tail_begin = head + vectors * kVec;
+    const long long tiles = (n - head) / kTile, vectors = tiles * (kTile / kVec);
+    const long long tail_begin = head + tiles * kTile;
     if (head + (n - tail_begin)) {
-      bucket_leftovers_kernel<T><<<1, 32, 0, st>>>(x, head, tail_begin, n, rule, out);
+      bucket_leftovers_kernel<T><<<64, 256, 0, st>>>(x, head, tail_begin, n, rule, out);
       check_launch("histogram bucket_leftovers_kernel");
     }
     auto* bytes = static_cast<unsigned char*>(temp);
@@ -271,14 +274,15 @@ void launch_bucketed(const BucketPlan& b, const T* x, long long n, Rule rule, un
     const long long chunk_vectors = (long long)b.chunk_tiles * (kTile / kVec);
     const auto* vec = reinterpret_cast<const uint4*>(x + head);
     for (long long v0 = 0; v0 < vectors; v0 += chunk_vectors) {
-      BucketChunk c{vec + v0, std::min(chunk_vectors, vectors - v0), 0, b.shift, b.buckets};
-      c.tiles = unsigned((c.count + kTile / kVec - 1) / (kTile / kVec));
+      const BucketChunk c{vec + v0,
+                          unsigned(std::min(chunk_vectors, vectors - v0) / (kTile / kVec)), b.shift,
+                          b.buckets, b.tile_stride};
       PARPAT_CUDA(cudaMemsetAsync(queue, 0, b.meta_offset, st));  // the queue and the totals
       bucket_rows_kernel<T><<<std::min<long long>(b.sort_blocks, c.tiles), kBucketBlock, 0, st>>>(
           c, rule, sorted, meta, totals, out);
       check_launch("histogram bucket_rows_kernel");
       count_buckets_kernel<<<b.count_blocks, kBucketBlock, b.count_shared, st>>>(
-          sorted, meta, totals, queue, c, unsigned(kTile), b.target, counted, b.columns, rule, out);
+          sorted, meta, totals, queue, c, b.target, counted, b.columns, rule, out);
       check_launch("histogram count_buckets_kernel");
     }
   }
