@@ -330,11 +330,19 @@ def scaling_section(rows, lead=None, brief=False):
 
 def cpu_against_numpy(m):
     """The host CPU's `parallel` rows that numpy was timed beside (bench-<pattern>-cpu.json): one
-    line per pattern and dtype (histograms: and data), each case's parpat time and × numpy."""
+    line per pattern and dtype (histograms: and data), each case's parpat time and × numpy.
+    meta.json's "dtypes_elsewhere" {"cpu <pattern>": {"dtypes": [...], "where": "..."}} leaves out
+    the rows of those dtypes, which another machine's section shows for later builds."""
+    left_out = {pattern: m.meta.get("dtypes_elsewhere", {}).get(f"cpu {pattern}", {})
+                for pattern in PATTERNS}
     rows = [r for pattern in PATTERNS for r in m.bench.get((pattern, "cpu"), [])
-            if r.get("baseline") == "numpy" and r.get("time_ms") and r.get("baseline_ms")]
+            if r.get("baseline") == "numpy" and r.get("time_ms") and r.get("baseline_ms")
+            and r["dtype"] not in left_out[pattern].get("dtypes", [])]
     if not rows:
         return []
+    notes = [f"Not shown: the {pattern} rows of {', '.join(out['dtypes'])} (shown for later builds "
+             f"in {out['where']}; all rows are in the JSON)." for pattern, out in left_out.items()
+             if out.get("dtypes")]
     groups = {}
     for r in rows:
         reduce = r["pattern"] == "reduce"
@@ -345,4 +353,5 @@ def cpu_against_numpy(m):
     body = [[pattern, dtype, what, "; ".join(cases)] for (pattern, dtype, what), cases in groups.items()]
     return ([f"### CPU of the same machine ({rows[0]['device']}), `parallel` against numpy in the "
              "same run", "", "parpat's time per case (× numpy):", ""] +
-            table(["pattern", "dtype", "size / data", "cases"], body) + [""])
+            table(["pattern", "dtype", "size / data", "cases"], body) + [""] +
+            (notes + [""] if notes else []))

@@ -156,8 +156,15 @@ def main():
         meta = json.load(open(os.path.join(one, "meta.json")))
         meta["tables_elsewhere"] = {"histogram": "the Test GPU section",
                                     "python": "the Test GPU section"}
-        meta["dtypes_elsewhere"] = {"reduce": {"dtypes": ["int16"], "where": "the Test GPU section"}}
+        meta["dtypes_elsewhere"] = {"reduce": {"dtypes": ["int16"], "where": "the Test GPU section"},
+                                    "cpu histogram": {"dtypes": ["int32"],
+                                                      "where": "the Test GPU section"}}
         write(os.path.join(one, "meta.json"), meta)
+        cpu_rows = [row("histogram", "parallel", dtype, "uniform", "256 bins, 2^24", ms,
+                        backend="cpu") for dtype, ms in (("int32", 3.333), ("uint8", 1.0))]
+        for r in cpu_rows:
+            r.update(baseline="numpy", baseline_ms=100.0, speedup=100.0 / r["time_ms"])
+        write(os.path.join(one, "bench-histogram-cpu.json"), {"rows": cpu_rows})
         write(os.path.join(one, "bench-histogram-cuda.json"), {"rows": [
             row("histogram", "fast", "uint8", "uniform", "256 bins, 2^30", 0.777, 0.900)]})
         write(os.path.join(one, "bench-python.json"), {"rows": [
@@ -167,6 +174,8 @@ def main():
             failures.append("a table shown elsewhere: its rows are still in the document")
         if "55.5" in text:
             failures.append("rows of a dtype shown elsewhere: still in the document")
+        if "3333.0" in text:
+            failures.append("CPU rows of a dtype shown elsewhere: still in the document")
         if "424.20" in text:
             failures.append("a Python table shown elsewhere: its rows are still in the document")
         expect = {
@@ -176,6 +185,11 @@ def main():
             "rows of a dtype shown elsewhere: a line says which and where":
                 "Not shown: the rows of int16 (shown for later builds in the Test GPU section; "
                 "all rows are in the JSON).",
+            "CPU rows of a dtype shown elsewhere: a line says which and where":
+                "Not shown: the histogram rows of int32 (shown for later builds in the Test GPU "
+                "section; all rows are in the JSON).",
+            "CPU rows of the other dtypes stay": "| histogram | uint8 | uniform | 256 bins, 2^24 "
+                "1000.0 µs (100.0×) |",
             "a Python table shown elsewhere: where, and the JSON of its rows":
                 "Shown for later builds in the Test GPU section; this machine's rows (1): "
                 "[bench-python.json](",
