@@ -354,7 +354,8 @@ std::vector<HistogramVariant> cuda_histogram_variants() {
             "group at a time, but where rows are sorted into buckets",
             "block=1024 striped<=128KiB max_passes=4 bucket_rows=16384",
             "temporary memory: the value table of 1- and 2-byte input, the explicit edges, and "
-            "2 bytes a value (in chunks of at most 256 MiB) where rows are sorted into buckets"),
+            "2 bytes a value (in chunks of 256 MiB, and up to 8 pad rows a bucket in each tile) "
+            "where rows are sorted into buckets"),
        supports_any, make<Strategy::fast>, make_cuda_weighted_fast},
   };
 }

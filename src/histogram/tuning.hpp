@@ -39,14 +39,14 @@ struct HistogramClassicPolicy : SameOnEveryDevice<HistogramClassicPolicy> {
 // 65536: H100, float16 uniform in [0, 1) at 2^20 bins 471 against 6615 µs in rows; NVIDIA's
 // OpenCL 65536, the window of [0, 1] in one range of 16-bit fields: 689 against 6663 µs;
 // elsewhere never). Where CUDA would count 4- and 8-byte input in global memory, `bucketed` sorts
-// rows into buckets of `bucket_rows` rows, in chunks of at most `bucket_chunk_mib` of temporary
-// memory, and counts each bucket in shared memory. CUDA's counters take at most `shared_kib` of
-// shared memory a block (within the device's opt-in limit): set to 48 it shows what the kernels
-// do within the local memory NVIDIA's OpenCL gives a group (histogram-opencl-48kib). The
-// lane-striped rows (CUDA and OpenCL) are permuted within each turn of the banks for bfloat16 in
-// fewer than 8 columns, and on CUDA padded to an odd stride in 8 (`permuted_rows` 1; 2: every
-// input but 1-byte permuted in fewer than 32; 0: none): histogram-striped-rows-permuted,
-// histogram-cuda-permuted-bfloat16.
+// rows into buckets of `bucket_rows` rows, in chunks of `bucket_chunk_mib` of rows in temporary
+// memory (and up to 8 pad rows a bucket in each tile), and counts each bucket in shared memory.
+// CUDA's counters take at most `shared_kib` of shared memory a block (within the device's opt-in
+// limit): set to 48 it shows what the kernels do within the local memory NVIDIA's OpenCL gives a
+// group (histogram-opencl-48kib). The lane-striped rows (CUDA and OpenCL) are permuted within each
+// turn of the banks for bfloat16 in fewer than 8 columns, and on CUDA padded to an odd stride in 8
+// (`permuted_rows` 1; 2: every input but 1-byte permuted in fewer than 32; 0: none):
+// histogram-striped-rows-permuted, histogram-cuda-permuted-bfloat16.
 struct HistogramFastPolicy {
   static constexpr const char* kName = "histogram.fast";
   int block = 1024;

@@ -187,9 +187,9 @@ void launch_fast(const FastConfig& c, const T* x, long long n, long long step, R
 // (kernels_bucketed.cuh): buckets of histogram.fast.bucket_rows rows (fewer than kMaxBuckets,
 // more rows a bucket where needed, up to 2^16), each counted in as many columns (up to
 // histogram.fast.max_columns) as histogram.fast.striped_kib allows; chunks of the input whose
-// 16-bit rows take at most histogram.fast.bucket_chunk_mib of temporary memory. Only 4- and
-// 8-byte input, and only with at least a value a row: fewer values cost less counted straight
-// into global memory.
+// 16-bit rows take histogram.fast.bucket_chunk_mib of temporary memory (each tile's pads, up to
+// kBucketPad rows a bucket, on top). Only 4- and 8-byte input, and only with at least a value a
+// row: fewer values cost less counted straight into global memory.
 struct BucketPlan {
   bool usable = false;
   unsigned shift = 0, buckets = 0, columns = 1;
