@@ -124,10 +124,12 @@ for stage in "${stages[@]}"; do
       done ;;
     sanitize)
       export PARPAT_SANITIZE_RUN=1  # spinning tests shrink so a serialising sanitizer stays bounded
+      # The CUDA cases of the parameterised tests, and the bucketed histogram's test, which loops
+      # over the GPUs itself (synccheck found a warp reaching a barrier divergent there).
       for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
         for t in ${SANITIZE_BINS:-"$BIN"/test_*}; do
           run "sanitize-$tool-$(basename "$t")" "${SANITIZE_LIMIT:-600}" compute-sanitizer --tool "$tool" --error-exitcode 3 \
-            "$t" --gtest_brief=1 --gtest_filter="${SANITIZE_FILTER:-*cuda_0_*:-*Beyond*:*Accurate*}"
+            "$t" --gtest_brief=1 --gtest_filter="${SANITIZE_FILTER:-*cuda_0_*:*Bucketed*:-*Beyond*:*Accurate*}"
           tail -n 3 "$OUT/sanitize-$tool-$(basename "$t").log"
         done
       done ;;
