@@ -18,10 +18,10 @@
 //     one), each an equal share of the chunk's tiles (for data drawn alike throughout, an equal
 //     share of the values), so a heavy bucket (normal data) spreads over several blocks. Blocks
 //     take items from a queue and count the item's rows in a lane-striped shared histogram of
-//     the bucket's rows — a warp reads 32 tiles' starts and counts at once, then each tile's
-//     stretch with 16-byte loads, four tiles in flight, a lane's eight rows at once — take the
-//     pads away from row 0 and add each row to its slot's 64-bit count (one atomic per row an
-//     item saw).
+//     the bucket's rows — a warp reads 32 tiles' starts and counts at once, numbers their
+//     stretches' 16-byte vectors through, and its lanes take the vectors in turn, eight in
+//     flight, a lane's eight rows at once — take the pads away from row 0 and add each row to
+//     its slot's 64-bit count (one atomic per row an item saw).
 #pragma once
 
 #include "histogram/cuda/rules.cuh"
@@ -30,12 +30,12 @@ namespace parpat::detail {
 // Private to histogram/cuda.cu, the one file that includes it.
 namespace {
 
-constexpr int kBucketBlock = 1024;       // threads of the sorting and counting blocks
-constexpr int kTileLoads = 4;            // 16-byte vectors a thread sorts per tile
-constexpr unsigned kBucketColumns = 8;   // counters per bucket while a tile is sorted
-constexpr unsigned kMaxBuckets = 256;    // kMaxBuckets · kBucketColumns counters (8 KiB)
-constexpr unsigned kItemTilesAhead = 4;  // tiles whose rows a warp loads at once
-constexpr unsigned kBucketPad = 8;       // a bucket's stretch in a tile: whole 16-byte vectors
+constexpr int kBucketBlock = 1024;      // threads of the sorting and counting blocks
+constexpr int kTileLoads = 4;           // 16-byte vectors a thread sorts per tile
+constexpr unsigned kBucketColumns = 8;  // counters per bucket while a tile is sorted
+constexpr unsigned kMaxBuckets = 256;   // kMaxBuckets · kBucketColumns counters (8 KiB)
+constexpr unsigned kVectorsAhead = 8;   // 16-byte vectors of rows a lane loads at once
+constexpr unsigned kBucketPad = 8;      // a bucket's stretch in a tile: whole 16-byte vectors
 static_assert(kBucketColumns == 8, "a bucket's counters span two threads of the scan");
 
 __device__ __host__ constexpr unsigned padded_rows(unsigned count) {
@@ -226,7 +226,7 @@ __global__ void bucket_leftovers_kernel(const T* __restrict__ in, long long head
 // Counts the rows of bucket items taken from `queue` into a lane-striped shared histogram of
 // bucket_rows rows × `columns`, then adds each row seen to its slot's 64-bit count.
 template <class Rule>
-__global__ void __launch_bounds__(kBucketBlock)
+__global__ void __launch_bounds__(kBucketBlock, 1)
     count_buckets_kernel(const unsigned short* __restrict__ sorted,
                          const unsigned* __restrict__ meta, const unsigned* __restrict__ totals,
                          unsigned* queue, BucketChunk chunk, unsigned long long target,
@@ -237,6 +237,9 @@ __global__ void __launch_bounds__(kBucketBlock)
   __shared__ unsigned warp_sums[32];
   __shared__ unsigned warp_pads[32];  // rows of offset 0 each warp counted to fill out vectors
   __shared__ unsigned taken;          // the item this block took from the queue
+  // Each warp's 32 tiles: where their vectors end in the warp's numbering, and the row at which
+  // vector 0 of that numbering would lie for each tile (so vector v lies at base + 8·v).
+  __shared__ unsigned tile_end[32][32], tile_base[32][32];
   const RowSlots slots = row_slots(rule);
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
   const unsigned shift = chunk.shift, tiles = chunk.tiles, bucket_rows = 1u << shift;
@@ -266,49 +269,53 @@ __global__ void __launch_bounds__(kBucketBlock)
     } const item{bucket, unsigned(k * tiles / of), unsigned((k + 1) * tiles / of)};
     const unsigned* starts = meta + (long long)item.bucket * tiles;
     unsigned pads = 0;  // rows of offset 0 this warp counted that only filled out a vector
-    // A warp takes 32 tiles at a time: lane l reads tile l's start and count.
+    // A warp takes 32 tiles at a time: lane l reads tile l's start and count. The tiles' whole
+    // vectors are numbered through (a warp scan), and the lanes take them in turn, kVectorsAhead
+    // at once, so short stretches leave no lane idle. Rows of the chunk: fewer than 2^32
+    // (bucket_chunk_mib ≤ 4096 of 2-byte rows, and the pads); a base may wrap, base + 8·v not.
     for (unsigned t0 = item.begin + warp * 32; t0 < item.end; t0 += warps * 32) {
-      const unsigned mine = t0 + lane < item.end ? starts[t0 + lane] : 0u;
-      const unsigned in_warp = min(32u, item.end - t0);
-      for (unsigned j0 = 0; j0 < in_warp; j0 += kItemTilesAhead) {
-        // Rows of the chunk: fewer than 2^32 (bucket_chunk_mib ≤ 4096 of 2-byte rows, and the
-        // pads). A stretch starts on a 16-byte vector and takes whole ones.
-        uint4 raw[kItemTilesAhead];
-        unsigned first[kItemTilesAhead], last[kItemTilesAhead];
+      const unsigned t = t0 + lane;
+      const unsigned m = t < item.end ? starts[t] : 0u;
+      const unsigned count = m >> 16, vectors = padded_rows(count) / kBucketPad;
+      pads += padded_rows(count) - count;
+      unsigned inclusive = vectors;
+      for (unsigned d = 1; d < 32; d *= 2) {
+        const unsigned below = __shfl_up_sync(0xFFFFFFFFu, inclusive, d);
+        if (lane >= d) inclusive += below;
+      }
+      const unsigned total = __shfl_sync(0xFFFFFFFFu, inclusive, 31);
+      __syncwarp();
+      tile_end[warp][lane] = inclusive;
+      tile_base[warp][lane] = t * chunk.stride + (m & 0xFFFFu) - (inclusive - vectors) * kBucketPad;
+      __syncwarp();
+      unsigned j = 0;
+      for (unsigned v0 = 0; v0 < total; v0 += 32 * kVectorsAhead) {
+        uint4 raw[kVectorsAhead];
 #pragma unroll
-        for (unsigned a = 0; a < kItemTilesAhead; ++a) {
-          const unsigned m = __shfl_sync(0xFFFFFFFFu, mine, (j0 + a) % 32);
-          const unsigned count = j0 + a < in_warp ? m >> 16 : 0u;
-          pads += padded_rows(count) - count;
-          first[a] = (t0 + j0 + a) * chunk.stride + (m & 0xFFFFu);
-          last[a] = first[a] + padded_rows(count);
-          const unsigned at = first[a] + lane * 8;
-          raw[a] = at < last[a] ? __ldcs(reinterpret_cast<const uint4*>(sorted + at))
-                                : make_uint4(0, 0, 0, 0);
+        for (unsigned a = 0; a < kVectorsAhead; ++a) {
+          const unsigned v = v0 + a * 32 + lane;
+          raw[a] = make_uint4(0, 0, 0, 0);
+          if (v < total) {
+            while (tile_end[warp][j] <= v)
+              ++j;
+            raw[a] = __ldcs(
+                reinterpret_cast<const uint4*>(sorted + tile_base[warp][j] + v * kBucketPad));
+          }
         }
 #pragma unroll
-        for (unsigned a = 0; a < kItemTilesAhead; ++a) {
-          // A stretch longer than one window of 256 rows loads the next window before it counts
-          // this one.
-          for (unsigned window = first[a]; window < last[a]; window += 256) {
-            const unsigned at = window + lane * 8;
-            const uint4 now = raw[a];
-            if (window + 256 < last[a])
-              raw[a] = at + 256 < last[a]
-                           ? __ldcs(reinterpret_cast<const uint4*>(sorted + at + 256))
-                           : make_uint4(0, 0, 0, 0);
-            if (at < last[a]) {
-              const unsigned words[4] = {now.x, now.y, now.z, now.w};
+        for (unsigned a = 0; a < kVectorsAhead; ++a) {
+          if (v0 + a * 32 + lane < total) {
+            const unsigned words[4] = {raw[a].x, raw[a].y, raw[a].z, raw[a].w};
 #pragma unroll
-              for (int k = 0; k < 8; ++k) {
-                const unsigned r = words[k / 2] >> (16 * (k % 2)) & 0xFFFFu;
-                asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(base + r * stride) : "memory");
-              }
+            for (int k = 0; k < 8; ++k) {
+              const unsigned r = words[k / 2] >> (16 * (k % 2)) & 0xFFFFu;
+              asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(base + r * stride) : "memory");
             }
           }
         }
       }
     }
+    pads = __reduce_add_sync(0xFFFFFFFFu, pads);
     if (lane == 0) warp_pads[warp] = pads;
     __syncthreads();
     const unsigned row0 = item.bucket << shift;

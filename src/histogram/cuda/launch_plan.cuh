@@ -213,7 +213,13 @@ BucketPlan bucket_plan(const DeviceInfo& info, const HistogramFastPolicy& policy
     while (b.shift < 16 && (counted >> b.shift) >= kMaxBuckets)
       ++b.shift;
     b.buckets = ((counted - 1) >> b.shift) + 1;
-    const std::size_t budget = fast_shared_budget(info, policy);
+    // The count kernel's own shared memory (its tiles' vector numbering) comes off the budget.
+    const void* count = reinterpret_cast<const void*>(&count_buckets_kernel<Rule>);
+    cudaFuncAttributes count_attributes{};
+    PARPAT_CUDA(cudaFuncGetAttributes(&count_attributes, count));
+    const std::size_t budget =
+        fast_shared_budget(info, policy) -
+        std::min(fast_shared_budget(info, policy), count_attributes.sharedSizeBytes);
     const std::size_t striped =
         std::min<std::size_t>(budget, std::size_t(policy.striped_kib) << 10);
     const std::size_t rows = std::size_t(1) << b.shift;
@@ -230,7 +236,6 @@ BucketPlan bucket_plan(const DeviceInfo& info, const HistogramFastPolicy& policy
     PARPAT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, &bucket_rows_kernel<T, Rule>,
                                                               kBucketBlock, 0));
     b.sort_blocks = int(std::min<long long>(std::max(per_sm, 1) * sms, b.chunk_tiles));
-    const void* count = reinterpret_cast<const void*>(&count_buckets_kernel<Rule>);
     if (b.count_shared > (48u << 10))
       PARPAT_CUDA(cudaFuncSetAttribute(count, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        int(b.count_shared)));
