@@ -8,12 +8,12 @@
 //     rows sorted by bucket (row >> shift) as 16-bit offsets within the bucket, in the tile's own
 //     stretch of the temporary buffer; `meta[bucket][tile]` holds the bucket's start and count
 //     in the tile. The sort is a counting sort in shared memory: a count per (bucket, column)
-//     (lanes of one bucket spread over kBucketColumns counters), an exclusive scan, then each
-//     value takes a place with one atomic. Each bucket's stretch is rounded up to whole 16-byte
-//     vectors with rows of offset 0, which the count takes away again, so that the count reads
-//     whole vectors only. A tile whose values all share a row adds them with one global atomic
-//     and writes nothing. Each bucket's total over the chunk is summed with one global atomic
-//     per tile.
+//     (a counter per lane up to 128 buckets, so a warp's atomics never share a bank; lanes in
+//     pairs beyond), an exclusive scan, then each value takes a place with one atomic. Each
+//     bucket's stretch is rounded up to whole 16-byte vectors with rows of offset 0, which the
+//     count takes away again, so that the count reads whole vectors only. A tile whose values all
+//     share a row adds them with one global atomic and writes nothing. Each bucket's total over the
+//     chunk is summed with one global atomic per tile.
 //  2. count_buckets_kernel: a bucket of T values makes K = round(T / target) items (at least
 //     one), each an equal share of the chunk's tiles (for data drawn alike throughout, an equal
 //     share of the values), so a heavy bucket (normal data) spreads over several blocks. Blocks
@@ -30,13 +30,17 @@ namespace parpat::detail {
 // Private to histogram/cuda.cu, the one file that includes it.
 namespace {
 
-constexpr int kBucketBlock = 1024;      // threads of the sorting and counting blocks
-constexpr int kTileLoads = 4;           // 16-byte vectors a thread sorts per tile
-constexpr unsigned kBucketColumns = 8;  // counters per bucket while a tile is sorted
-constexpr unsigned kMaxBuckets = 256;   // kMaxBuckets · kBucketColumns counters (8 KiB)
-constexpr unsigned kVectorsAhead = 8;   // 16-byte vectors of rows a lane loads at once
-constexpr unsigned kBucketPad = 8;      // a bucket's stretch in a tile: whole 16-byte vectors
-static_assert(kBucketColumns == 8, "a bucket's counters span two threads of the scan");
+constexpr int kBucketBlock = 1024;     // threads of the sorting and counting blocks
+constexpr int kTileLoads = 4;          // 16-byte vectors a thread sorts per tile
+constexpr unsigned kMaxBuckets = 256;  // and 16 counters a bucket (the scan's 4096)
+constexpr unsigned kVectorsAhead = 8;  // 16-byte vectors of rows a lane loads at once
+constexpr unsigned kBucketPad = 8;     // a bucket's stretch in a tile: whole 16-byte vectors
+
+// Counters per bucket while a tile is sorted: one per lane where the scan (4 counters a
+// thread) takes them, else one per two lanes.
+__host__ __device__ constexpr unsigned sort_columns(unsigned buckets) {
+  return buckets * 32 <= 4 * kBucketBlock ? 32 : 16;
+}
 
 __device__ __host__ constexpr unsigned padded_rows(unsigned count) {
   return (count + kBucketPad - 1) / kBucketPad * kBucketPad;
@@ -52,15 +56,16 @@ struct BucketChunk {
   unsigned tiles;        // tiles in the chunk
   unsigned shift;        // a row's bucket: row >> shift
   unsigned buckets;
-  unsigned stride;  // rows of the temporary buffer a tile takes (its values and the pads)
+  unsigned stride;   // rows of the temporary buffer a tile takes (its values and the pads)
+  unsigned columns;  // sort_columns(buckets)
 };
 
 // Exclusive prefix sums of a[0, n) in place, n ≤ 4 · blockDim.x; returns the total. Every thread
-// of the block calls it. With `bucket_counts`, a[] holds a bucket's kBucketColumns counters
+// of the block calls it. With `bucket_counts`, a[] holds a bucket's `columns` counters (16 or 32)
 // after another: each bucket's sum is rounded up by padded_rows (the pads placed last, after its
 // last column's values) and written to bucket_counts, unpadded.
 __device__ unsigned block_exclusive_scan(unsigned* a, unsigned n, unsigned* warp_sums,
-                                         unsigned* bucket_counts = nullptr) {
+                                         unsigned* bucket_counts = nullptr, unsigned columns = 0) {
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const unsigned first = threadIdx.x * 4;
   unsigned v[4], sum = 0;
@@ -69,10 +74,13 @@ __device__ unsigned block_exclusive_scan(unsigned* a, unsigned n, unsigned* warp
     v[k] = first + k < n ? a[first + k] : 0u;
     sum += v[k];
   }
-  if (bucket_counts) {  // a bucket's columns: this thread's four and its neighbour's
-    const unsigned bucket = sum + __shfl_xor_sync(0xFFFFFFFFu, sum, 1);
-    if (threadIdx.x % 2 == 1 && first < n) {
-      bucket_counts[threadIdx.x / 2] = bucket;
+  if (bucket_counts) {  // a bucket's columns: four of them a thread, columns / 4 threads
+    const unsigned threads = columns / 4;
+    unsigned bucket = sum;
+    for (unsigned d = 1; d < threads; d *= 2)
+      bucket += __shfl_xor_sync(0xFFFFFFFFu, bucket, d);
+    if (threadIdx.x % threads == threads - 1 && first < n) {
+      bucket_counts[threadIdx.x / threads] = bucket;
       v[3] += padded_rows(bucket) - bucket;
       sum += padded_rows(bucket) - bucket;
     }
@@ -114,13 +122,13 @@ __global__ void __launch_bounds__(kBucketBlock)
   constexpr int kValues = kTileLoads * kVec;  // per thread and tile
   constexpr unsigned kTile = kTileValues<T>;
   __shared__ __align__(16) unsigned short staging[kTile + kBucketPad * kMaxBuckets];
-  __shared__ unsigned cursor[kMaxBuckets * kBucketColumns];
+  extern __shared__ unsigned cursor[];  // buckets · columns counters
   __shared__ unsigned bucket_count[kMaxBuckets];
   __shared__ unsigned warp_sums[32];
   __shared__ unsigned leader;
   const RowSlots slots = row_slots(rule);
-  const unsigned column = threadIdx.x % kBucketColumns;
-  const unsigned entries = chunk.buckets * kBucketColumns;
+  const unsigned column = threadIdx.x % chunk.columns;
+  const unsigned entries = chunk.buckets * chunk.columns;
   const unsigned low = (1u << chunk.shift) - 1;
   T memo_value{};
   unsigned memo_row = 0;
@@ -183,12 +191,13 @@ __global__ void __launch_bounds__(kBucketBlock)
     }
 #pragma unroll
     for (int k = 0; k < kValues; ++k)
-      atomicAdd(&cursor[(rows[k] >> chunk.shift) * kBucketColumns + column], 1u);
+      atomicAdd(&cursor[(rows[k] >> chunk.shift) * chunk.columns + column], 1u);
     __syncthreads();
-    const unsigned total = block_exclusive_scan(cursor, entries, warp_sums, bucket_count);
+    const unsigned total =
+        block_exclusive_scan(cursor, entries, warp_sums, bucket_count, chunk.columns);
     unsigned start = 0, count = 0;
     if (threadIdx.x < chunk.buckets) {
-      start = cursor[threadIdx.x * kBucketColumns];
+      start = cursor[threadIdx.x * chunk.columns];
       count = bucket_count[threadIdx.x];
     }
     __syncthreads();  // the starts are read before values take places
@@ -202,7 +211,7 @@ __global__ void __launch_bounds__(kBucketBlock)
     unsigned places[kValues];
 #pragma unroll
     for (int k = 0; k < kValues; ++k)
-      places[k] = atomicAdd(&cursor[(rows[k] >> chunk.shift) * kBucketColumns + column], 1u);
+      places[k] = atomicAdd(&cursor[(rows[k] >> chunk.shift) * chunk.columns + column], 1u);
 #pragma unroll
     for (int k = 0; k < kValues; ++k)
       staging[places[k]] = (unsigned short)(rows[k] & low);

@@ -196,8 +196,8 @@ struct BucketPlan {
   unsigned chunk_tiles = 0;  // tiles a chunk, but the last
   unsigned tile_stride = 0;  // rows of temporary memory a tile takes, its buckets' pads with it
   int sort_blocks = 1, count_blocks = 1;
-  std::size_t count_shared = 0;
-  unsigned long long target = 0;  // values an item of a bucket
+  std::size_t sort_shared = 0, count_shared = 0;  // dynamic shared memory of the two kernels
+  unsigned long long target = 0;                  // values an item of a bucket
   std::size_t totals_offset = 0, meta_offset = 0, sorted_offset = 0, bytes = 0;  // temp layout
 };
 
@@ -232,9 +232,14 @@ BucketPlan bucket_plan(const DeviceInfo& info, const HistogramFastPolicy& policy
     const long long tiles = (n + kTile - 1) / kTile;
     const long long chunk_values = (std::size_t(policy.bucket_chunk_mib) << 20) / 2;
     b.chunk_tiles = unsigned(std::clamp<long long>(chunk_values / kTile, 1, tiles));
+    // The sort's counters: its own shared memory beyond the static (over 48 KiB in all).
+    const void* sort = reinterpret_cast<const void*>(&bucket_rows_kernel<T, Rule>);
+    b.sort_shared = std::size_t(b.buckets) * sort_columns(b.buckets) * sizeof(unsigned);
+    PARPAT_CUDA(cudaFuncSetAttribute(sort, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     int(b.sort_shared)));
     int per_sm = 0;
-    PARPAT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, &bucket_rows_kernel<T, Rule>,
-                                                              kBucketBlock, 0));
+    PARPAT_CUDA(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sort, kBucketBlock, b.sort_shared));
     b.sort_blocks = int(std::min<long long>(std::max(per_sm, 1) * sms, b.chunk_tiles));
     if (b.count_shared > (48u << 10))
       PARPAT_CUDA(cudaFuncSetAttribute(count, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -279,12 +284,13 @@ void launch_bucketed(const BucketPlan& b, const T* x, long long n, Rule rule, un
     const long long chunk_vectors = (long long)b.chunk_tiles * (kTile / kVec);
     const auto* vec = reinterpret_cast<const uint4*>(x + head);
     for (long long v0 = 0; v0 < vectors; v0 += chunk_vectors) {
-      const BucketChunk c{vec + v0,
-                          unsigned(std::min(chunk_vectors, vectors - v0) / (kTile / kVec)), b.shift,
-                          b.buckets, b.tile_stride};
+      const auto tiles = unsigned(std::min(chunk_vectors, vectors - v0) / (kTile / kVec));
+      const BucketChunk c{vec + v0,  tiles,         b.shift,
+                          b.buckets, b.tile_stride, sort_columns(b.buckets)};
       PARPAT_CUDA(cudaMemsetAsync(queue, 0, b.meta_offset, st));  // the queue and the totals
-      bucket_rows_kernel<T><<<std::min<long long>(b.sort_blocks, c.tiles), kBucketBlock, 0, st>>>(
-          c, rule, sorted, meta, totals, out);
+      bucket_rows_kernel<T>
+          <<<std::min<long long>(b.sort_blocks, c.tiles), kBucketBlock, b.sort_shared, st>>>(
+              c, rule, sorted, meta, totals, out);
       check_launch("histogram bucket_rows_kernel");
       count_buckets_kernel<<<b.count_blocks, kBucketBlock, b.count_shared, st>>>(
           sorted, meta, totals, queue, c, b.target, counted, b.columns, rule, out);
