@@ -286,7 +286,8 @@ __global__ void __launch_bounds__(kBucketBlock, 1)
       unsigned bucket, begin, end;
     } const item{bucket, unsigned(k * tiles / of), unsigned((k + 1) * tiles / of)};
     const unsigned* starts = meta + (long long)item.bucket * tiles;
-    unsigned pads = 0;  // rows of offset 0 this warp counted that only filled out a vector
+    unsigned pads = 0;  // rows of offset 0 that only filled out a vector: the lane's tiles', then
+                        // the warp's
     // A warp takes 32 tiles at a time: lane l reads tile l's start and count. The tiles' whole
     // vectors are numbered through (a warp scan), and the lanes take them in turn, kVectorsAhead
     // at once, so short stretches leave no lane idle. Rows of the chunk: fewer than 2^32
