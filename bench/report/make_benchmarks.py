@@ -59,8 +59,8 @@ def fold_twins(fast):
             kept.append(r)
             continue
         gap = abs(r["time_ms"] / partner["time_ms"] - 1)
-        spread[f"`{r['op']}`"] = (max(spread.get(f"`{r['op']}`", (0,))[0], gap),
-                                  f"`{TWIN_OPS[r['op']]}`")
+        twin = f"`{r['op']}`"
+        spread[twin] = (max(spread.get(twin, (0,))[0], gap), f"`{TWIN_OPS[r['op']]}`")
     for twin, partner in TWIN_DTYPES.items():
         rows = [r for r in kept if r["dtype"] == twin]
         pairs = [(r, by_case.get((partner, r["op"], case_shape(r)))) for r in rows]
