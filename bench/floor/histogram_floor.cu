@@ -227,8 +227,8 @@ __global__ void rows_in_turn(const uint4* values, uint2* ring, long long n,
 // Each block takes tiles of kPartitionTile 4-byte rows (uniform in [0, 2^20)), places them in
 // shared memory sorted by bucket (row >> 14, 64 buckets) and writes the tile's 16-bit offsets
 // out, as the library's sort does. Two ways of taking places:
-//   columns   a count and a place by one shared atomic each per value, a bucket's lanes spread
-//             over 8 counters (the library's way);
+//   columns   a count and a place by one shared atomic each per value, a counter per bucket
+//             and lane (the library's way);
 //   warp      a warp's values of one bucket found with match.any, one atomic per bucket and warp
 //             for the count and one for the places, each value's place its rank among them.
 // The next tile's rows load while a tile is placed.
@@ -236,14 +236,17 @@ __global__ void rows_in_turn(const uint4* values, uint2* ring, long long n,
 // the sum of the fields written is checked against the rows'.
 constexpr int kPartitionLoads = 4;
 constexpr unsigned kPartitionTile = kBlock * kPartitionLoads * 4;
-constexpr unsigned kPartitionBuckets = 64, kPartitionShift = 14, kPartitionColumns = 8;
+constexpr unsigned kPartitionBuckets = 64, kPartitionShift = 14, kPartitionColumns = 32;
 constexpr unsigned kPartitionCounters = kPartitionBuckets * kPartitionColumns;
+constexpr unsigned kPartitionPer = kPartitionCounters / kBlock;  // counters a thread scans
 
-// Exclusive prefix sums of a[0, kPartitionCounters) in place (threads below it hold one each).
+// Exclusive prefix sums of a[0, kPartitionCounters) in place, kPartitionPer a thread.
 __device__ void partition_scan(unsigned* a, unsigned* warp_sums) {
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const unsigned mine = threadIdx.x < kPartitionCounters ? a[threadIdx.x] : 0u;
-  unsigned inclusive = mine;
+  unsigned mine[kPartitionPer], sum = 0;
+  for (unsigned k = 0; k < kPartitionPer; ++k)
+    sum += mine[k] = a[threadIdx.x * kPartitionPer + k];
+  unsigned inclusive = sum;
   for (unsigned d = 1; d < 32; d *= 2) {
     const unsigned below = __shfl_up_sync(0xFFFFFFFFu, inclusive, d);
     if (lane >= d) inclusive += below;
@@ -259,8 +262,11 @@ __device__ void partition_scan(unsigned* a, unsigned* warp_sums) {
     warp_sums[lane] = w;
   }
   __syncthreads();
-  if (threadIdx.x < kPartitionCounters)
-    a[threadIdx.x] = inclusive - mine + (warp ? warp_sums[warp - 1] : 0u);
+  unsigned running = inclusive - sum + (warp ? warp_sums[warp - 1] : 0u);
+  for (unsigned k = 0; k < kPartitionPer; ++k) {
+    a[threadIdx.x * kPartitionPer + k] = running;
+    running += mine[k];
+  }
   __syncthreads();
 }
 
@@ -292,7 +298,8 @@ __global__ void __launch_bounds__(kBlock)
       rows[4 * u] = v.x, rows[4 * u + 1] = v.y, rows[4 * u + 2] = v.z, rows[4 * u + 3] = v.w;
     }
     load(tile + gridDim.x);
-    if (threadIdx.x < kPartitionCounters) cursor[threadIdx.x] = 0;
+    for (unsigned i = threadIdx.x; i < kPartitionCounters; i += blockDim.x)
+      cursor[i] = 0;
     __syncthreads();
     auto counter = [&](unsigned row) {
       return &cursor[(row >> kPartitionShift) * kPartitionColumns + column];
