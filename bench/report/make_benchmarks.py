@@ -39,7 +39,7 @@ from report_tables import (PATTERNS, Machine, best_per_case, case_shape, fmt_us,
                            leading_number, plot, table)
 
 
-TWIN_OPS = {"max": "min", "nanvar": "var"}
+TWIN_OPS = {"max": "min", "nanvar": "var", "count_nonzero": "sum"}
 # Dtypes whose rows repeat a partner's: left out where every case of theirs was measured beside
 # the partner's and is within TWIN_DTYPE_GAP of it (otherwise all of their rows stay).
 TWIN_DTYPES = {"uint32": "int32", "uint64": "int64", "int8": "uint8", "bool": "uint8",
@@ -72,6 +72,21 @@ def fold_twins(fast):
             kept = [r for r in kept if r["dtype"] != twin]
             spread[f"the {twin} rows"] = (gap, partner + "'s")
     return kept, spread
+
+
+def fold_twin_summaries(per_dtype):
+    """The OpenCL / CUDA lines of the dtypes (ratio_summary rows by dtype) without the twins of
+    TWIN_DTYPES whose geometric mean is within TWIN_DTYPE_GAP of their partner's; and a phrase
+    for each twin left out."""
+    folded, left_out = [], set()
+    for twin, partner in TWIN_DTYPES.items():
+        if twin in per_dtype and partner in per_dtype:
+            gap = abs(float(per_dtype[twin][2]) / float(per_dtype[partner][2]) - 1)
+            if gap <= TWIN_DTYPE_GAP:
+                left_out.add(twin)
+                folded.append(f"the {twin} line, its geometric mean within {max(1, math.ceil(gap * 100))} % "
+                              f"of {partner}'s")
+    return [s for dtype, s in per_dtype.items() if dtype not in left_out], folded
 
 
 def headline_cell(r, with_peak):
@@ -255,7 +270,7 @@ def machine_section(m, plots_dir, out_path, provenance, scaling_before=False):
         for pattern in PATTERNS:
             if any(r["pattern"] == pattern for r in m.quick):
                 lines += [f"{pattern}:", ""] + every_variant(m.quick, pattern) + [""]
-    summaries = []
+    summaries, folded = [], []
     for pattern in PATTERNS:
         cu, cl = m.bench.get((pattern, "cuda")), m.bench.get((pattern, "opencl"))
         if cu and cl:
@@ -265,16 +280,21 @@ def machine_section(m, plots_dir, out_path, provenance, scaling_before=False):
             if s:
                 summaries.append(s)
             if pattern == "histogram":  # a line per dtype: each has its own rules and layouts
+                per_dtype = {}
                 for dtype in dict.fromkeys(r["dtype"] for r in cl_fast):
                     s = ratio_summary([r for r in cl_fast if r["dtype"] == dtype], cu_fast,
                                       f"histogram {dtype}")
                     if s:
-                        summaries.append(s)
+                        per_dtype[dtype] = s
+                kept, folded = fold_twin_summaries(per_dtype)
+                summaries += kept
     if summaries:
         lines += ["### NVIDIA OpenCL against CUDA (`fast`, time OpenCL / CUDA)", ""]
         lines += table(["pattern", "cases", "geometric mean", "cases ≥ 100 µs", "best case", "worst case"],
                        summaries)
         lines += [""]
+        if folded:
+            lines += ["Not shown: " + "; ".join(folded) + " (all rows are in the JSON).", ""]
         if m.local_memory:
             lines += opencl_local_memory(m.local_memory) + [""]
     lines += cpu_against_numpy(m)

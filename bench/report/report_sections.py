@@ -86,10 +86,15 @@ def io_section(docs, m):
     def gbps(v):
         return f"{v:.2f}" if v else "—"
 
-    rows = []
+    rows, startups = [], set()
     for doc in docs:
         for r in doc.get("rows", []):
             file = r.get("file", "")
+            if r.get("file_bytes", 0) <= 1024:  # the start-up file: once a backend and command
+                seen = (doc.get("backend"), r.get("pattern"), file)
+                if seen in startups:
+                    continue
+                startups.add(seen)
             kib = r.get("chunk_kib", 0)
             if kib:
                 file += f", chunks ≤ {kib // 1024} MiB" if kib % 1024 == 0 else f", chunks ≤ {kib} KiB"
@@ -115,7 +120,7 @@ def io_section(docs, m):
              + (f", beside numpy {', '.join(numpy)} (np.load + the op, in Python and as a whole "
                 "process) in the same run where shown" if numpy else "")
              + ". Kernel: the device time of the command's kernels. Stream GB/s: file bytes / "
-             "(wall − wall on the 1 KiB file)"
+             "(wall − wall on the 1 KiB file of the same call, shown once)"
              + (f"; `cat` reads the files at {cat_range(cats)} GB/s." if cats else ".")
              + next((f for f in floors if f), ""), ""]
     return lines + table(["backend", "command", "file", "chunks", "wall", "start-up", "kernel",
@@ -330,7 +335,8 @@ def scaling_section(rows, lead=None, brief=False):
 
 def cpu_against_numpy(m):
     """The host CPU's `parallel` rows that numpy was timed beside (bench-<pattern>-cpu.json): one
-    line per pattern and dtype (histograms: and data), each case's parpat time and × numpy.
+    line per pattern, dtype and size, each case's parpat time and × numpy (histograms: a data's
+    cases after its name).
     meta.json's "dtypes_elsewhere" {"cpu <pattern>": {"dtypes": [...], "where": "..."}} leaves out
     the rows of those dtypes, which another machine's section shows for later builds."""
     left_out = {pattern: m.meta.get("dtypes_elsewhere", {}).get(f"cpu {pattern}", {})
@@ -344,14 +350,17 @@ def cpu_against_numpy(m):
              f"in {out['where']}; all rows are in the JSON)." for pattern, out in left_out.items()
              if out.get("dtypes")]
     groups = {}
-    for r in rows:
+    for r in rows:  # reduce: a line per dtype and size; histogram: per dtype, its data in turn
         reduce = r["pattern"] == "reduce"
-        group = (r["pattern"], r["dtype"], r["shape"] if reduce else r["op"])
-        case = r["op"] if reduce else r["shape"]
-        groups.setdefault(group, []).append(
-            f"{case} {fmt_us(r['time_ms'])} µs ({r['baseline_ms'] / r['time_ms']:.1f}×)")
-    body = [[pattern, dtype, what, "; ".join(cases)] for (pattern, dtype, what), cases in groups.items()]
+        bins, _, size = r["shape"].rpartition(", ")
+        group = (r["pattern"], r["dtype"], r["shape"] if reduce else size)
+        data = groups.setdefault(group, {}).setdefault("" if reduce else r["op"], [])
+        data.append(f"{r['op'] if reduce else bins} {fmt_us(r['time_ms'])} µs "
+                    f"({r['baseline_ms'] / r['time_ms']:.1f}×)")
+    body = [[pattern, dtype, size, "; ".join(f"{op}: " + ", ".join(cases) if op else "; ".join(cases)
+                                             for op, cases in by_op.items())]
+            for (pattern, dtype, size), by_op in groups.items()]
     return ([f"### CPU of the same machine ({rows[0]['device']}), `parallel` against numpy in the "
              "same run", "", "parpat's time per case (× numpy):", ""] +
-            table(["pattern", "dtype", "size / data", "cases"], body) + [""] +
+            table(["pattern", "dtype", "size", "cases"], body) + [""] +
             (notes + [""] if notes else []))

@@ -58,13 +58,17 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         m = machine(tmp, "gpu", "Test GPU", "2026-01-02", "abc1234", "scripts/gpu-suite.sh bench")
         cuda = [row("reduce", "fast", "float32", "sum", "2^20", 0.004, 0.005),
-                row("reduce", "fast", "float32", "sum", "2^28", 0.400, 0.400)]
+                row("reduce", "fast", "float32", "sum", "2^28", 0.400, 0.400),
+                row("reduce", "fast", "float32", "count_nonzero", "2^28", 0.440)]
         write(os.path.join(m, "bench-reduce-cuda.json"), {"rows": cuda})
         write(os.path.join(m, "bench-reduce-opencl.json"), {"rows": [
             row("reduce", "fast", "float32", "sum", "2^20", 0.008, backend="opencl"),
             row("reduce", "fast", "float32", "sum", "2^28", 0.440, backend="opencl")]})
         write(os.path.join(m, "bench-histogram-cuda.json"), {"rows": [
             row("histogram", "fast", "int16", "uniform", "256 bins, 2^29", 0.300, 0.500),
+            # bfloat16's rows are 10 % off float16's (kept), its OpenCL / CUDA within 4 % (folded).
+            row("histogram", "fast", "float16", "uniform", "256 bins, 2^29", 0.300),
+            row("histogram", "fast", "bfloat16", "uniform", "256 bins, 2^29", 0.330),
             row("histogram", "fast", "float32", "uniform", "256 bins, 2^28", 0.250, 0.300),
             # uint32 repeats int32 (2 % at most): left out; uint64 is 20 % off int64 once: kept.
             row("histogram", "fast", "int32", "uniform", "256 bins, 2^28", 0.200, 0.300),
@@ -75,6 +79,9 @@ def main():
             row("histogram", "fast", "uint64", "uniform", "256 bins, 2^27", 0.360, 0.300)]})
         write(os.path.join(m, "bench-histogram-opencl.json"), {"rows": [
             row("histogram", "fast", "int16", "uniform", "256 bins, 2^29", 0.360, backend="opencl"),
+            row("histogram", "fast", "float16", "uniform", "256 bins, 2^29", 0.360, backend="opencl"),
+            row("histogram", "fast", "bfloat16", "uniform", "256 bins, 2^29", 0.4092,
+                backend="opencl"),
             row("histogram", "fast", "float32", "uniform", "256 bins, 2^28", 0.250,
                 backend="opencl")]})
         write(os.path.join(m, "histogram-floor.json"), {
@@ -105,7 +112,11 @@ def main():
                for op, ms in (("sum", 0.25), ("argmax", 0.0001))]
         cpu.append(row("histogram", "parallel", "float32", "uniform, float32 weights",
                        "256 bins, 2^24", 8.0, backend="cpu"))
-        for r, numpy_ms in zip(cpu, (5.0, 0.0012, 128.0)):
+        cpu.append(row("histogram", "parallel", "float32", "uniform, float32 weights",
+                       "65536 bins, 2^24", 4.0, backend="cpu"))
+        cpu.append(row("histogram", "parallel", "float32", "normal", "256 bins, 2^24", 2.0,
+                       backend="cpu"))
+        for r, numpy_ms in zip(cpu, (5.0, 0.0012, 128.0, 64.0, 32.0)):
             r.update(baseline="numpy", baseline_ms=numpy_ms, speedup=numpy_ms / r["time_ms"])
         write(os.path.join(m, "bench-reduce-cpu.json"), {"rows": cpu[:2]})
         write(os.path.join(m, "bench-histogram-cpu.json"), {"rows": cpu[2:]})
@@ -140,6 +151,10 @@ def main():
                      io_row("histogram", "1024 MiB", gib, 600.0, 16, numpy_wall_ms=1500.0),
                      io_row("histogram", "1024 MiB", gib, 650.0, 8, chunk_kib=131072,
                             status="mismatch")]})
+        write(os.path.join(m, "bench-io-large.json"), {
+            "bench": "io", "backend": "cuda", "device": "Test GPU", "date": "2026-01-03",
+            "io_mib": 4096, "rows": [io_row("histogram", "1 KiB", 1024, 432.0, 1),
+                     io_row("histogram", "4096 MiB", 4 * gib, 900.0, 64)]})
         two = os.path.join(tmp, "results", "gpu-pair")
         write(os.path.join(two, "meta.json"), {"date": "2026-01-04", "commit": "def5678",
                                                 "devices": "Two Test GPUs", "commands": ["x"]})
@@ -196,7 +211,7 @@ def main():
             "CPU rows of a dtype shown elsewhere: a line says which and where":
                 "Not shown: the histogram rows of int32 (shown for later builds in the Test GPU "
                 "section; all rows are in the JSON).",
-            "CPU rows of the other dtypes stay": "| histogram | uint8 | uniform | 256 bins, 2^24 "
+            "CPU rows of the other dtypes stay": "| histogram | uint8 | 2^24 | uniform: 256 bins "
                 "1000.0 µs (100.0×) |",
             "a Python table shown elsewhere: where, and the JSON of its rows":
                 "Shown for later builds in the Test GPU section; this machine's rows (1): "
@@ -256,10 +271,19 @@ def main():
                 "float32 uniform 1048576 bins, 2^28 3.00, 2.50.",
             "CPU against numpy: a reduce line a dtype, its ops with time and ratio":
                 "| reduce | float32 | 2^24 | sum 250.0 µs (20.0×); argmax 0.10 µs (12.0×) |",
-            "CPU against numpy: a histogram line a dtype and data":
-                "| histogram | float32 | uniform, float32 weights | 256 bins, 2^24 8000.0 µs (16.0×) |",
+            "CPU against numpy: a histogram line a dtype and size, each data's cases after it":
+                "| histogram | float32 | 2^24 | uniform, float32 weights: 256 bins 8000.0 µs (16.0×), "
+                "65536 bins 4000.0 µs (16.0×); normal: 256 bins 2000.0 µs (16.0×) |",
+            "OpenCL / CUDA: a twin dtype's line within 5 % of its partner's, left out":
+                "Not shown: the bfloat16 line, its geometric mean within 4 % of float16's (all rows "
+                "are in the JSON).",
+            "a twin op folded": "`count_nonzero`, within 10 % of `sum` on every case",
+            "end-to-end: the start-up file of a second call is not shown again":
+                "| cuda | histogram | 4096 MiB | 64 |",
         }
-        if "| uint32 |" in text:
+        if "| 1 KiB | 1 | 432 |" in text:
+            failures.append("end-to-end: the start-up file of a second call shown again")
+        if "| uint32 |" in text or "| histogram bfloat16 |" in text:
             failures.append("a dtype that repeats its partner's rows: still in the document")
         for what, needle in expect.items():
             if needle not in text:
