@@ -57,7 +57,7 @@ struct BucketChunk {
   unsigned shift;        // a row's bucket: row >> shift
   unsigned buckets;
   unsigned stride;   // rows of the temporary buffer a tile takes (its values and the pads)
-  unsigned columns;  // sort_columns(buckets)
+  unsigned columns;  // sort_columns(buckets), passed: worked out in the sort it cost 2-5 %
 };
 
 // Exclusive prefix sums of a[0, n) in place, n ≤ 4 · blockDim.x; returns the total. Every thread
