@@ -240,6 +240,8 @@ IntegerShiftRule::IntegerShiftRule(const HistogramProblem& p) {
   above = std::max(hi + 1, below);  // an unsigned dtype over a range below 0: all above it
   left = exponent - 1 > 0 ? exponent - 1 : 0;
   right = exponent - 1 < 0 ? 1 - exponent : 0;
+  scale = 1u << left;
+  offset = (1u << right) - static_cast<std::uint32_t>(lo) * scale;
   usable = true;
 }
 

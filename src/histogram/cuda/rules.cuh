@@ -175,26 +175,13 @@ struct FloatRuleDevice {
 };
 
 // `fast` on 4- and 8-byte integers with power-of-two bin widths over an integer range
-// (IntegerShiftRule): each row in integer arithmetic alone, always exact — no float conversion,
-// no exactness test, no correction. IntegerShiftRule::row's ((c − lo)·2^left >> right) + 1 is one
-// multiply-add and a shift here: (c·2^left + 2^right − lo·2^left) >> right, in 32-bit unsigned
-// arithmetic that wraps back to the same small row (|c − lo|·2^left stays below 2^26).
+// (IntegerShiftRule): each row in integer arithmetic alone (two clamps in the value's type, a
+// multiply-add, a shift), always exact — no float conversion, no exactness test, no correction.
 struct IntegerRuleDevice {
   IntegerShiftRule rule;
-  unsigned scale = 1, offset = 1;  // 2^left and 2^right − lo·2^left
-
-  explicit IntegerRuleDevice(const IntegerShiftRule& r)
-      : rule(r),
-        scale(1u << r.left),
-        offset((1u << r.right) - static_cast<unsigned>(r.lo) * (1u << r.left)) {}
   template <class T>
   __device__ unsigned row(T x) const {
-    T clamped = x < static_cast<T>(rule.below) ? static_cast<T>(rule.below) : x;
-    clamped = clamped > static_cast<T>(rule.above) ? static_cast<T>(rule.above) : clamped;
-    const int c = static_cast<int>(clamped);
-    int r = static_cast<int>(static_cast<unsigned>(c) * scale + offset) >> rule.right;
-    r = r < 0 ? 0 : (r > rule.bins + 1 ? rule.bins + 1 : r);
-    return static_cast<unsigned>(r - (c == rule.hi));
+    return rule.row(x);
   }
 };
 
