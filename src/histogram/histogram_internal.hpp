@@ -253,7 +253,7 @@ struct IntegerShiftRule {
     clamped = clamped > static_cast<T>(above) ? static_cast<T>(above) : clamped;
     const int c = static_cast<int>(clamped);
     // ((c − lo)·2^left >> right) + 1 as (c·2^left + 2^right − lo·2^left) >> right: one
-    // multiply-add and a shift (CUDA at 2^20 bins: 1.02x on int32), in 32-bit unsigned
+    // multiply-add and a shift (CUDA, int32 at 65536 bins: 1.05x), in 32-bit unsigned
     // arithmetic, which wraps back to the same small value (|c − lo|·2^left < 2^26).
     int r = static_cast<int>(static_cast<std::uint32_t>(c) * scale + offset) >> right;
     r = r < 0 ? 0 : (r > bins + 1 ? bins + 1 : r);
