@@ -60,6 +60,15 @@ struct BucketChunk {
   unsigned columns;  // sort_columns(buckets), passed: worked out in the sort it cost 2-5 %
 };
 
+// Sum of v over the lanes up to and including this one (lane = threadIdx.x % 32).
+__device__ __forceinline__ unsigned warp_inclusive_sum(unsigned v, unsigned lane) {
+  for (unsigned d = 1; d < 32; d *= 2) {
+    const unsigned below = __shfl_up_sync(0xFFFFFFFFu, v, d);
+    if (lane >= d) v += below;
+  }
+  return v;
+}
+
 // Exclusive prefix sums of a[0, n) in place, n ≤ 4 · blockDim.x; returns the total. Every thread
 // of the block calls it. With `bucket_counts`, a[] holds a bucket's `columns` counters (16 or 32)
 // after another: each bucket's sum is rounded up by padded_rows (the pads placed last, after its
@@ -85,21 +94,13 @@ __device__ unsigned block_exclusive_scan(unsigned* a, unsigned n, unsigned* warp
       sum += padded_rows(bucket) - bucket;
     }
   }
-  unsigned inclusive = sum;
-  for (unsigned d = 1; d < 32; d *= 2) {
-    const unsigned below = __shfl_up_sync(0xFFFFFFFFu, inclusive, d);
-    if (lane >= d) inclusive += below;
-  }
+  const unsigned inclusive = warp_inclusive_sum(sum, lane);
   if (lane == 31) warp_sums[warp] = inclusive;
   __syncthreads();
   if (warp == 0) {
     const unsigned warps = blockDim.x / 32;
-    unsigned w = lane < warps ? warp_sums[lane] : 0u;
-    for (unsigned d = 1; d < 32; d *= 2) {
-      const unsigned below = __shfl_up_sync(0xFFFFFFFFu, w, d);
-      if (lane >= d) w += below;
-    }
-    warp_sums[lane] = w;  // inclusive over warps
+    // Inclusive over warps.
+    warp_sums[lane] = warp_inclusive_sum(lane < warps ? warp_sums[lane] : 0u, lane);
   }
   __syncthreads();
   unsigned running = inclusive - sum + (warp ? warp_sums[warp - 1] : 0u);
@@ -297,11 +298,7 @@ __global__ void __launch_bounds__(kBucketBlock, 1)
       const unsigned m = t < item.end ? starts[t] : 0u;
       const unsigned count = m >> 16, vectors = padded_rows(count) / kBucketPad;
       pads += padded_rows(count) - count;
-      unsigned inclusive = vectors;
-      for (unsigned d = 1; d < 32; d *= 2) {
-        const unsigned below = __shfl_up_sync(0xFFFFFFFFu, inclusive, d);
-        if (lane >= d) inclusive += below;
-      }
+      const unsigned inclusive = warp_inclusive_sum(vectors, lane);
       const unsigned total = __shfl_sync(0xFFFFFFFFu, inclusive, 31);
       __syncwarp();
       tile_end[warp][lane] = inclusive;
