@@ -256,7 +256,10 @@ struct IntegerShiftRule {
     // multiply-add and a shift (CUDA, int32 at 65536 bins: 1.05x), in 32-bit unsigned
     // arithmetic, which wraps back to the same small value (|c − lo|·2^left < 2^26).
     int r = static_cast<int>(static_cast<std::uint32_t>(c) * scale + offset) >> right;
-    r = r < 0 ? 0 : (r > bins + 1 ? bins + 1 : r);
+    // A min and a max: the nested form compiled to three instructions (CUDA, int32 at 2^20
+    // bins: the bucket sort 611 -> 586 µs).
+    r = r > bins + 1 ? bins + 1 : r;
+    r = r < 0 ? 0 : r;
     return static_cast<std::uint32_t>(r - (c == hi));
   }
 };

@@ -129,6 +129,12 @@ __global__ void __launch_bounds__(kBucketBlock)
   __shared__ unsigned leader;
   const RowSlots slots = row_slots(rule);
   const unsigned column = threadIdx.x % chunk.columns;
+  // Counter (bucket, column) lies at column_base + bucket · bucket_stride (shared addresses),
+  // opaque to the compiler so that each address is one shift and one multiply-add (int32 at
+  // 2^20 bins, the sort: 585 -> 573 µs; float32 670 -> 653).
+  unsigned column_base = unsigned(__cvta_generic_to_shared(cursor)) + column * 4;
+  unsigned bucket_stride = chunk.columns * 4;
+  asm volatile("" : "+r"(column_base), "+r"(bucket_stride));
   const unsigned entries = chunk.buckets * chunk.columns;
   const unsigned low = (1u << chunk.shift) - 1;
   T memo_value{};
@@ -192,7 +198,9 @@ __global__ void __launch_bounds__(kBucketBlock)
     }
 #pragma unroll
     for (int k = 0; k < kValues; ++k)
-      atomicAdd(&cursor[(rows[k] >> chunk.shift) * chunk.columns + column], 1u);
+      asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(column_base +
+                                                       (rows[k] >> chunk.shift) * bucket_stride)
+                   : "memory");
     __syncthreads();
     const unsigned total =
         block_exclusive_scan(cursor, entries, warp_sums, bucket_count, chunk.columns);
@@ -212,7 +220,10 @@ __global__ void __launch_bounds__(kBucketBlock)
     unsigned places[kValues];
 #pragma unroll
     for (int k = 0; k < kValues; ++k)
-      places[k] = atomicAdd(&cursor[(rows[k] >> chunk.shift) * chunk.columns + column], 1u);
+      asm volatile("atom.shared.add.u32 %0, [%1], 1;"
+                   : "=r"(places[k])
+                   : "r"(column_base + (rows[k] >> chunk.shift) * bucket_stride)
+                   : "memory");
 #pragma unroll
     for (int k = 0; k < kValues; ++k)
       staging[places[k]] = (unsigned short)(rows[k] & low);
@@ -256,14 +267,17 @@ __global__ void __launch_bounds__(kBucketBlock, 1)
   __shared__ unsigned warp_sums[32];
   __shared__ unsigned warp_pads[32];  // rows of offset 0 each warp counted to fill out vectors
   __shared__ unsigned taken;          // the item this block took from the queue
-  // Each warp's 32 tiles: where their vectors end in the warp's numbering, and the row at which
-  // vector 0 of that numbering would lie for each tile (so vector v lies at base + 8·v).
-  __shared__ unsigned tile_end[32][32], tile_base[32][32];
+  // Each warp's tiles that hold vectors, in order: the row at which vector 0 of the warp's
+  // numbering would lie for the tile (so vector v lies at base + 8·v).
+  __shared__ unsigned tile_base[32][32];
   const RowSlots slots = row_slots(rule);
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
   const unsigned shift = chunk.shift, tiles = chunk.tiles, bucket_rows = 1u << shift;
   const unsigned base = unsigned(__cvta_generic_to_shared(hist)) + lane % columns * 4;
   const unsigned stride = columns * 4;
+  unsigned lanes_below, lanes_up_to;  // masks of the lanes before this one, and this one too
+  asm("mov.u32 %0, %%lanemask_lt;" : "=r"(lanes_below));
+  asm("mov.u32 %0, %%lanemask_le;" : "=r"(lanes_up_to));
   for (unsigned b = threadIdx.x; b < chunk.buckets; b += blockDim.x)
     first_item[b] = totals[b] ? unsigned(max(1ull, (totals[b] + target / 2) / target)) : 0u;
   __syncthreads();
@@ -291,8 +305,14 @@ __global__ void __launch_bounds__(kBucketBlock, 1)
                         // the warp's
     // A warp takes 32 tiles at a time: lane l reads tile l's start and count. The tiles' whole
     // vectors are numbered through (a warp scan), and the lanes take them in turn, kVectorsAhead
-    // at once, so short stretches leave no lane idle. Rows of the chunk: fewer than 2^32
-    // (bucket_chunk_mib ≤ 4096 of 2-byte rows, and the pads); a base may wrap, base + 8·v not.
+    // windows of 32 at once, so short stretches leave no lane idle. A lane finds its vector's
+    // tile without a search: the tiles that hold vectors, in order, keep their bases in
+    // tile_base[warp] (so that vector v of such a tile lies at base + 8·v), and the lane's is the
+    // one after those that start before the window and those that start in it up to the lane
+    // (a warp OR of the window's starts); a search through the tiles' ends, a chain of
+    // dependent shared loads, took 230 µs against 220 (int32 at 2^20 bins, uniform; normal 328
+    // against 291). Rows of the chunk: fewer than 2^32 (bucket_chunk_mib ≤ 4096 of 2-byte rows,
+    // and the pads); a base may wrap, base + 8·v not.
     for (unsigned t0 = item.begin + warp * 32; t0 < item.end; t0 += warps * 32) {
       const unsigned t = t0 + lane;
       const unsigned m = t < item.end ? starts[t] : 0u;
@@ -300,22 +320,30 @@ __global__ void __launch_bounds__(kBucketBlock, 1)
       pads += padded_rows(count) - count;
       const unsigned inclusive = warp_inclusive_sum(vectors, lane);
       const unsigned total = __shfl_sync(0xFFFFFFFFu, inclusive, 31);
+      const unsigned first = inclusive - vectors;  // the tile's first vector in the numbering
+      const bool holds = vectors != 0;
+      const unsigned holding = __ballot_sync(0xFFFFFFFFu, holds);
       __syncwarp();
-      tile_end[warp][lane] = inclusive;
-      tile_base[warp][lane] = t * chunk.stride + (m & 0xFFFFu) - (inclusive - vectors) * kBucketPad;
+      if (holds)
+        tile_base[warp][__popc(holding & lanes_below)] =
+            t * chunk.stride + (m & 0xFFFFu) - first * kBucketPad;
       __syncwarp();
-      unsigned j = 0;
+      const unsigned lane_base = tile_base[warp][lane];  // of the lane-th tile that holds vectors
       for (unsigned v0 = 0; v0 < total; v0 += 32 * kVectorsAhead) {
         uint4 raw[kVectorsAhead];
 #pragma unroll
         for (unsigned a = 0; a < kVectorsAhead; ++a) {
-          const unsigned v = v0 + a * 32 + lane;
+          const unsigned window = v0 + a * 32, v = window + lane;
           raw[a] = make_uint4(0, 0, 0, 0);
-          if (v < total) {
-            while (tile_end[warp][j] <= v)
-              ++j;
-            raw[a] = __ldcs(
-                reinterpret_cast<const uint4*>(sorted + tile_base[warp][j] + v * kBucketPad));
+          if (window < total) {
+            const bool starts_in = holds && first - window < 32u;
+            const unsigned window_starts =
+                __reduce_or_sync(0xFFFFFFFFu, starts_in ? 1u << (first - window) : 0u);
+            const unsigned before = __popc(__ballot_sync(0xFFFFFFFFu, holds && first < window));
+            const unsigned base_of_v = __shfl_sync(
+                0xFFFFFFFFu, lane_base, before - 1 + __popc(window_starts & lanes_up_to));
+            if (v < total)
+              raw[a] = __ldcs(reinterpret_cast<const uint4*>(sorted + base_of_v + v * kBucketPad));
           }
         }
 #pragma unroll
