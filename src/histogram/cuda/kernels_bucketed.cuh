@@ -162,19 +162,27 @@ __global__ void __launch_bounds__(kBucketBlock)
       T values[kVec];
       memcpy(values, &next[u], sizeof next[u]);
       if constexpr (kLoadWhilePlacing) next[u] = load(tile + gridDim.x, u);
+      // The vector's quick rows first, then its rare inexact values corrected: a test a vector,
+      // not a branch a value (float32 at 2^20 bins, the sort: 657-669 -> 639-642 µs).
+      unsigned inexact = 0;
 #pragma unroll
       for (int k = 0; k < kVec; ++k) {
         bool exact = true;
-        unsigned r = quick_place<true>(rule, values[k], exact);
-        if (!exact) {
-          if (!memo || !(values[k] == memo_value)) {
-            memo_row = corrected_place<true>(rule, values[k], r);
-            memo_value = values[k];
-            memo = true;
+        rows[u * kVec + k] = quick_place<true>(rule, values[k], exact);
+        inexact |= unsigned(!exact) << k;
+      }
+      if (inexact) {
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) {
+          if (inexact >> k & 1) {
+            if (!memo || !(values[k] == memo_value)) {
+              memo_row = corrected_place<true>(rule, values[k], rows[u * kVec + k]);
+              memo_value = values[k];
+              memo = true;
+            }
+            rows[u * kVec + k] = memo_row;
           }
-          r = memo_row;
         }
-        rows[u * kVec + k] = r;
       }
     }
     if constexpr (!kLoadWhilePlacing) {
