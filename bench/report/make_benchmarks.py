@@ -13,6 +13,8 @@ Each folder bench/results/<machine>/ holds one device call of scripts/gpu-suite.
                              CuPy and torch
   histogram-floor.json       bench/floor/histogram_floor --json (optional): the counter-update
                              rates that bound histograms with many bins
+  histogram-opencl-floor.json  bench/floor/histogram_opencl_floor --json (optional): the same
+                             partition of rows into buckets through OpenCL
   python-floor.json          bench/floor/python_call_floor.py --json (optional): what one call
                              returning a torch tensor cannot go below
   local-memory/              cuda.json, cuda-48kib*.json, opencl.json, meta.json, info.json
@@ -258,7 +260,7 @@ def machine_section(m, plots_dir, out_path, provenance, scaling_before=False):
             lines += [f"Not shown: the rows of {', '.join(left_out['dtypes'])} (shown for later "
                       f"builds in {left_out['where']}; all rows are in the JSON).", ""]
         if pattern == "histogram" and m.histogram_floor:
-            lines += histogram_floor(m.histogram_floor) + [""]
+            lines += histogram_floor(m.histogram_floor, m.histogram_opencl_floor) + [""]
         if plots_dir:
             path = plot(m, pattern, rows, gpu.get("read_gbps") if pattern != "pairwise" else None,
                         plots_dir)

@@ -175,8 +175,9 @@ def python_section(doc, floor=None):
     return lines + python_rows(doc.get("rows", [])) + python_floor(floor)
 
 
-def histogram_floor(floor):
-    """The counter-update rates under histograms with many bins, one update per value."""
+def histogram_floor(floor, opencl_floor=None):
+    """The counter-update rates under histograms with many bins, one update per value; the
+    traffic of sorting rows into buckets, on CUDA and (`opencl_floor`) through OpenCL."""
     def line(p):
         where = p["counters"] + (f", clusters of {p['cluster']}" if p["cluster"] else "")
         return (f"{where} over {p['bins']} bins {p['g_updates_per_s']:.0f} G/s "
@@ -195,6 +196,14 @@ def histogram_floor(floor):
                   + (f"; rows partitioned into 64 buckets as the sort does (no rule), then read back, at most "
                      f"{floor['rows_partitioned_gb_per_s']:.0f} GB/s"
                      if "rows_partitioned_gb_per_s" in floor else "") + "."]
+    if opencl_floor:
+        steps = "; ".join(f"{p['probe']} {p['us']:.0f} µs" for p in opencl_floor["probes"])
+        how = "the PTX of the library's OpenCL kernels there" if opencl_floor["ptx"] else "OpenCL C"
+        lines += ["", f"The same partition through OpenCL (platform “{opencl_floor['platform']}”, "
+                  f"`bench/floor/histogram_opencl_floor`, {how}; "
+                  f"2^{opencl_floor['n'].bit_length() - 1} 4-byte values): {steps}. Rows "
+                  "partitioned, then read back, at most "
+                  f"{opencl_floor['rows_partitioned_gb_per_s']:.0f} GB/s of 4-byte values."]
     return lines
 
 

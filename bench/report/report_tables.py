@@ -90,6 +90,8 @@ class Machine:
         self.python_floor = load(floor_path) if os.path.exists(floor_path) else None
         floor_path = os.path.join(folder, "histogram-floor.json")
         self.histogram_floor = load(floor_path) if os.path.exists(floor_path) else None
+        floor_path = os.path.join(folder, "histogram-opencl-floor.json")
+        self.histogram_opencl_floor = load(floor_path) if os.path.exists(floor_path) else None
         self.local_memory = self._local_memory(os.path.join(folder, "local-memory"))
         # bench-io.json, bench-io-opencl.json, bench-io-16g.json, ...: one section each
         self.io = sorted((load(p) for p in glob.glob(os.path.join(folder, "bench-io*.json"))),

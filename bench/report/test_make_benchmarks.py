@@ -97,6 +97,13 @@ def main():
                          "bytes_per_value": 6, "us": 540.0, "gb_per_s": 2980.0, "checked": True}],
             "rows_through_memory_gb_per_s": 2044.4, "rows_kept_in_l2_gb_per_s": 2180.1,
             "rows_partitioned_gb_per_s": 1600.2})
+        write(os.path.join(m, "histogram-opencl-floor.json"), {
+            "device": "Test GPU", "platform": "Test OpenCL", "ptx": True, "n": 1 << 28,
+            "probes": [{"probe": "partition, resident", "us": 430.0, "gb_per_s": 2497.0,
+                        "checked": True},
+                       {"probe": "rows read back", "us": 126.0, "gb_per_s": 8521.0,
+                        "checked": True}],
+            "rows_partitioned_gb_per_s": 1931.1})
         write(os.path.join(m, "previous", "bench-reduce-cuda.json"), {"rows": [
             row("reduce", "fast", "float32", "sum", "2^20", 0.004),
             row("reduce", "fast", "float32", "sum", "2^28", 0.500)]})
@@ -253,6 +260,12 @@ def main():
                 "at most 2044 GB/s of 4-byte values; rows kept in the L2 chunk by chunk at most "
                 "2180 GB/s; rows partitioned into 64 buckets as the sort does (no rule), then "
                 "read back, at most 1600 GB/s.",
+            "histogram floor: the same partition through OpenCL":
+                "The same partition through OpenCL (platform “Test OpenCL”, "
+                "`bench/floor/histogram_opencl_floor`, "
+                "the PTX of the library's OpenCL kernels there; 2^28 4-byte values): partition, "
+                "resident 430 µs; rows read back 126 µs. Rows partitioned, then read back, at most "
+                "1931 GB/s of 4-byte values.",
             "end-to-end heading": "### End to end: files (`parpat bench io`, float32 .npy)",
             "end-to-end row: wall, start-up, kernel, stream GB/s, numpy in Python and whole, ratio":
                 "| cuda | histogram | 1024 MiB | 16 | 600 | 300 | 1.0 | 5.37 | 25.00 | 1350 | 1500 | 2.50 |",

@@ -1,0 +1,380 @@
+// histogram_opencl_floor: the OpenCL twin of histogram_floor's partition probe, the floor of an
+// OpenCL `fast` histogram that sorts rows into buckets at 2^20 bins (as CUDA's does,
+// kernels_bucketed.cuh). 2^28 rows uniform in [0, 2^20) (4 bytes each) are sorted by bucket
+// (row >> 14, 64 buckets) in tiles of 16384, a group of 1024 work-items a tile: a count per value
+// on a local counter per bucket and lane (32 columns), an exclusive scan of the 2048 counters, a
+// place per value by one local atomic, and the tile's 16-bit offsets written out from local
+// memory; then the rows are read back. No rule, no edges, no per-tile metadata: any OpenCL design
+// that moves each row to its bucket must partition at least this fast. On NVIDIA's driver the
+// kernel takes the PTX that the library's OpenCL kernels take there (red.shared, atom.shared,
+// shfl.sync for the scan; NVIDIA_PTX); elsewhere plain OpenCL C 1.2 (a scan in local memory).
+// Probes, each the median of 7 runs after 2, timed by the queue's profiling events:
+//   read values         a plain read of the 4-byte rows (the reference);
+//   partition, resident as many groups as run at once, each taking tiles in turn (the next
+//                       tile's rows load while one is placed);
+//   partition, a tile a group;
+//   rows read back      the 2-byte offsets read straight.
+// Every probe's sum of fields is checked against the host's sum of the rows' low 14 bits.
+// Build: cmake --build BUILD --target histogram_opencl_floor. Run: BUILD/bench/
+// histogram_opencl_floor [--platform NAME] [--n N] [--json FILE] (FILE: the lines as JSON).
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr unsigned kGroup = 1024, kTile = kGroup * 4 * 4;
+
+const char* kSource = R"CLC(
+#define GROUP 1024
+#define TILE (GROUP * 16)
+#define SHIFT 14
+#define COLUMNS 32
+#define COUNTERS (64 * COLUMNS)
+
+ulong fields(uint4 v, uint wide) {  // the low 14 bits of 4-byte rows, or the 16-bit fields
+  if (wide) return (ulong)(v.x & 0x3FFF) + (v.y & 0x3FFF) + (v.z & 0x3FFF) + (v.w & 0x3FFF);
+  return (ulong)(v.x & 0xFFFF) + (v.x >> 16) + (v.y & 0xFFFF) + (v.y >> 16) + (v.z & 0xFFFF) +
+         (v.z >> 16) + (v.w & 0xFFFF) + (v.w >> 16);
+}
+
+// The group's sum of `mine` into partial[group].
+void group_sum(ulong mine, __local ulong* sums, __global ulong* partial) {
+  const uint lid = get_local_id(0);
+  sums[lid] = mine;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint width = GROUP / 2; width; width /= 2) {
+    if (lid < width) sums[lid] += sums[lid + width];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lid == 0) partial[get_group_id(0)] = sums[0];
+}
+
+__kernel void fill_rows(__global uint* rows, ulong n) {
+  for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {
+    ulong z = (i + 1) * 0x9E3779B97F4A7C15UL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9UL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBUL;
+    rows[i] = (uint)(z ^ (z >> 31)) & 0xFFFFF;
+  }
+}
+
+__kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void read_words(
+    __global const uint4* in, ulong vectors, uint wide, __global ulong* partial) {
+  __local ulong sums[GROUP];
+  ulong mine = 0;
+  for (ulong i = get_global_id(0); i < vectors; i += get_global_size(0))
+    mine += fields(in[i], wide);
+  group_sum(mine, sums, partial);
+}
+
+#if NVIDIA_PTX
+uint lane_id(void) {
+  uint lane;
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+  return lane;
+}
+uint shfl_up(uint v, uint d) {
+  uint r;
+  asm volatile("shfl.sync.up.b32 %0, %1, %2, 0, 0xFFFFFFFF;" : "=r"(r) : "r"(v), "r"(d));
+  return r;
+}
+uint warp_inclusive(uint v, uint lane) {
+  for (uint d = 1; d < 32; d *= 2) {
+    const uint below = shfl_up(v, d);
+    if (lane >= d) v += below;
+  }
+  return v;
+}
+void count_at(__local uint* counter) {
+  asm volatile("red.shared.add.u32 [%0], 1;" ::"r"((uint)(size_t)counter) : "memory");
+}
+uint place_at(__local uint* counter) {
+  uint old;
+  asm volatile("atom.shared.add.u32 %0, [%1], 1;" : "=r"(old) : "r"((uint)(size_t)counter) : "memory");
+  return old;
+}
+// Exclusive prefix sums of the 2048 counters, two a work-item: warp scans, then one of the warps'.
+void scan(__local uint* a, __local uint* warp_sums) {
+  const uint lid = get_local_id(0), lane = lane_id(), warp = lid / 32;
+  const uint first = a[2 * lid], second = a[2 * lid + 1], sum = first + second;
+  const uint inclusive = warp_inclusive(sum, lane);
+  if (lane == 31) warp_sums[warp] = inclusive;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (warp == 0) warp_sums[lane] = warp_inclusive(warp_sums[lane], lane);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const uint running = inclusive - sum + (warp ? warp_sums[warp - 1] : 0u);
+  a[2 * lid] = running;
+  a[2 * lid + 1] = running + first;
+  barrier(CLK_LOCAL_MEM_FENCE);
+}
+#else
+void count_at(__local uint* counter) { atomic_inc(counter); }
+uint place_at(__local uint* counter) { return atomic_inc(counter); }
+// Exclusive prefix sums of the 2048 counters: pairs summed, a scan of the 1024 sums in local
+// memory (Hillis and Steele), the pairs' starts written back.
+void scan(__local uint* a, __local uint* sums) {
+  const uint lid = get_local_id(0), first = a[2 * lid], sum = first + a[2 * lid + 1];
+  sums[lid] = sum;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint d = 1; d < GROUP; d *= 2) {
+    const uint below = lid >= d ? sums[lid - d] : 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    sums[lid] += below;
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  const uint running = sums[lid] - sum;
+  a[2 * lid] = running;
+  a[2 * lid + 1] = running + first;
+  barrier(CLK_LOCAL_MEM_FENCE);
+}
+#endif
+
+__kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void partition(
+    __global const uint4* in, __global uint4* out, uint tiles, __global ulong* partial) {
+  __local uint4 staging[TILE / 8];
+  __local uint cursor[COUNTERS];
+  __local uint scratch[GROUP];
+  __local ulong sums[GROUP];
+  __local ushort* places_of = (__local ushort*)staging;
+  const uint lid = get_local_id(0), column = lid % COLUMNS;
+  ulong mine = 0;
+  uint4 next[4];
+  uint tile = get_group_id(0);
+  for (int u = 0; u < 4; ++u)
+    next[u] = tile < tiles ? in[tile * (TILE / 4) + u * GROUP + lid] : (uint4)(0);
+  for (; tile < tiles; tile += get_num_groups(0)) {
+    uint rows[16], places[16];
+    for (int u = 0; u < 4; ++u) {
+      rows[4 * u] = next[u].x, rows[4 * u + 1] = next[u].y;
+      rows[4 * u + 2] = next[u].z, rows[4 * u + 3] = next[u].w;
+    }
+    const uint ahead = tile + get_num_groups(0);
+    for (int u = 0; u < 4; ++u)
+      next[u] = ahead < tiles ? in[ahead * (TILE / 4) + u * GROUP + lid] : (uint4)(0);
+    cursor[lid] = 0;
+    cursor[lid + GROUP] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int k = 0; k < 16; ++k)
+      count_at(cursor + (rows[k] >> SHIFT) * COLUMNS + column);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    scan(cursor, scratch);
+    for (int k = 0; k < 16; ++k)
+      places[k] = place_at(cursor + (rows[k] >> SHIFT) * COLUMNS + column);
+    for (int k = 0; k < 16; ++k)
+      places_of[places[k]] = (ushort)(rows[k] & 0x3FFF);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint i = lid; i < TILE / 8; i += GROUP) {
+      const uint4 v = staging[i];
+      out[tile * (TILE / 8) + i] = v;
+      mine += fields(v, 0);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);  // staging and cursor are written again
+  }
+  group_sum(mine, sums, partial);
+}
+)CLC";
+
+void check(cl_int e, const char* what) {
+  if (e != CL_SUCCESS) {
+    std::fprintf(stderr, "histogram_opencl_floor: %s failed (OpenCL error %d)\n", what, e);
+    std::exit(1);
+  }
+}
+
+std::string info(cl_platform_id p, cl_platform_info what) {
+  char text[256] = {};
+  clGetPlatformInfo(p, what, sizeof text - 1, text, nullptr);
+  return text;
+}
+
+struct Probe {
+  std::string name;
+  double us;
+  bool checked;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string want, json;
+  unsigned long long n = 1ull << 28;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--platform" && i + 1 < argc) {
+      want = argv[++i];
+    } else if (a == "--n" && i + 1 < argc) {
+      n = std::strtoull(argv[++i], nullptr, 10);
+    } else if (a == "--json" && i + 1 < argc) {
+      json = argv[++i];
+    } else {
+      std::fprintf(stderr,
+                   "usage: histogram_opencl_floor [--platform NAME] [--n N] [--json FILE]\n");
+      return 2;
+    }
+  }
+  if (n == 0 || n % kTile) {
+    std::fprintf(stderr, "histogram_opencl_floor: --n must be a positive multiple of %u\n", kTile);
+    return 2;
+  }
+  // The platform: the one named, else the first with a GPU, else the first.
+  cl_uint count = 0;
+  check(clGetPlatformIDs(0, nullptr, &count), "clGetPlatformIDs");
+  std::vector<cl_platform_id> platforms(count);
+  check(clGetPlatformIDs(count, platforms.data(), nullptr), "clGetPlatformIDs");
+  cl_platform_id platform = nullptr;
+  cl_device_id device = nullptr;
+  for (int pass = 0; pass < 2 && !device; ++pass) {
+    for (cl_platform_id p : platforms) {
+      if (!want.empty() && info(p, CL_PLATFORM_NAME).find(want) == std::string::npos) continue;
+      const cl_device_type type =
+          pass == 0 && want.empty() ? CL_DEVICE_TYPE_GPU : CL_DEVICE_TYPE_ALL;
+      if (clGetDeviceIDs(p, type, 1, &device, nullptr) == CL_SUCCESS) {
+        platform = p;
+        break;
+      }
+      device = nullptr;
+    }
+  }
+  if (!device) {
+    std::fprintf(stderr, "histogram_opencl_floor: no OpenCL device%s\n",
+                 want.empty() ? "" : (" on a platform named " + want).c_str());
+    return 2;
+  }
+  char device_name[256] = {};
+  clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof device_name - 1, device_name, nullptr);
+  size_t max_group = 0;
+  clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_group, &max_group, nullptr);
+  if (max_group < kGroup) {
+    std::fprintf(stderr, "histogram_opencl_floor: groups of %u work-items do not fit %s\n", kGroup,
+                 device_name);
+    return 2;
+  }
+  const bool nvidia = info(platform, CL_PLATFORM_NAME).find("NVIDIA") != std::string::npos;
+  cl_int e = CL_SUCCESS;
+  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &e);
+  check(e, "clCreateContext");
+  cl_command_queue queue = clCreateCommandQueue(context, device, CL_QUEUE_PROFILING_ENABLE, &e);
+  check(e, "clCreateCommandQueue");
+  cl_program program = clCreateProgramWithSource(context, 1, &kSource, nullptr, &e);
+  check(e, "clCreateProgramWithSource");
+  const std::string options = std::string("-DNVIDIA_PTX=") + (nvidia ? "1" : "0");
+  if (clBuildProgram(program, 1, &device, options.c_str(), nullptr, nullptr) != CL_SUCCESS) {
+    size_t size = 0;
+    clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
+    std::string log(size, '\0');
+    clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
+    std::fprintf(stderr, "histogram_opencl_floor: the kernels do not build:\n%s\n", log.c_str());
+    return 1;
+  }
+  auto kernel = [&](const char* name) {
+    cl_kernel k = clCreateKernel(program, name, &e);
+    check(e, name);
+    return k;
+  };
+  cl_kernel fill = kernel("fill_rows"), read = kernel("read_words"), part = kernel("partition");
+  cl_uint units = 0;
+  clGetDeviceInfo(device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, nullptr);
+  const unsigned tiles = unsigned(n / kTile), resident = std::min<unsigned>(units, tiles);
+  cl_mem rows = clCreateBuffer(context, CL_MEM_READ_WRITE, n * 4, nullptr, &e);
+  check(e, "clCreateBuffer");
+  cl_mem sorted = clCreateBuffer(context, CL_MEM_READ_WRITE, n * 2, nullptr, &e);
+  check(e, "clCreateBuffer");
+  cl_mem partial = clCreateBuffer(context, CL_MEM_READ_WRITE, std::size_t(tiles) * 8, nullptr, &e);
+  check(e, "clCreateBuffer");
+
+  // The rows, and on the host the sum of their low 14 bits (the same hash).
+  size_t fill_global = std::size_t(units) * 256, fill_local = 256;
+  check(clSetKernelArg(fill, 0, sizeof rows, &rows), "clSetKernelArg");
+  check(clSetKernelArg(fill, 1, sizeof n, &n), "clSetKernelArg");
+  check(clEnqueueNDRangeKernel(queue, fill, 1, nullptr, &fill_global, &fill_local, 0, nullptr,
+                               nullptr),
+        "fill_rows");
+  unsigned long long expected = 0;
+  for (unsigned long long i = 0; i < n; ++i) {
+    unsigned long long z = (i + 1) * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    expected += unsigned(z ^ (z >> 31)) & 0x3FFF;
+  }
+
+  // Times `groups` groups of a kernel whose groups write partial sums; checks their total.
+  auto probe = [&](const char* name, cl_kernel k, unsigned groups) {
+    const size_t global = std::size_t(groups) * kGroup, local = kGroup;
+    std::vector<double> us;
+    bool checked = true;
+    for (int run = 0; run < 9; ++run) {
+      cl_event done;
+      check(clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, &local, 0, nullptr, &done), name);
+      check(clWaitForEvents(1, &done), name);
+      cl_ulong start = 0, end = 0;
+      clGetEventProfilingInfo(done, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr);
+      clGetEventProfilingInfo(done, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr);
+      clReleaseEvent(done);
+      if (run >= 2) us.push_back(double(end - start) / 1e3);
+      std::vector<unsigned long long> sums(groups);
+      check(clEnqueueReadBuffer(queue, partial, CL_TRUE, 0, groups * 8ull, sums.data(), 0, nullptr,
+                                nullptr),
+            "clEnqueueReadBuffer");
+      unsigned long long total = 0;
+      for (unsigned long long s : sums)
+        total += s;
+      checked &= total == expected;
+    }
+    std::sort(us.begin(), us.end());
+    const Probe p{name, us[us.size() / 2], checked};
+    std::printf("%-28s %10.1f us  %7.0f GB/s of 4-byte values  %s\n", name, p.us,
+                n * 4.0 / (p.us * 1e3), checked ? "checked" : "WRONG");
+    return p;
+  };
+  const cl_uint wide = 1, narrow = 0;
+  const unsigned long long values = n / 4, halves = n / 8;
+  std::vector<Probe> probes;
+  check(clSetKernelArg(read, 0, sizeof rows, &rows), "clSetKernelArg");
+  check(clSetKernelArg(read, 1, sizeof values, &values), "clSetKernelArg");
+  check(clSetKernelArg(read, 2, sizeof wide, &wide), "clSetKernelArg");
+  check(clSetKernelArg(read, 3, sizeof partial, &partial), "clSetKernelArg");
+  probes.push_back(probe("read values", read, std::min(tiles, units * 2)));
+  check(clSetKernelArg(part, 0, sizeof rows, &rows), "clSetKernelArg");
+  check(clSetKernelArg(part, 1, sizeof sorted, &sorted), "clSetKernelArg");
+  check(clSetKernelArg(part, 2, sizeof tiles, &tiles), "clSetKernelArg");
+  check(clSetKernelArg(part, 3, sizeof partial, &partial), "clSetKernelArg");
+  probes.push_back(probe("partition, resident", part, resident));
+  probes.push_back(probe("partition, a tile a group", part, tiles));
+  check(clSetKernelArg(read, 0, sizeof sorted, &sorted), "clSetKernelArg");
+  check(clSetKernelArg(read, 1, sizeof halves, &halves), "clSetKernelArg");
+  check(clSetKernelArg(read, 2, sizeof narrow, &narrow), "clSetKernelArg");
+  probes.push_back(probe("rows read back", read, std::min(tiles, units * 2)));
+  const double partition = std::min(probes[1].us, probes[2].us);
+  const double ceiling = n * 4.0 / ((partition + probes[3].us) * 1e3);
+  std::printf("rows partitioned, then read back: <= %.0f GB/s of 4-byte values (%s, %s)\n", ceiling,
+              device_name, nvidia ? "PTX" : "OpenCL C");
+  bool all = true;
+  for (const Probe& p : probes)
+    all &= p.checked;
+  if (!json.empty()) {
+    FILE* f = std::fopen(json.c_str(), "w");
+    if (!f) {
+      std::fprintf(stderr, "histogram_opencl_floor: cannot write %s\n", json.c_str());
+      return 2;
+    }
+    std::fprintf(
+        f, "{\"device\": \"%s\", \"platform\": \"%s\", \"ptx\": %s, \"n\": %llu, \"probes\": [",
+        device_name, info(platform, CL_PLATFORM_NAME).c_str(), nvidia ? "true" : "false", n);
+    for (std::size_t i = 0; i < probes.size(); ++i)
+      std::fprintf(f,
+                   "%s\n  {\"probe\": \"%s\", \"us\": %.1f, \"gb_per_s\": %.1f, \"checked\": %s}",
+                   i ? "," : "", probes[i].name.c_str(), probes[i].us,
+                   n * 4.0 / (probes[i].us * 1e3), probes[i].checked ? "true" : "false");
+    std::fprintf(f, "],\n \"rows_partitioned_gb_per_s\": %.1f}\n", ceiling);
+    std::fclose(f);
+  }
+  return all ? 0 : 1;
+}
