@@ -528,8 +528,9 @@ TEST(HistogramFast, ReadsStepsButWhereItSortsIntoBuckets) {
 }
 
 // `fast` sorting rows into buckets (4- and 8-byte input past the passes), on CUDA and OpenCL
-// (histogram.opencl.bucketed): chunks of 1 MiB of rows, so an input takes several; values after
-// the last whole vector, and on CUDA input starting one element past a 16-byte boundary; data
+// (histogram.opencl.bucketed; also a row a vector of one value, an item a compute unit): chunks
+// of 1 MiB of rows, so an input takes several; values after the last whole vector, and on CUDA
+// input starting one element past a 16-byte boundary; data
 // spread over the range and beyond it (NaN, both sides), all equal (tiles of one row), ascending
 // (each tile in few buckets, a bucket's values in few tiles), and most of it on one value.
 TEST(HistogramFast, BucketedRowsMatchTheReference) {
@@ -542,7 +543,11 @@ TEST(HistogramFast, BucketedRowsMatchTheReference) {
   for (const char* setting : {"histogram.fast.bucket_chunk_mib=1,histogram.opencl.bucketed=1",
                               "histogram.fast.max_passes=0,histogram.fast.bucket_rows=1024,"
                               "histogram.fast.bucket_chunk_mib=1,histogram.opencl.bucketed=1,"
-                              "histogram.opencl.bucket_rows=1024"}) {
+                              "histogram.opencl.bucket_rows=1024",
+                              "histogram.fast.bucket_chunk_mib=1,histogram.opencl.bucketed=1,"
+                              "histogram.opencl.bucket_same_vectors=1,"
+                              "histogram.opencl.bucket_groups_per_cu=1,"
+                              "histogram.opencl.bucket_items_per_cu=1"}) {
     ScopedTuning tuning(setting);
     for (DType t : {DType::float32, DType::int32, DType::float64, DType::int64})
       for (std::int64_t bins : {70001, 1 << 20}) {

@@ -24,10 +24,11 @@
 // re-places every value); past histogram.fast.max_passes ranges, and for float16 and bfloat16
 // (whose crowded rows would wrap narrow fields) past 16-bit fields, the kernel counts straight into
 // global memory, where a cheap test per 16-byte vector sends skewed data through runs of equal rows
-// kept in registers (one atomic per run; with histogram.opencl.bucketed, 4- and 8-byte input sorts
-// its rows into buckets counted in local memory instead, opencl_bucketed.hpp). In local memory the
-// runs are off by default (histogram.fast.runs_below_columns): OpenCL 1.2 has no warp vote, so each
-// work-item decides, and the split warps cost more than the atomics they save.
+// kept in registers (one atomic per run; where histogram.opencl.bucketed says so, by default on
+// NVIDIA, 4- and 8-byte input sorts its rows into buckets counted in local memory instead,
+// opencl_bucketed.hpp). In local memory the runs are off by default
+// (histogram.fast.runs_below_columns): OpenCL 1.2 has no warp vote, so each work-item decides, and
+// the split warps cost more than the atomics they save.
 #include <algorithm>
 #include <string>
 #include <type_traits>

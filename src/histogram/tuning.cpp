@@ -66,8 +66,20 @@ const std::vector<Field<HistogramOpenclPolicy>>& HistogramOpenclPolicy::fields()
       {"ptx", &P::ptx, range(0, 1)},
       {"bucketed", &P::bucketed, range(0, 1)},
       {"bucket_rows", &P::bucket_rows, power_of_two(1024, 8192)},
+      {"bucket_groups_per_cu", &P::bucket_groups_per_cu, range(1, 8)},
+      {"bucket_items_per_cu", &P::bucket_items_per_cu, range(1, 64)},
+      {"bucket_same_vectors", &P::bucket_same_vectors, range(0, 1)},
   };
   return f;
+}
+// Buckets on NVIDIA's OpenCL (the kernels of CUDA's design with NVIDIA's PTX):
+// histogram-opencl-bucketed-port; on a CPU driver global counting stays faster.
+const std::vector<TableValue<HistogramOpenclPolicy>>& HistogramOpenclPolicy::table() {
+  using P = HistogramOpenclPolicy;
+  static const std::vector<TableValue<P>> t = {
+      {Backend::opencl, Scope::vendor, "NVIDIA", &P::bucketed, 1},
+  };
+  return t;
 }
 const std::vector<Field<HistogramParallelPolicy>>& HistogramParallelPolicy::fields() {
   using P = HistogramParallelPolicy;

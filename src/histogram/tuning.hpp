@@ -82,11 +82,13 @@ struct HistogramFastPolicy {
 // CPU driver runs them one after another, so ranges re-read the input and global counting is
 // faster there); NVIDIA's inline PTX (`ptx`: local atomics on 32-bit shared addresses, the
 // float32 floor without the conversion unit); where it would count globally, 4- and 8-byte input
-// sorts rows into buckets of `bucket_rows` rows counted in local memory (`bucketed`, off: on an
-// H100 it gains at most 12 % and loses on float32: histogram-opencl-bucketed). Global counting on
-// the resident grid, float64 edges, packed fields: measured, bench/tuning/measurements.json,
-// histogram-opencl-global-packed.
-struct HistogramOpenclPolicy : SameOnEveryDevice<HistogramOpenclPolicy> {
+// sorts rows into buckets of `bucket_rows` rows counted in local memory (`bucketed`: on NVIDIA,
+// histogram-opencl-bucketed-port; a CPU driver counts globally faster), the sort by
+// `bucket_groups_per_cu` groups a compute unit taking tiles in turn (a vector of one value's bits
+// placed once with `bucket_same_vectors`), the count in `bucket_items_per_cu` items a compute
+// unit for uniform data. Global counting on the resident grid, float64 edges, packed fields:
+// measured, bench/tuning/measurements.json, histogram-opencl-global-packed.
+struct HistogramOpenclPolicy {
   static constexpr const char* kName = "histogram.opencl";
   int global_groups_per_cu = 2;
   int per_value16_groups_per_cu = 2;
@@ -98,7 +100,11 @@ struct HistogramOpenclPolicy : SameOnEveryDevice<HistogramOpenclPolicy> {
   int ptx = 1;
   int bucketed = 0;
   int bucket_rows = 8192;
+  int bucket_groups_per_cu = 1;
+  int bucket_items_per_cu = 2;
+  int bucket_same_vectors = 1;
   static const std::vector<Field<HistogramOpenclPolicy>>& fields();
+  static const std::vector<TableValue<HistogramOpenclPolicy>>& table();
 };
 
 // The CPU's `parallel`: private histograms within `private_mib`, sections of at most
