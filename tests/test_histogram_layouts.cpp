@@ -545,7 +545,7 @@ TEST(HistogramFast, BucketedRowsMatchTheReference) {
                               "histogram.fast.bucket_chunk_mib=1,histogram.opencl.bucketed=1,"
                               "histogram.opencl.bucket_rows=1024",
                               "histogram.fast.bucket_chunk_mib=1,histogram.opencl.bucketed=1,"
-                              "histogram.opencl.bucket_same_vectors=1,"
+                              "histogram.opencl.bucket_same_vectors=2,"
                               "histogram.opencl.bucket_groups_per_cu=1,"
                               "histogram.opencl.bucket_items_per_cu=1"}) {
     ScopedTuning tuning(setting);

@@ -81,8 +81,10 @@ OpenclBucketedCount::OpenclBucketedCount(const Device& d, const HistogramProblem
   static const std::string source = std::string(parpat_cl_histogram_rules) +
                                     parpat_cl_histogram_sink + parpat_cl_histogram +
                                     parpat_cl_histogram_bucketed;
+  const bool same_vectors =
+      policy.bucket_same_vectors == 2 || (policy.bucket_same_vectors == 1 && is_float(p.dtype));
   const std::string built = options + " -DBUCKET_GROUP=" + std::to_string(group_) +
-                            " -DSAME_VECTORS=" + std::to_string(policy.bucket_same_vectors);
+                            " -DSAME_VECTORS=" + (same_vectors ? "1" : "0");
   sort_ = cl_.kernel("histogram_bucketed.cl", source, built, "bucket_rows");
   count_ = cl_.kernel("histogram_bucketed.cl", source, built, "count_buckets");
   leftovers_ = cl_.kernel("histogram_bucketed.cl", source, built, "bucket_leftovers");

@@ -68,7 +68,7 @@ const std::vector<Field<HistogramOpenclPolicy>>& HistogramOpenclPolicy::fields()
       {"bucket_rows", &P::bucket_rows, power_of_two(1024, 8192)},
       {"bucket_groups_per_cu", &P::bucket_groups_per_cu, range(1, 8)},
       {"bucket_items_per_cu", &P::bucket_items_per_cu, range(1, 64)},
-      {"bucket_same_vectors", &P::bucket_same_vectors, range(0, 1)},
+      {"bucket_same_vectors", &P::bucket_same_vectors, range(0, 2)},
   };
   return f;
 }

@@ -85,8 +85,9 @@ struct HistogramFastPolicy {
 // sorts rows into buckets of `bucket_rows` rows counted in local memory (`bucketed`: on NVIDIA,
 // histogram-opencl-bucketed-port; a CPU driver counts globally faster), the sort by
 // `bucket_groups_per_cu` groups a compute unit taking tiles in turn (a vector of one value's bits
-// placed once with `bucket_same_vectors`), the count in `bucket_items_per_cu` items a compute
-// unit for uniform data. Global counting on the resident grid, float64 edges, packed fields:
+// placed once where `bucket_same_vectors` says: 0 never, 1 for float input, whose rules cost
+// more than the test, 2 always), the count in `bucket_items_per_cu` items a compute unit for
+// uniform data. Global counting on the resident grid, float64 edges, packed fields:
 // measured, bench/tuning/measurements.json, histogram-opencl-global-packed.
 struct HistogramOpenclPolicy {
   static constexpr const char* kName = "histogram.opencl";
