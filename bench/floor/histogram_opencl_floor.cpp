@@ -7,7 +7,8 @@
 // memory; then the rows are read back. No rule, no edges, no per-tile metadata: any OpenCL design
 // that moves each row to its bucket must partition at least this fast. On NVIDIA's driver the
 // kernel takes the PTX that the library's OpenCL kernels take there (red.shared, atom.shared,
-// shfl.sync for the scan; NVIDIA_PTX); elsewhere plain OpenCL C 1.2 (a scan in local memory).
+// shfl.sync for the scan; NVIDIA_PTX; both from src/histogram/histogram_warp.cl); elsewhere plain
+// OpenCL C 1.2 (a scan in local memory).
 // Probes, each the median of 7 runs after 2, timed by the queue's profiling events:
 //   read values         a plain read of the 4-byte rows (the reference);
 //   partition, resident as many groups as run at once, each taking tiles in turn (the next
@@ -27,6 +28,8 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+extern const char* const parpat_cl_histogram_warp;
 
 namespace {
 
@@ -75,67 +78,16 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void read_words(
   group_sum(mine, sums, partial);
 }
 
-#if NVIDIA_PTX
-uint lane_id(void) {
-  uint lane;
-  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
-  return lane;
-}
-uint shfl_up(uint v, uint d) {
-  uint r;
-  asm volatile("shfl.sync.up.b32 %0, %1, %2, 0, 0xFFFFFFFF;" : "=r"(r) : "r"(v), "r"(d));
-  return r;
-}
-uint warp_inclusive(uint v, uint lane) {
-  for (uint d = 1; d < 32; d *= 2) {
-    const uint below = shfl_up(v, d);
-    if (lane >= d) v += below;
-  }
-  return v;
-}
-void count_at(__local uint* counter) {
-  asm volatile("red.shared.add.u32 [%0], 1;" ::"r"((uint)(size_t)counter) : "memory");
-}
-uint place_at(__local uint* counter) {
-  uint old;
-  asm volatile("atom.shared.add.u32 %0, [%1], 1;" : "=r"(old) : "r"((uint)(size_t)counter) : "memory");
-  return old;
-}
-// Exclusive prefix sums of the 2048 counters, two a work-item: warp scans, then one of the warps'.
-void scan(__local uint* a, __local uint* warp_sums) {
-  const uint lid = get_local_id(0), lane = lane_id(), warp = lid / 32;
-  const uint first = a[2 * lid], second = a[2 * lid + 1], sum = first + second;
-  const uint inclusive = warp_inclusive(sum, lane);
-  if (lane == 31) warp_sums[warp] = inclusive;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  if (warp == 0) warp_sums[lane] = warp_inclusive(warp_sums[lane], lane);
-  barrier(CLK_LOCAL_MEM_FENCE);
-  const uint running = inclusive - sum + (warp ? warp_sums[warp - 1] : 0u);
-  a[2 * lid] = running;
-  a[2 * lid + 1] = running + first;
-  barrier(CLK_LOCAL_MEM_FENCE);
-}
-#else
-void count_at(__local uint* counter) { atomic_inc(counter); }
-uint place_at(__local uint* counter) { return atomic_inc(counter); }
-// Exclusive prefix sums of the 2048 counters: pairs summed, a scan of the 1024 sums in local
-// memory (Hillis and Steele), the pairs' starts written back.
-void scan(__local uint* a, __local uint* sums) {
+// Exclusive prefix sums of the 2048 counters, two a work-item (group_inclusive_sum: warp scans
+// with NVIDIA_PTX, else a scan of the pairs' sums in local memory).
+void scan(__local uint* a, __local uint* scratch) {
   const uint lid = get_local_id(0), first = a[2 * lid], sum = first + a[2 * lid + 1];
-  sums[lid] = sum;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (uint d = 1; d < GROUP; d *= 2) {
-    const uint below = lid >= d ? sums[lid - d] : 0u;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    sums[lid] += below;
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-  const uint running = sums[lid] - sum;
+  uint total;
+  const uint running = group_inclusive_sum(sum, scratch, &total) - sum;
   a[2 * lid] = running;
   a[2 * lid + 1] = running + first;
   barrier(CLK_LOCAL_MEM_FENCE);
 }
-#endif
 
 __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void partition(
     __global const uint4* in, __global uint4* out, uint tiles, __global ulong* partial) {
@@ -163,11 +115,11 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void partition(
     cursor[lid + GROUP] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int k = 0; k < 16; ++k)
-      count_at(cursor + (rows[k] >> SHIFT) * COLUMNS + column);
+      count_one(LOCAL_ADDRESS(cursor + (rows[k] >> SHIFT) * COLUMNS + column));
     barrier(CLK_LOCAL_MEM_FENCE);
     scan(cursor, scratch);
     for (int k = 0; k < 16; ++k)
-      places[k] = place_at(cursor + (rows[k] >> SHIFT) * COLUMNS + column);
+      places[k] = take_one(LOCAL_ADDRESS(cursor + (rows[k] >> SHIFT) * COLUMNS + column));
     for (int k = 0; k < 16; ++k)
       places_of[places[k]] = (ushort)(rows[k] & 0x3FFF);
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -263,7 +215,9 @@ int main(int argc, char** argv) {
   check(e, "clCreateContext");
   cl_command_queue queue = clCreateCommandQueue(context, device, CL_QUEUE_PROFILING_ENABLE, &e);
   check(e, "clCreateCommandQueue");
-  cl_program program = clCreateProgramWithSource(context, 1, &kSource, nullptr, &e);
+  // The library's local atomics and warp instructions first (histogram_warp.cl), then the probes.
+  const char* sources[] = {parpat_cl_histogram_warp, kSource};
+  cl_program program = clCreateProgramWithSource(context, 2, sources, nullptr, &e);
   check(e, "clCreateProgramWithSource");
   const std::string options = std::string("-DNVIDIA_PTX=") + (nvidia ? "1" : "0");
   if (clBuildProgram(program, 1, &device, options.c_str(), nullptr, nullptr) != CL_SUCCESS) {

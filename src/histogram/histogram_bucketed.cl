@@ -2,8 +2,8 @@
 // buckets, then each bucket counted in local memory, as CUDA does (cuda/kernels_bucketed.cuh).
 // Counting 2^20 rows straight into global memory is bound by the atomics of the L2; moving each
 // value's row instead costs 2 bytes written and read again. Built after histogram_rules.cl,
-// histogram_sink.cl and histogram.cl (quick_row, corrected_row, slot_of_row, add_count), with
-// COUNT_VALUES 0.
+// histogram_sink.cl, histogram.cl (quick_row, corrected_row, slot_of_row, add_count) and
+// histogram_warp.cl, with COUNT_VALUES 0.
 // With NVIDIA_PTX the local atomics, the scans and the count's numbering take NVIDIA's warp
 // instructions (PTX); elsewhere plain OpenCL C. Every work-item meets every barrier of a group.
 //  bucket_rows: groups take whole tiles of TILE_LOADS 16-byte vectors a work-item in turn, the
@@ -40,86 +40,6 @@ uint padded_rows(uint count) {
   return (count + BUCKET_PAD - 1) / BUCKET_PAD * BUCKET_PAD;
 }
 
-#if NVIDIA_PTX
-uint lane_id(void) {
-  uint lane;
-  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
-  return lane;
-}
-uint lanes_below(void) {
-  uint mask;
-  asm("mov.u32 %0, %%lanemask_lt;" : "=r"(mask));
-  return mask;
-}
-uint lanes_up_to(void) {
-  uint mask;
-  asm("mov.u32 %0, %%lanemask_le;" : "=r"(mask));
-  return mask;
-}
-uint shfl_up(uint v, uint d) {
-  uint r;
-  asm volatile("shfl.sync.up.b32 %0, %1, %2, 0, 0xFFFFFFFF;" : "=r"(r) : "r"(v), "r"(d));
-  return r;
-}
-uint shfl_xor(uint v, uint mask) {
-  uint r;
-  asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1F, 0xFFFFFFFF;" : "=r"(r) : "r"(v), "r"(mask));
-  return r;
-}
-uint shfl_from(uint v, uint lane) {
-  uint r;
-  asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1F, 0xFFFFFFFF;" : "=r"(r) : "r"(v), "r"(lane));
-  return r;
-}
-uint ballot(bool p) {
-  uint r;
-  asm volatile(
-      "{ .reg .pred q; setp.ne.u32 q, %1, 0; vote.sync.ballot.b32 %0, q, 0xFFFFFFFF; }"
-      : "=r"(r)
-      : "r"((uint)p));
-  return r;
-}
-uint warp_or(uint v) {
-  uint r;
-  asm volatile("redux.sync.or.b32 %0, %1, 0xFFFFFFFF;" : "=r"(r) : "r"(v));
-  return r;
-}
-uint warp_add(uint v) {
-  uint r;
-  asm volatile("redux.sync.add.u32 %0, %1, 0xFFFFFFFF;" : "=r"(r) : "r"(v));
-  return r;
-}
-void warp_barrier(void) {
-  asm volatile("bar.warp.sync 0xFFFFFFFF;" ::: "memory");
-}
-// Sum of v over the lanes up to and including this one.
-uint warp_inclusive_sum(uint v, uint lane) {
-  for (uint d = 1; d < 32; d *= 2) {
-    const uint below = shfl_up(v, d);
-    if (lane >= d) v += below;
-  }
-  return v;
-}
-// A local counter (its local address) counted once; taken (its old value returned).
-void count_one(uint address) {
-  asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(address) : "memory");
-}
-uint take_one(uint address) {
-  uint old;
-  asm volatile("atom.shared.add.u32 %0, [%1], 1;" : "=r"(old) : "r"(address) : "memory");
-  return old;
-}
-#define LOCAL_ADDRESS(p) ((uint)(size_t)(p))
-#else
-void count_one(__local uint* counter) {
-  atomic_inc(counter);
-}
-uint take_one(__local uint* counter) {
-  return atomic_inc(counter);
-}
-#define LOCAL_ADDRESS(p) (p)
-#endif
-
 // Exclusive prefix sums of a[0, n) in place (n ≤ 4 · group, the group a multiple of 32 and at
 // most 1024), where `a` holds a bucket's `columns` counters (4 or more) after another: each
 // bucket's sum is rounded up by padded_rows (the pads placed after its last column's values)
@@ -127,7 +47,7 @@ uint take_one(__local uint* counter) {
 // work-item. Every work-item of the group calls it.
 uint bucket_scan(__local uint* a, uint n, uint columns, __local uint* bucket_count,
                  __local uint* scratch) {
-  const uint lid = get_local_id(0), group = get_local_size(0), first = lid * 4;
+  const uint lid = get_local_id(0), first = lid * 4;
   uint v[4], sum = 0;
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
@@ -136,7 +56,6 @@ uint bucket_scan(__local uint* a, uint n, uint columns, __local uint* bucket_cou
   }
   const uint threads = columns / 4;  // work-items of a bucket's columns
 #if NVIDIA_PTX
-  const uint lane = lane_id(), warp = lid / 32;
   uint bucket = sum;
   for (uint d = 1; d < threads; d *= 2)
     bucket += shfl_xor(bucket, d);
@@ -153,26 +72,8 @@ uint bucket_scan(__local uint* a, uint n, uint columns, __local uint* bucket_cou
     v[3] += padded_rows(bucket) - bucket;
     sum += padded_rows(bucket) - bucket;
   }
-#if NVIDIA_PTX
-  const uint inclusive = warp_inclusive_sum(sum, lane);
-  if (lane == 31) scratch[warp] = inclusive;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  if (warp == 0) scratch[lane] = warp_inclusive_sum(lane < group / 32 ? scratch[lane] : 0u, lane);
-  barrier(CLK_LOCAL_MEM_FENCE);
-  uint running = inclusive - sum + (warp ? scratch[warp - 1] : 0u);
-  const uint total = scratch[31];
-#else
-  scratch[lid] = sum;  // Hillis and Steele over the work-items' sums
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (uint d = 1; d < group; d *= 2) {
-    const uint below = lid >= d ? scratch[lid - d] : 0u;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    scratch[lid] += below;
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-  uint running = scratch[lid] - sum;
-  const uint total = scratch[group - 1];
-#endif
+  uint total;
+  uint running = group_inclusive_sum(sum, scratch, &total) - sum;
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
     if (first + k < n) a[first + k] = running;
@@ -192,11 +93,11 @@ void load_tile(__global const uint4* chunk, uint tile, uint tiles, uint4* next) 
 
 // `staging` holds a tile's rows and pads (stride rows, 16-byte aligned), `cursor` buckets ·
 // columns counters, `bucket_count` a count a bucket; buckets ≤ the group's work-items.
-__kernel __attribute__((reqd_work_group_size(BUCKET_GROUP, 1, 1))) void bucket_rows(__global const uint4* in, long first_vector, uint tiles, uint shift,
-                          uint buckets, uint columns, uint stride, uint counted, RULE_PARAMS,
-                          __global ushort* sorted, __global uint* meta, __global uint* totals,
-                          __global ulong* counts, __local uint4* staging, __local uint* cursor,
-                          __local uint* bucket_count) {
+__kernel __attribute__((reqd_work_group_size(BUCKET_GROUP, 1, 1))) void bucket_rows(
+    __global const uint4* in, long first_vector, uint tiles, uint shift, uint buckets, uint columns,
+    uint stride, uint counted, RULE_PARAMS, __global ushort* sorted, __global uint* meta,
+    __global uint* totals, __global ulong* counts, __local uint4* staging, __local uint* cursor,
+    __local uint* bucket_count) {
   __local uint leader;
   __local int one_row;
   __local ushort* staged = (__local ushort*)staging;
@@ -230,8 +131,8 @@ __kernel __attribute__((reqd_work_group_size(BUCKET_GROUP, 1, 1))) void bucket_r
       VSTORE(AS_VTYPE(vector), 0, values);
       if (VEC == 2) {
         const uint ahead = tile + groups;
-        next[u] = ahead < tiles ? chunk[(long)ahead * group * TILE_LOADS + u * group + lid]
-                                : (uint4)(0);
+        next[u] =
+            ahead < tiles ? chunk[(long)ahead * group * TILE_LOADS + u * group + lid] : (uint4)(0);
       }
       if (SAME_VECTORS && same_values(vector)) {  // one value's bits: one row
         bool exact;
@@ -316,8 +217,8 @@ __kernel __attribute__((reqd_work_group_size(BUCKET_GROUP, 1, 1))) void bucket_r
 }
 
 // The values in[begin, n) straight into the counts.
-__kernel void bucket_leftovers(__global const T* in, long begin, long n, uint counted,
-                               RULE_PARAMS, __global ulong* counts) {
+__kernel void bucket_leftovers(__global const T* in, long begin, long n, uint counted, RULE_PARAMS,
+                               __global ulong* counts) {
   T memo_value = 0;
   bool zero_exact;
   uint memo_row = quick_row(memo_value, RULE_ARGS, &zero_exact);
@@ -386,7 +287,8 @@ uint count_stretches(__global const ushort* sorted, __global const uint* starts,
     const bool holds = vectors != 0;
     const uint holding = ballot(holds);
     warp_barrier();
-    if (holds) bases[popcount(holding & below_me)] = t * stride + (m & 0xFFFFu) - first * BUCKET_PAD;
+    if (holds)
+      bases[popcount(holding & below_me)] = t * stride + (m & 0xFFFFu) - first * BUCKET_PAD;
     warp_barrier();
     const uint lane_base = bases[lane];  // of the lane-th tile that holds vectors
     for (uint v0 = 0; v0 < total; v0 += 32 * VECTORS_AHEAD) {
@@ -435,10 +337,10 @@ uint count_stretches(__global const ushort* sorted, __global const uint* starts,
 #endif
 
 // `hist` holds a bucket's rows (1 << shift).
-__kernel __attribute__((reqd_work_group_size(BUCKET_GROUP, 1, 1))) void count_buckets(__global const ushort* sorted, __global const uint* meta,
-                            __global const uint* totals, uint tiles, uint stride, uint shift,
-                            uint buckets, ulong target, uint counted, __local uint* hist,
-                            __global ulong* counts) {
+__kernel __attribute__((reqd_work_group_size(BUCKET_GROUP, 1, 1))) void count_buckets(
+    __global const ushort* sorted, __global const uint* meta, __global const uint* totals,
+    uint tiles, uint stride, uint shift, uint buckets, ulong target, uint counted,
+    __local uint* hist, __global ulong* counts) {
   __local uint first_item[MAX_BUCKETS + 1];  // a bucket's first item; then all items
   __local uint parts[33];
   __local uint bases[32 * 32];  // a warp's tiles that hold vectors (count_stretches)

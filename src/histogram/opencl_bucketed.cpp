@@ -8,6 +8,7 @@
 extern const char* const parpat_cl_histogram_rules;
 extern const char* const parpat_cl_histogram;
 extern const char* const parpat_cl_histogram_sink;
+extern const char* const parpat_cl_histogram_warp;
 extern const char* const parpat_cl_histogram_bucketed;
 
 namespace parpat::detail {
@@ -80,7 +81,7 @@ OpenclBucketedCount::OpenclBucketedCount(const Device& d, const HistogramProblem
   if (group_ == 0) return;
   static const std::string source = std::string(parpat_cl_histogram_rules) +
                                     parpat_cl_histogram_sink + parpat_cl_histogram +
-                                    parpat_cl_histogram_bucketed;
+                                    parpat_cl_histogram_warp + parpat_cl_histogram_bucketed;
   const bool same_vectors =
       policy.bucket_same_vectors == 2 || (policy.bucket_same_vectors == 1 && is_float(p.dtype));
   const std::string built = options + " -DBUCKET_GROUP=" + std::to_string(group_) +
