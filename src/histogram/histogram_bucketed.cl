@@ -228,39 +228,6 @@ __kernel void bucket_leftovers(__global const T* in, long begin, long n, uint co
               1);
 }
 
-// Exclusive prefix sums of a[0, n) in place (n ≤ 32 · 32), by 32 work-items of runs of n / 32
-// entries; returns the total. Every work-item of the group calls it.
-uint local_exclusive_scan(__local uint* a, uint n, __local uint* parts) {
-  const uint lid = get_local_id(0), per = (n + 31) / 32;
-  if (lid < 32) {
-    uint sum = 0;
-    for (uint i = lid * per; i < min(n, (lid + 1) * per); ++i)
-      sum += a[i];
-    parts[lid] = sum;
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  if (lid == 0) {
-    uint running = 0;
-    for (uint i = 0; i < 32; ++i) {
-      const uint part = parts[i];
-      parts[i] = running;
-      running += part;
-    }
-    parts[32] = running;
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  if (lid < 32) {
-    uint running = parts[lid];
-    for (uint i = lid * per; i < min(n, (lid + 1) * per); ++i) {
-      const uint v = a[i];
-      a[i] = running;
-      running += v;
-    }
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  return parts[32];
-}
-
 #if NVIDIA_PTX
 // Counts the stretches of tiles [begin, end) of one bucket (`starts`: their meta) into `hist`;
 // returns the pad rows (of offset 0) this warp counted. A warp takes 32 tiles at a time: lane l
@@ -341,19 +308,22 @@ __kernel __attribute__((reqd_work_group_size(BUCKET_GROUP, 1, 1))) void count_bu
     __global const ushort* sorted, __global const uint* meta, __global const uint* totals,
     uint tiles, uint stride, uint shift, uint buckets, ulong target, uint counted,
     __local uint* hist, __global ulong* counts) {
-  __local uint first_item[MAX_BUCKETS + 1];  // a bucket's first item; then all items
-  __local uint parts[33];
+  __local uint first_item[MAX_BUCKETS];                  // a bucket's first item
+  __local uint scratch[NVIDIA_PTX ? 32 : BUCKET_GROUP];  // group_inclusive_sum's
   __local uint bases[32 * 32];  // a warp's tiles that hold vectors (count_stretches)
   __local uint pads;            // rows of offset 0 counted only to fill out vectors
   const uint lid = get_local_id(0), group = get_local_size(0), index = get_group_id(0);
   const uint bucket_rows = 1u << shift, slot_bins = counted - 3;
-  for (uint b = lid; b < buckets; b += group)
-    first_item[b] = totals[b] ? (uint)max((ulong)1, (totals[b] + target / 2) / target) : 0;
   for (uint r = lid; r < bucket_rows; r += group)
     hist[r] = 0;
   if (lid == 0) pads = 0;
+  // Work-item b takes bucket b's items (buckets ≤ the group's work-items).
+  const uint own_items =
+      lid < buckets && totals[lid] ? (uint)max((ulong)1, (totals[lid] + target / 2) / target) : 0;
+  uint items;
+  const uint first = group_inclusive_sum(own_items, scratch, &items) - own_items;
+  if (lid < buckets) first_item[lid] = first;
   barrier(CLK_LOCAL_MEM_FENCE);
-  const uint items = local_exclusive_scan(first_item, buckets, parts);
   // Groups past the last item count nothing (every work-item still meets the barrier below).
   uint bucket = 0, begin = 0, end = 0;
   if (index < items) {

@@ -18,8 +18,9 @@ namespace {
 constexpr std::uint32_t kMaxBuckets = 256;  // MAX_BUCKETS of histogram_bucketed.cl
 constexpr std::uint32_t kTileLoads = 4;     // TILE_LOADS
 constexpr std::uint32_t kBucketPad = 8;     // BUCKET_PAD
-// count_buckets' own local memory: first_item, parts, a warp's tile bases, pads.
-constexpr std::uint64_t kCountStaticBytes = (kMaxBuckets + 1 + 33 + 32 * 32 + 1) * 4;
+// count_buckets' own local memory: first_item, the scan's scratch (a uint a work-item at most), a
+// warp's tile bases, pads.
+constexpr std::uint64_t kCountStaticBytes = (kMaxBuckets + 1024 + 32 * 32 + 1) * 4;
 constexpr std::uint64_t kSortStaticBytes = 64;  // bucket_rows' own: leader, one_row
 
 }  // namespace
