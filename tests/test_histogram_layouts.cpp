@@ -291,6 +291,21 @@ TEST(HistogramOpenclFast, LayoutOfEachProblemOnAGpu) {
     EXPECT_EQ(rows.passes, 1u) << dtype_name(t);
     EXPECT_EQ(rows.field_bits, 5u) << dtype_name(t);
   }
+  // Groups a compute unit: packed fields take about a quarter of a field a row in each group
+  // (5-bit: 8 values a row), the nearest power of two from the resident grid (2) to 8.
+  auto groups = [&](std::int64_t n, std::int64_t bins) {
+    return detail::local_groups_per_cu(layout(DType::float32, bins), n, gpu,
+                                       detail::tuned<detail::HistogramFastPolicy>(gpu),
+                                       detail::tuned<detail::HistogramOpenclPolicy>(gpu));
+  };
+  EXPECT_EQ(groups(std::int64_t{1} << 27, 65536), 2);  // 1.9
+  EXPECT_EQ(groups(std::int64_t{1} << 28, 65536), 4);  // 3.9
+  EXPECT_EQ(groups(std::int64_t{1} << 29, 65536), 8);  // 7.8
+  EXPECT_EQ(groups(std::int64_t{1} << 34, 65536), 8);
+  EXPECT_EQ(groups(1000, 65536), 2);
+  EXPECT_EQ(groups(std::int64_t{1} << 28, 1024), 8);  // striped rows: histogram.fast.groups_per_cu
+  EXPECT_EQ(layout(DType::float32, 16384).field_bits, 16u);
+  EXPECT_EQ(groups(std::int64_t{1} << 28, 16384), 8);  // and wider fields
   for (DType t : {DType::int16, DType::uint16}) {
     // Per value, the window of [0, 1000]: 1001 values and 96 rows outside, in 32-bit counters.
     const auto window = layout(t, 65536);

@@ -121,10 +121,11 @@ class OpenclHistogram final : public HistogramKernel {
     // Global counting ends with one add per work-item's run, all on one slot for all-equal
     // data, so it takes the resident grid only (H200, float32 at 2^20 bins, µs: all-equal 440
     // with 8 groups per compute unit, 290 with 2; uniform 2694 → 2666).
-    const std::int64_t per_cu = !fast              ? classic_policy.groups_per_cu
-                                : layout_.global   ? opencl_policy.global_groups_per_cu
-                                : layout_.values16 ? opencl_policy.per_value16_groups_per_cu
-                                                   : fast_policy.groups_per_cu;
+    const std::int64_t per_cu =
+        !fast              ? classic_policy.groups_per_cu
+        : layout_.global   ? opencl_policy.global_groups_per_cu
+        : layout_.values16 ? opencl_policy.per_value16_groups_per_cu
+                           : local_groups_per_cu(layout_, p.n, info, fast_policy, opencl_policy);
     const auto local = static_cast<std::int64_t>(local_size_);
     const std::int64_t passes = fast && !layout_.global ? layout_.passes : 1;
     std::int64_t chunks =

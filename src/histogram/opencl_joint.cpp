@@ -83,8 +83,8 @@ class OpenclJoint final : public JointKernel {
 
  private:
   // Counting: the layout of 1-D `fast` for slots() rows, groups of histogram.fast.block in sets
-  // of `passes` over the same chunk, as many as histogram.fast.groups_per_cu allow (global
-  // counting: histogram.opencl.global_groups_per_cu, the resident grid).
+  // of `passes` over the same chunk, as many as local_groups_per_cu gives (global counting:
+  // histogram.opencl.global_groups_per_cu, the resident grid).
   void configure_count(std::string options) {
     const auto& info = device_.info();
     const HistogramFastPolicy fast = tuned<HistogramFastPolicy>(info);
@@ -111,7 +111,9 @@ class OpenclJoint final : public JointKernel {
         cl_.kernel("histogram_joint.cl", source, options, pairs_ ? "joint_pairs" : "joint_count");
     local_size_ = group_size_for(kernel_, cl_, static_cast<std::size_t>(fast.block));
     local_bytes_ = layout_.local_bytes;
-    const std::int64_t per_cu = layout_.global ? opencl.global_groups_per_cu : fast.groups_per_cu;
+    const std::int64_t per_cu = layout_.global
+                                    ? opencl.global_groups_per_cu
+                                    : local_groups_per_cu(layout_, p_.n, info, fast, opencl);
     const std::int64_t passes = layout_.global ? 1 : layout_.passes;
     const auto group = static_cast<std::int64_t>(local_size_);
     const std::int64_t per_group = pairs_ ? vec : 1;  // samples a work-item takes per step

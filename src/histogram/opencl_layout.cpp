@@ -1,6 +1,7 @@
 // The layout of OpenCL histogram `fast` (opencl_layout.hpp).
 #include "histogram/opencl_layout.hpp"
 
+#include <cmath>
 #include <utility>
 
 namespace parpat::detail {
@@ -216,6 +217,21 @@ FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info,
   if (values16 && !f.window.by_bits && f.field_bits != 0 && f.field_bits < 16)
     return layout_with(by_bits(f.window, p.dtype));
   return f;
+}
+
+std::int64_t local_groups_per_cu(const FastLayout& f, std::int64_t n, const DeviceInfo& info,
+                                 const HistogramFastPolicy& fast,
+                                 const HistogramOpenclPolicy& opencl) {
+  const std::int64_t most = std::max(fast.groups_per_cu, 1);
+  if (f.field_bits == 0 || f.field_bits >= 8) return most;
+  const std::int64_t least = std::min<std::int64_t>(std::max(opencl.global_groups_per_cu, 1), most);
+  // Chunks whose groups count the fill a row: n / (counted · 2^bits · fill); a chunk a group for
+  // each of the passes.
+  const double per_row = std::ldexp(opencl.packed_fill_percent / 100.0, int(f.field_bits));
+  const double wanted = double(n) / (double(f.counted) * per_row) * f.passes /
+                        double(std::max(info.compute_units, 1));
+  const long power = std::clamp(std::lround(std::log2(std::max(wanted, 1.0))), 0L, 20L);
+  return std::clamp(std::int64_t{1} << power, least, most);
 }
 
 FastLayout fast_rows_layout(std::uint32_t rows, const DeviceInfo& info,

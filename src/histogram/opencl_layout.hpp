@@ -79,6 +79,17 @@ struct FastLayout {
 FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info,
                        const HistogramFastPolicy& fast, const HistogramOpenclPolicy& opencl);
 
+// Groups a compute unit for layout f counting n values (or samples) in local memory. Striped
+// rows and fields of 8 or 16 bits: histogram.fast.groups_per_cu. Fields of 5 or 4 bits (65536
+// rows in one range): each group flushes every row, so fewer groups flush less, but the more
+// values a group counts the more often such narrow fields wrap; a group counts about
+// histogram.opencl.packed_fill_percent of a field's capacity a row (uniform data), the power of
+// two nearest, from the resident grid (histogram.opencl.global_groups_per_cu) to
+// histogram.fast.groups_per_cu.
+std::int64_t local_groups_per_cu(const FastLayout& f, std::int64_t n, const DeviceInfo& info,
+                                 const HistogramFastPolicy& fast,
+                                 const HistogramOpenclPolicy& opencl);
+
 // The layout of `rows` rows counted as rows (the joint histogram's slots, each a row): the one
 // float32 input of as many rows gets.
 FastLayout fast_rows_layout(std::uint32_t rows, const DeviceInfo& info,

@@ -63,6 +63,7 @@ const std::vector<Field<HistogramOpenclPolicy>>& HistogramOpenclPolicy::fields()
       {"packed", &P::packed, range(-1, 1)},
       {"field_bits", &P::field_bits, one_of({0, 4, 5, 8, 16})},
       {"hot_entries", &P::hot_entries, range(0, 4096)},
+      {"packed_fill_percent", &P::packed_fill_percent, range(1, 100)},
       {"ptx", &P::ptx, range(0, 1)},
       {"bucketed", &P::bucketed, range(0, 1)},
       {"bucket_rows", &P::bucket_rows, power_of_two(1024, 8192)},
