@@ -259,7 +259,8 @@ std::vector<HistogramVariant> opencl_histogram_variants() {
             "(or, with histogram.opencl.bucketed, 4- and 8-byte rows sorted into buckets counted "
             "in local memory); views of one step (x[::s]) read in place, gathered into vectors "
             "32 work-items at a time, but where rows are sorted into buckets",
-            "group=1024 groups/CU=8 (2 counting globally) vectors=8 (4-byte input on NVIDIA: "
+            "group=1024 groups/CU=8 (2 counting globally; 5-bit fields: 2-8, about 8 values a "
+            "row each) vectors=8 (4-byte input on NVIDIA: "
             "4) striped<=96KiB columns<=32 "
             "runs_below_columns=0 (global counting only) packed fields>=5 bits hot_entries=256 "
             "max_passes=4 per value: 8-bit fields (float16 and bfloat16: 16-bit), groups/CU=2",
