@@ -14,8 +14,14 @@
 //   partition, resident as many groups as run at once, each taking tiles in turn (the next
 //                       tile's rows load while one is placed);
 //   partition, a tile a group;
-//   rows read back      the 2-byte offsets read straight.
-// Every probe's sum of fields is checked against the host's sum of the rows' low 14 bits.
+//   rows read back      the 2-byte offsets read straight;
+//   16-bit, two ranges  the same bytes as 2^29 uniform 16-bit values counted per value as
+//                       `fast` counts int16 and uint16 from 65536 bins in 48 KiB: two ranges of
+//                       32768 rows in 8-bit fields (32 KiB), the groups of a pair over one chunk
+//                       (the second reads it from L2), one local atomic per value in its range.
+//                       No carries, no flush to global counts: a floor of that design.
+// Every probe's sum is checked against the host's: of the rows' low 14 bits, or of the 16-bit
+// values (each group adds count · value over its rows).
 // Build: cmake --build BUILD --target histogram_opencl_floor. Run: BUILD/bench/
 // histogram_opencl_floor [--platform NAME] [--n N] [--json FILE] (FILE: the lines as JSON).
 #define CL_TARGET_OPENCL_VERSION 120
@@ -60,13 +66,49 @@ void group_sum(ulong mine, __local ulong* sums, __global ulong* partial) {
   if (lid == 0) partial[get_group_id(0)] = sums[0];
 }
 
-__kernel void fill_rows(__global uint* rows, ulong n) {
+// Word i of the input: 20-bit rows (mask 0xFFFFF), or two 16-bit values (mask all ones).
+__kernel void fill_rows(__global uint* rows, ulong n, uint mask) {
   for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {
     ulong z = (i + 1) * 0x9E3779B97F4A7C15UL;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9UL;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBUL;
-    rows[i] = (uint)(z ^ (z >> 31)) & 0xFFFFF;
+    rows[i] = (uint)(z ^ (z >> 31)) & mask;
   }
+}
+
+// Adds n to a local word (red.shared on its 32-bit address with NVIDIA_PTX).
+void add_to(__local uint* word, uint n) {
+#if NVIDIA_PTX
+  asm volatile("red.shared.add.u32 [%0], %1;" ::"r"((uint)(size_t)word), "r"(n) : "memory");
+#else
+  atomic_add(word, n);
+#endif
+}
+
+// 16-bit values per value in two ranges: group g counts the values whose top bit is g % 2 over
+// chunk g / 2, in 8-bit fields (row r in field r % 4 of word r / 4).
+__kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void two_ranges16(
+    __global const uint4* in, ulong vectors, __global ulong* partial) {
+  __local uint fields[8192];
+  __local ulong sums[GROUP];
+  const uint lid = get_local_id(0), range = get_group_id(0) % 2;
+  for (uint i = lid; i < 8192; i += GROUP)
+    fields[i] = 0;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const ulong chunks = get_num_groups(0) / 2, chunk = get_group_id(0) / 2;
+  for (ulong i = chunk * GROUP + lid; i < vectors; i += chunks * GROUP) {
+    const uint4 v = in[i];
+    const uint words[4] = {v.x, v.y, v.z, v.w};
+    for (int k = 0; k < 8; ++k) {
+      const uint value = (words[k / 2] >> (16 * (k % 2))) & 0xFFFF;
+      if (value >> 15 == range) add_to(fields + ((value & 0x7FFF) >> 2), 1u << (8 * (value & 3)));
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  ulong mine = 0;
+  for (uint r = lid; r < 32768; r += GROUP)
+    mine += (ulong)((fields[r >> 2] >> (8 * (r & 3))) & 0xFF) * (range * 32768 + r);
+  group_sum(mine, sums, partial);
 }
 
 __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void read_words(
@@ -234,6 +276,7 @@ int main(int argc, char** argv) {
     return k;
   };
   cl_kernel fill = kernel("fill_rows"), read = kernel("read_words"), part = kernel("partition");
+  cl_kernel ranges16 = kernel("two_ranges16");
   cl_uint units = 0;
   clGetDeviceInfo(device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, nullptr);
   const unsigned tiles = unsigned(n / kTile), resident = std::min<unsigned>(units, tiles);
@@ -248,16 +291,23 @@ int main(int argc, char** argv) {
   size_t fill_global = std::size_t(units) * 256, fill_local = 256;
   check(clSetKernelArg(fill, 0, sizeof rows, &rows), "clSetKernelArg");
   check(clSetKernelArg(fill, 1, sizeof n, &n), "clSetKernelArg");
-  check(clEnqueueNDRangeKernel(queue, fill, 1, nullptr, &fill_global, &fill_local, 0, nullptr,
-                               nullptr),
-        "fill_rows");
-  unsigned long long expected = 0;
-  for (unsigned long long i = 0; i < n; ++i) {
+  auto fill_words = [&](cl_uint mask) {
+    check(clSetKernelArg(fill, 2, sizeof mask, &mask), "clSetKernelArg");
+    check(clEnqueueNDRangeKernel(queue, fill, 1, nullptr, &fill_global, &fill_local, 0, nullptr,
+                                 nullptr),
+          "fill_rows");
+  };
+  // The host's hash of word i (fill_rows' without the mask).
+  auto word = [](unsigned long long i) {
     unsigned long long z = (i + 1) * 0x9E3779B97F4A7C15ull;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    expected += unsigned(z ^ (z >> 31)) & 0x3FFF;
-  }
+    return unsigned(z ^ (z >> 31));
+  };
+  fill_words(0xFFFFF);
+  unsigned long long expected = 0;
+  for (unsigned long long i = 0; i < n; ++i)
+    expected += word(i) & 0x3FFF;
 
   // Times `groups` groups of a kernel whose groups write partial sums; checks their total.
   auto probe = [&](const char* name, cl_kernel k, unsigned groups) {
@@ -306,6 +356,18 @@ int main(int argc, char** argv) {
   check(clSetKernelArg(read, 1, sizeof halves, &halves), "clSetKernelArg");
   check(clSetKernelArg(read, 2, sizeof narrow, &narrow), "clSetKernelArg");
   probes.push_back(probe("rows read back", read, std::min(tiles, units * 2)));
+  // The same bytes as 16-bit values: the sum of all of them.
+  fill_words(0xFFFFFFFFu);
+  expected = 0;
+  for (unsigned long long i = 0; i < n; ++i)
+    expected += (word(i) & 0xFFFF) + (word(i) >> 16);
+  check(clSetKernelArg(ranges16, 0, sizeof rows, &rows), "clSetKernelArg");
+  check(clSetKernelArg(ranges16, 1, sizeof values, &values), "clSetKernelArg");
+  check(clSetKernelArg(ranges16, 2, sizeof partial, &partial), "clSetKernelArg");
+  // Pairs of groups, a pair a compute unit (the library's per_value16_groups_per_cu), or more so
+  // that a group's fields hold about 64 values a row (none reaches 256: no carries here).
+  const unsigned pairs = std::max<unsigned>(units, unsigned((2 * n + (1u << 22) - 1) >> 22));
+  probes.push_back(probe("16-bit, two ranges", ranges16, 2 * pairs));
   const double partition = std::min(probes[1].us, probes[2].us);
   const double ceiling = n * 4.0 / ((partition + probes[3].us) * 1e3);
   std::printf("rows partitioned, then read back: <= %.0f GB/s of 4-byte values (%s, %s)\n", ceiling,
