@@ -80,11 +80,11 @@ struct HistogramFastPolicy {
 // `field_bits`-bit fields (0: the width that needs the fewest passes) with a table of
 // `hot_entries` hot rows, where `packed` says (1 on, 0 off, -1 where groups run side by side: a
 // CPU driver runs them one after another, so ranges re-read the input and global counting is
-// faster there), on as many groups as count about `packed_fill_percent` of a field's capacity a
-// row (opencl_layout.hpp's local_groups_per_cu; histogram-opencl-packed-groups); NVIDIA's inline
-// PTX (`ptx`: local atomics on 32-bit shared addresses, the float32 floor without the conversion
-// unit); where it would count globally, 4- and 8-byte input sorts rows into buckets of
-// `bucket_rows` rows counted in local memory (`bucketed`: on NVIDIA,
+// faster there), 5- and 4-bit fields on as many groups as count about `packed_fill_percent` of a
+// field's capacity a row (opencl_layout.hpp's local_groups_per_cu; histogram-opencl-packed-groups);
+// NVIDIA's inline PTX (`ptx`: local atomics on 32-bit shared addresses, the float32 floor without
+// the conversion unit); where it would count globally, 4- and 8-byte input sorts rows into buckets
+// of `bucket_rows` rows counted in local memory (`bucketed`: on NVIDIA,
 // histogram-opencl-bucketed-port; a CPU driver counts globally faster), the sort by
 // `bucket_groups_per_cu` groups a compute unit taking tiles in turn (a vector of one value's bits
 // placed once where `bucket_same_vectors` says: 0 never, 1 for float input, whose rules cost
