@@ -359,8 +359,10 @@ int main(int argc, char** argv) {
   // The same bytes as 16-bit values: the sum of all of them.
   fill_words(0xFFFFFFFFu);
   expected = 0;
-  for (unsigned long long i = 0; i < n; ++i)
-    expected += (word(i) & 0xFFFF) + (word(i) >> 16);
+  for (unsigned long long i = 0; i < n; ++i) {
+    const unsigned w = word(i);
+    expected += (w & 0xFFFF) + (w >> 16);
+  }
   check(clSetKernelArg(ranges16, 0, sizeof rows, &rows), "clSetKernelArg");
   check(clSetKernelArg(ranges16, 1, sizeof values, &values), "clSetKernelArg");
   check(clSetKernelArg(ranges16, 2, sizeof partial, &partial), "clSetKernelArg");
