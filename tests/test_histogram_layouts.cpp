@@ -234,7 +234,8 @@ TEST(HistogramOpenclWithout64BitAtomics, CarriesIntoTheHighWord) {
 // OpenCL `fast` picks its layout from tuning values: force each one (many slot ranges side by
 // side in packed or 32-bit counters, no register runs or runs at every column count, a single
 // column, global counting, no per-value uint8 path, float32 settled against float thresholds
-// instead of the float64 edges, fewer vectors in flight for 4-byte input and the rest).
+// instead of the float64 edges, fewer vectors in flight for 4-byte input in striped rows and in
+// narrow fields, and the rest).
 INSTANTIATE_TEST_SUITE_P(
     OpenclLayouts, HistogramFastTunings,
     ::testing::ValuesIn(tuned_devices(
@@ -245,7 +246,8 @@ INSTANTIATE_TEST_SUITE_P(
          "histogram.fast.runs_below_columns=2",
          "histogram.fast.striped_kib=8,histogram.fast.max_passes=40,histogram.opencl.packed=1,"
          "histogram.opencl.field_bits=16",
-         "histogram.fast.striped_kib=4,histogram.opencl.packed=1,histogram.opencl.hot_entries=0",
+         "histogram.fast.striped_kib=4,histogram.opencl.packed=1,histogram.opencl.hot_entries=0,"
+         "histogram.opencl.narrow_vectors_32bit=3",
          "histogram.fast.runs_below_columns=0,histogram.fast.vectors=3,histogram.fast.block=96,"
          "histogram.fast.vectors_32bit=3",
          "histogram.fast.max_columns=1,histogram.fast.runs_below_columns=0",

@@ -98,8 +98,9 @@ class OpenclHistogram final : public HistogramKernel {
                    " -DFIELD_BITS=" + std::to_string(layout_.field_bits) +
                    " -DHOT_ENTRIES=" + std::to_string(layout_.hot_entries) + " -DCOUNT_VALUES=" +
                    std::to_string(layout_.count_values ? dtype_size(p.dtype) : 0) + " -DUNROLL=" +
-                   std::to_string(dtype_size(p.dtype) == 4 ? fast_policy.vectors_32bit
-                                                           : fast_policy.vectors);
+                   std::to_string(dtype_size(p.dtype) != 4  ? fast_policy.vectors
+                                  : layout_.narrow_fields() ? opencl_policy.narrow_vectors_32bit
+                                                            : fast_policy.vectors_32bit);
         if (info.vendor.find("NVIDIA") != std::string::npos && opencl_policy.ptx)
           options += " -DNVIDIA_PTX=1";
         per_group = 16 / static_cast<std::int64_t>(dtype_size(p.dtype));
@@ -261,7 +262,7 @@ std::vector<HistogramVariant> opencl_histogram_variants() {
             "32 work-items at a time, but where rows are sorted into buckets",
             "group=1024 groups/CU=8 (2 counting globally; 5-bit fields: 2-8, about 8 values a "
             "row each) vectors=8 (4-byte input on NVIDIA: "
-            "4) striped<=96KiB columns<=32 "
+            "4, in 5- or 4-bit fields 6) striped<=96KiB columns<=32 "
             "runs_below_columns=0 (global counting only) packed fields>=5 bits hot_entries=256 "
             "max_passes=4 per value: 8-bit fields (float16 and bfloat16: 16-bit), groups/CU=2",
             "no warp aggregation (OpenCL 1.2 has no warp vote); integer input of 4 or 8 bytes, "

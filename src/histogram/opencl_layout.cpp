@@ -223,7 +223,7 @@ std::int64_t local_groups_per_cu(const FastLayout& f, std::int64_t n, const Devi
                                  const HistogramFastPolicy& fast,
                                  const HistogramOpenclPolicy& opencl) {
   const std::int64_t most = std::max(fast.groups_per_cu, 1);
-  if (f.field_bits == 0 || f.field_bits >= 8) return most;
+  if (!f.narrow_fields()) return most;
   const std::int64_t least = std::min<std::int64_t>(std::max(opencl.global_groups_per_cu, 1), most);
   // Chunks whose groups count the fill a row: n / (counted · 2^bits · fill); a chunk a group for
   // each of the passes.

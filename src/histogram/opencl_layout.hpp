@@ -73,6 +73,8 @@ struct FastLayout {
   // float16 and bfloat16, whose values crowd rows a power of two apart.
   bool permuted_rows = false;
   std::size_t local_bytes = 0;
+  // Fields of 5 or 4 bits in local memory: 65536 rows in one range, wrapping often.
+  bool narrow_fields() const { return !global && field_bits != 0 && field_bits < 8; }
 };
 
 // The layout of `fast` for problem p on a device, under its tuning policies.

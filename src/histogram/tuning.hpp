@@ -81,7 +81,9 @@ struct HistogramFastPolicy {
 // `hot_entries` hot rows, where `packed` says (1 on, 0 off, -1 where groups run side by side: a
 // CPU driver runs them one after another, so ranges re-read the input and global counting is
 // faster there), 5- and 4-bit fields on as many groups as count about `packed_fill_percent` of a
-// field's capacity a row (opencl_layout.hpp's local_groups_per_cu; histogram-opencl-packed-groups);
+// field's capacity a row (opencl_layout.hpp's local_groups_per_cu; histogram-opencl-packed-groups)
+// with `narrow_vectors_32bit` vectors of 4-byte input in flight (NVIDIA: 6, between the 4 of
+// striped rows and 8; histogram-opencl-narrow-vectors);
 // NVIDIA's inline PTX (`ptx`: local atomics on 32-bit shared addresses, the float32 floor without
 // the conversion unit); where it would count globally, 4- and 8-byte input sorts rows into buckets
 // of `bucket_rows` rows counted in local memory (`bucketed`: on NVIDIA,
@@ -101,6 +103,7 @@ struct HistogramOpenclPolicy {
   int field_bits = 0;
   int hot_entries = 256;
   int packed_fill_percent = 25;
+  int narrow_vectors_32bit = 8;
   int ptx = 1;
   int bucketed = 0;
   int bucket_rows = 8192;
