@@ -20,6 +20,14 @@
 //                       32768 rows in 8-bit fields (32 KiB), the groups of a pair over one chunk
 //                       (the second reads it from L2), one local atomic per value in its range.
 //                       No carries, no flush to global counts: a floor of that design.
+//   16-bit, 5-bit fields, G a unit
+//                       the same values in one range of 65536 rows in 5-bit fields (43.7 KiB,
+//                       six a word), as `fast` counts 4-byte input at 65536 bins: groups of a
+//                       grid of G a compute unit (G = 2, 4, 8) each take one returning local
+//                       atomic per value, settle its carries in a register (a wrapped field
+//                       lost 32, the field above gained 1) and add each nonzero row to a global
+//                       table at the end (one global atomic a row): a floor of any one-range
+//                       design, which must see every carry and flush its rows.
 // Every probe's sum is checked against the host's: of the rows' low 14 bits, or of the 16-bit
 // values (each group adds count · value over its rows).
 // Build: cmake --build BUILD --target histogram_opencl_floor. Run: BUILD/bench/
@@ -109,6 +117,62 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void two_ranges16(
   for (uint r = lid; r < 32768; r += GROUP)
     mine += (ulong)((fields[r >> 2] >> (8 * (r & 3))) & 0xFF) * (range * 32768 + r);
   group_sum(mine, sums, partial);
+}
+
+// Adds n to a local word and returns its old value (atom.shared on its 32-bit address with
+// NVIDIA_PTX).
+uint add_returning(__local uint* word, uint n) {
+#if NVIDIA_PTX
+  uint old;
+  asm volatile("atom.shared.add.u32 %0, [%1], %2;"
+               : "=r"(old)
+               : "r"((uint)(size_t)word), "r"(n)
+               : "memory");
+  return old;
+#else
+  return atomic_add(word, n);
+#endif
+}
+
+// 16-bit values in one range of 5-bit fields (row r in field r % 6 of word r / 6); each group
+// sums count · value over its rows, with every carry settled, and adds its rows to `table`.
+#define WORDS5 (65536 / 6 + 1)
+#define CARRY_BITS 0x42108420u /* bits 5, 10, 15, 20, 25 and 30: a field's carry out */
+__kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void one_range5(
+    __global const uint4* in, ulong vectors, __global uint* table, __global ulong* partial) {
+  __local uint words[WORDS5];
+  const uint lid = get_local_id(0);
+  for (uint i = lid; i < WORDS5; i += GROUP)
+    words[i] = 0;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  ulong mine = 0;
+  for (ulong i = get_global_id(0); i < vectors; i += get_global_size(0)) {
+    const uint4 v = in[i];
+    const uint halves[4] = {v.x, v.y, v.z, v.w};
+    for (int k = 0; k < 8; ++k) {
+      const uint value = (halves[k / 2] >> (16 * (k % 2))) & 0xFFFF;
+      const uint word = value / 6, field = value - 6 * word, addend = 1u << (5 * field);
+      const uint old = add_returning(words + word, addend);
+      uint carries = (old ^ addend ^ (old + addend)) & CARRY_BITS;
+      while (carries) {  // a field wrapped: its row lost 32, the row above (if any) gained 1
+        const uint j = 31 - clz(carries);
+        carries ^= 1u << j;
+        const uint row = 6 * word + j / 5 - 1;
+        mine += 32ul * row;
+        if (j < 30 && row + 1 < 65536) mine -= row + 1;  // fields past row 65535: never read
+      }
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint r = lid; r < 65536; r += GROUP) {
+    const uint count = (words[r / 6] >> (5 * (r % 6))) & 31;
+    if (count) {
+      atomic_add(table + r, count);
+      mine += (ulong)count * r;
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  group_sum(mine, (__local ulong*)words, partial);
 }
 
 __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void read_words(
@@ -276,7 +340,7 @@ int main(int argc, char** argv) {
     return k;
   };
   cl_kernel fill = kernel("fill_rows"), read = kernel("read_words"), part = kernel("partition");
-  cl_kernel ranges16 = kernel("two_ranges16");
+  cl_kernel ranges16 = kernel("two_ranges16"), range5 = kernel("one_range5");
   cl_uint units = 0;
   clGetDeviceInfo(device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, nullptr);
   const unsigned tiles = unsigned(n / kTile), resident = std::min<unsigned>(units, tiles);
@@ -284,7 +348,10 @@ int main(int argc, char** argv) {
   check(e, "clCreateBuffer");
   cl_mem sorted = clCreateBuffer(context, CL_MEM_READ_WRITE, n * 2, nullptr, &e);
   check(e, "clCreateBuffer");
-  cl_mem partial = clCreateBuffer(context, CL_MEM_READ_WRITE, std::size_t(tiles) * 8, nullptr, &e);
+  cl_mem partial = clCreateBuffer(context, CL_MEM_READ_WRITE,
+                                  std::max<std::size_t>(tiles, 8 * units) * 8, nullptr, &e);
+  check(e, "clCreateBuffer");
+  cl_mem table = clCreateBuffer(context, CL_MEM_READ_WRITE, 65536 * 4, nullptr, &e);
   check(e, "clCreateBuffer");
 
   // The rows, and on the host the sum of their low 14 bits (the same hash).
@@ -370,6 +437,14 @@ int main(int argc, char** argv) {
   // that a group's fields hold about 64 values a row (none reaches 256: no carries here).
   const unsigned pairs = std::max<unsigned>(units, unsigned((2 * n + (1u << 22) - 1) >> 22));
   probes.push_back(probe("16-bit, two ranges", ranges16, 2 * pairs));
+  check(clSetKernelArg(range5, 0, sizeof rows, &rows), "clSetKernelArg");
+  check(clSetKernelArg(range5, 1, sizeof values, &values), "clSetKernelArg");
+  check(clSetKernelArg(range5, 2, sizeof table, &table), "clSetKernelArg");
+  check(clSetKernelArg(range5, 3, sizeof partial, &partial), "clSetKernelArg");
+  for (unsigned per_unit : {2u, 4u, 8u}) {
+    const std::string name = "16-bit, 5-bit fields, " + std::to_string(per_unit) + " a unit";
+    probes.push_back(probe(name.c_str(), range5, per_unit * units));
+  }
   const double partition = std::min(probes[1].us, probes[2].us);
   const double ceiling = n * 4.0 / ((partition + probes[3].us) * 1e3);
   std::printf("rows partitioned, then read back: <= %.0f GB/s of 4-byte values (%s, %s)\n", ceiling,
