@@ -297,9 +297,15 @@ __kernel void fast_local(__global const uint4* in, long n, long spacing, RULE_PA
   barrier(CLK_LOCAL_MEM_FENCE);
   for (uint cell = get_local_id(0); cell < 256; cell += get_local_size(0))
     if (merged[cell]) add_count(counts, table[256 + cell], merged[cell]);
+#elif COUNT_VALUES == 2 && !SHARED_SLOTS
+  // A slot a value, or nearly: rows in turn, so a warp's adds fall on neighbouring slots.
+  for (uint r = get_local_id(0); r < range; r += get_local_size(0)) {
+    const uint total = row_total(hist, r);
+    if (total) add_count(counts, slot_of_counted(first + r, slot_bins, VALUE_SLOTS), total);
+  }
 #elif COUNT_VALUES == 2
-  // Neighbouring values often share a slot (all those below the range): each work-item walks
-  // its own stretch of rows and adds each run of one slot once.
+  // Neighbouring values share a slot (SHARED_SLOTS: bins wider than a value): each work-item
+  // walks its own stretch of rows and adds each run of one slot once.
   const uint items = (uint)get_local_size(0);
   const uint stretch = (range + items - 1) / items;
   const uint begin = min(range, (uint)get_local_id(0) * stretch), end = min(range, begin + stretch);

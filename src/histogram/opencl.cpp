@@ -91,16 +91,19 @@ class OpenclHistogram final : public HistogramKernel {
       case Strategy::fast: {
         name = layout_.global ? "fast_global" : "fast_local";
         local_bytes_ = layout_.local_bytes;
-        options += " -DCOLUMNS=" + std::to_string(layout_.columns) +
-                   " -DPERMUTED_ROWS=" + (layout_.permuted_rows ? "1" : "0") +
-                   " -DRUNS=" + (layout_.runs ? "1" : "0") +
-                   " -DWHOLE=" + (layout_.passes == 1 ? "1" : "0") +
-                   " -DFIELD_BITS=" + std::to_string(layout_.field_bits) +
-                   " -DHOT_ENTRIES=" + std::to_string(layout_.hot_entries) + " -DCOUNT_VALUES=" +
-                   std::to_string(layout_.count_values ? dtype_size(p.dtype) : 0) + " -DUNROLL=" +
-                   std::to_string(dtype_size(p.dtype) != 4  ? fast_policy.vectors
-                                  : layout_.narrow_fields() ? opencl_policy.narrow_vectors_32bit
-                                                            : fast_policy.vectors_32bit);
+        options +=
+            " -DCOLUMNS=" + std::to_string(layout_.columns) +
+            " -DPERMUTED_ROWS=" + (layout_.permuted_rows ? "1" : "0") +
+            " -DRUNS=" + (layout_.runs ? "1" : "0") +
+            " -DWHOLE=" + (layout_.passes == 1 ? "1" : "0") +
+            " -DFIELD_BITS=" + std::to_string(layout_.field_bits) +
+            " -DHOT_ENTRIES=" + std::to_string(layout_.hot_entries) +
+            " -DSHARED_SLOTS=" + (layout_.values16 && shares_slots(layout_.window) ? "1" : "0") +
+            " -DCOUNT_VALUES=" + std::to_string(layout_.count_values ? dtype_size(p.dtype) : 0) +
+            " -DUNROLL=" +
+            std::to_string(dtype_size(p.dtype) != 4  ? fast_policy.vectors
+                           : layout_.narrow_fields() ? opencl_policy.narrow_vectors_32bit
+                                                     : fast_policy.vectors_32bit);
         if (info.vendor.find("NVIDIA") != std::string::npos && opencl_policy.ptx)
           options += " -DNVIDIA_PTX=1";
         per_group = 16 / static_cast<std::int64_t>(dtype_size(p.dtype));
