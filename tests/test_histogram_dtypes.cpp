@@ -480,10 +480,12 @@ INSTANTIATE_TEST_SUITE_P(
          "histogram.opencl.bucket_rows=1024",
          "histogram.fast.max_columns=1,histogram.fast.runs_below_columns=0,histogram.fast.packed=0",
          // 16-bit input counted per value at every bin count: CUDA's packed rows; OpenCL's
-         // packed 8-bit fields in two ranges, and 5-bit ones whose wraps mostly find the hot-row
-         // table taken (or the global counts on a CPU driver without packed=1).
+         // default (NVIDIA: 5-bit fields in one range; a CPU driver: global counts), packed
+         // 8-bit fields in two ranges, and 5-bit ones whose wraps mostly find the hot-row table
+         // taken.
          "histogram.fast.per_value16_min_bins=0",
-         "histogram.fast.per_value16_min_bins=0,histogram.opencl.packed=1",
+         "histogram.fast.per_value16_min_bins=0,histogram.opencl.packed=1,"
+         "histogram.opencl.per_value16_field_bits=8",
          "histogram.fast.per_value16_min_bins=0,histogram.opencl.packed=1,"
          "histogram.opencl.per_value16_field_bits=5,histogram.opencl.hot_entries=4",
          // float16 counted per value at every bin count: CUDA, and OpenCL in 16-bit fields.

@@ -293,6 +293,19 @@ TEST(HistogramOpenclFast, LayoutOfEachProblemOnAGpu) {
     EXPECT_EQ(rows.passes, 1u) << dtype_name(t);
     EXPECT_EQ(rows.field_bits, 5u) << dtype_name(t);
   }
+  {  // 4-byte input: 6 vectors in flight in 5-bit fields, 4 in striped rows (NVIDIA)
+    const auto fast_policy = detail::tuned<detail::HistogramFastPolicy>(gpu);
+    const auto opencl_policy = detail::tuned<detail::HistogramOpenclPolicy>(gpu);
+    EXPECT_EQ(detail::vectors_in_flight(layout(DType::int32, 65536), DType::int32, fast_policy,
+                                        opencl_policy),
+              6);
+    EXPECT_EQ(detail::vectors_in_flight(layout(DType::int32, 1024), DType::int32, fast_policy,
+                                        opencl_policy),
+              4);
+    EXPECT_EQ(detail::vectors_in_flight(layout(DType::float64, 65536), DType::float64, fast_policy,
+                                        opencl_policy),
+              8);
+  }
   // Groups a compute unit: packed fields take about a quarter of a field a row in each group
   // (5-bit: 8 values a row), the nearest power of two from the resident grid (2) to 8.
   auto groups = [&](std::int64_t n, std::int64_t bins) {
@@ -315,23 +328,42 @@ TEST(HistogramOpenclFast, LayoutOfEachProblemOnAGpu) {
     EXPECT_EQ(window.counted, 1001u + 96) << dtype_name(t);
     EXPECT_EQ(window.passes, 1u) << dtype_name(t);
     EXPECT_EQ(window.field_bits, 0u) << dtype_name(t);
-    // A window in 8-bit fields, whose rows outside it would wrap: by bits instead.
+    // A window in packed fields, whose rows outside it would wrap: by bits instead (on
+    // NVIDIA one range of 5-bit fields, elsewhere two of 8-bit ones).
     const auto wide = layout_on(gpu, t, 65536, 0, 40000);
     EXPECT_TRUE(wide.window.by_bits) << dtype_name(t);
     EXPECT_EQ(wide.counted, 65536u) << dtype_name(t);
-    EXPECT_EQ(wide.passes, 2u) << dtype_name(t);
-    EXPECT_EQ(wide.field_bits, 8u) << dtype_name(t);
-    // Every value in a bin: a row per value's bits, 8-bit fields in two ranges.
+    EXPECT_EQ(wide.passes, 1u) << dtype_name(t);
+    EXPECT_EQ(wide.field_bits, 5u) << dtype_name(t);
+    EXPECT_EQ(layout_on(other_gpu, t, 65536, 0, 40000).field_bits, 8u) << dtype_name(t);
+    // Every value in a bin: a row per value's bits.
     const double lo = t == DType::int16 ? -32768 : 0;
     const auto values = layout_on(gpu, t, 65536, lo, lo + 65535);
     EXPECT_TRUE(values.window.by_bits) << dtype_name(t);
     EXPECT_EQ(values.counted, 65536u) << dtype_name(t);
-    EXPECT_EQ(values.passes, 2u) << dtype_name(t);
-    EXPECT_EQ(values.field_bits, 8u) << dtype_name(t);
+    EXPECT_EQ(values.passes, 1u) << dtype_name(t);
+    EXPECT_EQ(values.field_bits, 5u) << dtype_name(t);
+    const auto elsewhere = layout_on(other_gpu, t, 65536, lo, lo + 65535);
+    EXPECT_EQ(elsewhere.passes, 2u) << dtype_name(t);
+    EXPECT_EQ(elsewhere.field_bits, 8u) << dtype_name(t);
+    // 5-bit fields: 4 vectors in flight and groups by the fill rule (8 for 2^29 values, 4 for
+    // 2^28); 8-bit ones: 8 vectors, histogram.opencl.per_value16_groups_per_cu (opencl.cpp).
+    const auto fast_policy = detail::tuned<detail::HistogramFastPolicy>(gpu);
+    const auto opencl_policy = detail::tuned<detail::HistogramOpenclPolicy>(gpu);
+    EXPECT_EQ(detail::vectors_in_flight(values, t, fast_policy, opencl_policy), 4);
+    EXPECT_EQ(
+        detail::local_groups_per_cu(values, std::int64_t{1} << 29, gpu, fast_policy, opencl_policy),
+        8);
+    EXPECT_EQ(
+        detail::local_groups_per_cu(values, std::int64_t{1} << 28, gpu, fast_policy, opencl_policy),
+        4);
+    EXPECT_EQ(detail::vectors_in_flight(elsewhere, t,
+                                        detail::tuned<detail::HistogramFastPolicy>(other_gpu),
+                                        detail::tuned<detail::HistogramOpenclPolicy>(other_gpu)),
+              8);
     // A slot a value: the flush adds rows in turn; bins of 16 values: each run of a slot once.
     EXPECT_FALSE(detail::shares_slots(values.window)) << dtype_name(t);
-    EXPECT_TRUE(detail::shares_slots(layout_on(gpu, t, 65536, 0, 1 << 20).window))
-        << dtype_name(t);
+    EXPECT_TRUE(detail::shares_slots(layout_on(gpu, t, 65536, 0, 1 << 20).window)) << dtype_name(t);
   }
   EXPECT_TRUE(layout(DType::float32, 1 << 20).global);  // past max_passes ranges
   // bfloat16 in permuted striped rows below 8 columns (4099 rows in 2 columns of whole groups of

@@ -101,9 +101,7 @@ class OpenclHistogram final : public HistogramKernel {
             " -DSHARED_SLOTS=" + (layout_.values16 && shares_slots(layout_.window) ? "1" : "0") +
             " -DCOUNT_VALUES=" + std::to_string(layout_.count_values ? dtype_size(p.dtype) : 0) +
             " -DUNROLL=" +
-            std::to_string(dtype_size(p.dtype) != 4  ? fast_policy.vectors
-                           : layout_.narrow_fields() ? opencl_policy.narrow_vectors_32bit
-                                                     : fast_policy.vectors_32bit);
+            std::to_string(vectors_in_flight(layout_, p.dtype, fast_policy, opencl_policy));
         if (info.vendor.find("NVIDIA") != std::string::npos && opencl_policy.ptx)
           options += " -DNVIDIA_PTX=1";
         per_group = 16 / static_cast<std::int64_t>(dtype_size(p.dtype));
@@ -126,10 +124,11 @@ class OpenclHistogram final : public HistogramKernel {
     // data, so it takes the resident grid only (H200, float32 at 2^20 bins, µs: all-equal 440
     // with 8 groups per compute unit, 290 with 2; uniform 2694 → 2666).
     const std::int64_t per_cu =
-        !fast              ? classic_policy.groups_per_cu
-        : layout_.global   ? opencl_policy.global_groups_per_cu
-        : layout_.values16 ? opencl_policy.per_value16_groups_per_cu
-                           : local_groups_per_cu(layout_, p.n, info, fast_policy, opencl_policy);
+        !fast            ? classic_policy.groups_per_cu
+        : layout_.global ? opencl_policy.global_groups_per_cu
+        : layout_.values16 && !layout_.narrow_fields()
+            ? opencl_policy.per_value16_groups_per_cu
+            : local_groups_per_cu(layout_, p.n, info, fast_policy, opencl_policy);
     const auto local = static_cast<std::int64_t>(local_size_);
     const std::int64_t passes = fast && !layout_.global ? layout_.passes : 1;
     std::int64_t chunks =

@@ -241,6 +241,14 @@ std::int64_t local_groups_per_cu(const FastLayout& f, std::int64_t n, const Devi
   return std::clamp(std::int64_t{1} << power, least, most);
 }
 
+int vectors_in_flight(const FastLayout& f, DType t, const HistogramFastPolicy& fast,
+                      const HistogramOpenclPolicy& opencl) {
+  const std::size_t size = dtype_size(t);
+  if (size == 4) return f.narrow_fields() ? opencl.narrow_vectors_32bit : fast.vectors_32bit;
+  if (size == 2 && f.narrow_fields()) return opencl.narrow_vectors_16bit;
+  return fast.vectors;
+}
+
 FastLayout fast_rows_layout(std::uint32_t rows, const DeviceInfo& info,
                             const HistogramFastPolicy& fast, const HistogramOpenclPolicy& opencl) {
   FastLayout f;

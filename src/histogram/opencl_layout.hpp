@@ -95,6 +95,13 @@ std::int64_t local_groups_per_cu(const FastLayout& f, std::int64_t n, const Devi
                                  const HistogramFastPolicy& fast,
                                  const HistogramOpenclPolicy& opencl);
 
+// The 16-byte vectors a work-item of layout f keeps in flight on input of dtype t: 4-byte input
+// histogram.fast.vectors_32bit (histogram.opencl.narrow_vectors_32bit in 5- or 4-bit fields),
+// 16-bit input in such fields histogram.opencl.narrow_vectors_16bit, other input
+// histogram.fast.vectors.
+int vectors_in_flight(const FastLayout& f, DType t, const HistogramFastPolicy& fast,
+                      const HistogramOpenclPolicy& opencl);
+
 // The layout of `rows` rows counted as rows (the joint histogram's slots, each a row): the one
 // float32 input of as many rows gets.
 FastLayout fast_rows_layout(std::uint32_t rows, const DeviceInfo& info,

@@ -65,6 +65,7 @@ const std::vector<Field<HistogramOpenclPolicy>>& HistogramOpenclPolicy::fields()
       {"hot_entries", &P::hot_entries, range(0, 4096)},
       {"packed_fill_percent", &P::packed_fill_percent, range(1, 100)},
       {"narrow_vectors_32bit", &P::narrow_vectors_32bit, range(1, 8)},
+      {"narrow_vectors_16bit", &P::narrow_vectors_16bit, range(1, 8)},
       {"ptx", &P::ptx, range(0, 1)},
       {"bucketed", &P::bucketed, range(0, 1)},
       {"bucket_rows", &P::bucket_rows, power_of_two(1024, 8192)},
@@ -76,12 +77,16 @@ const std::vector<Field<HistogramOpenclPolicy>>& HistogramOpenclPolicy::fields()
 }
 // Buckets on NVIDIA's OpenCL (the kernels of CUDA's design with NVIDIA's PTX):
 // histogram-opencl-bucketed-port; on a CPU driver global counting stays faster. 4-byte input in
-// 5- or 4-bit fields on NVIDIA: 6 vectors in flight, histogram-opencl-narrow-vectors.
+// 5- or 4-bit fields on NVIDIA: 6 vectors in flight, histogram-opencl-narrow-vectors. int16 and
+// uint16 per value on NVIDIA: one range of 5-bit fields, 4 vectors in flight,
+// histogram-opencl-per-value16-narrow.
 const std::vector<TableValue<HistogramOpenclPolicy>>& HistogramOpenclPolicy::table() {
   using P = HistogramOpenclPolicy;
   static const std::vector<TableValue<P>> t = {
       {Backend::opencl, Scope::vendor, "NVIDIA", &P::bucketed, 1},
       {Backend::opencl, Scope::vendor, "NVIDIA", &P::narrow_vectors_32bit, 6},
+      {Backend::opencl, Scope::vendor, "NVIDIA", &P::per_value16_field_bits, 5},
+      {Backend::opencl, Scope::vendor, "NVIDIA", &P::narrow_vectors_16bit, 4},
   };
   return t;
 }

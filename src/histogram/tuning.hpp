@@ -74,8 +74,9 @@ struct HistogramFastPolicy {
 
 // OpenCL `fast` only: global counting on `global_groups_per_cu` groups per compute unit; int16 and
 // uint16 counted per value from histogram.fast.per_value16_min_bins bins (65536 rows in packed
-// `per_value16_field_bits`-bit fields, mapped to slots by the value table) on
-// `per_value16_groups_per_cu` groups per compute unit (each adds all its rows at the end);
+// `per_value16_field_bits`-bit fields, mapped to slots by the value table; NVIDIA: 5, one range,
+// histogram-opencl-per-value16-narrow) on `per_value16_groups_per_cu` groups per compute unit
+// (each adds all its rows at the end; 5- and 4-bit fields: local_groups_per_cu below);
 // float32 values near an edge settled against float64 edges (`float_edges`); packed counters in
 // `field_bits`-bit fields (0: the width that needs the fewest passes) with a table of
 // `hot_entries` hot rows, where `packed` says (1 on, 0 off, -1 where groups run side by side: a
@@ -83,7 +84,8 @@ struct HistogramFastPolicy {
 // faster there), 5- and 4-bit fields on as many groups as count about `packed_fill_percent` of a
 // field's capacity a row (opencl_layout.hpp's local_groups_per_cu; histogram-opencl-packed-groups)
 // with `narrow_vectors_32bit` vectors of 4-byte input in flight (NVIDIA: 6, between the 4 of
-// striped rows and 8; histogram-opencl-narrow-vectors);
+// striped rows and 8; histogram-opencl-narrow-vectors) and `narrow_vectors_16bit` of 16-bit
+// input (NVIDIA: 4, fewer registers);
 // NVIDIA's inline PTX (`ptx`: local atomics on 32-bit shared addresses, the float32 floor without
 // the conversion unit); where it would count globally, 4- and 8-byte input sorts rows into buckets
 // of `bucket_rows` rows counted in local memory (`bucketed`: on NVIDIA,
@@ -104,6 +106,7 @@ struct HistogramOpenclPolicy {
   int hot_entries = 256;
   int packed_fill_percent = 25;
   int narrow_vectors_32bit = 8;
+  int narrow_vectors_16bit = 8;
   int ptx = 1;
   int bucketed = 0;
   int bucket_rows = 8192;
