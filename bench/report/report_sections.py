@@ -203,7 +203,13 @@ def histogram_floor(floor, opencl_floor=None):
                   f"`bench/floor/histogram_opencl_floor`, {how}; "
                   f"2^{opencl_floor['n'].bit_length() - 1} 4-byte values): {steps}. Rows "
                   "partitioned, then read back, at most "
-                  f"{opencl_floor['rows_partitioned_gb_per_s']:.0f} GB/s of 4-byte values."]
+                  f"{opencl_floor['rows_partitioned_gb_per_s']:.0f} GB/s of 4-byte values."
+                  + (" The 16-bit lines count the same bytes as 16-bit values, a row a value, as "
+                     "`fast` counts int16 and uint16 at 65536 bins in 48 KiB of local memory: two "
+                     "ranges of 8-bit fields (no carries, no flush), or one range of 5-bit fields "
+                     "(every carry settled, every row flushed) on 2, 4 or 8 groups a compute unit."
+                     if any(p["probe"].startswith("16-bit") for p in opencl_floor["probes"])
+                     else "")]
     return lines
 
 
