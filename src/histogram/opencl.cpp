@@ -266,7 +266,9 @@ std::vector<HistogramVariant> opencl_histogram_variants() {
             "row each) vectors=8 (4-byte input on NVIDIA: "
             "4, in 5- or 4-bit fields 6) striped<=96KiB columns<=32 "
             "runs_below_columns=0 (global counting only) packed fields>=5 bits hot_entries=256 "
-            "max_passes=4 per value: 8-bit fields (float16 and bfloat16: 16-bit), groups/CU=2",
+            "max_passes=4 per value: 8-bit fields, groups/CU=2 (int16 and uint16 on NVIDIA: "
+            "5-bit fields in one range, 4 vectors, groups/CU as 5-bit fields take; float16 and "
+            "bfloat16: 16-bit fields)",
             "no warp aggregation (OpenCL 1.2 has no warp vote); integer input of 4 or 8 bytes, "
             "float64 input, explicit edges and float32 ranges beyond the float rule's bound need "
             "cl_khr_fp64"),
