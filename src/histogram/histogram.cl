@@ -297,13 +297,7 @@ __kernel void fast_local(__global const uint4* in, long n, long spacing, RULE_PA
   barrier(CLK_LOCAL_MEM_FENCE);
   for (uint cell = get_local_id(0); cell < 256; cell += get_local_size(0))
     if (merged[cell]) add_count(counts, table[256 + cell], merged[cell]);
-#elif COUNT_VALUES == 2 && !SHARED_SLOTS
-  // A slot a value, or nearly: rows in turn, so a warp's adds fall on neighbouring slots.
-  for (uint r = get_local_id(0); r < range; r += get_local_size(0)) {
-    const uint total = row_total(hist, r);
-    if (total) add_count(counts, slot_of_counted(first + r, slot_bins, VALUE_SLOTS), total);
-  }
-#elif COUNT_VALUES == 2
+#elif COUNT_VALUES == 2 && SHARED_SLOTS
   // Neighbouring values share a slot (SHARED_SLOTS: bins wider than a value): each work-item
   // walks its own stretch of rows and adds each run of one slot once.
   const uint items = (uint)get_local_size(0);
@@ -324,7 +318,7 @@ __kernel void fast_local(__global const uint4* in, long n, long spacing, RULE_PA
   }
   if (run) add_count(counts, run_slot, run);
 #else
-  flush_rows(hist, first, range, slot_bins, counts);
+  flush_rows(hist, first, range, slot_bins, VALUE_SLOTS, counts);  // per value: a slot a value
 #endif
 #if HOT_ENTRIES
   flush_hot_rows(hist, counts, first, range, slot_bins, VALUE_SLOTS);

@@ -160,7 +160,7 @@ void close_sink(__local uint* hist, uint first, uint range, uint slot_bins,
                 __global ulong* counts) {
 #if LOCAL_COUNTS
   barrier(CLK_LOCAL_MEM_FENCE);
-  flush_rows(hist, first, range, slot_bins, counts);
+  flush_rows(hist, first, range, slot_bins, 0, counts);
 #if HOT_ENTRIES
   flush_hot_rows(hist, counts, first, range, slot_bins, 0);
 #endif

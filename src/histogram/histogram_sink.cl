@@ -249,12 +249,13 @@ uint row_total(__local const uint* hist, uint r) {
 }
 
 // Adds the group's rows [0, range) of the range starting at row `first` to the 64-bit counts at
-// their slots, one atomic a row with a count (rows are a rule's rows: slot_of_row).
+// their slots (slot_of_counted), one atomic a row with a count, the rows in turn so that a warp's
+// adds fall on neighbouring slots.
 void flush_rows(__local const uint* hist, uint first, uint range, uint slot_bins,
-                __global ulong* counts) {
+                __global const uint* value_slots, __global ulong* counts) {
   for (uint r = get_local_id(0); r < range; r += get_local_size(0)) {
     const uint total = row_total(hist, r);
-    if (total) add_count(counts, slot_of_row(first + r, slot_bins), total);
+    if (total) add_count(counts, slot_of_counted(first + r, slot_bins, value_slots), total);
   }
 }
 
