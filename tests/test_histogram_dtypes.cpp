@@ -469,6 +469,34 @@ TEST_P(HistogramDTypesLayouts, EveryBitPatternOf16BitInput) {
   }
 }
 
+// int16 and uint16 read in place from views of one step (vectors gathered in whole groups of 32,
+// the rest one value at a time), a third of them one value: the counts of numpy on the view's
+// elements, each value a bin of its own and bins of 16 values.
+TEST_P(HistogramDTypesLayouts, ViewsOf16BitInputCountTheirElements) {
+  ScopedTuning tuning(GetParam().setting);
+  std::mt19937_64 rng(run_seed() + 21);
+  std::uniform_int_distribution<unsigned> bits(0, 65535);
+  const std::int64_t n = 8 * 32 * 7 + 77, step = 3;
+  for (DType t : {DType::int16, DType::uint16}) {
+    std::vector<std::uint16_t> memory(static_cast<std::size_t>(n * step));
+    for (auto& m : memory)
+      m = static_cast<std::uint16_t>(rng() % 3 == 0 ? 40000u : bits(rng));
+    Buffer buffer(GetParam().device, memory.size() * 2);
+    buffer.upload(memory.data(), memory.size() * 2);
+    const Array view = Array::strided_view(buffer, t, {n}, {step});
+    std::vector<unsigned char> elements(static_cast<std::size_t>(2 * n));
+    for (std::int64_t i = 0; i < n; ++i)
+      std::memcpy(elements.data() + 2 * i, &memory[static_cast<std::size_t>(i * step)], 2);
+    const auto values = as_float64(Values{t, elements});
+    const double lo = t == DType::int16 ? -32768 : 0;
+    for (const auto& b : {HistogramBins::even(65536, lo, lo + 65536),
+                          HistogramBins::even(65536, lo, lo + (1 << 20))})
+      EXPECT_EQ(slots_of(histogram(view, b, {"fast"})), numpy_slots(values, b.edge_values()))
+          << GetParam().setting << ": " << dtype_name(t) << " [" << b.lo << ", " << b.hi
+          << "), seed " << run_seed();
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Tunings, HistogramDTypesLayouts,
     ::testing::ValuesIn(tuned_devices(

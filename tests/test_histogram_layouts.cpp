@@ -361,9 +361,6 @@ TEST(HistogramOpenclFast, LayoutOfEachProblemOnAGpu) {
                                         detail::tuned<detail::HistogramFastPolicy>(other_gpu),
                                         detail::tuned<detail::HistogramOpenclPolicy>(other_gpu)),
               8);
-    // A slot a value: the flush adds rows in turn; bins of 16 values: each run of a slot once.
-    EXPECT_FALSE(detail::shares_slots(values.window)) << dtype_name(t);
-    EXPECT_TRUE(detail::shares_slots(layout_on(gpu, t, 65536, 0, 1 << 20).window)) << dtype_name(t);
   }
   EXPECT_TRUE(layout(DType::float32, 1 << 20).global);  // past max_passes ranges
   // bfloat16 in permuted striped rows below 8 columns (4099 rows in 2 columns of whole groups of

@@ -31,7 +31,8 @@
 // Every probe's sum is checked against the host's: of the rows' low 14 bits, or of the 16-bit
 // values (each group adds count · value over its rows).
 // Build: cmake --build BUILD --target histogram_opencl_floor. Run: BUILD/bench/
-// histogram_opencl_floor [--platform NAME] [--n N] [--json FILE] (FILE: the lines as JSON).
+// histogram_opencl_floor [--platform NAME] [--n N] [--json FILE] [--verbose] (FILE: the lines as
+// JSON; --verbose: the build log, on NVIDIA with each kernel's registers).
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 
@@ -264,6 +265,7 @@ struct Probe {
 int main(int argc, char** argv) {
   std::string want, json;
   unsigned long long n = 1ull << 28;
+  bool verbose = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--platform" && i + 1 < argc) {
@@ -272,9 +274,12 @@ int main(int argc, char** argv) {
       n = std::strtoull(argv[++i], nullptr, 10);
     } else if (a == "--json" && i + 1 < argc) {
       json = argv[++i];
+    } else if (a == "--verbose") {
+      verbose = true;
     } else {
       std::fprintf(stderr,
-                   "usage: histogram_opencl_floor [--platform NAME] [--n N] [--json FILE]\n");
+                   "usage: histogram_opencl_floor [--platform NAME] [--n N] [--json FILE] "
+                   "[--verbose]\n");
       return 2;
     }
   }
@@ -325,14 +330,18 @@ int main(int argc, char** argv) {
   const char* sources[] = {parpat_cl_histogram_warp, kSource};
   cl_program program = clCreateProgramWithSource(context, 2, sources, nullptr, &e);
   check(e, "clCreateProgramWithSource");
-  const std::string options = std::string("-DNVIDIA_PTX=") + (nvidia ? "1" : "0");
-  if (clBuildProgram(program, 1, &device, options.c_str(), nullptr, nullptr) != CL_SUCCESS) {
+  const std::string options = std::string("-DNVIDIA_PTX=") + (nvidia ? "1" : "0") +
+                              (nvidia && verbose ? " -cl-nv-verbose" : "");
+  const bool built =
+      clBuildProgram(program, 1, &device, options.c_str(), nullptr, nullptr) == CL_SUCCESS;
+  if (!built || verbose) {
     size_t size = 0;
     clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
     std::string log(size, '\0');
     clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
-    std::fprintf(stderr, "histogram_opencl_floor: the kernels do not build:\n%s\n", log.c_str());
-    return 1;
+    std::fprintf(stderr, "histogram_opencl_floor: %s:\n%s\n",
+                 built ? "build log" : "the kernels do not build", log.c_str());
+    if (!built) return 1;
   }
   auto kernel = [&](const char* name) {
     cl_kernel k = clCreateKernel(program, name, &e);

@@ -297,28 +297,8 @@ __kernel void fast_local(__global const uint4* in, long n, long spacing, RULE_PA
   barrier(CLK_LOCAL_MEM_FENCE);
   for (uint cell = get_local_id(0); cell < 256; cell += get_local_size(0))
     if (merged[cell]) add_count(counts, table[256 + cell], merged[cell]);
-#elif COUNT_VALUES == 2 && SHARED_SLOTS
-  // Neighbouring values share a slot (SHARED_SLOTS: bins wider than a value): each work-item
-  // walks its own stretch of rows and adds each run of one slot once.
-  const uint items = (uint)get_local_size(0);
-  const uint stretch = (range + items - 1) / items;
-  const uint begin = min(range, (uint)get_local_id(0) * stretch), end = min(range, begin + stretch);
-  uint run_slot = NO_INDEX;
-  ulong run = 0;
-  for (uint r = begin; r < end; ++r) {
-    const uint total = row_total(hist, r);
-    if (!total) continue;
-    const uint s = slot_of_counted(first + r, slot_bins, VALUE_SLOTS);
-    if (s != run_slot) {
-      if (run) add_count(counts, run_slot, run);
-      run_slot = s;
-      run = 0;
-    }
-    run += total;
-  }
-  if (run) add_count(counts, run_slot, run);
 #else
-  flush_rows(hist, first, range, slot_bins, VALUE_SLOTS, counts);  // per value: a slot a value
+  flush_rows(hist, first, range, slot_bins, VALUE_SLOTS, counts);
 #endif
 #if HOT_ENTRIES
   flush_hot_rows(hist, counts, first, range, slot_bins, VALUE_SLOTS);
@@ -332,3 +312,32 @@ __kernel void fast_global(__global const uint4* in, long n, long spacing, RULE_P
   count_values(in, n, spacing, RULE_ARGS, true, true, 0, counts, 0, NO_INDEX, counted - 3,
                VALUE_SLOTS, get_global_id(0), get_global_size(0));
 }
+
+#if DENSE_VALUES
+// 16-bit input counted per value in local memory (DENSE_VALUES): fast_local adds each row's
+// count to a 64-bit table of the rows, in turn, so a warp's adds fall on neighbouring words
+// whatever the slots (at 2^20 bins they lie 16 apart, a sector each), and no row waits for its
+// slot's lookup. Here each work-item takes a stretch of the table's rows and adds each run of
+// rows of one slot (bins wider than a value) to that slot's count once.
+__kernel void spread_values(__global const ulong* rows, uint counted, RULE_PARAMS,
+                            __global ulong* counts) {
+  const uint items = (uint)get_global_size(0);
+  const uint stretch = (counted + items - 1) / items;
+  const uint begin = min(counted, (uint)get_global_id(0) * stretch);
+  const uint end = min(counted, begin + stretch);
+  uint run_slot = NO_INDEX;
+  ulong run = 0;
+  for (uint r = begin; r < end; ++r) {
+    const ulong total = rows[r];
+    if (!total) continue;
+    const uint s = table[r];
+    if (s != run_slot) {
+      if (run) add_count(counts, run_slot, run);
+      run_slot = s;
+      run = 0;
+    }
+    run += total;
+  }
+  if (run) add_count(counts, run_slot, run);
+}
+#endif

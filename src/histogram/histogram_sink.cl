@@ -69,9 +69,15 @@ uint word_add(__local uint* words, uint index, uint addend) {
 }
 #endif
 
-// The slot of counted row r (a value's row, or with COUNT_VALUES 2 the value itself).
+// The slot of counted row r (a value's row, or with COUNT_VALUES 2 the value itself). With
+// DENSE_VALUES the 16-bit values counted per value go to a 64-bit table of their rows instead
+// (`counts` is that table; spread_values adds it to the slots).
 uint slot_of_counted(uint r, uint bins, __global const uint* value_slots) {
+#if DENSE_VALUES
+  return r;
+#else
   return COUNT_VALUES == 2 ? value_slots[r] : slot_of_row(r, bins);
+#endif
 }
 
 // Adds v to the 64-bit count of the pass's row r.

@@ -6,10 +6,11 @@
 // flushes), int16 and uint16 per value from histogram.fast.per_value16_min_bins bins, float16 and
 // bfloat16 from per_value_float16_min_bins (on NVIDIA 65536): the values of a window that holds
 // those in the bins, and rows for those outside it, or a row per value's bits (opencl_layout.hpp),
-// in packed fields mapped to slots by the value table. Values are placed by the exact rules of
-// ClBinRule: Even16Rule for 16-bit input (one multiply-add, checked on the host for every value),
-// IntegerShiftRule for 4- and 8-byte integers with power-of-two bin widths, Float64EvenRule for
-// float64 (and 4- and 8-byte integers that no other rule takes, converted to float64), and the
+// in packed fields whose groups add their rows to a 64-bit table of the rows, which a second
+// kernel (spread_values) adds to the slots through the value table. Values are placed by the exact
+// rules of ClBinRule: Even16Rule for 16-bit input (one multiply-add, checked on the host for every
+// value), IntegerShiftRule for 4- and 8-byte integers with power-of-two bin widths, Float64EvenRule
+// for float64 (and 4- and 8-byte integers that no other rule takes, converted to float64), and the
 // float even rule (FloatEvenRule) for float32, 16-bit and 32-bit input where its bound holds (the
 // rare value near an edge settled against the float64 edges where the device has cl_khr_fp64,
 // histogram.opencl.float_edges; else against a threshold table). Counts go into one local
@@ -91,17 +92,15 @@ class OpenclHistogram final : public HistogramKernel {
       case Strategy::fast: {
         name = layout_.global ? "fast_global" : "fast_local";
         local_bytes_ = layout_.local_bytes;
-        options +=
-            " -DCOLUMNS=" + std::to_string(layout_.columns) +
-            " -DPERMUTED_ROWS=" + (layout_.permuted_rows ? "1" : "0") +
-            " -DRUNS=" + (layout_.runs ? "1" : "0") +
-            " -DWHOLE=" + (layout_.passes == 1 ? "1" : "0") +
-            " -DFIELD_BITS=" + std::to_string(layout_.field_bits) +
-            " -DHOT_ENTRIES=" + std::to_string(layout_.hot_entries) +
-            " -DSHARED_SLOTS=" + (layout_.values16 && shares_slots(layout_.window) ? "1" : "0") +
-            " -DCOUNT_VALUES=" + std::to_string(layout_.count_values ? dtype_size(p.dtype) : 0) +
-            " -DUNROLL=" +
-            std::to_string(vectors_in_flight(layout_, p.dtype, fast_policy, opencl_policy));
+        options += " -DCOLUMNS=" + std::to_string(layout_.columns) +
+                   " -DPERMUTED_ROWS=" + (layout_.permuted_rows ? "1" : "0") +
+                   " -DRUNS=" + (layout_.runs ? "1" : "0") +
+                   " -DWHOLE=" + (layout_.passes == 1 ? "1" : "0") +
+                   " -DFIELD_BITS=" + std::to_string(layout_.field_bits) +
+                   " -DHOT_ENTRIES=" + std::to_string(layout_.hot_entries) +
+                   " -DDENSE_VALUES=" + (dense_values() ? "1" : "0") + " -DCOUNT_VALUES=" +
+                   std::to_string(layout_.count_values ? dtype_size(p.dtype) : 0) + " -DUNROLL=" +
+                   std::to_string(vectors_in_flight(layout_, p.dtype, fast_policy, opencl_policy));
         if (info.vendor.find("NVIDIA") != std::string::npos && opencl_policy.ptx)
           options += " -DNVIDIA_PTX=1";
         per_group = 16 / static_cast<std::int64_t>(dtype_size(p.dtype));
@@ -113,6 +112,10 @@ class OpenclHistogram final : public HistogramKernel {
     static const std::string source =
         std::string(parpat_cl_histogram_rules) + parpat_cl_histogram_sink + parpat_cl_histogram;
     kernel_ = cl_.kernel("histogram.cl", source, options, name);
+    if (dense_values()) {
+      spread_ = cl_.kernel("histogram.cl", source, options, "spread_values");
+      value_rows_ = Buffer(d, std::size_t{layout_.counted} * 8);
+    }
     try {  // a kernel's registers may allow fewer work-items than the device
       local_size_ =
           std::min(local_size_, kernel_.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(cl_.device()));
@@ -154,10 +157,15 @@ class OpenclHistogram final : public HistogramKernel {
       }
       cl::Kernel& k = kernel_;
       if (strategy_ == Strategy::fast && !layout_.global) {
+        const Buffer& sink = dense_values() ? value_rows_ : counts;
+        if (dense_values())
+          cl_.queue().enqueueFillBuffer(cl::Buffer(as_mem(sink.handle()), true), zero, 0,
+                                        sink.bytes());
         cl_uint i = set_common(k, in, step);
         set_args_from(k, i, layout_.passes, layout_.range, layout_.counted, cl::Local(local_bytes_),
-                      as_mem(counts.handle()));
+                      as_mem(sink.handle()));
         cl_.launch(k, groups_ * local_size_, local_size_);
+        if (dense_values()) spread(counts);
         return;
       }
       cl_uint i = set_common(k, in, step);
@@ -175,10 +183,25 @@ class OpenclHistogram final : public HistogramKernel {
   }
 
   std::size_t temp_bytes() const override {
-    return rule_.temp_bytes() + (bucketed_ ? bucketed_->temp_bytes() : 0);
+    return rule_.temp_bytes() + (bucketed_ ? bucketed_->temp_bytes() : 0) + value_rows_.bytes();
   }
 
  private:
+  // 16-bit input counted per value in local memory: fast_local adds its rows to a 64-bit table
+  // of the rows (value_rows_), which spread_values then adds to the slots.
+  bool dense_values() const {
+    return strategy_ == Strategy::fast && layout_.values16 && !layout_.global;
+  }
+
+  // Adds the table of value rows to the counts: a stretch of kSpreadRows rows a work-item.
+  void spread(const Buffer& counts) {
+    constexpr std::uint32_t kSpreadRows = 16, kGroup = 256;
+    const cl_uint i = set_args_from(spread_, 0, as_mem(value_rows_.handle()), layout_.counted);
+    set_args_from(spread_, rule_.bind(spread_, i), as_mem(counts.handle()));
+    const std::size_t items = (layout_.counted + kSpreadRows - 1) / kSpreadRows;
+    cl_.launch(spread_, (items + kGroup - 1) / kGroup * kGroup, kGroup);
+  }
+
   // Binds the input, its size (and for `fast` the step between its values) and the bin rule's
   // parameters; returns the next argument index.
   cl_uint set_common(cl::Kernel& k, const Buffer& in, std::int64_t step) {
@@ -194,7 +217,8 @@ class OpenclHistogram final : public HistogramKernel {
   Strategy strategy_;
   FastLayout layout_;
   ClBinRule rule_;
-  cl::Kernel kernel_;
+  cl::Kernel kernel_, spread_;
+  Buffer value_rows_;  // the rows of 16-bit input counted per value (dense_values)
   std::unique_ptr<OpenclBucketedCount> bucketed_;  // `fast` sorting rows into buckets
   std::size_t local_size_ = 256, groups_ = 1, local_bytes_ = 0;
 };
@@ -245,33 +269,35 @@ std::vector<HistogramVariant> opencl_histogram_variants() {
             "bins + 3 ≤ local memory / 4, at most 12285 bins (48 KiB); input of 4 or 8 bytes "
             "needs cl_khr_fp64"),
        fits_local, make<Strategy::aggregated>},
-      {info("fast",
-            "16-byte vector loads, several in flight per work-item; 1-byte input counted per value "
-            "(mapped to slots at the flush), 16-bit input too from 65536 bins (the values that "
-            "can fall in a bin, in key order, or a row per value's bits, in packed fields); values "
-            "placed by exact rules: one multiply-add for 16-bit input "
-            "(checked on the host for every value), shifts for 4- and 8-byte integers with "
-            "power-of-two widths, "
-            "float and float64 rules settled against the float64 edges near an edge; one "
-            "lane-striped local histogram per group (up to 32 columns, "
-            "one bank per lane); red.shared on 32-bit addresses on NVIDIA; slots beyond "
-            "32-bit counters in local memory in packed 16/8/5-bit counters (the widest in the "
-            "fewest ranges; carries to the global counts, hot rows' carries in a local table), "
-            "ranges counted side by side by groups sharing an input chunk through L2; global "
-            "atomics with register runs of equal slots past histogram.fast.max_passes ranges "
-            "(or, with histogram.opencl.bucketed, 4- and 8-byte rows sorted into buckets counted "
-            "in local memory); views of one step (x[::s]) read in place, gathered into vectors "
-            "32 work-items at a time, but where rows are sorted into buckets",
-            "group=1024 groups/CU=8 (2 counting globally; 5-bit fields: 2-8, about 8 values a "
-            "row each) vectors=8 (4-byte input on NVIDIA: "
-            "4, in 5- or 4-bit fields 6) striped<=96KiB columns<=32 "
-            "runs_below_columns=0 (global counting only) packed fields>=5 bits hot_entries=256 "
-            "max_passes=4 per value: 8-bit fields, groups/CU=2 (int16 and uint16 on NVIDIA: "
-            "5-bit fields in one range, 4 vectors, groups/CU as 5-bit fields take; float16 and "
-            "bfloat16: 16-bit fields)",
-            "no warp aggregation (OpenCL 1.2 has no warp vote); integer input of 4 or 8 bytes, "
-            "float64 input, explicit edges and float32 ranges beyond the float rule's bound need "
-            "cl_khr_fp64"),
+      {info(
+           "fast",
+           "16-byte vector loads, several in flight per work-item; 1-byte input counted per value "
+           "(mapped to slots at the flush), 16-bit input too from 65536 bins (the values that "
+           "can fall in a bin, in key order, or a row per value's bits, in packed fields, added to "
+           "a table of the rows and then to the slots); values "
+           "placed by exact rules: one multiply-add for 16-bit input "
+           "(checked on the host for every value), shifts for 4- and 8-byte integers with "
+           "power-of-two widths, "
+           "float and float64 rules settled against the float64 edges near an edge; one "
+           "lane-striped local histogram per group (up to 32 columns, "
+           "one bank per lane); red.shared on 32-bit addresses on NVIDIA; slots beyond "
+           "32-bit counters in local memory in packed 16/8/5-bit counters (the widest in the "
+           "fewest ranges; carries to the global counts, hot rows' carries in a local table), "
+           "ranges counted side by side by groups sharing an input chunk through L2; global "
+           "atomics with register runs of equal slots past histogram.fast.max_passes ranges "
+           "(or, with histogram.opencl.bucketed, 4- and 8-byte rows sorted into buckets counted "
+           "in local memory); views of one step (x[::s]) read in place, gathered into vectors "
+           "32 work-items at a time, but where rows are sorted into buckets",
+           "group=1024 groups/CU=8 (2 counting globally; 5-bit fields: 2-8, about 8 values a "
+           "row each) vectors=8 (4-byte input on NVIDIA: "
+           "4, in 5- or 4-bit fields 6) striped<=96KiB columns<=32 "
+           "runs_below_columns=0 (global counting only) packed fields>=5 bits hot_entries=256 "
+           "max_passes=4 per value: 8-bit fields, groups/CU=2 (int16 and uint16 on NVIDIA: "
+           "5-bit fields in one range, 4 vectors, groups/CU as 5-bit fields take; float16 and "
+           "bfloat16: 16-bit fields)",
+           "no warp aggregation (OpenCL 1.2 has no warp vote); integer input of 4 or 8 bytes, "
+           "float64 input, explicit edges and float32 ranges beyond the float rule's bound need "
+           "cl_khr_fp64"),
        supports_fast, make<Strategy::fast>, make_opencl_weighted_fast},
   };
 }

@@ -178,13 +178,6 @@ ValueWindow value_window(const HistogramProblem& p) {
   return every_value;
 }
 
-bool shares_slots(const ValueWindow& w) {
-  std::size_t shared = 0;
-  for (std::size_t r = 1; r < w.slots.size(); ++r)
-    shared += w.slots[r] == w.slots[r - 1];
-  return 2 * shared >= w.slots.size();
-}
-
 ValueWindow by_bits(const ValueWindow& w, DType t) {
   ValueWindow every_value;
   every_value.slots.resize(65536);

@@ -45,9 +45,6 @@ struct ValueWindow {
 ValueWindow value_window(const HistogramProblem& p);
 // The values of window w (of dtype t) in a row per value's bits.
 ValueWindow by_bits(const ValueWindow& w, DType t);
-// Whether most rows of window w share their slot with the row before (bins wider than a value):
-// the flush then adds each run of rows once (histogram.cl's SHARED_SLOTS).
-bool shares_slots(const ValueWindow& w);
 // The key of 16-bit value `bits` of dtype t, and the row the window counts it in on work-item
 // `lane` (histogram.cl's window_row).
 std::uint32_t value_key(DType t, std::uint32_t bits);
