@@ -516,6 +516,9 @@ INSTANTIATE_TEST_SUITE_P(
          "histogram.opencl.per_value16_field_bits=8",
          "histogram.fast.per_value16_min_bins=0,histogram.opencl.packed=1,"
          "histogram.opencl.per_value16_field_bits=5,histogram.opencl.hot_entries=4",
+         // ... and their rows added to a table of 64-bit rows, as input of 2^32 values takes.
+         "histogram.fast.per_value16_min_bins=0,histogram.opencl.packed=1,"
+         "histogram.opencl.per_value16_field_bits=5,histogram.opencl.value_row_bits=64",
          // float16 counted per value at every bin count: CUDA, and OpenCL in 16-bit fields.
          "histogram.fast.per_value_float16_min_bins=0",
          "histogram.fast.per_value_float16_min_bins=0,histogram.opencl.packed=1"})),

@@ -315,11 +315,16 @@ __kernel void fast_global(__global const uint4* in, long n, long spacing, RULE_P
 
 #if DENSE_VALUES
 // 16-bit input counted per value in local memory (DENSE_VALUES): fast_local adds each row's
-// count to a 64-bit table of the rows, in turn, so a warp's adds fall on neighbouring words
-// whatever the slots (at 2^20 bins they lie 16 apart, a sector each), and no row waits for its
-// slot's lookup. Here each work-item takes a stretch of the table's rows and adds each run of
+// count to a table of the rows (add_counted), in turn, so a warp's adds fall on neighbouring
+// words whatever the slots (at 2^20 bins they lie 16 apart, a sector each), and no row waits for
+// its slot's lookup. Here each work-item takes a stretch of the table's rows and adds each run of
 // rows of one slot (bins wider than a value) to that slot's count once.
-__kernel void spread_values(__global const ulong* rows, uint counted, RULE_PARAMS,
+#if DENSE_VALUES == 32
+#define DENSE_ROW uint
+#else
+#define DENSE_ROW ulong
+#endif
+__kernel void spread_values(__global const DENSE_ROW* rows, uint counted, RULE_PARAMS,
                             __global ulong* counts) {
   const uint items = (uint)get_global_size(0);
   const uint stretch = (counted + items - 1) / items;

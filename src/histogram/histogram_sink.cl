@@ -69,20 +69,30 @@ uint word_add(__local uint* words, uint index, uint addend) {
 }
 #endif
 
-// The slot of counted row r (a value's row, or with COUNT_VALUES 2 the value itself). With
-// DENSE_VALUES the 16-bit values counted per value go to a 64-bit table of their rows instead
-// (`counts` is that table; spread_values adds it to the slots).
+// The slot of counted row r (a value's row, or with COUNT_VALUES 2 the value itself).
 uint slot_of_counted(uint r, uint bins, __global const uint* value_slots) {
-#if DENSE_VALUES
-  return r;
-#else
   return COUNT_VALUES == 2 ? value_slots[r] : slot_of_row(r, bins);
+}
+
+// Adds v to counted row r's count: at its slot, or with DENSE_VALUES (16-bit input counted per
+// value in local memory) in a table of the rows that spread_values adds to the slots (`counts`
+// is that table): of 32-bit words where the input has fewer than 2^32 values (DENSE_VALUES 32:
+// every row's total is below 2^32, so adds taken mod 2^32, the negative ones of settle_wraps
+// too, leave it exact), else of 64-bit ones.
+void add_counted(__global ulong* counts, uint r, uint slot_bins, __global const uint* value_slots,
+                 ulong v) {
+#if DENSE_VALUES == 32
+  atomic_add((__global uint*)counts + r, (uint)v);
+#elif DENSE_VALUES
+  add_count(counts, r, v);
+#else
+  add_count(counts, slot_of_counted(r, slot_bins, value_slots), v);
 #endif
 }
 
-// Adds v to the 64-bit count of the pass's row r.
+// Adds v to the count of the pass's row r.
 void add_row(SINK_PARAMS, uint r, ulong v) {
-  add_count(counts, slot_of_counted(first + r, slot_bins, value_slots), v);
+  add_counted(counts, first + r, slot_bins, value_slots, v);
 }
 
 // Adds v to row r's count where r is in the pass's range.
@@ -261,7 +271,7 @@ void flush_rows(__local const uint* hist, uint first, uint range, uint slot_bins
                 __global const uint* value_slots, __global ulong* counts) {
   for (uint r = get_local_id(0); r < range; r += get_local_size(0)) {
     const uint total = row_total(hist, r);
-    if (total) add_count(counts, slot_of_counted(first + r, slot_bins, value_slots), total);
+    if (total) add_counted(counts, first + r, slot_bins, value_slots, total);
   }
 }
 

@@ -98,7 +98,7 @@ class OpenclHistogram final : public HistogramKernel {
                    " -DWHOLE=" + (layout_.passes == 1 ? "1" : "0") +
                    " -DFIELD_BITS=" + std::to_string(layout_.field_bits) +
                    " -DHOT_ENTRIES=" + std::to_string(layout_.hot_entries) +
-                   " -DDENSE_VALUES=" + (dense_values() ? "1" : "0") + " -DCOUNT_VALUES=" +
+                   " -DDENSE_VALUES=" + std::to_string(dense_row_bytes() * 8) + " -DCOUNT_VALUES=" +
                    std::to_string(layout_.count_values ? dtype_size(p.dtype) : 0) + " -DUNROLL=" +
                    std::to_string(vectors_in_flight(layout_, p.dtype, fast_policy, opencl_policy));
         if (info.vendor.find("NVIDIA") != std::string::npos && opencl_policy.ptx)
@@ -114,7 +114,7 @@ class OpenclHistogram final : public HistogramKernel {
     kernel_ = cl_.kernel("histogram.cl", source, options, name);
     if (dense_values()) {
       spread_ = cl_.kernel("histogram.cl", source, options, "spread_values");
-      value_rows_ = Buffer(d, std::size_t{layout_.counted} * 8);
+      value_rows_ = Buffer(d, std::size_t{layout_.counted} * dense_row_bytes());
     }
     try {  // a kernel's registers may allow fewer work-items than the device
       local_size_ =
@@ -159,7 +159,7 @@ class OpenclHistogram final : public HistogramKernel {
       if (strategy_ == Strategy::fast && !layout_.global) {
         const Buffer& sink = dense_values() ? value_rows_ : counts;
         if (dense_values())
-          cl_.queue().enqueueFillBuffer(cl::Buffer(as_mem(sink.handle()), true), zero, 0,
+          cl_.queue().enqueueFillBuffer(cl::Buffer(as_mem(sink.handle()), true), cl_uint{0}, 0,
                                         sink.bytes());
         cl_uint i = set_common(k, in, step);
         set_args_from(k, i, layout_.passes, layout_.range, layout_.counted, cl::Local(local_bytes_),
@@ -187,10 +187,17 @@ class OpenclHistogram final : public HistogramKernel {
   }
 
  private:
-  // 16-bit input counted per value in local memory: fast_local adds its rows to a 64-bit table
-  // of the rows (value_rows_), which spread_values then adds to the slots.
+  // 16-bit input counted per value in local memory: fast_local adds its rows to a table of the
+  // rows (value_rows_), which spread_values then adds to the slots.
   bool dense_values() const {
     return strategy_ == Strategy::fast && layout_.values16 && !layout_.global;
+  }
+  // The bytes of a row of that table: 4 where every total fits 32 bits (and
+  // histogram.opencl.value_row_bits allows), else 8; 0 without it.
+  std::size_t dense_row_bytes() const {
+    if (!dense_values()) return 0;
+    const bool narrow = tuned<HistogramOpenclPolicy>(cl_.info()).value_row_bits == 32;
+    return narrow && p_.n < (std::int64_t{1} << 32) ? 4 : 8;
   }
 
   // Adds the table of value rows to the counts: a stretch of kSpreadRows rows a work-item.

@@ -66,6 +66,7 @@ const std::vector<Field<HistogramOpenclPolicy>>& HistogramOpenclPolicy::fields()
       {"packed_fill_percent", &P::packed_fill_percent, range(1, 100)},
       {"narrow_vectors_32bit", &P::narrow_vectors_32bit, range(1, 8)},
       {"narrow_vectors_16bit", &P::narrow_vectors_16bit, range(1, 8)},
+      {"value_row_bits", &P::value_row_bits, one_of({32, 64})},
       {"ptx", &P::ptx, range(0, 1)},
       {"bucketed", &P::bucketed, range(0, 1)},
       {"bucket_rows", &P::bucket_rows, power_of_two(1024, 8192)},

@@ -85,7 +85,9 @@ struct HistogramFastPolicy {
 // field's capacity a row (opencl_layout.hpp's local_groups_per_cu; histogram-opencl-packed-groups)
 // with `narrow_vectors_32bit` vectors of 4-byte input in flight (NVIDIA: 6, between the 4 of
 // striped rows and 8; histogram-opencl-narrow-vectors) and `narrow_vectors_16bit` of 16-bit
-// input (NVIDIA: 4, fewer registers);
+// input (NVIDIA: 4, fewer registers); 16-bit input counted per value adds its rows to a table of
+// the rows (then added to the slots) of `value_row_bits`-bit words (32: where the input has fewer
+// than 2^32 values, else 64; histogram-opencl-value-rows);
 // NVIDIA's inline PTX (`ptx`: local atomics on 32-bit shared addresses, the float32 floor without
 // the conversion unit); where it would count globally, 4- and 8-byte input sorts rows into buckets
 // of `bucket_rows` rows counted in local memory (`bucketed`: on NVIDIA,
@@ -107,6 +109,7 @@ struct HistogramOpenclPolicy {
   int packed_fill_percent = 25;
   int narrow_vectors_32bit = 8;
   int narrow_vectors_16bit = 8;
+  int value_row_bits = 32;
   int ptx = 1;
   int bucketed = 0;
   int bucket_rows = 8192;
