@@ -264,9 +264,9 @@ uint row_total(__local const uint* hist, uint r) {
 #endif
 }
 
-// Adds the group's rows [0, range) of the range starting at row `first` to the 64-bit counts at
-// their slots (slot_of_counted), one atomic a row with a count, the rows in turn so that a warp's
-// adds fall on neighbouring slots.
+// Adds the group's rows [0, range) of the range starting at row `first` to their counts
+// (add_counted: at their slots, or in the table of rows), one atomic a row with a count, the rows
+// in turn so that a warp's adds fall on neighbouring words.
 void flush_rows(__local const uint* hist, uint first, uint range, uint slot_bins,
                 __global const uint* value_slots, __global ulong* counts) {
   for (uint r = get_local_id(0); r < range; r += get_local_size(0)) {

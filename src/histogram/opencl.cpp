@@ -6,16 +6,16 @@
 // flushes), int16 and uint16 per value from histogram.fast.per_value16_min_bins bins, float16 and
 // bfloat16 from per_value_float16_min_bins (on NVIDIA 65536): the values of a window that holds
 // those in the bins, and rows for those outside it, or a row per value's bits (opencl_layout.hpp),
-// in packed fields whose groups add their rows to a 64-bit table of the rows, which a second
-// kernel (spread_values) adds to the slots through the value table. Values are placed by the exact
-// rules of ClBinRule: Even16Rule for 16-bit input (one multiply-add, checked on the host for every
-// value), IntegerShiftRule for 4- and 8-byte integers with power-of-two bin widths, Float64EvenRule
-// for float64 (and 4- and 8-byte integers that no other rule takes, converted to float64), and the
-// float even rule (FloatEvenRule) for float32, 16-bit and 32-bit input where its bound holds (the
-// rare value near an edge settled against the float64 edges where the device has cl_khr_fp64,
-// histogram.opencl.float_edges; else against a threshold table). Counts go into one local
-// histogram per group: lane-striped 32-bit counters in as many columns (a power of two up to 32)
-// as histogram.fast.striped_kib allows, so the lanes of a warp hit their own banks (on NVIDIA
+// in packed fields whose groups add their rows to a table of the rows (32- or 64-bit words), which
+// a second kernel (spread_values) adds to the slots through the value table. Values are placed by
+// the exact rules of ClBinRule: Even16Rule for 16-bit input (one multiply-add, checked on the host
+// for every value), IntegerShiftRule for 4- and 8-byte integers with power-of-two bin widths,
+// Float64EvenRule for float64 (and 4- and 8-byte integers that no other rule takes, converted to
+// float64), and the float even rule (FloatEvenRule) for float32, 16-bit and 32-bit input where its
+// bound holds (the rare value near an edge settled against the float64 edges where the device has
+// cl_khr_fp64, histogram.opencl.float_edges; else against a threshold table). Counts go into one
+// local histogram per group: lane-striped 32-bit counters in as many columns (a power of two up to
+// 32) as histogram.fast.striped_kib allows, so the lanes of a warp hit their own banks (on NVIDIA
 // each add is one red.shared on a 32-bit address); for float16 and bfloat16 the rows are permuted
 // within each turn of the banks, so the rows a power of two apart that they crowd do not share one.
 // Rows beyond local memory are split into ranges counted side by side by sets of groups over the
