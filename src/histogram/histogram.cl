@@ -313,6 +313,61 @@ __kernel void fast_global(__global const uint4* in, long n, long spacing, RULE_P
                VALUE_SLOTS, get_global_id(0), get_global_size(0));
 }
 
+#if COUNT_VALUES == 2 && PACKED && WHOLE && !VALUE_WINDOW
+// 16-bit input counted per value (a row per bit pattern) in one range of packed fields (NVIDIA:
+// int16 and uint16 in 5-bit fields, six to a word, 65536 rows in 43.7 KiB): fast_local's work
+// for that layout (and its arguments) in a kernel of few registers (32 on NVIDIA), in groups of
+// VALUES16_GROUP, so that two groups of 1024 share a multiprocessor and hide the wait of local
+// atomics that return their word. Each work-item reads one 16-byte vector at a time, grid-stride
+// (gathered from a view): a vector of one value goes to the work-item's register run; any other
+// adds its 8 values with one returning atomic each, with no branch between them: an add that
+// found its field full is logged (its row and old word) and settled after the vector
+// (settle_carries), so the settling code is not repeated for each value. The rows and the
+// hot-row table then go to their counts as fast_local's do.
+#define VALUES16_SINK false, true, hist, counts, 0, counted, counted - 3, VALUE_SLOTS
+__kernel __attribute__((reqd_work_group_size(VALUES16_GROUP, 1, 1))) void fast_values16(
+    __global const uint4* in, long n, long spacing, RULE_PARAMS, uint passes, uint span,
+    uint counted, __local uint* hist, __global ulong* counts) {
+  const uint words = packed_words(counted) + 3 * HOT_ENTRIES;
+  for (uint i = get_local_id(0); i < words; i += get_local_size(0))
+    hist[i] = 0;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  __global const ushort* values = (__global const ushort*)in;
+  const bool stepped = spacing != 1;
+  const long vectors = stepped ? n / (32 * VEC) * 32 : n / VEC;
+  uint run_row = counted, run_count = 0;
+  for (long v = get_global_id(0); v < vectors; v += get_global_size(0)) {
+    const uint4 w = stepped ? gathered((__global const T*)in, v, spacing) : in[v];
+    if (same_values(w)) {
+      run_add(VALUES16_SINK, &run_row, &run_count, w.x & 0xFFFFu, VEC);
+      continue;
+    }
+    const uint halves[4] = {w.x, w.y, w.z, w.w};
+    uint logged_row[VEC], logged_old[VEC], logged = 0;
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) {
+      const uint r = (halves[k / 2] >> (16 * (k % 2))) & 0xFFFFu;
+      const uint old = word_add(hist, r / FIELDS, field_addend(r, 1));
+      if (full_field(old, r)) {
+        logged_row[logged] = r;
+        logged_old[logged++] = old;
+      }
+    }
+    for (uint i = 0; i < logged; ++i)
+      settle_carries(VALUES16_SINK, logged_row[i], logged_old[i], field_addend(logged_row[i], 1));
+  }
+  if (run_count) sink_add(VALUES16_SINK, run_row, run_count);
+  for (long i = vectors * VEC + get_global_id(0); i < n; i += get_global_size(0))
+    sink_add(VALUES16_SINK, values[i * spacing], 1);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  flush_rows(hist, 0, counted, counted - 3, VALUE_SLOTS, counts);
+#if HOT_ENTRIES
+  flush_hot_rows(hist, counts, 0, counted, counted - 3, VALUE_SLOTS);
+#endif
+}
+#undef VALUES16_SINK
+#endif
+
 #if DENSE_VALUES
 // 16-bit input counted per value in local memory (DENSE_VALUES): fast_local adds each row's
 // count to a table of the rows (add_counted), in turn, so a warp's adds fall on neighbouring

@@ -7,7 +7,9 @@
 // bfloat16 from per_value_float16_min_bins (on NVIDIA 65536): the values of a window that holds
 // those in the bins, and rows for those outside it, or a row per value's bits (opencl_layout.hpp),
 // in packed fields whose groups add their rows to a table of the rows (32- or 64-bit words), which
-// a second kernel (spread_values) adds to the slots through the value table. Values are placed by
+// a second kernel (spread_values) adds to the slots through the value table (a row per value's
+// bits in one range of 5-bit fields, as int16 and uint16 on NVIDIA: fast_values16, a kernel of few
+// registers in groups of 1024, two of them to a multiprocessor). Values are placed by
 // the exact rules of ClBinRule: Even16Rule for 16-bit input (one multiply-add, checked on the host
 // for every value), IntegerShiftRule for 4- and 8-byte integers with power-of-two bin widths,
 // Float64EvenRule for float64 (and 4- and 8-byte integers that no other rule takes, converted to
@@ -90,7 +92,9 @@ class OpenclHistogram final : public HistogramKernel {
         local_bytes_ = std::size_t{slots} * 4;
         break;
       case Strategy::fast: {
-        name = layout_.global ? "fast_global" : "fast_local";
+        name = layout_.global         ? "fast_global"
+               : one_range_values16() ? "fast_values16"
+                                      : "fast_local";
         local_bytes_ = layout_.local_bytes;
         options += " -DCOLUMNS=" + std::to_string(layout_.columns) +
                    " -DPERMUTED_ROWS=" + (layout_.permuted_rows ? "1" : "0") +
@@ -100,7 +104,8 @@ class OpenclHistogram final : public HistogramKernel {
                    " -DHOT_ENTRIES=" + std::to_string(layout_.hot_entries) +
                    " -DDENSE_VALUES=" + std::to_string(dense_row_bytes() * 8) + " -DCOUNT_VALUES=" +
                    std::to_string(layout_.count_values ? dtype_size(p.dtype) : 0) + " -DUNROLL=" +
-                   std::to_string(vectors_in_flight(layout_, p.dtype, fast_policy, opencl_policy));
+                   std::to_string(vectors_in_flight(layout_, p.dtype, fast_policy, opencl_policy)) +
+                   " -DVALUES16_GROUP=" + std::to_string(local_size_);
         if (info.vendor.find("NVIDIA") != std::string::npos && opencl_policy.ptx)
           options += " -DNVIDIA_PTX=1";
         per_group = 16 / static_cast<std::int64_t>(dtype_size(p.dtype));
@@ -116,9 +121,12 @@ class OpenclHistogram final : public HistogramKernel {
       spread_ = cl_.kernel("histogram.cl", source, options, "spread_values");
       value_rows_ = Buffer(d, std::size_t{layout_.counted} * dense_row_bytes());
     }
-    try {  // a kernel's registers may allow fewer work-items than the device
-      local_size_ =
-          std::min(local_size_, kernel_.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(cl_.device()));
+    // A kernel's registers may allow fewer work-items than the device (NVIDIA reports 256 for
+    // fast_local); fast_values16 runs in the groups it was built for.
+    try {
+      if (!one_range_values16())
+        local_size_ = std::min(local_size_,
+                               kernel_.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(cl_.device()));
     } catch (const cl::Error& e) {
       rethrow_opencl(e);
     }
@@ -187,10 +195,16 @@ class OpenclHistogram final : public HistogramKernel {
   }
 
  private:
-  // 16-bit input counted per value in local memory: fast_local adds its rows to a table of the
-  // rows (value_rows_), which spread_values then adds to the slots.
+  // 16-bit input counted per value in local memory: fast_local (or fast_values16) adds its rows
+  // to a table of the rows (value_rows_), which spread_values then adds to the slots.
   bool dense_values() const {
     return strategy_ == Strategy::fast && layout_.values16 && !layout_.global;
+  }
+  // 16-bit input counted per value, a row per bit pattern, in one range of fields narrower than
+  // 8 bits: fast_values16, a kernel of its own with few registers.
+  bool one_range_values16() const {
+    return dense_values() && layout_.window.by_bits && layout_.passes == 1 &&
+           layout_.narrow_fields();
   }
   // The bytes of a row of that table: 4 where every total fits 32 bits (and
   // histogram.opencl.value_row_bits allows), else 8; 0 without it.
