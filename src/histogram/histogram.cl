@@ -321,8 +321,8 @@ __kernel void fast_global(__global const uint4* in, long n, long spacing, RULE_P
 // atomics that return their word. Each work-item reads one 16-byte vector at a time, grid-stride
 // (gathered from a view): a vector of one value goes to the work-item's register run; any other
 // adds its 8 values with one returning atomic each, with no branch between them: an add that
-// found its field full is logged (its row and old word) and settled after the vector
-// (settle_carries), so the settling code is not repeated for each value. The rows and the
+// carried out of a field is logged (its word and carries) and settled after the vector
+// (settle_fields), so the settling code is not repeated for each value. The rows and the
 // hot-row table then go to their counts as fast_local's do.
 #define VALUES16_SINK false, true, hist, counts, 0, counted, counted - 3, VALUE_SLOTS
 __kernel __attribute__((reqd_work_group_size(VALUES16_GROUP, 1, 1))) void fast_values16(
@@ -343,18 +343,19 @@ __kernel __attribute__((reqd_work_group_size(VALUES16_GROUP, 1, 1))) void fast_v
       continue;
     }
     const uint halves[4] = {w.x, w.y, w.z, w.w};
-    uint logged_row[VEC], logged_old[VEC], logged = 0;
+    uint logged_word[VEC], logged_carries[VEC], logged = 0;
 #pragma unroll
     for (int k = 0; k < VEC; ++k) {
       const uint r = (halves[k / 2] >> (16 * (k % 2))) & 0xFFFFu;
-      const uint old = word_add(hist, r / FIELDS, field_addend(r, 1));
-      if (full_field(old, r)) {
-        logged_row[logged] = r;
-        logged_old[logged++] = old;
+      const uint addend = field_addend(r, 1);
+      const uint carries = field_carries(word_add(hist, r / FIELDS, addend), addend);
+      if (carries) {
+        logged_word[logged] = r / FIELDS;
+        logged_carries[logged++] = carries;
       }
     }
     for (uint i = 0; i < logged; ++i)
-      settle_carries(VALUES16_SINK, logged_row[i], logged_old[i], field_addend(logged_row[i], 1));
+      settle_fields(VALUES16_SINK, logged_word[i] * FIELDS, logged_carries[i]);
   }
   if (run_count) sink_add(VALUES16_SINK, run_row, run_count);
   for (long i = vectors * VEC + get_global_id(0); i < n; i += get_global_size(0))
