@@ -313,7 +313,7 @@ __kernel void fast_global(__global const uint4* in, long n, long spacing, RULE_P
                VALUE_SLOTS, get_global_id(0), get_global_size(0));
 }
 
-#if COUNT_VALUES == 2 && PACKED && WHOLE && !VALUE_WINDOW
+#if COUNT_VALUES == 2 && PACKED && WHOLE && !VALUE_WINDOW && FIELDS * FIELD_BITS < 32
 // 16-bit input counted per value (a row per bit pattern) in one range of packed fields (NVIDIA:
 // int16 and uint16 in 5-bit fields, six to a word, 65536 rows in 43.7 KiB): fast_local's work
 // for that layout (and its arguments) in a kernel of few registers (32 on NVIDIA), in groups of
@@ -348,7 +348,7 @@ __kernel __attribute__((reqd_work_group_size(VALUES16_GROUP, 1, 1))) void fast_v
     for (int k = 0; k < VEC; ++k) {
       const uint r = (halves[k / 2] >> (16 * (k % 2))) & 0xFFFFu;
       const uint addend = field_addend(r, 1);
-      const uint carries = field_carries(word_add(hist, r / FIELDS, addend), addend);
+      const uint carries = carries_of(word_add(hist, r / FIELDS, addend), addend);
       if (carries) {
         logged_word[logged] = r / FIELDS;
         logged_carries[logged++] = carries;

@@ -125,6 +125,11 @@ uint carries_of(uint old, uint addend) {
   return (old ^ addend ^ (old + addend)) & carry_mask();
 }
 
+// Whether the add old → old + addend wrapped any field (the top one out of the word).
+bool carried(uint old, uint addend) {
+  return carries_of(old, addend) != 0 || old + addend < old;
+}
+
 // Whether adding 1 to row r's field of `old` wrapped it: the field was full.
 bool full_field(uint old, uint r) {
   return ((old >> (FIELD_BITS * (r % FIELDS))) & (FIELD_LIMIT - 1)) == FIELD_LIMIT - 1;
@@ -160,25 +165,28 @@ void field_wrapped(SINK_PARAMS, uint r) {
   settle_wraps(SINK_ARGS, r, 1);
 }
 
-// The carries of the add old → old + addend, as settle_fields reads them.
-uint field_carries(uint old, uint addend) {
-  return carries_of(old, addend) | (old + addend < old ? 1u : 0u);
-}
-
-// Settles the fields of the word whose first row is `base` that wrapped: field j where bit
-// (j + 1)·FIELD_BITS of `carries` is set (bit 0 for the top field's carry out of the word).
-void settle_fields(SINK_PARAMS, uint base, uint carries) {
-  for (uint j = 0; j < FIELDS; ++j) {
-    const uint out = (j + 1) * FIELD_BITS;
-    if (out < 32 ? (carries >> out) & 1u : carries & 1u) field_wrapped(SINK_ARGS, base + j);
-  }
-}
-
 // Settles every field that the add old → old + addend at row r's field wrapped: that field and,
 // through a chain of full fields, the ones above it in the word.
 void settle_carries(SINK_PARAMS, uint r, uint old, uint addend) {
-  settle_fields(SINK_ARGS, r - r % FIELDS, field_carries(old, addend));
+  const uint carries = carries_of(old, addend);
+  const bool wrapped = old + addend < old;
+  const uint base = r - r % FIELDS;
+  for (uint j = r % FIELDS; j < FIELDS; ++j) {
+    const uint out = (j + 1) * FIELD_BITS;
+    if (out < 32 ? (carries >> out) & 1u : wrapped) field_wrapped(SINK_ARGS, base + j);
+  }
 }
+
+// Settles the fields of the word whose first row is `base` that carried out (field j where bit
+// (j + 1)·FIELD_BITS of `carries`, carries_of, is set), for fields that leave spare bits at the
+// top of their word, so that none carries out of it: settle_carries for an add whose word and
+// carries were kept.
+#if FIELDS * FIELD_BITS < 32
+void settle_fields(SINK_PARAMS, uint base, uint carries) {
+  for (uint j = 0; j < FIELDS; ++j)
+    if ((carries >> ((j + 1) * FIELD_BITS)) & 1u) field_wrapped(SINK_ARGS, base + j);
+}
+#endif
 #endif
 
 void sink_add(SINK_PARAMS, uint r, uint n) {
@@ -201,7 +209,7 @@ void sink_add(SINK_PARAMS, uint r, uint n) {
   }
   const uint addend = field_addend(r, n);
   const uint old = word_add(local_sink, r / FIELDS, addend);
-  if (field_carries(old, addend)) settle_carries(SINK_ARGS, r, old, addend);
+  if (carried(old, addend)) settle_carries(SINK_ARGS, r, old, addend);
 #else
   local_add(local_sink, r, n);
 #endif

@@ -201,10 +201,11 @@ class OpenclHistogram final : public HistogramKernel {
     return strategy_ == Strategy::fast && layout_.values16 && !layout_.global;
   }
   // 16-bit input counted per value, a row per bit pattern, in one range of fields narrower than
-  // 8 bits: fast_values16, a kernel of its own with few registers.
+  // 8 bits that leave spare bits atop their word (5-bit): fast_values16, a kernel of its own with
+  // few registers.
   bool one_range_values16() const {
     return dense_values() && layout_.window.by_bits && layout_.passes == 1 &&
-           layout_.narrow_fields();
+           layout_.narrow_fields() && 32 % layout_.field_bits != 0;
   }
   // The bytes of a row of that table: 4 where every total fits 32 bits (and
   // histogram.opencl.value_row_bits allows), else 8; 0 without it.
