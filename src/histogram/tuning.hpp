@@ -75,8 +75,10 @@ struct HistogramFastPolicy {
 // OpenCL `fast` only: global counting on `global_groups_per_cu` groups per compute unit; int16 and
 // uint16 counted per value from histogram.fast.per_value16_min_bins bins (65536 rows in packed
 // `per_value16_field_bits`-bit fields, mapped to slots by the value table; NVIDIA: 5, one range,
-// histogram-opencl-per-value16-narrow) on `per_value16_groups_per_cu` groups per compute unit
-// (each adds all its rows at the end; 5- and 4-bit fields: local_groups_per_cu below);
+// histogram-opencl-per-value16-narrow, counted a row per value's bits by a kernel of its own in
+// groups of histogram.fast.block, histogram-opencl-values16-kernel) on `per_value16_groups_per_cu`
+// groups per compute unit (each adds all its rows at the end; 5- and 4-bit fields:
+// local_groups_per_cu below);
 // float32 values near an edge settled against float64 edges (`float_edges`); packed counters in
 // `field_bits`-bit fields (0: the width that needs the fewest passes) with a table of
 // `hot_entries` hot rows, where `packed` says (1 on, 0 off, -1 where groups run side by side: a
@@ -85,9 +87,9 @@ struct HistogramFastPolicy {
 // field's capacity a row (opencl_layout.hpp's local_groups_per_cu; histogram-opencl-packed-groups)
 // with `narrow_vectors_32bit` vectors of 4-byte input in flight (NVIDIA: 6, between the 4 of
 // striped rows and 8; histogram-opencl-narrow-vectors) and `narrow_vectors_16bit` of 16-bit
-// input (NVIDIA: 4, fewer registers); 16-bit input counted per value adds its rows to a table of
-// the rows (then added to the slots) of `value_row_bits`-bit words (32: where the input has fewer
-// than 2^32 values, else 64; histogram-opencl-value-rows);
+// input in narrow fields that the kernel of its own does not take (NVIDIA: 4); 16-bit input counted
+// per value adds its rows to a table of the rows (then added to the slots) of `value_row_bits`-bit
+// words (32: where the input has fewer than 2^32 values, else 64; histogram-opencl-value-rows);
 // NVIDIA's inline PTX (`ptx`: local atomics on 32-bit shared addresses, the float32 floor without
 // the conversion unit); where it would count globally, 4- and 8-byte input sorts rows into buckets
 // of `bucket_rows` rows counted in local memory (`bucketed`: on NVIDIA,
