@@ -180,7 +180,8 @@ void settle_carries(SINK_PARAMS, uint r, uint old, uint addend) {
 // Settles the fields of the word whose first row is `base` that carried out (field j where bit
 // (j + 1)·FIELD_BITS of `carries`, carries_of, is set), for fields that leave spare bits at the
 // top of their word, so that none carries out of it: settle_carries for an add whose word and
-// carries were kept.
+// carries were kept (settle_carries keeps its own loop: sharing this one cost fast_local 6 % on
+// float16, histogram-opencl-values16-kernel).
 #if FIELDS * FIELD_BITS < 32
 void settle_fields(SINK_PARAMS, uint base, uint carries) {
   for (uint j = 0; j < FIELDS; ++j)
