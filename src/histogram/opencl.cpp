@@ -315,7 +315,8 @@ std::vector<HistogramVariant> opencl_histogram_variants() {
            "4, in 5- or 4-bit fields 6) striped<=96KiB columns<=32 "
            "runs_below_columns=0 (global counting only) packed fields>=5 bits hot_entries=256 "
            "max_passes=4 per value: 8-bit fields, groups/CU=2 (int16 and uint16 on NVIDIA: "
-           "5-bit fields in one range, 4 vectors, groups/CU as 5-bit fields take; float16 and "
+           "5-bit fields in one range, one vector a work-item in groups of 1024 (a kernel of its "
+           "own), groups/CU as 5-bit fields take; float16 and "
            "bfloat16: 16-bit fields)",
            "no warp aggregation (OpenCL 1.2 has no warp vote); integer input of 4 or 8 bytes, "
            "float64 input, explicit edges and float32 ranges beyond the float rule's bound need "
