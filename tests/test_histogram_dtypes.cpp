@@ -445,7 +445,8 @@ TEST_P(HistogramDTypesLayouts, MatchTheReference) {
 // Every bit pattern of the 16-bit dtypes (NaN, ±inf, ±0, subnormals), counted per value where a
 // setting says so (OpenCL keeps the values of a window from the first in a bin to the last, and a
 // row each for those above, NaN and below it): ranges of one sign, of both, between two values
-// of the dtype, beyond its values.
+// of the dtype, beyond its values; at 4096 bins of [0, 1] and [-1, 1] the 16-bit rule gives hi a
+// row of its own (no value within a bin's width above it), at 7 bins it tests for hi.
 TEST_P(HistogramDTypesLayouts, EveryBitPatternOf16BitInput) {
   ScopedTuning tuning(GetParam().setting);
   const std::pair<double, double> ranges[] = {{0, 1},      {-1, 1},          {-3, -1},
@@ -460,7 +461,7 @@ TEST_P(HistogramDTypesLayouts, EveryBitPatternOf16BitInput) {
     Array in = Array::from_host(GetParam().device, t, {v.size()}, v.bytes.data());
     const auto values = as_float64(v);
     for (auto [lo, hi] : ranges)
-      for (std::int64_t bins : {7, 65536}) {
+      for (std::int64_t bins : {7, 4096, 65536}) {
         const auto b = HistogramBins::even(bins, lo, hi);
         EXPECT_EQ(slots_of(histogram(in, b, {"fast"})), numpy_slots(values, b.edge_values()))
             << GetParam().setting << ": " << dtype_name(t) << " [" << lo << ", " << hi << "], "

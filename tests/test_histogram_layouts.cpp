@@ -272,9 +272,10 @@ TEST(HistogramOpenclFast, LayoutOfEachProblemOnAGpu) {
   DeviceInfo other_gpu = gpu;
   other_gpu.vendor = "another vendor";
   auto layout_on = [](const DeviceInfo& d, DType t, std::int64_t bins, double lo, double hi) {
-    return detail::fast_layout(problem_of(t, 1 << 20, HistogramBins::even(bins, lo, hi)), d,
-                               detail::tuned<detail::HistogramFastPolicy>(d),
-                               detail::tuned<detail::HistogramOpenclPolicy>(d));
+    const detail::HistogramProblem p = problem_of(t, 1 << 20, HistogramBins::even(bins, lo, hi));
+    return detail::fast_layout(p, d, detail::tuned<detail::HistogramFastPolicy>(d),
+                               detail::tuned<detail::HistogramOpenclPolicy>(d),
+                               static_cast<std::uint32_t>(p.slots()));
   };
   auto layout = [&](DType t, std::int64_t bins) { return layout_on(gpu, t, bins, 0, 1000); };
   const auto bytes = layout(DType::uint8, 1 << 20);  // 256 values, whatever the bins

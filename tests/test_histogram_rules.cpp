@@ -210,11 +210,12 @@ TEST(IntegerShiftRule, EveryValueNearEveryEdgeHasTheReferenceSlot) {
   }
 }
 
-// The 16-bit rule of CUDA `fast` checks itself on the host at a few values per edge; here every
-// one of the 65536 values of each case is placed by the rule and by the reference, and the host's
-// check must say usable exactly where all of them agree — over ranges whose rounding holds and
-// ranges where it does not (up to 16384 bins over ranges off the integers), hi a value of the
-// dtype or not (then the rule drops its closing test), and random ranges.
+// The 16-bit rule of `fast` checks itself on the host at a few values per edge; here every one of
+// the 65536 values of each case is placed by the rule and by the reference, and the host's check
+// must say usable exactly where all of them agree — over ranges whose rounding holds and ranges
+// where it does not (up to 16384 bins over ranges off the integers), hi a value of the dtype or
+// not (then the rule drops its closing test), hi with a row of its own or tested (a value of the
+// dtype within a bin's width above hi), and random ranges.
 TEST(Even16Rule, HostCheckIsUsableExactlyWhereEveryValueAgrees) {
   struct Case {
     DType dtype;
@@ -246,7 +247,10 @@ TEST(Even16Rule, HostCheckIsUsableExactlyWhereEveryValueAgrees) {
                              {DType::uint16, 3.3, 40000.7, 12289},
                              {DType::int16, -12345.6, 23456.7, 16001},
                              {DType::float16, 0.001, 2.7, 16383},
-                             {DType::bfloat16, -7.3, 9.1, 16383}};
+                             {DType::bfloat16, -7.3, 9.1, 16383},
+                             {DType::bfloat16, 0, 1, 4096},
+                             {DType::uint16, 0, 1000, 10},
+                             {DType::int16, -1000, 1000, 2000}};
   const std::size_t fixed = cases.size();
   std::mt19937_64 rng(run_seed() + 16);
   const DType dtypes[] = {DType::uint16, DType::int16, DType::float16, DType::bfloat16};
@@ -259,28 +263,41 @@ TEST(Even16Rule, HostCheckIsUsableExactlyWhereEveryValueAgrees) {
     if (i % 2 == 0 && !is_float(t)) lo = std::floor(lo), hi = std::ceil(hi);
     cases.push_back({t, lo, hi, std::int64_t(1) << (i % 13)});
   }
-  int usable = 0, unusable = 0;  // among the fixed cases, whatever the seed
+  int usable = 0, unusable = 0, hi_rows = 0, hi_tests = 0;  // among the fixed cases
   for (std::size_t k = 0; k < cases.size(); ++k) {
     const Case& c = cases[k];
     const detail::HistogramProblem p = even_problem(c.dtype, c.lo, c.hi, c.bins);
     const detail::Even16Rule rule(p);
+    const auto bins = static_cast<std::uint32_t>(c.bins);
     bool agree = true, hi_is_a_value = false;
     for (unsigned bits = 0; bits < 65536 && agree; ++bits) {
       const double x = detail::table_value(c.dtype, bits);
-      const std::int64_t slot = detail::reference_slot(p, x);
-      const std::int64_t row = slot == c.bins ? 0 : (slot < c.bins ? slot + 1 : slot);
-      agree = rule.row(static_cast<float>(x)) == static_cast<std::uint32_t>(row);
+      const std::uint32_t row = rule.row(static_cast<float>(x));
+      agree = row < rule.rows() && detail::slot_of_row(row, bins, rule.hi_row) ==
+                                       static_cast<std::uint32_t>(detail::reference_slot(p, x));
       hi_is_a_value |= x == c.hi;
     }
     EXPECT_EQ(rule.usable, agree) << dtype_name(c.dtype) << " [" << c.lo << ", " << c.hi << "] in "
                                   << c.bins << " bins";
-    // The closing test (kernels' kHi) only where some value is hi itself.
-    if (agree) EXPECT_EQ(std::isnan(rule.hi), !hi_is_a_value) << dtype_name(c.dtype) << " " << c.hi;
-    if (k < fixed) ++(rule.usable ? usable : unusable);
+    // The closing test (kernels' kHi) only where some value is hi itself without a row of its
+    // own; the hi row only there too.
+    if (agree) {
+      EXPECT_EQ(std::isnan(rule.hi), !hi_is_a_value || rule.hi_row)
+          << dtype_name(c.dtype) << " " << c.hi;
+      EXPECT_TRUE(hi_is_a_value || !rule.hi_row) << dtype_name(c.dtype) << " " << c.hi;
+    }
+    if (k < fixed) {
+      ++(rule.usable ? usable : unusable);
+      hi_rows += rule.usable && rule.hi_row;
+      hi_tests += rule.usable && !std::isnan(rule.hi);
+    }
   }
-  // Both answers among the fixed cases (17 and 9), so no seed can leave one of them untested.
+  // Both answers among the fixed cases, and both ways of closing the last bin, so no seed can
+  // leave one of them untested.
   EXPECT_GT(usable, 12);
   EXPECT_GT(unusable, 6);
+  EXPECT_GT(hi_rows, 3);
+  EXPECT_GT(hi_tests, 0);
 }
 
 TEST(FloatEvenRule, ExactArithmeticTakesEveryValueOnTheEdgesToo) {

@@ -93,8 +93,8 @@ class CudaHistogram final : public HistogramKernel {
                  (sizeof(T) == 1 || (integer16 && p.bins >= policy.per_value16_min_bins) ||
                   (float16 && p.bins >= policy.per_value_float16_min_bins));
     if (strategy == Strategy::fast && !per_value_) {
-      // The 16-bit rule counts its rows in one pass of 32-bit shared counters.
-      if (std::size_t(p.bins + 3) * sizeof(unsigned) <= fast_shared_budget(d.info(), policy))
+      // The 16-bit rule counts its rows (up to bins + 4) in one pass of 32-bit shared counters.
+      if (std::size_t(p.bins + 4) * sizeof(unsigned) <= fast_shared_budget(d.info(), policy))
         even16_rule_ = Even16Rule(p);
       integer_rule_ = IntegerShiftRule(p);
     }
@@ -206,7 +206,8 @@ class CudaHistogram final : public HistogramKernel {
   template <class Rule>
   void configure_fast(int sms) {
     const auto policy = tuned<HistogramFastPolicy>(device_.info());
-    fast_ = fast_config<T, Rule>(device_.info(), policy, sms, p_);
+    const unsigned rows = kEven16<Rule> ? even16_rule_.rows() : unsigned(p_.slots());
+    fast_ = fast_config<T, Rule>(device_.info(), policy, sms, p_, rows);
     if (fast_.global)
       bucket_ = bucket_plan<T, Rule>(device_.info(), policy, sms, fast_.counted, p_.n);
     if (bucket_.usable) temp_ = Buffer(device_, bucket_.bytes);
@@ -399,7 +400,7 @@ void histogram_even(const void* d_in, DType dtype, std::int64_t n, std::int64_t 
     using T = kernel_element_t<decltype(t)>;
     const T* x = static_cast<const T*>(d_in);
     auto run = [&](auto rule) {
-      auto c = fast_config<T, decltype(rule)>(info, policy, sms, p);
+      auto c = fast_config<T, decltype(rule)>(info, policy, sms, p, slots);
       launch_fast(c, x, n, 1, rule, slots, d_counts, stream);
     };
     if constexpr (sizeof(T) <= 2) {

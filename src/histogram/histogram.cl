@@ -58,8 +58,9 @@ __kernel void aggregated(__global const T* in, long n, RULE_PARAMS, uint slots, 
 }
 
 // ---- `fast` ----
-// `fast` counts rows (histogram_rules.cl: 0 below the range, 1 + b for bin b, bins + 1 above it,
-// bins + 2 NaN), mapped to slots where a count leaves local memory. COUNT_VALUES counts the
+// `fast` counts rows (histogram_rules.cl's slot_of_row: 0 below the range, 1 + b for bin b,
+// bins + 1 above it, bins + 2 NaN, and with HI_ROW hi's row before those two), mapped to slots
+// where a count leaves local memory. COUNT_VALUES counts the
 // values themselves: 1 for 1-byte input (mapped to slots through the merge table at the flush),
 // 2 for 16-bit input (a row per value of its window, window_row, mapped through the row → slot
 // table, VALUE_SLOTS).
@@ -271,7 +272,7 @@ void count_values(__global const uint4* in, long n, long spacing, RULE_PARAMS, S
 // cell's slot.
 __kernel void fast_local(__global const uint4* in, long n, long spacing, RULE_PARAMS, uint passes,
                          uint span, uint counted, __local uint* hist, __global ulong* counts) {
-  const uint slot_bins = counted - 3;  // counted rows: bins + 3 (unused with COUNT_VALUES)
+  const uint slot_bins = counted - ROWS_PAST_BINS;  // counted rows (unused with COUNT_VALUES)
   const uint first = (get_group_id(0) % passes) * span;
   const uint range = first < counted ? min(span, counted - first) : 0;
 #if PACKED
@@ -309,7 +310,7 @@ __kernel void fast_local(__global const uint4* in, long n, long spacing, RULE_PA
 // with the per-vector test and register runs for skewed data.
 __kernel void fast_global(__global const uint4* in, long n, long spacing, RULE_PARAMS, uint counted,
                           __global ulong* counts) {
-  count_values(in, n, spacing, RULE_ARGS, true, true, 0, counts, 0, NO_INDEX, counted - 3,
+  count_values(in, n, spacing, RULE_ARGS, true, true, 0, counts, 0, NO_INDEX, counted - ROWS_PAST_BINS,
                VALUE_SLOTS, get_global_id(0), get_global_size(0));
 }
 

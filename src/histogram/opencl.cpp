@@ -61,7 +61,8 @@ class OpenclHistogram final : public HistogramKernel {
         strategy_(strategy),
         layout_(strategy == Strategy::fast
                     ? fast_layout(p, d.info(), tuned<HistogramFastPolicy>(d.info()),
-                                  tuned<HistogramOpenclPolicy>(d.info()))
+                                  tuned<HistogramOpenclPolicy>(d.info()),
+                                  static_cast<std::uint32_t>(p.slots()))
                     : FastLayout{}),
         rule_(d, p, strategy == Strategy::fast, layout_.count_values, strategy == Strategy::fast,
               layout_.values16 ? &layout_.window : nullptr) {
@@ -70,6 +71,9 @@ class OpenclHistogram final : public HistogramKernel {
     const HistogramFastPolicy fast_policy = tuned<HistogramFastPolicy>(info);
     const HistogramOpenclPolicy opencl_policy = tuned<HistogramOpenclPolicy>(info);
     const HistogramClassicPolicy classic_policy = tuned<HistogramClassicPolicy>(info);
+    // The 16-bit rule's hi row is one row more than the slots: the rows are laid out again.
+    if (fast && !layout_.count_values && rule_.rows() != layout_.counted)
+      layout_ = fast_layout(p, info, fast_policy, opencl_policy, rule_.rows());
     std::string options = rule_.options();
     local_size_ = static_cast<std::size_t>(fast ? fast_policy.block : classic_policy.block);
     local_size_ =
@@ -181,7 +185,7 @@ class OpenclHistogram final : public HistogramKernel {
         set_args_from(k, i, static_cast<cl_uint>(p_.slots()), cl::Local(local_bytes_),
                       as_mem(counts.handle()));
       else if (strategy_ == Strategy::fast)  // fast_global
-        set_args_from(k, i, static_cast<cl_uint>(p_.slots()), as_mem(counts.handle()));
+        set_args_from(k, i, rule_.rows(), as_mem(counts.handle()));
       else
         set_args_from(k, i, as_mem(counts.handle()));
       cl_.launch(k, groups_ * local_size_, local_size_);

@@ -187,7 +187,8 @@ ValueWindow by_bits(const ValueWindow& w, DType t) {
 }
 
 FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info,
-                       const HistogramFastPolicy& fast, const HistogramOpenclPolicy& opencl) {
+                       const HistogramFastPolicy& fast, const HistogramOpenclPolicy& opencl,
+                       std::uint32_t rows) {
   const std::uint64_t budget = fast_budget(info, fast);
   const std::uint64_t merge_bytes = 256 * 4;
   const bool bytes =
@@ -203,9 +204,7 @@ FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info,
     f.count_values = bytes || values16;
     f.values16 = values16;
     f.window = std::move(window);
-    f.counted = bytes      ? 256u
-                : values16 ? f.window.counted()
-                           : static_cast<std::uint32_t>(p.slots());
+    f.counted = bytes ? 256u : values16 ? f.window.counted() : rows;
     lay_out(f, bytes ? budget - merge_bytes : budget, bytes, float16, p.dtype == DType::bfloat16,
             info, fast, opencl);
     return f;

@@ -77,9 +77,11 @@ struct FastLayout {
   bool narrow_fields() const { return !global && field_bits != 0 && field_bits < 8; }
 };
 
-// The layout of `fast` for problem p on a device, under its tuning policies.
+// The layout of `fast` for problem p on a device, under its tuning policies, where its rule
+// places values in `rows` rows (the slots; one more with Even16Rule's hi row).
 FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info,
-                       const HistogramFastPolicy& fast, const HistogramOpenclPolicy& opencl);
+                       const HistogramFastPolicy& fast, const HistogramOpenclPolicy& opencl,
+                       std::uint32_t rows);
 
 // Groups a compute unit for layout f counting n values (or samples) in local memory. Striped
 // rows and fields of 8 or 16 bits: histogram.fast.groups_per_cu. Fields of 5 or 4 bits (65536

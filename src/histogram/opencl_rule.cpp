@@ -136,6 +136,7 @@ std::string ClBinRule::options() const {
          " -DINT32_FLOAT=" + std::to_string(int32_float_) +
          " -DDTYPE16=" + std::to_string(dtype16()) +
          " -DEVEN16_HI=" + (id_ == 4 && !std::isnan(even16_.hi) ? "1" : "0") +
+         " -DHI_ROW=" + (id_ == 4 && even16_.hi_row ? "1" : "0") +
          " -DVALUE_WINDOW=" + (value_window_ ? "1" : "0");
 }
 

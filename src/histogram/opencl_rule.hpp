@@ -59,9 +59,13 @@ class ClBinRule {
   // (histogram_rules.cl's slot_of_row), so a value table holds each value's row.
   ClBinRule(const Device& d, const HistogramProblem& p, bool fast, bool count_values,
             bool rows = false, const ValueWindow* window = nullptr);
-  // -DT, -DVEC, -DRULE, -DINT64_ATOMICS, -DFLOAT_EDGES, -DINT32_FLOAT, -DDTYPE16, -DEVEN16_HI
-  // and -DVALUE_WINDOW of histogram_rules.cl.
+  // -DT, -DVEC, -DRULE, -DINT64_ATOMICS, -DFLOAT_EDGES, -DINT32_FLOAT, -DDTYPE16, -DEVEN16_HI,
+  // -DHI_ROW and -DVALUE_WINDOW of histogram_rules.cl.
   std::string options() const;
+  // The rows a `fast` kernel places values in: the slots, one more with Even16Rule's hi row.
+  std::uint32_t rows() const {
+    return id_ == 4 ? even16_.rows() : static_cast<std::uint32_t>(p_.slots());
+  }
   // Binds the rule's parameters from argument `first` on; returns the next argument index.
   cl_uint bind(cl::Kernel& k, cl_uint first) const;
   std::size_t temp_bytes() const { return aux_.bytes(); }

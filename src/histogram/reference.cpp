@@ -178,36 +178,44 @@ Even16Rule::Even16Rule(const HistogramProblem& p) {
   whole = static_cast<int>(std::nearbyint(offset));
   fraction = static_cast<float>(offset - whole);
   low = -0.5f - static_cast<float>(whole);
-  high = static_cast<float>(p.bins - whole) + 0.5f;
   shift = static_cast<float>(0x1p23 + 1 + whole);
-  // hi itself where a value of the dtype equals it (the kernels' closing test), else NaN: no
-  // value needs the test (uint16 over [0, 65536] and the like).
+  bins = static_cast<int>(p.bins);
   const Sorted16 values(p.dtype);
   const unsigned at_hi = values.first_at_or_above(p.hi);
-  hi = at_hi < values.count && values.value(at_hi) == p.hi ? static_cast<float>(p.hi)
-                                                           : std::nanf("");
-  bins = static_cast<int>(p.bins);
+  const bool hi_value = at_hi < values.count && values.value(at_hi) == p.hi;
   const EvenRule reference(p);
+  // Whether the rule places every value where the reference does: with the hi row, hi at
+  // bins + 1 and the slots past the bins a row further.
   auto agrees = [&](double x) {
     const std::int64_t slot = reference.slot(x);
-    const std::int64_t expected = row_of_slot(slot, p.bins);
+    std::int64_t expected = row_of_slot(slot, p.bins);
+    if (hi_row && x == p.hi) expected = p.bins + 1;
+    if (hi_row && slot > p.bins) expected = slot + 1;
     return row(static_cast<float>(x)) == static_cast<std::uint32_t>(expected);
   };
-  // Each value once, in increasing order: the values either side of each edge (hi the last),
-  // the first above hi, the dtype's ends and NaN.
-  long long checked = -1;
-  auto check = [&](unsigned k) {
-    if (static_cast<long long>(k) <= checked) return true;
-    checked = k;
-    return agrees(values.value(k));
+  // The rule with or without the hi row, checked on each value once, in increasing order: the
+  // values either side of each edge (hi the last), the first above hi, the dtype's ends and NaN.
+  auto holds = [&](bool with_hi_row) {
+    hi_row = with_hi_row;
+    high = static_cast<float>(p.bins - whole) + (hi_row ? 1.5f : 0.5f);
+    // The closing test's hi where a value of the dtype equals it and has no row of its own, else
+    // NaN: no value needs the test (uint16 over [0, 65536] and the like).
+    hi = hi_value && !hi_row ? static_cast<float>(p.hi) : std::nanf("");
+    long long checked = -1;
+    auto check = [&](unsigned k) {
+      if (static_cast<long long>(k) <= checked) return true;
+      checked = k;
+      return agrees(values.value(k));
+    };
+    bool agree = check(0) && (!is_float(p.dtype) || agrees(std::nan("")));
+    for (std::int64_t i = 0; agree && i <= p.bins; ++i) {
+      const unsigned k = values.first_at_or_above(even_edge(p, i));
+      agree = (k == 0 || check(k - 1)) && (k == values.count || check(k));
+    }
+    const unsigned above = values.first_at_or_above(std::nextafter(p.hi, INFINITY));
+    return agree && (above == values.count || check(above)) && check(values.count - 1);
   };
-  bool agree = check(0) && (!is_float(p.dtype) || agrees(std::nan("")));
-  for (std::int64_t i = 0; agree && i <= p.bins; ++i) {
-    const unsigned k = values.first_at_or_above(even_edge(p, i));
-    agree = (k == 0 || check(k - 1)) && (k == values.count || check(k));
-  }
-  const unsigned above = values.first_at_or_above(std::nextafter(p.hi, INFINITY));
-  usable = agree && (above == values.count || check(above)) && check(values.count - 1);
+  usable = (hi_value && holds(true)) || holds(false);
 }
 
 Float64EvenRule::Float64EvenRule(const HistogramProblem& p) {

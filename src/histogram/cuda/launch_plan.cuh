@@ -83,16 +83,16 @@ auto fast_shared_for(const FastConfig& c) {
   }
 }
 
-// The `fast` configuration of problem `p` (element type T in the kernels).
+// The `fast` configuration of problem `p` (element type T in the kernels), whose rule places
+// values in `rows` rows (the slots, one more with the 16-bit rule's hi row).
 template <class T, class Rule>
 FastConfig fast_config(const DeviceInfo& info, const HistogramFastPolicy& policy, int sms,
-                       const HistogramProblem& p) {
+                       const HistogramProblem& p, unsigned rows) {
   const DType dtype = p.dtype;
-  const unsigned slots = unsigned(p.slots());
   const long long n = p.n;
   FastConfig c;
   c.block = policy.block;
-  c.counted = kCountsPerValue<Rule> ? 1u << (8 * sizeof(T)) : slots;
+  c.counted = kCountsPerValue<Rule> ? 1u << (8 * sizeof(T)) : rows;
   const std::size_t budget = fast_shared_budget(info, policy);
   auto passes_for = [&](std::size_t bytes_per_row) {
     // A row for values outside the pass, rounding, and the rest of the last group of permuted

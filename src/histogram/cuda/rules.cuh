@@ -328,21 +328,24 @@ __device__ unsigned corrected_place(const Rule& rule, T x, unsigned candidate) {
 }
 
 // The slot of each row `fast` counts: the float and integer rules' rows are shifted (row 0 below
-// the range), a value counted per value goes through the value → slot table, every other rule's
-// rows are their slots.
+// the range, and the 16-bit rule's hi row: slot_of_row), a value counted per value goes through
+// the value → slot table, every other rule's rows are their slots.
 struct RowSlots {
   unsigned bins = 0;
   bool shifted = false;
   const unsigned* table = nullptr;  // counting per value: each value's slot
+  bool hi_row = false;              // Even16Rule::hi_row
   __device__ unsigned of(unsigned r) const {
     if (table) return table[r];
-    return !shifted ? r : (r == 0 ? bins : (r <= bins ? r - 1 : r));
+    return shifted ? slot_of_row(r, bins, hi_row) : r;
   }
 };
 
 template <class Rule>
 RowSlots __host__ __device__ row_slots(const Rule& rule) {
-  if constexpr (std::is_same_v<Rule, IntegerRuleDevice> || kEven16<Rule>) {
+  if constexpr (kEven16<Rule>) {
+    return RowSlots{unsigned(rule.rule.bins), true, nullptr, rule.rule.hi_row};
+  } else if constexpr (std::is_same_v<Rule, IntegerRuleDevice>) {
     return RowSlots{unsigned(rule.rule.bins), true};
   } else if constexpr (std::is_same_v<Rule, FloatRuleDevice> ||
                        std::is_same_v<Rule, DoubleRuleDevice>) {
