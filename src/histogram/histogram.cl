@@ -310,8 +310,8 @@ __kernel void fast_local(__global const uint4* in, long n, long spacing, RULE_PA
 // with the per-vector test and register runs for skewed data.
 __kernel void fast_global(__global const uint4* in, long n, long spacing, RULE_PARAMS, uint counted,
                           __global ulong* counts) {
-  count_values(in, n, spacing, RULE_ARGS, true, true, 0, counts, 0, NO_INDEX, counted - ROWS_PAST_BINS,
-               VALUE_SLOTS, get_global_id(0), get_global_size(0));
+  count_values(in, n, spacing, RULE_ARGS, true, true, 0, counts, 0, NO_INDEX,
+               counted - ROWS_PAST_BINS, VALUE_SLOTS, get_global_id(0), get_global_size(0));
 }
 
 #if COUNT_VALUES == 2 && PACKED && WHOLE && !VALUE_WINDOW && FIELDS * FIELD_BITS < 32
