@@ -371,10 +371,19 @@ TEST(HistogramOpenclFast, LayoutOfEachProblemOnAGpu) {
   EXPECT_TRUE(crowded.permuted_rows);
   EXPECT_EQ(crowded.columns, 2u);
   EXPECT_EQ(crowded.local_bytes, 4112u * 2 * 4);
-  // From 8 columns (4 lanes a column) bfloat16's rows stay in order too.
+  // From 8 columns (4 lanes a column) bfloat16's rows stay in order too; in 8 they are padded to
+  // 9 words a row where its crowded rows lie 4 or more apart (over [0, 1] in 1024 bins; 2 over
+  // [-1, 1]).
   const auto eight = layout_on(gpu, DType::bfloat16, 1024, 0, 1);
   EXPECT_EQ(eight.columns, 8u);
   EXPECT_FALSE(eight.permuted_rows);
+  EXPECT_TRUE(eight.padded_rows);
+  EXPECT_EQ(eight.local_bytes, 1027u * 9 * 4);
+  const auto both_signs = layout_on(gpu, DType::bfloat16, 1024, -1, 1);
+  EXPECT_EQ(both_signs.columns, 8u);
+  EXPECT_FALSE(both_signs.padded_rows);
+  EXPECT_FALSE(layout(DType::float16, 1024).padded_rows);
+  EXPECT_FALSE(crowded.padded_rows);
   EXPECT_FALSE(layout(DType::float16, 4096).permuted_rows);
   EXPECT_FALSE(layout(DType::float32, 4096).permuted_rows);
   EXPECT_FALSE(layout(DType::int16, 4096).permuted_rows);

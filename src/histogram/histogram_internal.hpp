@@ -134,6 +134,23 @@ PARPAT_HOST_DEVICE inline std::uint32_t slot_of_row(std::uint32_t row, std::uint
   return hi_row ? (row == bins + 1 ? bins - 1 : row - 1) : row;
 }
 
+// The rows between neighbouring bfloat16 values at the top of an even range, as a power of two
+// (0 under two rows, and for other input): its 128 values an octave crowd rows that far apart
+// (16 over [0, 1) in 4096 bins), which permuted rows spread over the banks only if the bits they
+// xor in reach that high (CUDA's StripedRows); an odd stride of padded rows (8 columns, CUDA and
+// OpenCL) spreads them where they lie at least 4 apart.
+inline unsigned crowded_row_gap_log2(const HistogramProblem& p) {
+  if (p.dtype != DType::bfloat16 || !p.even) return 0;
+  const double top = std::max(std::fabs(p.lo), std::fabs(p.hi));
+  int exponent = std::ilogb(top);                    // top in [2^e, 2^(e+1))
+  if (std::ldexp(1.0, exponent) == top) --exponent;  // values below 2^e lie in the octave below
+  const double gap = std::ldexp(1.0, exponent - 7) / p.step();
+  unsigned log2 = 0;
+  while (log2 < 24 && std::ldexp(1.0, int(log2) + 1) <= gap)
+    ++log2;
+  return log2;
+}
+
 // The even-bin rule at speed: a candidate bin from (x − lo)·(N / (hi − lo)), as numpy computes
 // it, then moved until edge[c] ≤ x < edge[c + 1] holds for the exact float64 edges, so the
 // answer is reference_slot's whatever the rounding of the candidate.

@@ -6,11 +6,11 @@
 // rows of one range (values outside it are not counted: no atomic at all, where a shared
 // discard row would take the atomics of most values of a range on one word):
 //  - striped (FIELD_BITS 0): 32-bit counters, row r of work-item i at
-//    striped_place(r)·COLUMNS + i % COLUMNS (`local_sink` points at the work-item's column), so
+//    striped_place(r)·ROW_WORDS + i % COLUMNS (`local_sink` points at the work-item's column), so
 //    with 32 columns the lanes of a warp hit their own banks and equal values cost no contention;
-//    with fewer and PERMUTED_ROWS (bfloat16 by default) the rows are permuted in groups of one
-//    turn of the 32 banks (striped_place), so that the rows a power of two apart that such data
-//    crowds do not share a bank;
+//    with fewer and PERMUTED_ROWS (bfloat16 below 8 columns) the rows are permuted in groups of
+//    one turn of the 32 banks (striped_place), and with PADDED_ROWS (bfloat16 in 8) padded to an
+//    odd stride, so that the rows a power of two apart that such data crowds do not share a bank;
 //  - packed (FIELD_BITS 16, 8, 5 or 4): FIELDS counters to a 32-bit word, row r in field
 //    r % FIELDS of word r / FIELDS, for more rows in one range (65536 slots fit 48 KiB in one
 //    range of 5-bit fields, against three of 16-bit ones, each of which re-reads and re-places
@@ -35,13 +35,19 @@
 // the bits above them within its aligned group of BANK_ROWS rows (the identity with 32 columns or
 // without PERMUTED_ROWS). bfloat16 in [0, 1) over 4096 bins puts half its values on 128 rows 16
 // apart, in order one bank a column. The striped words of a range take whole groups, so every
-// place lies inside (the host allocates whole groups either way).
+// place lies inside (the host allocates whole groups either way). With PADDED_ROWS a row takes
+// COLUMNS + 1 words (ROW_WORDS), an odd stride that spreads rows a power of two apart over the
+// banks at no instruction a value (bfloat16 in 8 columns).
+#ifndef PADDED_ROWS
+#define PADDED_ROWS 0
+#endif
+#define ROW_WORDS (COLUMNS + PADDED_ROWS)
 #define BANK_ROWS (PERMUTED_ROWS && COLUMNS < 32 ? 32 / COLUMNS : 1)
 uint striped_place(uint r) {
   return r ^ ((r / BANK_ROWS) & (BANK_ROWS - 1));
 }
 uint striped_words(uint range) {
-  return (range + BANK_ROWS - 1) / BANK_ROWS * BANK_ROWS * COLUMNS;
+  return (range + BANK_ROWS - 1) / BANK_ROWS * BANK_ROWS * ROW_WORDS;
 }
 
 // With NVIDIA_PTX (set by the host on NVIDIA only) local atomics take a 32-bit shared-window
@@ -49,7 +55,7 @@ uint striped_words(uint range) {
 // would take more integer instructions per value in a kernel that the integer pipe bounds.
 #if NVIDIA_PTX
 void local_add(__local uint* column, uint row, uint n) {
-  uint address = (uint)(size_t)column + striped_place(row) * (COLUMNS * 4);
+  uint address = (uint)(size_t)column + striped_place(row) * (ROW_WORDS * 4);
   asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(address), "r"(n) : "memory");
 }
 uint word_add(__local uint* words, uint index, uint addend) {
@@ -62,7 +68,7 @@ uint word_add(__local uint* words, uint index, uint addend) {
 }
 #else
 void local_add(__local uint* column, uint row, uint n) {
-  atomic_add(column + striped_place(row) * COLUMNS, n);
+  atomic_add(column + striped_place(row) * ROW_WORDS, n);
 }
 uint word_add(__local uint* words, uint index, uint addend) {
   return atomic_add(words + index, addend);
@@ -263,7 +269,7 @@ uint column_total(__local const uint* hist, uint row) {
   const uint place = striped_place(row);
   uint total = 0;
   for (uint c = 0; c < COLUMNS; ++c)
-    total += hist[place * COLUMNS + ((c + row) & (COLUMNS - 1))];
+    total += hist[place * ROW_WORDS + ((c + row) & (COLUMNS - 1))];
   return total;
 }
 

@@ -102,6 +102,7 @@ class OpenclHistogram final : public HistogramKernel {
         local_bytes_ = layout_.local_bytes;
         options += " -DCOLUMNS=" + std::to_string(layout_.columns) +
                    " -DPERMUTED_ROWS=" + (layout_.permuted_rows ? "1" : "0") +
+                   " -DPADDED_ROWS=" + (layout_.padded_rows ? "1" : "0") +
                    " -DRUNS=" + (layout_.runs ? "1" : "0") +
                    " -DWHOLE=" + (layout_.passes == 1 ? "1" : "0") +
                    " -DFIELD_BITS=" + std::to_string(layout_.field_bits) +

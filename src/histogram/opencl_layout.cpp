@@ -38,10 +38,11 @@ void pick_fields(FastLayout& f, std::uint64_t counted, std::uint64_t room, int o
 
 // Lays f.counted rows (or values) out in `room` bytes of local memory, where `bytes`: 1-byte
 // input's merge table takes the rest of the budget, `crowded_dtype`: the dtype crowds a few
-// neighbouring rows and values (float16, bfloat16), and `bank_crowded`: its values crowd rows a
-// power of two apart (bfloat16: the 128 values of an octave).
+// neighbouring rows and values (float16, bfloat16), `bank_crowded`: its values crowd rows a
+// power of two apart (bfloat16: the 128 values of an octave), and `gap_of_four`: 4 or more apart
+// (crowded_row_gap_log2).
 void lay_out(FastLayout& f, std::uint64_t room, bool bytes, bool crowded_dtype, bool bank_crowded,
-             const DeviceInfo& info, const HistogramFastPolicy& fast,
+             bool gap_of_four, const DeviceInfo& info, const HistogramFastPolicy& fast,
              const HistogramOpenclPolicy& opencl) {
   const std::uint64_t counted = f.counted;
   std::uint32_t max_columns = 1;
@@ -85,15 +86,22 @@ void lay_out(FastLayout& f, std::uint64_t room, bool bytes, bool crowded_dtype, 
   // order -> permuted: bfloat16 uniform in [0, 1) 787 -> 382, normal 858 -> 383; float32 uniform
   // 439 -> 453), and bfloat16 too from 8 columns, where 4 lanes share a column (H200, 2^29
   // values at 1024 bins, µs, permuted -> in order: uniform 367.9 -> 328.7, normal 367.2 -> 334.2).
-  f.permuted_rows =
-      !bytes && !f.global && f.field_bits == 0 &&
-      (fast.permuted_rows == 2 ? f.columns < 32
-                               : fast.permuted_rows == 1 && bank_crowded && f.columns < 8);
+  const bool striped = !bytes && !f.global && f.field_bits == 0;
+  f.permuted_rows = striped && (fast.permuted_rows == 2
+                                    ? f.columns < 32
+                                    : fast.permuted_rows == 1 && bank_crowded && f.columns < 8);
+  // In 8 columns bfloat16's rows 4 or more apart are padded to an odd stride of 9 words, as CUDA's
+  // are: they spread over the banks at no instruction a value (H200, 2^29 values at 1024 bins,
+  // µs, uniform / normal: in order 310.1 / 315.5, padded histogram-opencl-padded-rows).
+  f.padded_rows = striped && fast.permuted_rows == 1 && bank_crowded && gap_of_four &&
+                  f.columns == 8 && std::uint64_t{f.range} * 9 * 4 <= room;
+  const std::size_t striped_bytes = f.padded_rows ? std::size_t{f.range} * (f.columns + 1) * 4
+                                                  : striped_words(f.range, f.columns) * 4;
   f.local_bytes = f.global ? 0
                   : f.field_bits
                       ? (std::size_t{f.range} + 32 / f.field_bits - 1) / (32 / f.field_bits) * 4 +
                             std::size_t{f.hot_entries} * 12
-                      : striped_words(f.range, f.columns) * 4 + (bytes ? std::size_t{256 * 4} : 0);
+                      : striped_bytes + (bytes ? std::size_t{256 * 4} : 0);
 }
 
 // Local memory for `fast`'s counters: histogram.fast.striped_kib within the device's budget.
@@ -206,7 +214,7 @@ FastLayout fast_layout(const HistogramProblem& p, const DeviceInfo& info,
     f.window = std::move(window);
     f.counted = bytes ? 256u : values16 ? f.window.counted() : rows;
     lay_out(f, bytes ? budget - merge_bytes : budget, bytes, float16, p.dtype == DType::bfloat16,
-            info, fast, opencl);
+            crowded_row_gap_log2(p) >= 2, info, fast, opencl);
     return f;
   };
   FastLayout f = layout_with(values16 ? value_window(p) : ValueWindow{});
@@ -245,7 +253,7 @@ FastLayout fast_rows_layout(std::uint32_t rows, const DeviceInfo& info,
                             const HistogramFastPolicy& fast, const HistogramOpenclPolicy& opencl) {
   FastLayout f;
   f.counted = rows;
-  lay_out(f, fast_budget(info, fast), false, false, false, info, fast, opencl);
+  lay_out(f, fast_budget(info, fast), false, false, false, false, info, fast, opencl);
   return f;
 }
 

@@ -72,6 +72,9 @@ struct FastLayout {
   // Striped rows permuted in groups of a turn of the banks (histogram_sink.cl's striped_place):
   // float16 and bfloat16, whose values crowd rows a power of two apart.
   bool permuted_rows = false;
+  // Striped rows padded to a stride of columns + 1 words (histogram_sink.cl's PADDED_ROWS):
+  // bfloat16 in 8 columns.
+  bool padded_rows = false;
   std::size_t local_bytes = 0;
   // Fields of 5 or 4 bits in local memory: 65536 rows in one range, wrapping often.
   bool narrow_fields() const { return !global && field_bits != 0 && field_bits < 8; }

@@ -46,22 +46,6 @@ struct FastConfig {
   }
 };
 
-// The rows between neighbouring bfloat16 values at the top of an even range, as a power of two
-// (0 under two rows, and for other input): its 128 values an octave crowd rows that far apart
-// (16 over [0, 1) in 4096 bins), which permuted rows spread over the banks only if the bits they
-// xor in reach that high (StripedRows).
-inline unsigned crowded_row_gap_log2(const HistogramProblem& p) {
-  if (p.dtype != DType::bfloat16 || !p.even) return 0;
-  const double top = std::max(std::fabs(p.lo), std::fabs(p.hi));
-  int exponent = std::ilogb(top);                    // top in [2^e, 2^(e+1))
-  if (std::ldexp(1.0, exponent) == top) --exponent;  // values below 2^e lie in the octave below
-  const double gap = std::ldexp(1.0, exponent - 7) / p.step();
-  unsigned log2 = 0;
-  while (log2 < 24 && std::ldexp(1.0, int(log2) + 1) <= gap)
-    ++log2;
-  return log2;
-}
-
 // The shared memory `fast` counts in, at most.
 inline std::size_t fast_shared_budget(const DeviceInfo& info, const HistogramFastPolicy& policy) {
   return std::min<std::size_t>(info.local_memory, std::size_t(policy.shared_kib) << 10);
@@ -71,7 +55,7 @@ inline std::size_t fast_shared_budget(const DeviceInfo& info, const HistogramFas
 // pass over every slot.
 template <class T, class Rule>
 auto fast_shared_for(const FastConfig& c) {
-  // The 16-bit rule's rows (up to 16387) always fit in one pass of 32-bit counters.
+  // The 16-bit rule's rows (up to 16388) always fit in one pass of 32-bit counters.
   if constexpr (kEven16<Rule>) {
     return &fast_shared_kernel<T, Rule, false, true>;
   } else {
