@@ -44,9 +44,9 @@ struct HistogramClassicPolicy : SameOnEveryDevice<HistogramClassicPolicy> {
 // CUDA's counters take at most `shared_kib` of shared memory a block (within the device's opt-in
 // limit): set to 48 it shows what the kernels do within the local memory NVIDIA's OpenCL gives a
 // group (histogram-opencl-48kib). The lane-striped rows (CUDA and OpenCL) are permuted within each
-// turn of the banks for bfloat16 in fewer than 8 columns, and on CUDA padded to an odd stride in 8
+// turn of the banks for bfloat16 in fewer than 8 columns, and padded to an odd stride in 8
 // (`permuted_rows` 1; 2: every input but 1-byte permuted in fewer than 32; 0: none):
-// histogram-striped-rows-permuted, histogram-cuda-permuted-bfloat16.
+// histogram-striped-rows-permuted, histogram-cuda-permuted-bfloat16, histogram-opencl-padded-rows.
 struct HistogramFastPolicy {
   static constexpr const char* kName = "histogram.fast";
   int block = 1024;
@@ -91,14 +91,14 @@ struct HistogramFastPolicy {
 // per value adds its rows to a table of the rows (then added to the slots) of `value_row_bits`-bit
 // words (32: where the input has fewer than 2^32 values, else 64; histogram-opencl-value-rows);
 // NVIDIA's inline PTX (`ptx`: local atomics on 32-bit shared addresses, the float32 floor without
-// the conversion unit); where it would count globally, 4- and 8-byte input sorts rows into buckets
-// of `bucket_rows` rows counted in local memory (`bucketed`: on NVIDIA,
-// histogram-opencl-bucketed-port; a CPU driver counts globally faster), the sort by
-// `bucket_groups_per_cu` groups a compute unit taking tiles in turn (a vector of one value's bits
-// placed once where `bucket_same_vectors` says: 0 never, 1 for float input, whose rules cost
-// more than the test, 2 always), the count in `bucket_items_per_cu` items a compute unit for
-// uniform data. Global counting on the resident grid, float64 edges, packed fields:
-// measured, bench/tuning/measurements.json, histogram-opencl-global-packed.
+// the conversion unit, clamps by min.NaN and max.NaN, histogram-opencl-clamp); where it would count
+// globally, 4- and 8-byte input sorts rows into buckets of `bucket_rows` rows counted in local
+// memory (`bucketed`: on NVIDIA, histogram-opencl-bucketed-port; a CPU driver counts globally
+// faster), the sort by `bucket_groups_per_cu` groups a compute unit taking tiles in turn (a vector
+// of one value's bits placed once where `bucket_same_vectors` says: 0 never, 1 for float input,
+// whose rules cost more than the test, 2 always), the count in `bucket_items_per_cu` items a
+// compute unit for uniform data. Global counting on the resident grid, float64 edges, packed
+// fields: measured, bench/tuning/measurements.json, histogram-opencl-global-packed.
 struct HistogramOpenclPolicy {
   static constexpr const char* kName = "histogram.opencl";
   int global_groups_per_cu = 2;
