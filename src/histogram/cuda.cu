@@ -16,29 +16,29 @@
 //    histogram.fast.per_value16_min_bins bins and float16 and bfloat16 from
 //    histogram.fast.per_value_float16_min_bins bins (65536 packed counters). 16-bit input with even
 //    bins takes Even16Rule where its host check holds (one float multiply-add per value, no test of
-//    exactness: the check covers every value), and 4- and 8-byte integers with power-of-two bin
-//    widths over an integer range IntegerShiftRule (integer arithmetic alone, exact by
-//    construction). Otherwise float32, float16, bfloat16 (their bits decoded) and 16- and 32-bit
-//    integers (32-bit ones up to histogram.fast.int_float_max_bins bins: those up to 2^24 in
-//    magnitude exactly floats; others by the float64 rule) with even bins take FloatEvenRule (float
-//    arithmetic, exact through a proven error bound; the rare value near an edge is settled against
-//    the float64 edges; no value at all where the arithmetic cannot round: uint32 with power-of-two
-//    widths, float16 from 0, and float32 and bfloat16 from 0 since CUDA keeps subnormals). float64
-//    with even bins takes Float64EvenRule (the same rows in float64 arithmetic, settled against the
-//    edges only next to one), and so do 4- and 8-byte integers that no rule above takes, each
-//    converted to float64 first as numpy converts it (up to histogram.fast.int_float_max_bins
-//    bins). The shared histogram is lane-striped: slot s of lane l at π(s)·C + l mod C, with C up
-//    to 32 columns, so the lanes of a warp hit distinct banks and distinct words however the data
-//    is spread (for bfloat16 in fewer than 8 columns π permutes the rows within each turn of the
-//    banks, and in 8 a spare word a row makes the stride odd, so that the rows a power of two apart
-//    that its data crowds do not share a bank: StripedRows, elsewhere the identity); with fewer
-//    columns a per-vector vote sends skewed data through per-thread runs (one atomic per run of
-//    equal slots). 32-bit shared counts are added to the 64-bit global ones at the end. When the
-//    slots do not fit in shared memory the kernel makes passes over slot ranges (each pass reads
-//    the input again and counts only its range); past `histogram.fast.max_passes` passes 4- and
-//    8-byte input is sorted into buckets of rows, each counted in shared memory
-//    (kernels_bucketed.cuh; temporary memory of 2 bytes a value, in chunks), and other input counts
-//    straight into global memory, with the same runs.
+//    exactness: the check covers every value; hi in a row of its own where it can be), and 4- and
+//    8-byte integers with power-of-two bin widths over an integer range IntegerShiftRule (integer
+//    arithmetic alone, exact by construction). Otherwise float32, float16, bfloat16 (their bits
+//    decoded) and 16- and 32-bit integers (32-bit ones up to histogram.fast.int_float_max_bins
+//    bins: those up to 2^24 in magnitude exactly floats; others by the float64 rule) with even bins
+//    take FloatEvenRule (float arithmetic, exact through a proven error bound; the rare value near
+//    an edge is settled against the float64 edges; no value at all where the arithmetic cannot
+//    round: uint32 with power-of-two widths, float16 from 0, and float32 and bfloat16 from 0 since
+//    CUDA keeps subnormals). float64 with even bins takes Float64EvenRule (the same rows in float64
+//    arithmetic, settled against the edges only next to one), and so do 4- and 8-byte integers that
+//    no rule above takes, each converted to float64 first as numpy converts it (up to
+//    histogram.fast.int_float_max_bins bins). The shared histogram is lane-striped: slot s of lane
+//    l at π(s)·C + l mod C, with C up to 32 columns, so the lanes of a warp hit distinct banks and
+//    distinct words however the data is spread (for bfloat16 in fewer than 8 columns π permutes the
+//    rows within each turn of the banks, and in 8 a spare word a row makes the stride odd, so that
+//    the rows a power of two apart that its data crowds do not share a bank: StripedRows, elsewhere
+//    the identity); with fewer columns a per-vector vote sends skewed data through per-thread runs
+//    (one atomic per run of equal slots). 32-bit shared counts are added to the 64-bit global ones
+//    at the end. When the slots do not fit in shared memory the kernel makes passes over slot
+//    ranges (each pass reads the input again and counts only its range); past
+//    `histogram.fast.max_passes` passes 4- and 8-byte input is sorted into buckets of rows, each
+//    counted in shared memory (kernels_bucketed.cuh; temporary memory of 2 bytes a value, in
+//    chunks), and other input counts straight into global memory, with the same runs.
 #include <cuda_runtime.h>
 
 #include <algorithm>
