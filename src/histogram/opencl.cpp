@@ -20,18 +20,19 @@
 // counters in as many columns (a power of two up to 32) as histogram.fast.striped_kib allows, so
 // the lanes of a warp hit their own banks (on NVIDIA each add is one red.shared on a 32-bit
 // address); for bfloat16 the rows are permuted within each turn of the banks below 8 columns and
-// padded to an odd stride in 8, so the rows a power of two apart that it crowds do not share one. Rows beyond local memory are split
-// into ranges counted side by side by sets of groups over the same input chunk (read once from
-// memory, then from L2), in packed counters where 32-bit ones would need more than one range
-// (histogram.opencl.packed): fields of 16, 8 or 5 bits, the widest that needs the fewest ranges, so
-// 65536 rows fit one range of 5-bit fields in 48 KiB (each range re-places every value); past
-// histogram.fast.max_passes ranges, and for float16 and bfloat16 (whose crowded rows would wrap
-// narrow fields) past 16-bit fields, the kernel counts straight into global memory, where a cheap
-// test per 16-byte vector sends skewed data through runs of equal rows kept in registers (one
-// atomic per run; where histogram.opencl.bucketed says so, by default on NVIDIA, 4- and 8-byte
-// input sorts its rows into buckets counted in local memory instead, opencl_bucketed.hpp). In local
-// memory the runs are off by default (histogram.fast.runs_below_columns): OpenCL 1.2 has no warp
-// vote, so each work-item decides, and the split warps cost more than the atomics they save.
+// padded to an odd stride in 8, so the rows a power of two apart that it crowds do not share one.
+// Rows beyond local memory are split into ranges counted side by side by sets of groups over the
+// same input chunk (read once from memory, then from L2), in packed counters where 32-bit ones
+// would need more than one range (histogram.opencl.packed): fields of 16, 8 or 5 bits, the widest
+// that needs the fewest ranges, so 65536 rows fit one range of 5-bit fields in 48 KiB (each range
+// re-places every value); past histogram.fast.max_passes ranges, and for float16 and bfloat16
+// (whose crowded rows would wrap narrow fields) past 16-bit fields, the kernel counts straight into
+// global memory, where a cheap test per 16-byte vector sends skewed data through runs of equal rows
+// kept in registers (one atomic per run; where histogram.opencl.bucketed says so, by default on
+// NVIDIA, 4- and 8-byte input sorts its rows into buckets counted in local memory instead,
+// opencl_bucketed.hpp). In local memory the runs are off by default
+// (histogram.fast.runs_below_columns): OpenCL 1.2 has no warp vote, so each work-item decides, and
+// the split warps cost more than the atomics they save.
 #include <algorithm>
 #include <string>
 #include <type_traits>
