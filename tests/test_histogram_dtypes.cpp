@@ -398,9 +398,9 @@ TEST_P(HistogramDTypes, Float16TypesOfRandomDataInEveryLayout) {
     check(v, HistogramBins::even(65536, -8, 8), "65536 bins");
     check(v, HistogramBins::even(7, 0, 1), "7 bins");
     // Values in [0, 1) crowd rows a power of two apart over 4096 bins (half of bfloat16's on 128
-    // rows 16 apart), which striped counters store permuted (in 8 columns: padded to an odd
-    // stride, as at 1024 bins on OpenCL); the rows past the bins (below, hi, above, NaN) end a
-    // group of permuted rows.
+    // rows 16 apart), which striped counters store permuted (in 8 columns: skewed on CUDA, padded
+    // to an odd stride on OpenCL, as at 1024 bins there); the rows past the bins (below, hi, above,
+    // NaN) end a group of permuted rows.
     std::uniform_real_distribution<double> unit(0, 1);
     for (std::size_t i = 0; i < list.size(); ++i)
       list[i] = i % 997 == 0   ? std::numeric_limits<long double>::quiet_NaN()

@@ -137,8 +137,8 @@ PARPAT_HOST_DEVICE inline std::uint32_t slot_of_row(std::uint32_t row, std::uint
 // The rows between neighbouring bfloat16 values at the top of an even range, as a power of two
 // (0 under two rows, and for other input): its 128 values an octave crowd rows that far apart
 // (16 over [0, 1) in 4096 bins), which permuted rows spread over the banks only if the bits they
-// xor in reach that high (CUDA's StripedRows); an odd stride of padded rows (8 columns, CUDA and
-// OpenCL) spreads them where they lie at least 4 apart.
+// xor in reach that high (CUDA's StripedRows); in 8 columns CUDA's skewed rows and OpenCL's odd
+// stride of padded rows spread them where they lie at least 4 apart.
 inline unsigned crowded_row_gap_log2(const HistogramProblem& p) {
   if (p.dtype != DType::bfloat16 || !p.even) return 0;
   const double top = std::max(std::fabs(p.lo), std::fabs(p.hi));

@@ -90,9 +90,10 @@ void lay_out(FastLayout& f, std::uint64_t room, bool bytes, bool crowded_dtype, 
   f.permuted_rows = striped && (fast.permuted_rows == 2
                                     ? f.columns < 32
                                     : fast.permuted_rows == 1 && bank_crowded && f.columns < 8);
-  // In 8 columns bfloat16's rows 4 or more apart are padded to an odd stride of 9 words, as CUDA's
-  // are: they spread over the banks at no instruction a value (H200, 2^29 values at 1024 bins,
-  // µs, uniform / normal, same call: in order 307.3 / 314.3, padded 283.1 / 279.0).
+  // In 8 columns bfloat16's rows 4 or more apart are padded to an odd stride of 9 words (as CUDA's
+  // were before its skewed rows): they spread over the banks at no instruction a value (H200, 2^29
+  // values at 1024 bins, µs, uniform / normal, same call: in order 307.3 / 314.3, padded 283.1 /
+  // 279.0).
   f.padded_rows = striped && fast.permuted_rows == 1 && bank_crowded && gap_of_four &&
                   f.columns == 8 && std::uint64_t{f.range} * 9 * 4 <= room;
   const std::size_t striped_bytes = f.padded_rows ? std::size_t{f.range} * (f.columns + 1) * 4

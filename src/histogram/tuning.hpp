@@ -44,9 +44,10 @@ struct HistogramClassicPolicy : SameOnEveryDevice<HistogramClassicPolicy> {
 // CUDA's counters take at most `shared_kib` of shared memory a block (within the device's opt-in
 // limit): set to 48 it shows what the kernels do within the local memory NVIDIA's OpenCL gives a
 // group (histogram-opencl-48kib). The lane-striped rows (CUDA and OpenCL) are permuted within each
-// turn of the banks for bfloat16 in fewer than 8 columns, and padded to an odd stride in 8
-// (`permuted_rows` 1; 2: every input but 1-byte permuted in fewer than 32; 0: none):
-// histogram-striped-rows-permuted, histogram-cuda-permuted-bfloat16, histogram-opencl-padded-rows.
+// turn of the banks for bfloat16 in fewer than 8 columns, and in 8 skewed (CUDA) or padded to an
+// odd stride (OpenCL) (`permuted_rows` 1; 2: every input but 1-byte permuted in fewer than 32; 0:
+// none): histogram-striped-rows-permuted, histogram-cuda-permuted-bfloat16,
+// histogram-cuda-skewed-rows, histogram-opencl-padded-rows.
 struct HistogramFastPolicy {
   static constexpr const char* kName = "histogram.fast";
   int block = 1024;

@@ -370,12 +370,18 @@ __global__ void fast_shared_kernel(const T* __restrict__ in, long long n, long l
       count_values<kWhole>(in, n, step, rule, first, range,
                            PackedSink(hist, counts, first, range, row_slots(rule)), vote_lanes);
     }
-  } else if (kPermutedRows<T> && rows.mask) {
+  } else if (kPermutedRows<T> && rows.order == RowOrder::permuted) {
     count_values<kWhole>(in, n, step, rule, first, range,
-                         StripedSink<true>(hist, rows, threadIdx.x % 32 % columns), vote_lanes);
+                         StripedSink<RowOrder::permuted>(hist, rows, threadIdx.x % 32 % columns),
+                         vote_lanes);
+  } else if (kSkewedRows<T> && rows.order == RowOrder::skewed) {
+    count_values<kWhole>(in, n, step, rule, first, range,
+                         StripedSink<RowOrder::skewed>(hist, rows, threadIdx.x % 32 % columns),
+                         vote_lanes);
   } else {
     count_values<kWhole>(in, n, step, rule, first, range,
-                         StripedSink<false>(hist, rows, threadIdx.x % 32 % columns), vote_lanes);
+                         StripedSink<RowOrder::in_order>(hist, rows, threadIdx.x % 32 % columns),
+                         vote_lanes);
   }
   __syncthreads();
   bool merge = false;

@@ -189,7 +189,8 @@ __global__ void joint_count_kernel(JointSamples<T> in, bool pairs, unsigned slot
     if constexpr (kPacked) {
       count_joint(in, pairs, PackedSink(hist, counts, 0, slots, RowSlots{}), vote);
     } else {
-      count_joint(in, pairs, StripedSink<false>(hist, rows, threadIdx.x % 32 % columns), vote);
+      count_joint(in, pairs,
+                  StripedSink<RowOrder::in_order>(hist, rows, threadIdx.x % 32 % columns), vote);
     }
     __syncthreads();
     for (unsigned r = threadIdx.x; r < slots; r += blockDim.x) {

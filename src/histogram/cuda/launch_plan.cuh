@@ -38,7 +38,7 @@ struct FastConfig {
   unsigned counted = 0, passes = 1, range = 0, columns = 1;
   bool packed = false, global = false, vote = true;
   RowOrder order = RowOrder::in_order;  // of the striped rows (StripedRows)
-  unsigned gap_log2 = 0;                // permuted rows: the crowded rows lie 2^gap_log2 apart
+  unsigned gap_log2 = 0;  // permuted and skewed rows: the crowded rows lie 2^gap_log2 apart
 
   // Where the kernel counts: packed counters as one column in order.
   StripedRows rows() const {
@@ -92,7 +92,8 @@ FastConfig fast_config(const DeviceInfo& info, const HistogramFastPolicy& policy
   // 16-bit input takes up to histogram.fast.min_columns_16bit columns from the whole shared
   // budget: at 4096 bins the few rows past the bins put 8 columns just over 128 KiB, and 4 columns
   // queue 8 lanes on each (H200, 2^29 uniform values, µs, 4 -> 8 columns: float16 295 -> 275,
-  // int16 273 -> 256, uint16 273 -> 254; bfloat16 with its rows padded, below, 323 -> 290); at
+  // int16 273 -> 256, uint16 273 -> 254; bfloat16 with its rows padded then, now skewed, below,
+  // 323 -> 290); at
   // 2048 bins 16 columns rather than 8 (uniform, 8 -> 16: uint16 257 -> 249, int16 261 -> 255,
   // bfloat16 280 -> 274; all-equal data 2 µs slower; 1024 bins the same either way).
   const unsigned min_columns = sizeof(T) == 2 ? unsigned(policy.min_columns_16bit) : 1u;
@@ -113,20 +114,22 @@ FastConfig fast_config(const DeviceInfo& info, const HistogramFastPolicy& policy
   // µs, in order -> permuted: float16 275 -> 315, int16 256 -> 292; 2^28 values, float32 4096 bins
   // 255 -> 276). bfloat16 in fewer than 8 columns (8 lanes or more to a column) is permuted, by
   // the bits above its gap (H200, 2^29 uniform values, µs, the bits of a turn -> above the gap:
-  // 8192 bins in 4 columns, rows 32 apart, 351 -> 326); in 8 columns its rows are padded to an odd
-  // stride, which spreads them at no instruction (H200, 2^29 values, µs, uniform / normal, in
-  // order -> padded: 2048 bins 314 / 314 -> 278 / 275, 4096 bins 314 / 312 -> 290 / 278; permuted
-  // 324 / 326); in 16 and 32 columns two lanes or one share a column's banks, and in order they
-  // cost nothing more (1024 bins: 273 µs). permuted_rows 2: every input but 1-byte permuted below
-  // 32 columns; 0: all in order.
+  // 8192 bins in 4 columns, rows 32 apart, 351 -> 326); in 8 columns, where they lie 4 or more
+  // apart, its rows are skewed (RowOrder::skewed: one instruction; H200, 2^29 values, µs, uniform
+  // / normal, in order 314 / 312, permuted 324 / 326, padded to an odd stride 290 / 278 at 4096
+  // bins in earlier calls; padded -> skewed in one call 281.6 / 262.9 -> 271.2 / 270.3); in 16 and
+  // 32 columns two lanes or one share a column's banks, and in order they cost nothing more (1024
+  // bins: 273 µs). permuted_rows 2: every input but 1-byte permuted below 32 columns; 0: all in
+  // order.
   const bool reorderable = kPermutedRows<T> && !c.packed;
   const bool crowded = policy.permuted_rows == 1 && dtype == DType::bfloat16;
   const unsigned gap_log2 = crowded_row_gap_log2(p);  // 0 but for bfloat16
   if (reorderable && (policy.permuted_rows == 2 ? c.columns < 32 : crowded && c.columns < 8)) {
     c.order = RowOrder::permuted;
     c.gap_log2 = gap_log2;
-  } else if (reorderable && crowded && c.columns == 8 && gap_log2 >= 2) {
-    c.order = RowOrder::padded;
+  } else if (reorderable && kSkewedRows<T> && crowded && c.columns == 8 && gap_log2 >= 2) {
+    c.order = RowOrder::skewed;
+    c.gap_log2 = gap_log2;
     if (c.rows().words(c.range + 1) * sizeof(unsigned) > budget) c.order = RowOrder::in_order;
   }
   c.shared = c.global   ? 0
