@@ -115,10 +115,10 @@ FastConfig fast_config(const DeviceInfo& info, const HistogramFastPolicy& policy
   // 255 -> 276). bfloat16 in fewer than 8 columns (8 lanes or more to a column) is permuted, by
   // the bits above its gap (H200, 2^29 uniform values, µs, the bits of a turn -> above the gap:
   // 8192 bins in 4 columns, rows 32 apart, 351 -> 326); in 8 columns, where they lie 4 or more
-  // apart, its rows are skewed (RowOrder::skewed: one instruction; H200, 2^29 values, µs, uniform
-  // / normal, in order 314 / 312, permuted 324 / 326, padded to an odd stride 290 / 278 at 4096
-  // bins in earlier calls; padded -> skewed in one call 281.6 / 262.9 -> 271.2 / 270.3); in 16 and
-  // 32 columns two lanes or one share a column's banks, and in order they cost nothing more (1024
+  // apart, its rows are skewed (RowOrder::skewed: a shift and an add a value; H200, 2^29 values
+  // at 4096 bins, µs, uniform / normal, in order 314 / 312, permuted 324 / 326, padded to an odd
+  // stride 290 / 278 in earlier calls; padded 281.6 / 262.9, skewed 263.6 / 263.5); in 16 and 32
+  // columns two lanes or one share a column's banks, and in order they cost nothing more (1024
   // bins: 273 µs). permuted_rows 2: every input but 1-byte permuted below 32 columns; 0: all in
   // order.
   const bool reorderable = kPermutedRows<T> && !c.packed;

@@ -38,9 +38,9 @@ namespace {
 //    rows 2^gap_log2 apart (and any power of two further) step through the banks of their column
 //    one turn at a time. A shift and an add a value; for bfloat16 in 8 columns, where a padded odd
 //    stride (9 words a row) left its crowded rows on 2 banks a column and the permutation cost two
-//    instructions (H200, 2^29 values in [0, 1) at 4096 bins, µs, padded -> skewed, two rounds:
-//    uniform 281.6 / 281.9 -> 271.2 / 271.7, normal 262.9 / 264.4 -> 270.3 / 269.8; modelled, the
-//    most lanes of a warp on one bank: 3.44 -> 2.94; histogram-cuda-skewed-rows).
+//    instructions (H200, 2^29 values in [0, 1) at 4096 bins, µs, uniform / normal: padded 281.6 /
+//    262.9, skewed 263.6 / 263.5 and 265.7 / 261.8, 95-96 % of the read peak; modelled, the most
+//    lanes of a warp on one bank: 3.44 -> 2.94; histogram-cuda-skewed-rows).
 enum class RowOrder { in_order, permuted, skewed };
 
 struct StripedRows {
