@@ -93,9 +93,8 @@ FastConfig fast_config(const DeviceInfo& info, const HistogramFastPolicy& policy
   // budget: at 4096 bins the few rows past the bins put 8 columns just over 128 KiB, and 4 columns
   // queue 8 lanes on each (H200, 2^29 uniform values, µs, 4 -> 8 columns: float16 295 -> 275,
   // int16 273 -> 256, uint16 273 -> 254; bfloat16 with its rows padded then, now skewed, below,
-  // 323 -> 290); at
-  // 2048 bins 16 columns rather than 8 (uniform, 8 -> 16: uint16 257 -> 249, int16 261 -> 255,
-  // bfloat16 280 -> 274; all-equal data 2 µs slower; 1024 bins the same either way).
+  // 323 -> 290); at 2048 bins 16 columns rather than 8 (uniform, 8 -> 16: uint16 257 -> 249, int16
+  // 261 -> 255, bfloat16 280 -> 274; all-equal data 2 µs slower; 1024 bins the same either way).
   const unsigned min_columns = sizeof(T) == 2 ? unsigned(policy.min_columns_16bit) : 1u;
   c.columns = 1;
   while (!c.packed && c.columns < 32 && int(c.columns * 2) <= policy.max_columns &&
