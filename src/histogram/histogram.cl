@@ -60,10 +60,9 @@ __kernel void aggregated(__global const T* in, long n, RULE_PARAMS, uint slots, 
 // ---- `fast` ----
 // `fast` counts rows (histogram_rules.cl's slot_of_row: 0 below the range, 1 + b for bin b,
 // bins + 1 above it, bins + 2 NaN, and with HI_ROW hi's row before those two), mapped to slots
-// where a count leaves local memory. COUNT_VALUES counts the
-// values themselves: 1 for 1-byte input (mapped to slots through the merge table at the flush),
-// 2 for 16-bit input (a row per value of its window, window_row, mapped through the row → slot
-// table, VALUE_SLOTS).
+// where a count leaves local memory. COUNT_VALUES counts the values themselves: 1 for 1-byte
+// input (mapped to slots through the merge table at the flush), 2 for 16-bit input (a row per
+// value of its window, window_row, mapped through the row → slot table, VALUE_SLOTS).
 #if COUNT_VALUES == 2
 #define VALUE_SLOTS table
 #else
