@@ -30,15 +30,16 @@
 //    histogram.fast.int_float_max_bins bins). The shared histogram is lane-striped: slot s of lane
 //    l at π(s)·C + l mod C, with C up to 32 columns, so the lanes of a warp hit distinct banks and
 //    distinct words however the data is spread (for bfloat16 in fewer than 8 columns π permutes the
-//    rows within each turn of the banks, and in 8 a spare word a row makes the stride odd, so that
-//    the rows a power of two apart that its data crowds do not share a bank: StripedRows, elsewhere
-//    the identity); with fewer columns a per-vector vote sends skewed data through per-thread runs
-//    (one atomic per run of equal slots). 32-bit shared counts are added to the 64-bit global ones
-//    at the end. When the slots do not fit in shared memory the kernel makes passes over slot
-//    ranges (each pass reads the input again and counts only its range); past
-//    `histogram.fast.max_passes` passes 4- and 8-byte input is sorted into buckets of rows, each
-//    counted in shared memory (kernels_bucketed.cuh; temporary memory of 2 bytes a value, in
-//    chunks), and other input counts straight into global memory, with the same runs.
+//    rows within each turn of the banks, and in 8 a spare row after each run of rows as far apart
+//    as its crowded ones skews them, so that the rows a power of two apart that its data crowds do
+//    not share a bank: StripedRows, elsewhere the identity); with fewer columns a per-vector vote
+//    sends skewed data through per-thread runs (one atomic per run of equal slots). 32-bit shared
+//    counts are added to the 64-bit global ones at the end. When the slots do not fit in shared
+//    memory the kernel makes passes over slot ranges (each pass reads the input again and counts
+//    only its range); past `histogram.fast.max_passes` passes 4- and 8-byte input is sorted into
+//    buckets of rows, each counted in shared memory (kernels_bucketed.cuh; temporary memory of 2
+//    bytes a value, in chunks), and other input counts straight into global memory, with the same
+//    runs.
 #include <cuda_runtime.h>
 
 #include <algorithm>
