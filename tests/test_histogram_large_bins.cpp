@@ -1,9 +1,7 @@
 // Histogram `fast` where the bins outgrow a block's shared memory (4- and 8-byte input past the
-// passes): rows sorted into buckets (CUDA, and OpenCL under histogram.opencl.bucketed) and rows
-// shared out over a thread-block cluster (CUDA on sm_90), each against the CPU reference; and
-// which of these forms read a view of one step in place.
+// passes): rows sorted into buckets (CUDA, and OpenCL under histogram.opencl.bucketed) against
+// the CPU reference, and which forms read a view of one step in place.
 #include <cmath>
-#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -19,29 +17,26 @@ namespace parpat::test {
 namespace {
 
 // GPU `fast` reads views of one step in place (StridedInputs checks their counts), but where it
-// sorts rows into buckets (on OpenCL only under histogram.opencl.bucketed) or shares them out over
-// a cluster (CUDA); the classic variants read dense input only.
+// sorts rows into buckets (on OpenCL only under histogram.opencl.bucketed); the classic variants
+// read dense input only.
 TEST(HistogramFast, ReadsStepsButWhereItSortsIntoBuckets) {
+  ScopedTuning tuning("histogram.opencl.bucketed=1");
   const std::int64_t n = std::int64_t{1} << 21;
   bool any = false;
-  for (const char* setting :
-       {"histogram.opencl.bucketed=1", "histogram.opencl.bucketed=1,histogram.fast.cluster=2"})
-    for (const auto& d : devices()) {
-      ScopedTuning tuning(setting);
-      if (d.backend() == Backend::cpu) continue;
-      any = true;
-      const auto& fast = detail::find_histogram_variant(d.backend(), "fast");
-      const auto& privatized = detail::find_histogram_variant(d.backend(), "privatized");
-      EXPECT_TRUE(fast.make(d, problem_of(DType::float32, n, HistogramBins::even(1024, 0, 1)))
-                      ->reads_steps());
-      EXPECT_TRUE(
-          fast.make(d, problem_of(DType::uint8, n, HistogramBins::even(7, 0, 256)))->reads_steps());
-      EXPECT_FALSE(fast.make(d, problem_of(DType::float32, n, HistogramBins::even(1 << 20, 0, 1)))
-                       ->reads_steps());
-      EXPECT_FALSE(
-          privatized.make(d, problem_of(DType::float32, n, HistogramBins::even(1024, 0, 1)))
-              ->reads_steps());
-    }
+  for (const auto& d : devices()) {
+    if (d.backend() == Backend::cpu) continue;
+    any = true;
+    const auto& fast = detail::find_histogram_variant(d.backend(), "fast");
+    const auto& privatized = detail::find_histogram_variant(d.backend(), "privatized");
+    EXPECT_TRUE(fast.make(d, problem_of(DType::float32, n, HistogramBins::even(1024, 0, 1)))
+                    ->reads_steps());
+    EXPECT_TRUE(
+        fast.make(d, problem_of(DType::uint8, n, HistogramBins::even(7, 0, 256)))->reads_steps());
+    EXPECT_FALSE(fast.make(d, problem_of(DType::float32, n, HistogramBins::even(1 << 20, 0, 1)))
+                     ->reads_steps());
+    EXPECT_FALSE(privatized.make(d, problem_of(DType::float32, n, HistogramBins::even(1024, 0, 1)))
+                     ->reads_steps());
+  }
   if (!any) GTEST_SKIP() << "no GPU backend";
 }
 
@@ -68,14 +63,13 @@ std::vector<unsigned char> large_bins_data(DType t, std::int64_t n, int kind, do
 }
 
 // `fast` on n values of each 4- and 8-byte dtype and data kind in `bins` bins, under `setting`,
-// on every GPU that `on` takes; on CUDA the values start one element past a 16-byte boundary.
+// on every GPU; on CUDA the values start one element past a 16-byte boundary.
 void expect_large_bins_match(const char* setting, std::int64_t n,
-                             const std::vector<std::int64_t>& bin_counts,
-                             const std::function<bool(const Device&)>& on) {
+                             const std::vector<std::int64_t>& bin_counts) {
   std::vector<Device> gpus;
   for (const auto& d : devices())
-    if (d.backend() != Backend::cpu && on(d)) gpus.push_back(d);
-  if (gpus.empty()) GTEST_SKIP() << "no GPU backend for these layouts";
+    if (d.backend() != Backend::cpu) gpus.push_back(d);
+  if (gpus.empty()) GTEST_SKIP() << "no GPU backend";
   std::mt19937_64 rng(run_seed() + 12);
   ScopedTuning tuning(setting);
   for (DType t : {DType::float32, DType::int32, DType::float64, DType::int64})
@@ -106,30 +100,19 @@ void expect_large_bins_match(const char* setting, std::int64_t n,
     }
 }
 
-// `fast` sorting rows into buckets, on CUDA (clusters off) and OpenCL (histogram.opencl.bucketed;
+// `fast` sorting rows into buckets, on CUDA and OpenCL (histogram.opencl.bucketed;
 // also a row a vector of one value, an item a compute unit): chunks of 1 MiB of rows, so an
 // input takes several, and values after the last whole vector.
 TEST(HistogramFast, BucketedRowsMatchTheReference) {
   for (const char* setting :
-       {"histogram.fast.cluster=0,histogram.fast.bucket_chunk_mib=1,histogram.opencl.bucketed=1",
-        "histogram.fast.cluster=0,histogram.fast.max_passes=0,histogram.fast.bucket_rows=1024,"
+       {"histogram.fast.bucket_chunk_mib=1,histogram.opencl.bucketed=1",
+        "histogram.fast.max_passes=0,histogram.fast.bucket_rows=1024,"
         "histogram.fast.bucket_chunk_mib=1,histogram.opencl.bucketed=1,"
         "histogram.opencl.bucket_rows=1024",
-        "histogram.fast.cluster=0,histogram.fast.bucket_chunk_mib=1,histogram.opencl.bucketed=1,"
+        "histogram.fast.bucket_chunk_mib=1,histogram.opencl.bucketed=1,"
         "histogram.opencl.bucket_same_vectors=2,histogram.opencl.bucket_groups_per_cu=1,"
         "histogram.opencl.bucket_items_per_cu=1"})
-    expect_large_bins_match(setting, 1500007, {70001, 1 << 20}, [](const Device&) { return true; });
-}
-
-// CUDA `fast` sharing rows out over a cluster (histogram.fast.cluster=2: whatever the input's
-// length): 2 blocks a cluster (70001 bins, past the passes), 16 (2^20 bins; 10^6 + 3, whose rows
-// do not divide evenly), a round or two of tiles a block, then many (drains of the counters and
-// rounds that settle their own carries); bins beyond a cluster's rows sort into buckets.
-TEST(HistogramFast, ClusterRowsMatchTheReference) {
-  auto cuda = [](const Device& d) { return d.backend() == Backend::cuda; };
-  expect_large_bins_match("histogram.fast.cluster=2,histogram.fast.max_passes=0", 1500007,
-                          {70001, 1 << 20, 1000003, 1 << 22}, cuda);
-  expect_large_bins_match("histogram.fast.cluster=2", (std::int64_t{1} << 25) + 9, {1 << 20}, cuda);
+    expect_large_bins_match(setting, 1500007, {70001, 1 << 20});
 }
 
 }  // namespace

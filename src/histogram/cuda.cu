@@ -125,10 +125,8 @@ class CudaHistogram final : public HistogramKernel {
     with_rule([&](auto rule) { configure(rule); });
   }
 
-  // `fast` reads a step in place, but where it sorts into buckets or counts in clusters.
-  bool reads_steps() const override {
-    return strategy_ == Strategy::fast && !bucket_.usable && !cluster_.usable;
-  }
+  // `fast` reads a step in place, but where it sorts into buckets.
+  bool reads_steps() const override { return strategy_ == Strategy::fast && !bucket_.usable; }
 
   void run(const Buffer& in, std::int64_t step, const Buffer& counts, bool accumulate) override {
     if (step != 1 && !reads_steps()) throw_invalid("this histogram kernel reads dense input only");
@@ -211,8 +209,7 @@ class CudaHistogram final : public HistogramKernel {
     const auto policy = tuned<HistogramFastPolicy>(device_.info());
     const unsigned rows = kEven16<Rule> ? even16_rule_.rows() : unsigned(p_.slots());
     fast_ = fast_config<T, Rule>(device_.info(), policy, sms, p_, rows);
-    if (fast_.global) cluster_ = cluster_plan<T, Rule>(cuda_.props(), policy, fast_.counted, p_.n);
-    if (fast_.global && !cluster_.usable)
+    if (fast_.global)
       bucket_ = bucket_plan<T, Rule>(device_.info(), policy, sms, fast_.counted, p_.n);
     if (bucket_.usable) temp_ = Buffer(device_, bucket_.bytes);
   }
@@ -248,10 +245,6 @@ class CudaHistogram final : public HistogramKernel {
     cudaStream_t st = cuda_.stream();
     const long long n = p_.n;
     const unsigned slots = unsigned(p_.slots());
-    if (cluster_.usable) {
-      launch_cluster(cluster_, x, n, rule, out, st);
-      return;
-    }
     if (bucket_.usable) {
       launch_bucketed(bucket_, x, n, rule, fast_.counted, temp_.handle(), out, st);
       return;
@@ -303,9 +296,8 @@ class CudaHistogram final : public HistogramKernel {
   int block_ = 256, blocks_ = 1;
   std::size_t shared_ = 0;
   FastConfig fast_;
-  ClusterPlan cluster_;  // `fast` sharing rows out over clusters where it would count globally
-  BucketPlan bucket_;    // else sorting rows into buckets
-  Buffer temp_;          // the buckets' rows
+  BucketPlan bucket_;  // `fast` sorting rows into buckets where it would count globally
+  Buffer temp_;        // the buckets' rows
 };
 
 // Fills the bits → slot table of a 1- or 2-byte input on the device with the even rule itself.

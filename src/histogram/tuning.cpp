@@ -28,7 +28,6 @@ const std::vector<Field<HistogramFastPolicy>>& HistogramFastPolicy::fields() {
       {"int_float_max_bins", &P::int_float_max_bins, range(0, kLarge)},
       {"per_value16_min_bins", &P::per_value16_min_bins, range(0, kLarge)},
       {"per_value_float16_min_bins", &P::per_value_float16_min_bins, range(0, kLarge)},
-      {"cluster", &P::cluster, range(0, 2)},
       {"bucketed", &P::bucketed, range(0, 1)},
       {"bucket_rows", &P::bucket_rows, power_of_two(1024, 65536)},
       {"bucket_chunk_mib", &P::bucket_chunk_mib, range(1, 4096)},

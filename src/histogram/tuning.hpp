@@ -38,9 +38,7 @@ struct HistogramClassicPolicy : SameOnEveryDevice<HistogramClassicPolicy> {
 // bins 594 against 582 µs); float16 and bfloat16 from `per_value_float16_min_bins` bins (CUDA
 // 65536: H100, float16 uniform in [0, 1) at 2^20 bins 471 against 6615 µs in rows; NVIDIA's
 // OpenCL 65536, the window of [0, 1] in one range of 16-bit fields: 689 against 6663 µs;
-// elsewhere never). Where CUDA would count 4- and 8-byte input in global memory, `cluster` shares
-// the rows out over the blocks of a thread-block cluster (sm_90; 1: where the input has at least a
-// value a row for each cluster, 2: always, 0: never), and where it cannot, `bucketed` sorts
+// elsewhere never). Where CUDA would count 4- and 8-byte input in global memory, `bucketed` sorts
 // rows into buckets of `bucket_rows` rows, in chunks of `bucket_chunk_mib` of rows in temporary
 // memory (and up to 8 pad rows a bucket in each tile), and counts each bucket in shared memory.
 // CUDA's counters take at most `shared_kib` of shared memory a block (within the device's opt-in
@@ -66,7 +64,6 @@ struct HistogramFastPolicy {
   int int_float_max_bins = 4096;
   int per_value16_min_bins = 65536;
   int per_value_float16_min_bins = kLarge;
-  int cluster = 1;
   int bucketed = 1;
   int bucket_rows = 16384;
   int bucket_chunk_mib = 256;

@@ -4,11 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <utility>
 
 #include "histogram/cuda/kernels_bucketed.cuh"
 #include "histogram/cuda/kernels_classic.cuh"
-#include "histogram/cuda/kernels_cluster.cuh"
 #include "histogram/cuda/kernels_fast.cuh"
 #include "histogram/tuning.hpp"
 #include "runtime/cuda/cuda_device.hpp"
@@ -249,22 +247,6 @@ BucketPlan bucket_plan(const DeviceInfo& info, const HistogramFastPolicy& policy
   return b;
 }
 
-// The whole tiles of `tile` values of x[0, n) from its first 16-byte aligned value: counts the
-// values before them and after the last (as few as they are) straight into the 64-bit counts, and
-// returns where the tiles start and how many there are.
-template <class T, class Rule>
-std::pair<long long, long long> count_leftovers(const T* x, long long n, long long tile, Rule rule,
-                                                unsigned long long* out, cudaStream_t st) {
-  const long long head =
-      std::min<long long>(n, (16 - reinterpret_cast<unsigned long long>(x) % 16) % 16 / sizeof(T));
-  const long long tiles = (n - head) / tile, tail_begin = head + tiles * tile;
-  if (head + (n - tail_begin)) {
-    bucket_leftovers_kernel<T><<<64, 256, 0, st>>>(x, head, tail_begin, n, rule, out);
-    check_launch("histogram bucket_leftovers_kernel");
-  }
-  return {head, tiles};
-}
-
 // Adds the histogram of x[0, n) to `out` by sorting rows into buckets, a chunk at a time, in the
 // temporary memory `temp` (b.bytes).
 template <class T, class Rule>
@@ -272,8 +254,14 @@ void launch_bucketed(const BucketPlan& b, const T* x, long long n, Rule rule, un
                      void* temp, unsigned long long* out, cudaStream_t st) {
   if constexpr (sizeof(T) >= 4 && !kEven16<Rule> && !kCountsPerValue<Rule>) {
     constexpr long long kVec = 16 / sizeof(T), kTile = kTileValues<T>;
-    const auto [head, tiles] = count_leftovers(x, n, kTile, rule, out, st);
-    const long long vectors = tiles * (kTile / kVec);
+    const long long head = std::min<long long>(
+        n, (16 - reinterpret_cast<unsigned long long>(x) % 16) % 16 / sizeof(T));
+    const long long tiles = (n - head) / kTile, vectors = tiles * (kTile / kVec);
+    const long long tail_begin = head + tiles * kTile;
+    if (head + (n - tail_begin)) {
+      bucket_leftovers_kernel<T><<<64, 256, 0, st>>>(x, head, tail_begin, n, rule, out);
+      check_launch("histogram bucket_leftovers_kernel");
+    }
     auto* bytes = static_cast<unsigned char*>(temp);
     auto* queue = reinterpret_cast<unsigned*>(bytes);
     auto* totals = reinterpret_cast<unsigned*>(bytes + b.totals_offset);
@@ -294,88 +282,6 @@ void launch_bucketed(const BucketPlan& b, const T* x, long long n, Rule rule, un
           sorted, meta, totals, queue, c, b.target, counted, b.columns, rule, out);
       check_launch("histogram count_buckets_kernel");
     }
-  }
-}
-
-// How `fast` shares rows out over a thread-block cluster (kernels_cluster.cuh) where it would
-// count 4- and 8-byte input in global memory or sort it into buckets: the fewest blocks (a power
-// of two up to kMaxClusterBlocks) whose packed counters and staging fit a block's shared memory,
-// as many clusters as the device holds at once. On sm_90 and later, where histogram.fast.cluster
-// says: 1, with at least a value a row for each cluster (each adds every row at the end); 2,
-// whatever the input's length (tests).
-struct ClusterPlan {
-  bool usable = false;
-  ClusterCount count{};
-  int blocks = 0;  // clusters · blocks a cluster
-  std::size_t shared = 0;
-};
-
-inline cudaLaunchConfig_t cluster_launch(const ClusterPlan& c, cudaLaunchAttribute& attribute,
-                                         cudaStream_t st) {
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = 1u << c.count.owner_bits;
-  attribute.val.clusterDim.y = 1;
-  attribute.val.clusterDim.z = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(unsigned(c.blocks));
-  config.blockDim = dim3(kClusterBlock);
-  config.dynamicSmemBytes = c.shared;
-  config.stream = st;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
-  return config;
-}
-
-template <class T, class Rule>
-ClusterPlan cluster_plan(const cudaDeviceProp& props, const HistogramFastPolicy& policy,
-                         unsigned counted, long long n) {
-  ClusterPlan c;
-  if constexpr (sizeof(T) >= 4 && !kEven16<Rule> && !kCountsPerValue<Rule>) {
-    if (!policy.cluster || props.major < 9) return c;
-    const auto kernel = &cluster_count_kernel<T, Rule>;
-    for (unsigned bits = 1; (1u << bits) <= kMaxClusterBlocks && !c.usable; ++bits) {
-      const unsigned local_rows = (counted + (1u << bits) - 1) >> bits;
-      c.count.owner_bits = bits;
-      c.count.pad_row = (local_rows + 1) / 2 * 2;
-      c.count.hist_words = (c.count.pad_row / 2 + 1 + 3) / 4 * 4;
-      c.shared = cluster_shared_bytes(c.count.hist_words);
-      c.usable = c.shared <= props.sharedMemPerBlockOptin;
-    }
-    if (!c.usable) return c;
-    c.usable = false;
-    PARPAT_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    PARPAT_CUDA(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(c.shared)));
-    c.blocks = 1 << c.count.owner_bits;
-    cudaLaunchAttribute attribute;
-    const cudaLaunchConfig_t config = cluster_launch(c, attribute, nullptr);
-    int clusters = 0;
-    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
-      (void)cudaGetLastError();  // this device cannot place such a cluster
-      return c;
-    }
-    if (clusters < 1 || (policy.cluster == 1 && n < (long long)counted * clusters)) return c;
-    c.blocks = clusters << c.count.owner_bits;
-    c.count.counted = counted;
-    c.usable = true;
-  }
-  return c;
-}
-
-// Adds the histogram of x[0, n) to `out` through the blocks of clusters (ClusterPlan).
-template <class T, class Rule>
-void launch_cluster(ClusterPlan c, const T* x, long long n, Rule rule, unsigned long long* out,
-                    cudaStream_t st) {
-  if constexpr (sizeof(T) >= 4 && !kEven16<Rule> && !kCountsPerValue<Rule>) {
-    const auto [head, tiles] = count_leftovers(x, n, kClusterTile, rule, out, st);
-    if (tiles == 0) return;
-    c.count.vectors = reinterpret_cast<const uint4*>(x + head);
-    c.count.tiles = unsigned(tiles);
-    c.count.rounds = unsigned((tiles + c.blocks - 1) / c.blocks);
-    cudaLaunchAttribute attribute;
-    const cudaLaunchConfig_t config = cluster_launch(c, attribute, st);
-    PARPAT_CUDA(cudaLaunchKernelEx(&config, &cluster_count_kernel<T, Rule>, c.count, rule, out));
-    check_launch("histogram cluster_count_kernel");
   }
 }
 

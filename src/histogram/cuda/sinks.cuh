@@ -103,17 +103,15 @@ struct StripedSink {
 struct PackedSink {
   unsigned words;              // shared-window address of the counters
   unsigned long long* counts;  // the 64-bit counts, by slot
-  unsigned first, range;       // the pass's rows: counter r holds row first + r·step
+  unsigned first, range;       // the pass's rows
   RowSlots slots;
-  unsigned step;
   __device__ PackedSink(unsigned* hist, unsigned long long* counts, unsigned first, unsigned range,
-                        RowSlots slots, unsigned step = 1)
+                        RowSlots slots)
       : words(unsigned(__cvta_generic_to_shared(hist))),
         counts(counts),
         first(first),
         range(range),
-        slots(slots),
-        step(step) {}
+        slots(slots) {}
   __device__ void add(unsigned r, unsigned n) const {
     const unsigned addend = n << (16 * (r & 1));
     const unsigned old = atomic_add(r, addend);
@@ -139,7 +137,7 @@ struct PackedSink {
 
  protected:
   __device__ void take(unsigned r, unsigned long long v) const {
-    if (r < range) atomicAdd(counts + slots.of(first + r * step), v);
+    if (r < range) atomicAdd(counts + slots.of(first + r), v);
   }
 
  private:
@@ -179,10 +177,8 @@ struct DrainedPackedSink : PackedSink {
   unsigned* hist;  // the words again, for the drain's plain loads and stores
   unsigned word_count;
   __device__ DrainedPackedSink(unsigned* hist, unsigned long long* counts, unsigned first,
-                               unsigned range, RowSlots slots, unsigned step = 1)
-      : PackedSink(hist, counts, first, range, slots, step),
-        hist(hist),
-        word_count((range + 2) / 2) {}
+                               unsigned range, RowSlots slots)
+      : PackedSink(hist, counts, first, range, slots), hist(hist), word_count((range + 2) / 2) {}
   template <int K>
   __device__ void add_ones(const unsigned (&rows)[K]) const {
 #pragma unroll
