@@ -75,24 +75,31 @@ TEST(FloatEvenRule, AgreesWithTheReferenceOnAndBetweenEdges) {
 
 // The float64 rule of CUDA `fast`: every row it takes as exact is the reference's, for random
 // values and the doubles on, next to and two steps from every edge, over ranges narrow, wide,
-// offset and near DBL_MAX; and spread data is almost always exact (else the rule gains nothing).
+// offset and near DBL_MAX; spread data is almost always exact (else the rule gains nothing); and
+// from 0 in power-of-two widths of at most 1 (exact arithmetic) every edge is exact but hi.
 TEST(Float64EvenRule, ExactRowsAreTheReferenceSlots) {
   const std::uint64_t seed = run_seed();
   std::mt19937_64 rng(seed + 5);
   struct Range {
     double lo, hi;
   };
-  const Range ranges[] = {{0, 1},        {-1, 1},         {97, 125},
-                          {-3.7, 1e3},   {1e6, 1e6 + 3},  {0.1, 0.30000001},
-                          {-5e30, 7e30}, {-1e307, 1e307}, {1e-300, 3e-300}};
+  const Range ranges[] = {{0, 1},           {-1, 1},           {97, 125},     {-3.7, 1e3},
+                          {1e6, 1e6 + 3},   {0.1, 0.30000001}, {-5e30, 7e30}, {-1e307, 1e307},
+                          {1e-300, 3e-300}, {0, 0x1p-30},      {0, 4096}};
   const double inf = std::numeric_limits<double>::infinity();
-  int usable = 0;
+  int usable = 0, exact_arithmetic = 0;
   for (const Range& r : ranges) {
     for (std::int64_t bins : {1, 7, 256, 1000, 4096, 65536, 1 << 20}) {
       const detail::HistogramProblem p = even_problem(DType::float64, r.lo, r.hi, bins);
       const detail::Float64EvenRule rule(p);
       if (!rule.usable) continue;
       ++usable;
+      const double width = (r.hi - r.lo) / double(bins);
+      const bool exact_widths =
+          r.lo == 0 && width <= 1 && std::ldexp(1.0, std::ilogb(width)) == width;
+      EXPECT_EQ(rule.delta < 0, exact_widths)
+          << "lo=" << r.lo << " hi=" << r.hi << " bins=" << bins;
+      exact_arithmetic += exact_widths;
       // The reference's slot as a row: below the range 0, bin b at b + 1, then above and NaN.
       auto expected_row = [&](double x) {
         const std::int64_t slot = detail::reference_slot(p, x);
@@ -106,6 +113,8 @@ TEST(Float64EvenRule, ExactRowsAreTheReferenceSlots) {
         if (exact)
           ASSERT_EQ(row, expected_row(x)) << "x=" << x << " lo=" << r.lo << " hi=" << r.hi
                                           << " bins=" << bins << " seed=" << seed;
+        if (exact_widths && x != r.hi && !std::isnan(x))
+          EXPECT_TRUE(exact) << "x=" << x << " lo=" << r.lo << " hi=" << r.hi << " bins=" << bins;
       };
       std::uniform_real_distribution<double> spread(r.lo, r.hi);
       for (int i = 0; i < 20000; ++i)
@@ -126,6 +135,7 @@ TEST(Float64EvenRule, ExactRowsAreTheReferenceSlots) {
     }
   }
   EXPECT_GT(usable, 40);
+  EXPECT_GE(exact_arithmetic, 10);
 }
 
 // Power-of-two bin widths over integers (or float16 from 0) make t = (x − lo)·norm exact, so the

@@ -353,7 +353,9 @@ struct Even16Rule {
 // [−0.5, bins + 0.5], exact when t's fraction lies in (delta, 1 − delta) and t is not bins: a
 // value below the range has t < 0 (the roundings keep the sign; a product that underflows to
 // −0 has fraction 0), one above it t > bins − delta, and NaN fails both tests. The rest —
-// values on or next to an edge, hi, NaN — are settled against the edges (EvenRule).
+// values on or next to an edge, hi, NaN — are settled against the edges (EvenRule). Where t is
+// computed without rounding (lo = 0, a power-of-two bin width of at most 1) delta is −1: only
+// hi and NaN are settled.
 struct Float64EvenRule {
   double lo = 0, norm = 0, delta = 1;
   int bins = 0;

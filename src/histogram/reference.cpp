@@ -231,6 +231,12 @@ Float64EvenRule::Float64EvenRule(const HistogramProblem& p) {
   norm = exact_norm;
   bins = static_cast<int>(p.bins);
   delta = std::ldexp(std::ceil(std::ldexp(bound, 52)), -52);
+  // Exact arithmetic: from lo = 0 in bins of a power-of-two width of at most 1, x·norm is exact
+  // for every double (float64 keeps its subnormals; past DBL_MAX it is +inf, a value beyond hi),
+  // and numpy's edges are exactly i / norm: no value needs a correction but hi and NaN, which the
+  // exactness test takes apart (H200, 2^27 float64 values all 0.5, an edge, in 256 bins of [0, 1):
+  // each vector of them had gone through the correction).
+  if (p.lo == 0 && exact_norm >= 1 && power_of_two(p, exact_norm)) delta = -1;
   usable = true;
 }
 
