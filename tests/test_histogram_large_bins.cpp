@@ -42,8 +42,8 @@ TEST(HistogramFast, ReadsStepsButWhereItSortsIntoBuckets) {
 
 // The data of the large-bin tests, a kind by number: spread over the range and beyond it (NaN,
 // both sides), all equal (tiles of one row), ascending (each tile in few buckets, a bucket's
-// values in few tiles), most of it on one value, and 64 neighbouring values (rows counted far
-// past a 16-bit counter's headroom).
+// values in few tiles), most of it on one value, and 64 neighbouring values (a few rows, each
+// with many values, in one bucket).
 constexpr int kDataKinds = 5;
 std::vector<unsigned char> large_bins_data(DType t, std::int64_t n, int kind, double lo, double hi,
                                            std::mt19937_64& rng) {
