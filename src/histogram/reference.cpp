@@ -92,11 +92,16 @@ bool integer_ends(const HistogramProblem& p) {
 // bfloat16 need the same and arithmetic that keeps subnormals (`ieee_subnormals`): x·norm is
 // then exact for every x, a subnormal one scaled up too, and a product past FLT_MAX is +inf for
 // a value beyond hi; flushed to zero, a negative subnormal would land in bin 0.
+// Floats from lo = 0 in power-of-two bin widths of at most 1: x·norm only scales x up.
+bool scaled_up_from_zero(const HistogramProblem& p, double norm) {
+  return p.lo == 0 && norm >= 1 && power_of_two(p, norm);
+}
+
 bool exact_arithmetic(const HistogramProblem& p, double norm, bool ieee_subnormals) {
   if (!power_of_two(p, norm)) return false;
-  if (p.dtype == DType::float16) return p.lo == 0 && norm >= 1;
+  if (p.dtype == DType::float16) return scaled_up_from_zero(p, norm);
   if (p.dtype == DType::float32 || p.dtype == DType::bfloat16)
-    return ieee_subnormals && p.lo == 0 && norm >= 1;
+    return ieee_subnormals && scaled_up_from_zero(p, norm);
   const bool small_integer = !is_float(p.dtype) && dtype_size(p.dtype) <= 4;
   return small_integer && integer_ends(p) && p.hi - p.lo <= std::ldexp(1.0, 24);
 }
@@ -236,7 +241,7 @@ Float64EvenRule::Float64EvenRule(const HistogramProblem& p) {
   // and numpy's edges are exactly i / norm: no value needs a correction but hi and NaN, which the
   // exactness test takes apart (H200, 2^27 float64 values all 0.5, an edge, in 256 bins of [0, 1):
   // each vector of them had gone through the correction).
-  if (p.lo == 0 && exact_norm >= 1 && power_of_two(p, exact_norm)) delta = -1;
+  if (scaled_up_from_zero(p, exact_norm)) delta = -1;
   usable = true;
 }
 
