@@ -67,6 +67,9 @@ struct HistogramFastPolicy {
   int bucketed = 1;
   int bucket_rows = 16384;
   int bucket_chunk_mib = 256;
+  int bucket_pipeline = 1;
+  int bucket_pipeline_mib = 16;
+  int bucket_slots = 3;
   int shared_kib = 200;
   int permuted_rows = 1;
   static const std::vector<Field<HistogramFastPolicy>>& fields();
