@@ -101,26 +101,18 @@ void expect_large_bins_match(const char* setting, std::int64_t n,
 }
 
 // `fast` sorting rows into buckets, on CUDA and OpenCL (histogram.opencl.bucketed;
-// also a row a vector of one value, an item a compute unit): CUDA's pipeline in slots of 1 MiB
-// of rows (128 buckets at 2^20 bins; 3 chunks of 4-byte input), and its two kernels a chunk in
-// chunks of 1 MiB; values after the last whole vector.
+// also a row a vector of one value, an item a compute unit): chunks of 1 MiB of rows, so an
+// input takes several, and values after the last whole vector.
 TEST(HistogramFast, BucketedRowsMatchTheReference) {
   for (const char* setting :
-       {"histogram.fast.max_passes=0,histogram.fast.bucket_rows=1024,"
-        "histogram.fast.bucket_pipeline_mib=1,histogram.opencl.bucketed=1,"
+       {"histogram.fast.bucket_chunk_mib=1,histogram.opencl.bucketed=1",
+        "histogram.fast.max_passes=0,histogram.fast.bucket_rows=1024,"
+        "histogram.fast.bucket_chunk_mib=1,histogram.opencl.bucketed=1,"
         "histogram.opencl.bucket_rows=1024",
-        "histogram.fast.bucket_pipeline=0,histogram.fast.bucket_chunk_mib=1,"
-        "histogram.opencl.bucketed=1,histogram.opencl.bucket_same_vectors=2,"
-        "histogram.opencl.bucket_groups_per_cu=1,histogram.opencl.bucket_items_per_cu=1"})
+        "histogram.fast.bucket_chunk_mib=1,histogram.opencl.bucketed=1,"
+        "histogram.opencl.bucket_same_vectors=2,histogram.opencl.bucket_groups_per_cu=1,"
+        "histogram.opencl.bucket_items_per_cu=1"})
     expect_large_bins_match(setting, 1500007, {70001, 1 << 20});
-}
-
-// CUDA's pipeline over more chunks than slots, so that each slot is sorted into again once its
-// counts are done: 4-byte input in 8 chunks of 1 MiB of rows, 8-byte input in 16, 3 and 4 slots.
-TEST(HistogramFast, BucketPipelineReusesItsSlots) {
-  for (const char* setting : {"histogram.fast.bucket_pipeline_mib=1",
-                              "histogram.fast.bucket_pipeline_mib=1,histogram.fast.bucket_slots=4"})
-    expect_large_bins_match(setting, 4000037, {1 << 20});
 }
 
 }  // namespace

@@ -31,9 +31,6 @@ const std::vector<Field<HistogramFastPolicy>>& HistogramFastPolicy::fields() {
       {"bucketed", &P::bucketed, range(0, 1)},
       {"bucket_rows", &P::bucket_rows, power_of_two(1024, 65536)},
       {"bucket_chunk_mib", &P::bucket_chunk_mib, range(1, 4096)},
-      {"bucket_pipeline", &P::bucket_pipeline, range(0, 1)},
-      {"bucket_pipeline_mib", &P::bucket_pipeline_mib, range(1, 1024)},
-      {"bucket_slots", &P::bucket_slots, range(3, 8)},
       {"shared_kib", &P::shared_kib, range(8, 1024)},
       {"permuted_rows", &P::permuted_rows, range(0, 2)},
   };

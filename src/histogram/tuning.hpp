@@ -40,7 +40,8 @@ struct HistogramClassicPolicy : SameOnEveryDevice<HistogramClassicPolicy> {
 // OpenCL 65536, the window of [0, 1] in one range of 16-bit fields: 689 against 6663 µs;
 // elsewhere never). Where CUDA would count 4- and 8-byte input in global memory, `bucketed` sorts
 // rows into buckets of `bucket_rows` rows, in chunks of `bucket_chunk_mib` of rows in temporary
-// memory (and up to 8 pad rows a bucket in each tile), and counts each bucket in shared memory.
+// memory (and up to 8 pad rows a bucket in each tile), and counts each bucket in shared memory
+// (one resident pipeline within 64 MiB measured slower: histogram-cuda-bucket-pipeline).
 // CUDA's counters take at most `shared_kib` of shared memory a block (within the device's opt-in
 // limit): set to 48 it shows what the kernels do within the local memory NVIDIA's OpenCL gives a
 // group (histogram-opencl-48kib). The lane-striped rows (CUDA and OpenCL) are permuted within each
@@ -67,9 +68,6 @@ struct HistogramFastPolicy {
   int bucketed = 1;
   int bucket_rows = 16384;
   int bucket_chunk_mib = 256;
-  int bucket_pipeline = 1;
-  int bucket_pipeline_mib = 16;
-  int bucket_slots = 3;
   int shared_kib = 200;
   int permuted_rows = 1;
   static const std::vector<Field<HistogramFastPolicy>>& fields();

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "histogram/cuda/kernels_bucket_pipeline.cuh"
+#include "histogram/cuda/kernels_bucketed.cuh"
 #include "histogram/cuda/kernels_classic.cuh"
 #include "histogram/cuda/kernels_fast.cuh"
 #include "histogram/tuning.hpp"
@@ -185,55 +185,7 @@ struct BucketPlan {
   std::size_t sort_shared = 0, count_shared = 0;  // dynamic shared memory of the two kernels
   unsigned long long target = 0;                  // values an item of a bucket
   std::size_t totals_offset = 0, meta_offset = 0, sorted_offset = 0, bytes = 0;  // temp layout
-  // The pipeline (kernels_bucket_pipeline.cuh) where its grid has a block for every bucket:
-  // chunk_tiles is then a slot's, and `pipeline_chunks` chunks go to a launch.
-  bool pipeline = false;
-  int pipeline_blocks = 0;
-  unsigned slots = 0, pipeline_chunks = 0, cursor_words = 0;
-  std::size_t pipeline_shared = 0;
 };
-
-// Where the pipeline fits (a block a multiprocessor, its sort's counters and a bucket's rows in
-// as many columns as the budget allows in shared memory, every bucket an item), the plan takes
-// it: histogram.fast.bucket_pipeline_mib of rows a slot, histogram.fast.bucket_slots slots.
-template <class T, class Rule>
-void plan_pipeline(BucketPlan& b, const HistogramFastPolicy& policy, std::size_t budget, int sms,
-                   long long tiles) {
-  const auto kernel = &bucket_pipeline_kernel<T, Rule>;
-  cudaFuncAttributes attributes{};
-  PARPAT_CUDA(cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(kernel)));
-  const std::size_t rows = std::size_t(1) << b.shift;
-  b.cursor_words = (b.buckets * sort_columns(b.buckets) + 3) / 4 * 4;
-  const std::size_t fixed = attributes.sharedSizeBytes + b.cursor_words * sizeof(unsigned);
-  if (!policy.bucket_pipeline || fixed + rows * sizeof(unsigned) > budget) return;
-  unsigned columns = 1;
-  while (columns < 32 && int(columns * 2) <= policy.max_columns &&
-         fixed + rows * columns * 2 * sizeof(unsigned) <= budget)
-    columns *= 2;
-  b.pipeline_shared = b.cursor_words * sizeof(unsigned) + rows * columns * sizeof(unsigned);
-  PARPAT_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   int(b.pipeline_shared)));
-  int per_sm = 0;
-  PARPAT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBucketBlock,
-                                                            b.pipeline_shared));
-  if (per_sm < 1 || unsigned(sms) < b.buckets) return;
-  constexpr long long kTile = kTileValues<T>;
-  b.pipeline_blocks = sms;
-  b.columns = columns;
-  b.chunk_tiles = unsigned(std::clamp<long long>(
-      (std::size_t(policy.bucket_pipeline_mib) << 20) / (2ll * b.tile_stride), 1, tiles));
-  const long long chunks = (tiles + b.chunk_tiles - 1) / b.chunk_tiles;
-  // An item's 32-bit counters see fewer than 2^31 values a launch.
-  b.pipeline_chunks =
-      unsigned(std::clamp<long long>((1ll << 31) / ((long long)b.chunk_tiles * kTile), 1, chunks));
-  b.slots = unsigned(std::min<long long>(policy.bucket_slots, b.pipeline_chunks));
-  b.totals_offset = (2 * std::size_t(b.pipeline_chunks) + 1) * 128;  // a line a word
-  b.meta_offset = b.totals_offset + 4 * kMaxBuckets;
-  b.sorted_offset =
-      b.meta_offset + (std::size_t(b.slots) * b.buckets * b.chunk_tiles * 4 + 255) / 256 * 256;
-  b.bytes = b.sorted_offset + std::size_t(b.slots) * b.chunk_tiles * b.tile_stride * 2;
-  b.pipeline = true;
-}
 
 template <class T, class Rule>
 BucketPlan bucket_plan(const DeviceInfo& info, const HistogramFastPolicy& policy, int sms,
@@ -291,49 +243,8 @@ BucketPlan bucket_plan(const DeviceInfo& info, const HistogramFastPolicy& policy
     b.tile_stride = unsigned(kTile) + kBucketPad * b.buckets;
     b.bytes = b.sorted_offset + std::size_t(b.chunk_tiles) * b.tile_stride * 2;
     b.usable = true;
-    plan_pipeline<T, Rule>(b, policy, fast_shared_budget(info, policy), sms, tiles);
   }
   return b;
-}
-
-// The pipeline's launches over `tiles` whole tiles from `vectors`, each of b.pipeline_chunks
-// chunks at most, its grid resident (a cooperative launch).
-template <class T, class Rule>
-void launch_pipeline(const BucketPlan& b, const uint4* vectors, long long tiles, Rule rule,
-                     unsigned counted, unsigned char* temp, unsigned long long* out,
-                     cudaStream_t st) {
-  constexpr long long kTileVectors = kTileValues<T> / (16 / sizeof(T));
-  const long long launch_tiles = (long long)b.pipeline_chunks * b.chunk_tiles;
-  for (long long t0 = 0; t0 < tiles; t0 += launch_tiles) {
-    const long long here = std::min(launch_tiles, tiles - t0);
-    BucketPipeline run{};
-    run.shape =
-        BucketChunk{vectors + t0 * kTileVectors, unsigned(here), b.shift, b.buckets, b.tile_stride,
-                    sort_columns(b.buckets)};
-    run.chunks = unsigned((here + b.chunk_tiles - 1) / b.chunk_tiles);
-    run.chunk_tiles = b.chunk_tiles;
-    run.slots = b.slots;
-    run.count_columns = b.columns;
-    run.counted = counted;
-    run.progress = reinterpret_cast<unsigned*>(temp);
-    run.totals = reinterpret_cast<unsigned*>(temp + b.totals_offset);
-    run.meta = reinterpret_cast<unsigned*>(temp + b.meta_offset);
-    run.rows = reinterpret_cast<unsigned short*>(temp + b.sorted_offset);
-    run.cursor_words = b.cursor_words;
-    PARPAT_CUDA(cudaMemsetAsync(temp, 0, b.meta_offset, st));  // progress and totals
-    cudaLaunchAttribute cooperative{};
-    cooperative.id = cudaLaunchAttributeCooperative;
-    cooperative.val.cooperative = 1;
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(b.pipeline_blocks);
-    config.blockDim = dim3(kBucketBlock);
-    config.dynamicSmemBytes = b.pipeline_shared;
-    config.stream = st;
-    config.attrs = &cooperative;
-    config.numAttrs = 1;
-    PARPAT_CUDA(cudaLaunchKernelEx(&config, &bucket_pipeline_kernel<T, Rule>, run, rule, out));
-    check_launch("histogram bucket_pipeline_kernel");
-  }
 }
 
 // Adds the histogram of x[0, n) to `out` by sorting rows into buckets, a chunk at a time, in the
@@ -358,10 +269,6 @@ void launch_bucketed(const BucketPlan& b, const T* x, long long n, Rule rule, un
     auto* sorted = reinterpret_cast<unsigned short*>(bytes + b.sorted_offset);
     const long long chunk_vectors = (long long)b.chunk_tiles * (kTile / kVec);
     const auto* vec = reinterpret_cast<const uint4*>(x + head);
-    if (b.pipeline) {
-      launch_pipeline<T>(b, vec, tiles, rule, counted, bytes, out, st);
-      return;
-    }
     for (long long v0 = 0; v0 < vectors; v0 += chunk_vectors) {
       const auto tiles = unsigned(std::min(chunk_vectors, vectors - v0) / (kTile / kVec));
       const BucketChunk c{vec + v0,  tiles,         b.shift,
