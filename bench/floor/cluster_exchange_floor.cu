@@ -18,9 +18,38 @@
 //                round's stretches read and counted, then wait; three staging buffers;
 //   local        staged and read back within the block (its own tile, a block barrier each way):
 //                the rounds' cost without the cluster;
-//   no exchange  each block counts its own tile straight from registers.
+//   no exchange  each block counts its own tile straight from registers;
+//   push         no cluster barrier: each block writes its tile as 16-bit rows (the row's place
+//                among its owner's rows) to one of three staging buffers, and each owner's
+//                stretch goes to that owner's inbox by one bulk copy (cp.async.bulk into
+//                distributed shared memory), completing on the owner's mbarrier for the buffer;
+//                an owner counts a round's inbox a round later, once its barrier's phase is
+//                complete, and hands the buffer back by a remote arrive on each sender's
+//                barrier, which a sender waits for before it writes that buffer again;
+//   push, spread the same, the hand-back's remote arrives issued by 16 threads at once: a
+//                release arrive at cluster scope is a GPU-scope memory barrier, so one thread's
+//                arrives wait one after another for its loads in flight;
+//   push, relaxed   the same with relaxed arrives and waits at block scope (no memory barrier;
+//                the inbox's reads have completed, their values counted, before the block's
+//                barrier that precedes the arrives);
+//   push, direct    no staging: each thread stores its 16-byte vector straight into its owner's
+//                inbox (st.async, completing on the owner's barrier), six inbox buffers, each
+//                counted three rounds after it was sent (so the blocks of a cluster may drift
+//                apart by rounds), the hand-back as in push, spread;
+//   push, stores    the same with plain distributed-shared stores, each warp then telling its
+//                owner by one release arrive (the owner's barrier counts 32 warps a round, no
+//                bytes), and the next tile's loads issued after that arrive;
+//   push, sorted    push, direct with the sorting that the skeleton leaves out: each round the
+//                tile's rows are sorted by owner (row mod 16) in shared memory (a counter per
+//                owner and lane, a scan, a place per row, each owner's stretch padded to 16-byte
+//                vectors), and the vectors go to their owners' inboxes (up to kCap rows a sender
+//                and owner a round), each sender announcing its bytes to the owner's barrier and
+//                its row count in the inbox's header; four inbox buffers, counted two rounds
+//                later. Rows past kCap would be lost: the run is then marked WRONG.
 // Every run is checked: as many rows counted as the rounds cover, and the sum of the rows read
-// equal to the sum of the input's first rows (so a stale or misplaced read is caught).
+// (the push forms: of their 16-bit places) equal to the sum over the input's first rows (so a
+// stale or misplaced read is caught). Every wait on another block is bounded (about 2 s, then a
+// trap).
 //
 // Timing: cudaEvents around each launch, the median of 9 after 2 warm-ups. Measured on an H200:
 // tuning record histogram-cluster-exchange-floor.
@@ -44,7 +73,19 @@ constexpr unsigned kTile = kBlock * 8;     // rows a block and round
 constexpr unsigned kCounterWords = 32768;  // 65536 16-bit counters
 constexpr long long kRows = 1ll << 28;
 
-enum class Form { sync, sync_late, split, local, no_exchange };
+enum class Form {
+  sync,
+  sync_late,
+  split,
+  local,
+  no_exchange,
+  push,
+  push_spread,
+  push_relaxed,
+  push_direct,
+  push_stores,
+  push_sorted
+};
 
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) {
@@ -69,6 +110,74 @@ __device__ void cluster_arrive() {
 }
 __device__ void cluster_wait() {
   asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+}
+
+// mbarriers and bulk copies between the blocks of a cluster. Addresses are 32-bit shared ones;
+// `remote` ones are another block's (mapa).
+__device__ unsigned shared_address(const void* p) {
+  return unsigned(__cvta_generic_to_shared(p));
+}
+__device__ unsigned remote(unsigned address, unsigned rank) {
+  unsigned out;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(out) : "r"(address), "r"(rank));
+  return out;
+}
+__device__ void barrier_init(unsigned bar, unsigned arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(arrivals) : "memory");
+}
+// This block's arrival on its own barrier, expecting `bytes` more of bulk copies in the phase.
+__device__ void arrive_expecting(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+template <bool kRelaxed>
+__device__ void arrive_remote(unsigned remote_bar) {
+  if constexpr (kRelaxed)
+    asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote_bar)
+                 : "memory");
+  else
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote_bar)
+                 : "memory");
+}
+// Waits until the barrier's phase of this parity is complete, at most about 2 s.
+template <bool kRelaxed>
+__device__ void wait_phase(unsigned bar, unsigned parity) {
+  const long long start = clock64();
+  for (;;) {
+    unsigned done;
+    if constexpr (kRelaxed)
+      asm volatile(
+          "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; "
+          "selp.u32 %0, 1, 0, p; }"
+          : "=r"(done)
+          : "r"(bar), "r"(parity)
+          : "memory");
+    else
+      asm volatile(
+          "{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; "
+          "selp.u32 %0, 1, 0, p; }"
+          : "=r"(done)
+          : "r"(bar), "r"(parity)
+          : "memory");
+    if (done) return;
+    if (clock64() - start > (1ll << 32)) __trap();
+  }
+}
+// A 16-byte vector into another block's shared memory, completing on its barrier.
+__device__ void store_remote(unsigned remote_to, const uint4& v, unsigned remote_bar) {
+  asm volatile(
+      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, "
+      "[%5];" ::"r"(remote_to),
+      "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "r"(remote_bar)
+      : "memory");
+}
+// `bytes` from this block's shared memory into another block's, completing on its barrier.
+__device__ void bulk_copy(unsigned remote_to, unsigned from, unsigned bytes, unsigned remote_bar) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, "
+      "[%3];" ::"r"(remote_to),
+      "r"(from), "r"(bytes), "r"(remote_bar)
+      : "memory");
 }
 
 // The block's sum of v, added to *out with one atomic.
@@ -170,12 +279,297 @@ __global__ void __launch_bounds__(kBlock, 1)
   add_block_sum(sum, totals + 1);
 }
 
-// The sum of rows[0, n) into *out.
-__global__ void reference_sum(const unsigned* rows, long long n, unsigned long long* out) {
+// The push forms: 16-bit rows pushed to their owners by bulk copies, counted a round later.
+template <Form kForm>
+__global__ void __launch_bounds__(kBlock, 1)
+    exchange_push(const uint4* rows, unsigned rounds, unsigned long long* totals) {
+  constexpr bool kRelaxed = kForm == Form::push_relaxed, kSpread = kForm != Form::push;
+  constexpr bool kStores = kForm == Form::push_stores;
+  constexpr bool kDirect = kForm == Form::push_direct || kStores;
+  constexpr unsigned kBuffers = kDirect ? 6 : 3, kLag = kDirect ? 3 : 1;  // rounds a buffer waits
+  constexpr unsigned kBufferBytes = kTile * 2;                            // a tile of 16-bit rows
+  extern __shared__ __align__(16) unsigned shared[];
+  __shared__ __align__(8) unsigned long long inbox_full[kBuffers], buffer_free[kBuffers];
+  unsigned* counters = shared;
+  auto* inbox = reinterpret_cast<uint4*>(shared + kCounterWords);
+  auto* staging = inbox + kBuffers * kBufferBytes / 16;  // not for push, direct
+  cg::cluster_group cluster = cg::this_cluster();
+  const unsigned blocks = cluster.num_blocks(), rank = cluster.block_rank();
+  const unsigned stretch = kBufferBytes / blocks;  // bytes a sender sends an owner a round
+  const unsigned base = shared_address(counters);
+  unsigned long long sum = 0;
+  for (unsigned i = threadIdx.x; i < kCounterWords; i += kBlock)
+    counters[i] = 0;
+  if (threadIdx.x == 0) {
+    for (unsigned b = 0; b < kBuffers; ++b) {
+      barrier_init(shared_address(inbox_full + b), kStores ? kBlock / 32 : 1);
+      barrier_init(shared_address(buffer_free + b), blocks);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    if (!kStores)
+      for (unsigned b = 0; b < kBuffers; ++b)
+        arrive_expecting(shared_address(inbox_full + b), kBufferBytes);
+  }
+  auto load = [&](unsigned round, int u) {
+    const long long tile = (long long)round * gridDim.x + blockIdx.x;
+    return __ldcs(rows + tile * (kTile / 4) + u * kBlock + threadIdx.x);
+  };
+  uint4 next[2];
+  auto load_next = [&](unsigned round) {
+    if (round < rounds) {
+      next[0] = load(round, 0);
+      next[1] = load(round, 1);
+    }
+  };
+  // Counts round k's inbox once every sender's stretch is in, then hands the buffer back.
+  auto receive = [&](unsigned k) {
+    const unsigned b = k % kBuffers;
+    wait_phase<kRelaxed && !kStores>(shared_address(inbox_full + b), (k / kBuffers) & 1);
+    const uint4 w = inbox[b * kBufferBytes / 16 + threadIdx.x];
+    for (unsigned word : {w.x, w.y, w.z, w.w}) {
+      for (unsigned local : {word & 0xFFFFu, word >> 16}) {
+        asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(base + local / 2 * 4),
+                     "r"(1u << (16 * (local & 1)))
+                     : "memory");
+        sum += local;
+      }
+    }
+    __syncthreads();  // every thread has read the buffer
+    if (threadIdx.x == 0 && !kStores)
+      arrive_expecting(shared_address(inbox_full + b), kBufferBytes);
+    if constexpr (kSpread) {
+      __syncwarp();  // the barrier's next phase is set up before any sender is told
+      if (threadIdx.x < blocks)
+        arrive_remote<kRelaxed>(remote(shared_address(buffer_free + b), threadIdx.x));
+    } else if (threadIdx.x == 0) {
+      for (unsigned q = 0; q < blocks; ++q)
+        arrive_remote<kRelaxed>(remote(shared_address(buffer_free + b), q));
+    }
+  };
+  load_next(0);
+  cluster.sync();  // every block's barriers are set up
+  for (unsigned round = 0; round < rounds; ++round) {
+    const unsigned b = round % kBuffers;
+    if (round >= kBuffers)
+      wait_phase<kRelaxed>(shared_address(buffer_free + b), (round / kBuffers - 1) & 1);
+    const uint4 tile[2] = {next[0], next[1]};
+    if constexpr (!kStores) load_next(round + 1);
+    // The thread's 8 rows as their places among the owner's rows: owner q's stretch is the
+    // tile's q-th share, as if sorted.
+    unsigned local[8] = {tile[0].x, tile[0].y, tile[0].z, tile[0].w,
+                         tile[1].x, tile[1].y, tile[1].z, tile[1].w};
+    for (unsigned& r : local)
+      r = (r >> 4) & 0xFFFFu;
+    const uint4 vector = make_uint4(local[0] | local[1] << 16, local[2] | local[3] << 16,
+                                    local[4] | local[5] << 16, local[6] | local[7] << 16);
+    if constexpr (kDirect) {
+      const unsigned senders = kBlock / blocks, q = threadIdx.x / senders;
+      const unsigned to = shared_address(inbox + b * kBufferBytes / 16) + rank * stretch +
+                          threadIdx.x % senders * 16;
+      if constexpr (kStores) {
+        asm volatile("st.shared::cluster.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(remote(to, q)),
+                     "r"(vector.x), "r"(vector.y), "r"(vector.z), "r"(vector.w)
+                     : "memory");
+        __syncwarp();
+        if (threadIdx.x % 32 == 0) arrive_remote<false>(remote(shared_address(inbox_full + b), q));
+        load_next(round + 1);
+      } else {
+        store_remote(remote(to, q), vector, remote(shared_address(inbox_full + b), q));
+      }
+    } else {
+      staging[b * kBufferBytes / 16 + threadIdx.x] = vector;
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // for the bulk copies
+      __syncthreads();
+      if (threadIdx.x < blocks) {
+        const unsigned q = threadIdx.x;
+        const unsigned from = shared_address(staging + b * kBufferBytes / 16) + q * stretch;
+        const unsigned to = shared_address(inbox + b * kBufferBytes / 16) + rank * stretch;
+        bulk_copy(remote(to, q), from, stretch, remote(shared_address(inbox_full + b), q));
+      }
+    }
+    if (round >= kLag) receive(round - kLag);
+  }
+  for (unsigned k = rounds > kLag ? rounds - kLag : 0; k < rounds; ++k)
+    receive(k);
+  cluster.sync();  // no block leaves while others may still arrive on its barriers
+  unsigned long long counted = 0;
+  for (unsigned i = threadIdx.x; i < kCounterWords; i += kBlock)
+    counted += (counters[i] & 0xFFFFu) + (counters[i] >> 16);
+  add_block_sum(counted, totals);
+  add_block_sum(sum, totals + 1);
+}
+
+__device__ unsigned padded8(unsigned rows) {
+  return (rows + 7) / 8 * 8;
+}
+
+// push, sorted: the rows sorted by owner each round, then pushed to the owners.
+__global__ void __launch_bounds__(kBlock, 1)
+    exchange_sorted(const uint4* rows, unsigned rounds, unsigned long long* totals) {
+  constexpr unsigned kBuffers = 4, kLag = 2, kOwners = 16;
+  constexpr unsigned kCap = 640;  // rows a sender may send an owner a round (whole vectors)
+  constexpr unsigned kInboxRows = kOwners * kCap;
+  extern __shared__ __align__(16) unsigned shared[];
+  __shared__ __align__(8) unsigned long long inbox_full[kBuffers], buffer_free[kBuffers];
+  __shared__ unsigned cursor[kOwners * 32];  // (owner, lane): a count, then a place
+  __shared__ unsigned owner_rows[kOwners];
+  __shared__ unsigned header[kBuffers][kOwners];  // rows each sender sent this block
+  __shared__ unsigned lost;
+  unsigned* counters = shared;
+  auto* staging = reinterpret_cast<unsigned short*>(shared + kCounterWords);
+  auto* inbox = staging + kTile + 8 * kOwners;
+  cg::cluster_group cluster = cg::this_cluster();
+  const unsigned blocks = cluster.num_blocks(), rank = cluster.block_rank();
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const unsigned base = shared_address(counters);
+  unsigned long long sum = 0;
+  for (unsigned i = threadIdx.x; i < kCounterWords; i += kBlock)
+    counters[i] = 0;
+  if (threadIdx.x < kOwners * 32) cursor[threadIdx.x] = 0;
+  if (threadIdx.x == 0) {
+    lost = 0;
+    for (unsigned b = 0; b < kBuffers; ++b) {
+      barrier_init(shared_address(inbox_full + b), blocks);
+      barrier_init(shared_address(buffer_free + b), blocks);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  auto load = [&](unsigned round, int u) {
+    const long long tile = (long long)round * gridDim.x + blockIdx.x;
+    return __ldcs(rows + tile * (kTile / 4) + u * kBlock + threadIdx.x);
+  };
+  uint4 next[2];
+  auto load_next = [&](unsigned round) {
+    if (round < rounds) {
+      next[0] = load(round, 0);
+      next[1] = load(round, 1);
+    }
+  };
+  // Counts round k's inbox once every sender's vectors are in, then hands the buffer back.
+  auto receive = [&](unsigned k) {
+    const unsigned b = k % kBuffers;
+    wait_phase<true>(shared_address(inbox_full + b), (k / kBuffers) & 1);
+    unsigned vectors = 0;
+    for (unsigned s = 0; s < blocks; ++s)
+      vectors += padded8(header[b][s]) / 8;
+    for (unsigned i = threadIdx.x; i < vectors; i += kBlock) {
+      unsigned s = 0, first = 0;  // the sender of flattened vector i, and its first vector
+      while (i >= first + padded8(header[b][s]) / 8)
+        first += padded8(header[b][s++]) / 8;
+      const unsigned v = i - first, valid = min(8u, header[b][s] - 8 * v);
+      const uint4 w = *reinterpret_cast<const uint4*>(inbox + b * kInboxRows + s * kCap + 8 * v);
+      const unsigned words[4] = {w.x, w.y, w.z, w.w};
+      for (unsigned k8 = 0; k8 < valid; ++k8) {
+        const unsigned local = words[k8 / 2] >> (16 * (k8 % 2)) & 0xFFFFu;
+        asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(base + local / 2 * 4),
+                     "r"(1u << (16 * (local & 1)))
+                     : "memory");
+        sum += local;
+      }
+    }
+    __syncthreads();  // every thread has read the buffer
+    if (threadIdx.x < blocks)
+      arrive_remote<true>(remote(shared_address(buffer_free + b), threadIdx.x));
+  };
+  load_next(0);
+  cluster.sync();  // every block's barriers are set up
+  for (unsigned round = 0; round < rounds; ++round) {
+    const unsigned b = round % kBuffers;
+    if (round >= kBuffers)
+      wait_phase<true>(shared_address(buffer_free + b), (round / kBuffers - 1) & 1);
+    const uint4 tile[2] = {next[0], next[1]};
+    load_next(round + 1);
+    const unsigned row[8] = {tile[0].x, tile[0].y, tile[0].z, tile[0].w,
+                             tile[1].x, tile[1].y, tile[1].z, tile[1].w};
+    const unsigned column = shared_address(cursor) + lane * 4;
+    for (unsigned r : row)
+      asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(column + (r % blocks) * 128) : "memory");
+    __syncthreads();
+    // Owner w's 32 counters are warp w's: their sum, then each counter's place.
+    unsigned count = 0, inclusive = 0;
+    if (warp < blocks) {
+      count = cursor[warp * 32 + lane];
+      inclusive = count;
+      for (unsigned d = 1; d < 32; d *= 2) {
+        const unsigned below = __shfl_up_sync(0xFFFFFFFFu, inclusive, d);
+        if (lane >= d) inclusive += below;
+      }
+      if (lane == 31) owner_rows[warp] = inclusive;
+    }
+    __syncthreads();
+    unsigned start[kOwners];  // each owner's first place (its stretch padded to whole vectors)
+    unsigned placed = 0;
+#pragma unroll
+    for (unsigned o = 0; o < kOwners; ++o) {
+      start[o] = placed;
+      if (o < blocks) placed += padded8(owner_rows[o]);
+    }
+    if (warp < blocks) cursor[warp * 32 + lane] = start[warp] + inclusive - count;
+    __syncthreads();
+    unsigned places[8];
+    for (int k = 0; k < 8; ++k)
+      asm volatile("atom.shared.add.u32 %0, [%1], 1;"
+                   : "=r"(places[k])
+                   : "r"(column + (row[k] % blocks) * 128)
+                   : "memory");
+    for (int k = 0; k < 8; ++k)
+      staging[places[k]] = (unsigned short)((row[k] >> 4) & 0xFFFFu);
+    __syncthreads();
+    if (threadIdx.x < kOwners * 32) cursor[threadIdx.x] = 0;  // for the next round's counts
+    for (unsigned v = threadIdx.x; v < placed / 8; v += kBlock) {
+      unsigned q = 0, first = 0;  // the vector's owner and the owner's first place
+#pragma unroll
+      for (unsigned o = 1; o < kOwners; ++o) {
+        if (o < blocks && start[o] <= 8 * v) {
+          q = o;
+          first = start[o];
+        }
+      }
+      const unsigned j = v - first / 8;  // the vector's place in its owner's stretch
+      if (8 * j >= kCap) {
+        atomicAdd(&lost, 1u);
+        continue;
+      }
+      const uint4 vector = *reinterpret_cast<const uint4*>(staging + 8 * v);
+      const unsigned to = shared_address(inbox + b * kInboxRows + rank * kCap + 8 * j);
+      store_remote(remote(to, q), vector, remote(shared_address(inbox_full + b), q));
+    }
+    if (threadIdx.x < blocks) {  // this sender's rows for owner q: their count and bytes
+      const unsigned q = threadIdx.x, sent = min(owner_rows[q], kCap);
+      const unsigned bar = remote(shared_address(inbox_full + b), q);
+      asm volatile(
+          "mbarrier.arrive.expect_tx.relaxed.cluster.shared::cluster.b64 _, [%0], %1;" ::"r"(bar),
+          "r"(padded8(sent) * 2 + 4)
+          : "memory");
+      asm volatile(
+          "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(
+              remote(shared_address(&header[b][rank]), q)),
+          "r"(sent), "r"(bar)
+          : "memory");
+    }
+    if (round >= kLag)
+      receive(round - kLag);
+    else
+      __syncthreads();  // the counters are zero before the next round's counts
+  }
+  for (unsigned k = rounds > kLag ? rounds - kLag : 0; k < rounds; ++k)
+    receive(k);
+  cluster.sync();  // no block leaves while others may still send to it
+  unsigned long long counted = 0;
+  for (unsigned i = threadIdx.x; i < kCounterWords; i += kBlock)
+    counted += (counters[i] & 0xFFFFu) + (counters[i] >> 16);
+  if (lost) counted = 0;  // rows past kCap were dropped: the check fails
+  add_block_sum(counted, totals);
+  add_block_sum(sum, totals + 1);
+}
+
+// The sum of rows[0, n) (or of their 16-bit places) into *out.
+__global__ void reference_sum(const unsigned* rows, long long n, bool places,
+                              unsigned long long* out) {
   unsigned long long mine = 0;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
        i += (long long)gridDim.x * blockDim.x)
-    mine += rows[i];
+    mine += places ? (rows[i] >> 4) & 0xFFFFu : rows[i];
   for (int d = 16; d; d /= 2)
     mine += __shfl_xor_sync(0xFFFFFFFFu, mine, d);
   if (threadIdx.x % 32 == 0) atomicAdd(out, mine);
@@ -197,8 +591,22 @@ __global__ void fill(unsigned* rows, long long n) {
 
 template <Form kForm>
 void run(const char* name, int cluster_size, const unsigned* rows, unsigned long long* totals) {
-  const auto kernel = &exchange<kForm>;
-  const std::size_t shared = (kCounterWords + 3 * kTile) * sizeof(unsigned);
+  constexpr bool kPush = kForm == Form::push || kForm == Form::push_spread ||
+                         kForm == Form::push_relaxed || kForm == Form::push_direct ||
+                         kForm == Form::push_stores || kForm == Form::push_sorted;
+  const auto kernel = [] {
+    if constexpr (kForm == Form::push_sorted)
+      return &exchange_sorted;
+    else if constexpr (kPush)
+      return &exchange_push<kForm>;
+    else
+      return &exchange<kForm>;
+  }();
+  // Counters and three buffers of 4-byte rows; push, sorted: a tile's 16-bit rows and pads
+  // sorted, and four inboxes of 16 x 640 16-bit rows.
+  const std::size_t shared = kForm == Form::push_sorted
+                                 ? kCounterWords * 4 + (kTile + 8 * 16) * 2 + 4 * 16 * 640 * 2
+                                 : (kCounterWords + 3 * kTile) * sizeof(unsigned);
   check(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1), "attr");
   check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
         "shared memory");
@@ -215,7 +623,7 @@ void run(const char* name, int cluster_size, const unsigned* rows, unsigned long
   int clusters = 0;
   check(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config), "clusters");
   if (clusters < 1) {
-    std::printf("%-12s cluster %2d: cannot be placed\n", name, cluster_size);
+    std::printf("%-14s cluster %2d: cannot be placed\n", name, cluster_size);
     return;
   }
   const unsigned blocks = unsigned(clusters * cluster_size);
@@ -223,7 +631,7 @@ void run(const char* name, int cluster_size, const unsigned* rows, unsigned long
   const unsigned long long counted = (unsigned long long)rounds * blocks * kTile;
   unsigned long long expected[2] = {counted, 0};
   check(cudaMemset(totals, 0, 2 * sizeof *totals), "memset");
-  reference_sum<<<1024, 256>>>(rows, (long long)counted, totals + 1);
+  reference_sum<<<1024, 256>>>(rows, (long long)counted, kPush, totals + 1);
   check(cudaMemcpy(&expected[1], totals + 1, sizeof *totals, cudaMemcpyDeviceToHost), "sum");
   config.gridDim = dim3(blocks);
   cudaEvent_t start, stop;
@@ -249,7 +657,7 @@ void run(const char* name, int cluster_size, const unsigned* rows, unsigned long
   const double us = times[times.size() / 2] * 1e3;
   const double per_2_28 = us * double(kRows) / double(counted);  // scaled to 2^28 rows
   std::printf(
-      "%-12s cluster %2d: %3u blocks, %4u rounds, %8.1f us for 2^28 rows, %7.1f GB/s of "
+      "%-14s cluster %2d: %3u blocks, %4u rounds, %8.1f us for 2^28 rows, %7.1f GB/s of "
       "4-byte rows, %.2f us a round%s\n",
       name, cluster_size, blocks, rounds, per_2_28, 4.0 * kRows / per_2_28 / 1e3, us / rounds,
       checked ? "" : "  WRONG");
@@ -287,6 +695,12 @@ int main(int argc, char** argv) {
     run<Form::split>("split", c, rows, totals);
     run<Form::local>("local", c, rows, totals);
     run<Form::no_exchange>("no exchange", c, rows, totals);
+    run<Form::push>("push", c, rows, totals);
+    run<Form::push_spread>("push, spread", c, rows, totals);
+    run<Form::push_relaxed>("push, relaxed", c, rows, totals);
+    run<Form::push_direct>("push, direct", c, rows, totals);
+    run<Form::push_stores>("push, stores", c, rows, totals);
+    if (c == 16) run<Form::push_sorted>("push, sorted", c, rows, totals);  // a row's owner: r % 16
   }
   cudaFree(rows);
   cudaFree(totals);
