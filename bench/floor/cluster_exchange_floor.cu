@@ -19,37 +19,32 @@
 //   local        staged and read back within the block (its own tile, a block barrier each way):
 //                the rounds' cost without the cluster;
 //   no exchange  each block counts its own tile straight from registers;
-//   push         no cluster barrier: each block writes its tile as 16-bit rows (the row's place
+//   push, bulk   no cluster barrier: each block writes its tile as 16-bit rows (the row's place
 //                among its owner's rows) to one of three staging buffers, and each owner's
 //                stretch goes to that owner's inbox by one bulk copy (cp.async.bulk into
 //                distributed shared memory), completing on the owner's mbarrier for the buffer;
 //                an owner counts a round's inbox a round later, once its barrier's phase is
 //                complete, and hands the buffer back by a remote arrive on each sender's
-//                barrier, which a sender waits for before it writes that buffer again;
-//   push, spread the same, the hand-back's remote arrives issued by 16 threads at once: a
-//                release arrive at cluster scope is a GPU-scope memory barrier, so one thread's
-//                arrives wait one after another for its loads in flight;
-//   push, relaxed   the same with relaxed arrives and waits at block scope (no memory barrier;
-//                the inbox's reads have completed, their values counted, before the block's
-//                barrier that precedes the arrives);
+//                barrier (16 threads at once: a release arrive at cluster scope is a GPU-scope
+//                memory barrier, which waits for the thread's loads in flight), which a sender
+//                waits for before it writes that buffer again;
 //   push, direct    no staging: each thread stores its 16-byte vector straight into its owner's
 //                inbox (st.async, completing on the owner's barrier), six inbox buffers, each
 //                counted three rounds after it was sent (so the blocks of a cluster may drift
-//                apart by rounds), the hand-back as in push, spread;
-//   push, stores    the same with plain distributed-shared stores, each warp then telling its
-//                owner by one release arrive (the owner's barrier counts 32 warps a round, no
-//                bytes), and the next tile's loads issued after that arrive;
+//                apart by rounds), the hand-back as in push, bulk;
 //   push, sorted    push, direct with the sorting that the skeleton leaves out: each round the
 //                tile's rows are sorted by owner (row mod 16) in shared memory (a counter per
 //                owner and lane, a scan, a place per row, each owner's stretch padded to 16-byte
 //                vectors), and the vectors go to their owners' inboxes (up to kCap rows a sender
 //                and owner a round), each sender announcing its bytes to the owner's barrier and
 //                its row count in the inbox's header; four inbox buffers, counted two rounds
-//                later. Rows past kCap would be lost: the run is then marked WRONG.
+//                later, relaxed arrives and waits. Rows past kCap would be lost: the run is then
+//                marked WRONG.
 // Every run is checked: as many rows counted as the rounds cover, and the sum of the rows read
 // (the push forms: of their 16-bit places) equal to the sum over the input's first rows (so a
 // stale or misplaced read is caught). Every wait on another block is bounded (about 2 s, then a
-// trap).
+// trap). Forms measured and dropped (one thread's 16 hand-back arrives, relaxed arrives, plain
+// remote stores with an arrive a warp) are in the record and in git history.
 //
 // Timing: cudaEvents around each launch, the median of 9 after 2 warm-ups. Measured on an H200:
 // tuning record histogram-cluster-exchange-floor.
@@ -64,7 +59,10 @@
 #include <string>
 #include <vector>
 
+#include "cluster_async.cuh"
+
 namespace cg = cooperative_groups;
+using namespace cluster_async;
 
 namespace {
 
@@ -73,19 +71,7 @@ constexpr unsigned kTile = kBlock * 8;     // rows a block and round
 constexpr unsigned kCounterWords = 32768;  // 65536 16-bit counters
 constexpr long long kRows = 1ll << 28;
 
-enum class Form {
-  sync,
-  sync_late,
-  split,
-  local,
-  no_exchange,
-  push,
-  push_spread,
-  push_relaxed,
-  push_direct,
-  push_stores,
-  push_sorted
-};
+enum class Form { sync, sync_late, split, local, no_exchange, push_bulk, push_direct, push_sorted };
 
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) {
@@ -110,74 +96,6 @@ __device__ void cluster_arrive() {
 }
 __device__ void cluster_wait() {
   asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
-}
-
-// mbarriers and bulk copies between the blocks of a cluster. Addresses are 32-bit shared ones;
-// `remote` ones are another block's (mapa).
-__device__ unsigned shared_address(const void* p) {
-  return unsigned(__cvta_generic_to_shared(p));
-}
-__device__ unsigned remote(unsigned address, unsigned rank) {
-  unsigned out;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(out) : "r"(address), "r"(rank));
-  return out;
-}
-__device__ void barrier_init(unsigned bar, unsigned arrivals) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(arrivals) : "memory");
-}
-// This block's arrival on its own barrier, expecting `bytes` more of bulk copies in the phase.
-__device__ void arrive_expecting(unsigned bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
-               : "memory");
-}
-template <bool kRelaxed>
-__device__ void arrive_remote(unsigned remote_bar) {
-  if constexpr (kRelaxed)
-    asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote_bar)
-                 : "memory");
-  else
-    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote_bar)
-                 : "memory");
-}
-// Waits until the barrier's phase of this parity is complete, at most about 2 s.
-template <bool kRelaxed>
-__device__ void wait_phase(unsigned bar, unsigned parity) {
-  const long long start = clock64();
-  for (;;) {
-    unsigned done;
-    if constexpr (kRelaxed)
-      asm volatile(
-          "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; "
-          "selp.u32 %0, 1, 0, p; }"
-          : "=r"(done)
-          : "r"(bar), "r"(parity)
-          : "memory");
-    else
-      asm volatile(
-          "{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; "
-          "selp.u32 %0, 1, 0, p; }"
-          : "=r"(done)
-          : "r"(bar), "r"(parity)
-          : "memory");
-    if (done) return;
-    if (clock64() - start > (1ll << 32)) __trap();
-  }
-}
-// A 16-byte vector into another block's shared memory, completing on its barrier.
-__device__ void store_remote(unsigned remote_to, const uint4& v, unsigned remote_bar) {
-  asm volatile(
-      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, "
-      "[%5];" ::"r"(remote_to),
-      "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "r"(remote_bar)
-      : "memory");
-}
-// `bytes` from this block's shared memory into another block's, completing on its barrier.
-__device__ void bulk_copy(unsigned remote_to, unsigned from, unsigned bytes, unsigned remote_bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, "
-      "[%3];" ::"r"(remote_to),
-      "r"(from), "r"(bytes), "r"(remote_bar)
-      : "memory");
 }
 
 // The block's sum of v, added to *out with one atomic.
@@ -279,13 +197,10 @@ __global__ void __launch_bounds__(kBlock, 1)
   add_block_sum(sum, totals + 1);
 }
 
-// The push forms: 16-bit rows pushed to their owners by bulk copies, counted a round later.
-template <Form kForm>
+// push, bulk and push, direct: 16-bit rows pushed to their owners, counted rounds later.
+template <bool kDirect>
 __global__ void __launch_bounds__(kBlock, 1)
     exchange_push(const uint4* rows, unsigned rounds, unsigned long long* totals) {
-  constexpr bool kRelaxed = kForm == Form::push_relaxed, kSpread = kForm != Form::push;
-  constexpr bool kStores = kForm == Form::push_stores;
-  constexpr bool kDirect = kForm == Form::push_direct || kStores;
   constexpr unsigned kBuffers = kDirect ? 6 : 3, kLag = kDirect ? 3 : 1;  // rounds a buffer waits
   constexpr unsigned kBufferBytes = kTile * 2;                            // a tile of 16-bit rows
   extern __shared__ __align__(16) unsigned shared[];
@@ -302,13 +217,12 @@ __global__ void __launch_bounds__(kBlock, 1)
     counters[i] = 0;
   if (threadIdx.x == 0) {
     for (unsigned b = 0; b < kBuffers; ++b) {
-      barrier_init(shared_address(inbox_full + b), kStores ? kBlock / 32 : 1);
+      barrier_init(shared_address(inbox_full + b), 1);
       barrier_init(shared_address(buffer_free + b), blocks);
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    if (!kStores)
-      for (unsigned b = 0; b < kBuffers; ++b)
-        arrive_expecting(shared_address(inbox_full + b), kBufferBytes);
+    for (unsigned b = 0; b < kBuffers; ++b)
+      arrive_expecting(shared_address(inbox_full + b), kBufferBytes);
   }
   auto load = [&](unsigned round, int u) {
     const long long tile = (long long)round * gridDim.x + blockIdx.x;
@@ -324,7 +238,7 @@ __global__ void __launch_bounds__(kBlock, 1)
   // Counts round k's inbox once every sender's stretch is in, then hands the buffer back.
   auto receive = [&](unsigned k) {
     const unsigned b = k % kBuffers;
-    wait_phase<kRelaxed && !kStores>(shared_address(inbox_full + b), (k / kBuffers) & 1);
+    wait_phase<false>(shared_address(inbox_full + b), (k / kBuffers) & 1);
     const uint4 w = inbox[b * kBufferBytes / 16 + threadIdx.x];
     for (unsigned word : {w.x, w.y, w.z, w.w}) {
       for (unsigned local : {word & 0xFFFFu, word >> 16}) {
@@ -335,25 +249,19 @@ __global__ void __launch_bounds__(kBlock, 1)
       }
     }
     __syncthreads();  // every thread has read the buffer
-    if (threadIdx.x == 0 && !kStores)
-      arrive_expecting(shared_address(inbox_full + b), kBufferBytes);
-    if constexpr (kSpread) {
-      __syncwarp();  // the barrier's next phase is set up before any sender is told
-      if (threadIdx.x < blocks)
-        arrive_remote<kRelaxed>(remote(shared_address(buffer_free + b), threadIdx.x));
-    } else if (threadIdx.x == 0) {
-      for (unsigned q = 0; q < blocks; ++q)
-        arrive_remote<kRelaxed>(remote(shared_address(buffer_free + b), q));
-    }
+    if (threadIdx.x == 0) arrive_expecting(shared_address(inbox_full + b), kBufferBytes);
+    __syncwarp();  // the barrier's next phase is set up before any sender is told
+    if (threadIdx.x < blocks)
+      arrive_remote<false>(remote(shared_address(buffer_free + b), threadIdx.x));
   };
   load_next(0);
   cluster.sync();  // every block's barriers are set up
   for (unsigned round = 0; round < rounds; ++round) {
     const unsigned b = round % kBuffers;
     if (round >= kBuffers)
-      wait_phase<kRelaxed>(shared_address(buffer_free + b), (round / kBuffers - 1) & 1);
+      wait_phase<false>(shared_address(buffer_free + b), (round / kBuffers - 1) & 1);
     const uint4 tile[2] = {next[0], next[1]};
-    if constexpr (!kStores) load_next(round + 1);
+    load_next(round + 1);
     // The thread's 8 rows as their places among the owner's rows: owner q's stretch is the
     // tile's q-th share, as if sorted.
     unsigned local[8] = {tile[0].x, tile[0].y, tile[0].z, tile[0].w,
@@ -366,16 +274,7 @@ __global__ void __launch_bounds__(kBlock, 1)
       const unsigned senders = kBlock / blocks, q = threadIdx.x / senders;
       const unsigned to = shared_address(inbox + b * kBufferBytes / 16) + rank * stretch +
                           threadIdx.x % senders * 16;
-      if constexpr (kStores) {
-        asm volatile("st.shared::cluster.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(remote(to, q)),
-                     "r"(vector.x), "r"(vector.y), "r"(vector.z), "r"(vector.w)
-                     : "memory");
-        __syncwarp();
-        if (threadIdx.x % 32 == 0) arrive_remote<false>(remote(shared_address(inbox_full + b), q));
-        load_next(round + 1);
-      } else {
-        store_remote(remote(to, q), vector, remote(shared_address(inbox_full + b), q));
-      }
+      store_remote(remote(to, q), vector, remote(shared_address(inbox_full + b), q));
     } else {
       staging[b * kBufferBytes / 16 + threadIdx.x] = vector;
       asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // for the bulk copies
@@ -591,14 +490,12 @@ __global__ void fill(unsigned* rows, long long n) {
 
 template <Form kForm>
 void run(const char* name, int cluster_size, const unsigned* rows, unsigned long long* totals) {
-  constexpr bool kPush = kForm == Form::push || kForm == Form::push_spread ||
-                         kForm == Form::push_relaxed || kForm == Form::push_direct ||
-                         kForm == Form::push_stores || kForm == Form::push_sorted;
+  constexpr bool kPush = kForm >= Form::push_bulk;
   const auto kernel = [] {
     if constexpr (kForm == Form::push_sorted)
       return &exchange_sorted;
     else if constexpr (kPush)
-      return &exchange_push<kForm>;
+      return &exchange_push<kForm == Form::push_direct>;
     else
       return &exchange<kForm>;
   }();
@@ -695,11 +592,8 @@ int main(int argc, char** argv) {
     run<Form::split>("split", c, rows, totals);
     run<Form::local>("local", c, rows, totals);
     run<Form::no_exchange>("no exchange", c, rows, totals);
-    run<Form::push>("push", c, rows, totals);
-    run<Form::push_spread>("push, spread", c, rows, totals);
-    run<Form::push_relaxed>("push, relaxed", c, rows, totals);
+    run<Form::push_bulk>("push, bulk", c, rows, totals);
     run<Form::push_direct>("push, direct", c, rows, totals);
-    run<Form::push_stores>("push, stores", c, rows, totals);
     if (c == 16) run<Form::push_sorted>("push, sorted", c, rows, totals);  // a row's owner: r % 16
   }
   cudaFree(rows);
