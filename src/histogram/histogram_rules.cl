@@ -351,7 +351,7 @@ uint float_corrected(float x, int c, int bins, __global const float* thresholds)
 #if INT32_FLOAT
 #define SLOT(x) int_even_slot((x), RULE_ARGS)
 #else
-#define SLOT(x) float_even_slot(FLOAT_VALUE(x), RULE_ARGS)
+#define SLOT(x) float_even_slot((x), RULE_ARGS)
 #endif
 // The slot of x without branches when *exact comes back true; otherwise a candidate that
 // FLOAT_CORRECTED settles (the fast kernels correct the rare inexact values of a whole vector
@@ -376,9 +376,10 @@ uint float_quick(float x, float lo_up, float hi_down, float lo, float norm, floa
   uint outside = x < lo_up ? (uint)bins : (x > hi_down ? (uint)bins + 1 : (uint)bins + 2);
   return inside ? (uint)c : outside;
 }
-uint float_even_slot(float x, RULE_PARAMS) {
+// x as read (FLOAT_CORRECTED decodes it again for the float64 edges or the thresholds).
+uint float_even_slot(T x, RULE_PARAMS) {
   bool exact;
-  uint s = float_quick(x, lo_up, hi_down, lo, norm, delta, bins, &exact);
+  uint s = float_quick(FLOAT_VALUE(x), lo_up, hi_down, lo, norm, delta, bins, &exact);
   return exact ? s : FLOAT_CORRECTED(x, (int)s);
 }
 #if INT32_FLOAT
