@@ -471,6 +471,24 @@ TEST(Cli, HistogramDensityIsNumpys) {
   }
 }
 
+// A range of no width, given or found, widens to [v - 0.5, v + 0.5] as numpy's does:
+// numpy.histogram([0, 0.2, 1], bins=2, range=(0, 0)) counts [0, 2] over [-0.5, 0, 0.5].
+TEST(Cli, HistogramEmptyRangeWidensAsNumpys) {
+  const double values[] = {0.0, 0.2, 1.0};
+  std::string path = temp_path("empty_range.npy");
+  write_bytes(path, npy_header("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }") +
+                        std::string(reinterpret_cast<const char*>(values), sizeof values));
+  CliResult r = run_cli("histogram --bins 2 --range 0 0 --backend cpu --json " + path);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["range"], json::array({-0.5, 0.5}));
+  EXPECT_EQ(j["counts"], json::array({0, 2}));
+  EXPECT_EQ(j["overflow"], 1);
+  r = run_cli("histogram --bins 2 --range 1 0 --backend cpu --json " + path);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("lo < hi"), std::string::npos) << r.err;
+}
+
 TEST(Cli, InfoAndListDescribeWhatIsBuilt) {
   CliResult r = run_cli("list reduce --json");
   ASSERT_EQ(r.status, 0) << r.err;

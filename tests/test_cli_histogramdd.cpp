@@ -109,6 +109,21 @@ TEST(HistogramddCli, AgreesWithNumpy) {
   EXPECT_EQ(bins[1], json({{"range", {-3, 3}}}));
 }
 
+// A dimension's range of no width widens to [v - 0.5, v + 0.5], as numpy's histogramdd does.
+TEST(HistogramddCli, EmptyRangeWidensAsNumpys) {
+  const std::string x = temp_path("widen_x.npy"), y = temp_path("widen_y.npy");
+  const std::vector<double> xs = {0, 0.25, 2}, ys = {0, 1, 1};
+  write_npy(x, DType::float64, {3}, xs.data());
+  write_npy(y, DType::float64, {3}, ys.data());
+  CliResult r = run_cli("histogram2d --json --backend cpu --bins 2 --range 0:0,0:2 " + x + " " + y);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["bins"][0], json({{"range", {-0.5, 0.5}}}));
+  // x 0 and 0.25 → bin 1 (0 is the inner edge), 2 outside; y 0 → bin 0, 1 → bin 1.
+  EXPECT_EQ(j["counts"], json({0, 0, 1, 1}));
+  EXPECT_EQ(j["outside"], 1);
+}
+
 // Small data of known bins, written here: the JSON fields, the CSV and the listing.
 TEST(HistogramddCli, CsvAndListing) {
   const std::string x = temp_path("joint_x.npy"), y = temp_path("joint_y.npy");

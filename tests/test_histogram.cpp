@@ -278,6 +278,11 @@ TEST_P(HistogramTest, DefaultRangeIsMinMaxOfTheData) {
   EXPECT_EQ(s.bins.lo, 41.5);
   EXPECT_EQ(s.bins.hi, 42.5);
   EXPECT_EQ(s.counts.at(5), 100u);  // 42 sits on the inner edge 42.0: it goes right
+  // So does a range given as [42, 42].
+  HistogramResult given = histogram(in_same, HistogramBins::even(10, 42, 42), {target.variant});
+  EXPECT_EQ(given.bins.lo, 41.5);
+  EXPECT_EQ(given.bins.hi, 42.5);
+  EXPECT_EQ(given.counts, s.counts);
 }
 
 // uint16's default range is the data's [min, max], found with the reduce pattern.

@@ -412,6 +412,21 @@ INSTANTIATE_TEST_SUITE_P(
          "histogram.fast.max_passes=0"})),
     tuned_device_name);
 
+// A range of no width widens to [v - 0.5, v + 0.5], as numpy's histogramdd does.
+TEST(HistogramDDErrors, EmptyRangeWidensAsNumpys) {
+  const Device cpu = Device::open(Backend::cpu);
+  const std::vector<float> xs = {1, 1.25f, 3}, ys = {0, 1, 1};
+  const Array x = Array::from_host(cpu, DType::float32, {3}, xs.data());
+  const Array y = Array::from_host(cpu, DType::float32, {3}, ys.data());
+  const HistogramDDResult r =
+      histogramdd({x, y}, {HistogramBins::even(2, 1, 1), HistogramBins::even(2, 0, 2)});
+  EXPECT_EQ(r.bins[0].lo, 0.5);
+  EXPECT_EQ(r.bins[0].hi, 1.5);
+  // numpy.histogram2d([1, 1.25, 3], [0, 1, 1], 2, [[1, 1], [0, 2]]): [[0, 0], [1, 1]], 3 outside.
+  EXPECT_EQ(r.counts, (std::vector<std::uint64_t>{0, 0, 1, 1}));
+  EXPECT_EQ(r.outside, 1u);
+}
+
 TEST(HistogramDDErrors, BadInputIsRefusedWithOneLine) {
   const Device cpu = Device::open(Backend::cpu);
   const Array nine(cpu, DType::float32, {10, 9});
@@ -427,7 +442,7 @@ TEST(HistogramDDErrors, BadInputIsRefusedWithOneLine) {
       },
       "two bins for three dimensions");
   refused([&] { histogramdd({x, x}, {HistogramBins::even(1 << 14, 0, 1)}); }, "2^28 bins");
-  refused([&] { histogramdd({x, x}, {HistogramBins::even(3, 1, 1)}); }, "empty range");
+  refused([&] { histogramdd({x, x}, {HistogramBins::even(3, 2, 1)}); }, "reversed range");
   refused([&] { histogramdd({x, x}, {HistogramBins::explicit_edges({0, 2, 1})}); }, "edges");
   refused([&] { histogramdd({x, x}, w, {HistogramBins::even(2, 0, 1)}); }, "weights length");
 }

@@ -27,9 +27,10 @@ namespace parpat {
 // Every dtype is binned by its value as a float64, as numpy.histogram does: 64-bit integers are
 // rounded to the nearest float64 first (a value beyond 2^53 that rounds onto an edge counts as
 // on it), a bool is 0 or 1, a float16 or bfloat16 its exact value (NaN bits count as NaN).
-// numpy 2 differs for float16 input without a range: it makes float16 edges (linspace in
-// float16) and compares in float16; parpat makes float64 edges over [min, max] and compares the
-// values in float64 as for every other dtype, so counts can differ near the edges.
+// numpy 2 differs for float32 and float16 input, with or without a range: it makes edges of the
+// input's type (float64 linspace edges rounded to it) and compares in that type; parpat makes
+// float64 edges and compares the values in float64 as for every other dtype (numpy 1's rule), so
+// a value within a rounding of an edge can count in the neighbouring bin.
 struct HistogramBins {
   enum class Kind { even, edges, per_value };
   Kind kind = Kind::even;

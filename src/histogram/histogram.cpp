@@ -198,20 +198,19 @@ HistogramBins resolve_bins_with(DType dtype, std::int64_t n, const HistogramBins
     return out;
   }
   check_bin_count(bins.count);
+  double lo = 0, hi = 1;  // numpy's range of no values
   if (bins.has_range) {
-    check_range(bins.lo, bins.hi);
-    return bins;
-  }
-  double lo = 0, hi = 1;
-  if (n > 0) {
+    lo = bins.lo;
+    hi = bins.hi;
+  } else if (n > 0) {
     std::tie(lo, hi) = data_range();
     if (!std::isfinite(lo) || !std::isfinite(hi))
       throw_invalid("autodetected range of [" + std::to_string(lo) + ", " + std::to_string(hi) +
                     "] is not finite (give --range)");
-    if (lo == hi) {
-      lo -= 0.5;
-      hi += 0.5;
-    }
+  }
+  if (lo == hi) {  // numpy widens an empty range, given or found, to [v - 0.5, v + 0.5]
+    lo -= 0.5;
+    hi += 0.5;
   }
   check_range(lo, hi);
   return HistogramBins::even(bins.count, lo, hi);

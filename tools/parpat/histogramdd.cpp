@@ -63,7 +63,8 @@ std::int64_t parse_count(const std::string& text) {
   return v;
 }
 
-// "LO:HI" with finite LO < HI.
+// "LO:HI" with finite LO <= HI (LO = HI widens to [LO - 0.5, HI + 0.5] when the bins are
+// resolved, as numpy does).
 std::pair<double, double> parse_range(const std::string& text) {
   const std::size_t colon = text.find(':');
   auto number = [](const std::string& s, double& v) {
@@ -73,8 +74,10 @@ std::pair<double, double> parse_range(const std::string& text) {
   };
   double lo = 0, hi = 0;
   if (colon == std::string::npos || !number(text.substr(0, colon), lo) ||
-      !number(text.substr(colon + 1), hi) || !std::isfinite(lo) || !std::isfinite(hi) || !(lo < hi))
-    throw_invalid("--range takes LO:HI with finite LO < HI for each dimension, got '" + text + "'");
+      !number(text.substr(colon + 1), hi) || !std::isfinite(lo) || !std::isfinite(hi) ||
+      !(lo <= hi))
+    throw_invalid("--range takes LO:HI with finite LO <= HI for each dimension, got '" + text +
+                  "'");
   return {lo, hi};
 }
 
