@@ -80,16 +80,35 @@ void check(cudaError_t e, const char* what) {
   }
 }
 
+// Adds one to the 16-bit counter of place `local` (of word local / 2 from `base`).
+__device__ void count_place(unsigned base, unsigned local) {
+  asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(base + local / 2 * 4),
+               "r"(1u << (16 * (local & 1)))
+               : "memory");
+}
+
 // Adds the vector's rows to the packed counters and to the thread's sum of the rows read.
 __device__ void count_rows(unsigned base, const uint4& w, unsigned long long& sum) {
   for (unsigned r : {w.x, w.y, w.z, w.w}) {
-    const unsigned local = (r >> 4) & 0xFFFFu;
-    asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(base + local / 2 * 4),
-                 "r"(1u << (16 * (local & 1)))
-                 : "memory");
+    count_place(base, (r >> 4) & 0xFFFFu);
     sum += r;
   }
 }
+
+// A block's tiles of kTile rows, round after round (round r: tile r · gridDim.x + blockIdx.x),
+// two 16-byte vectors a thread, loaded a round ahead into `next`.
+struct TileLoads {
+  const uint4* rows;
+  unsigned rounds;
+  uint4 next[2];
+
+  __device__ void load(unsigned round) {
+    if (round >= rounds) return;
+    const uint4* tile = rows + ((long long)round * gridDim.x + blockIdx.x) * (kTile / 4);
+    next[0] = __ldcs(tile + threadIdx.x);
+    next[1] = __ldcs(tile + kBlock + threadIdx.x);
+  }
+};
 
 __device__ void cluster_arrive() {
   asm volatile("barrier.cluster.arrive.aligned;" ::: "memory");
@@ -130,17 +149,7 @@ __global__ void __launch_bounds__(kBlock, 1)
   for (unsigned i = threadIdx.x; i < kCounterWords; i += kBlock)
     counters[i] = 0;
   __syncthreads();
-  auto load = [&](unsigned round, int u) {
-    const long long tile = (long long)round * gridDim.x + blockIdx.x;
-    return __ldcs(rows + tile * (kTile / 4) + u * kBlock + threadIdx.x);
-  };
-  uint4 next[2];
-  auto load_next = [&](unsigned round) {
-    if (round < rounds) {
-      next[0] = load(round, 0);
-      next[1] = load(round, 1);
-    }
-  };
+  TileLoads tiles{rows, rounds, {}};
   // Reads and counts this block's stretch of every block's buffer b, 2 vectors a thread.
   auto receive = [&](unsigned b) {
     uint4 w[2];
@@ -155,11 +164,11 @@ __global__ void __launch_bounds__(kBlock, 1)
     count_rows(base, w[0], sum);
     count_rows(base, w[1], sum);
   };
-  load_next(0);
+  tiles.load(0);
   if constexpr (kCluster) cluster.sync();  // every block has started
   for (unsigned round = 0; round < rounds; ++round) {
-    const uint4 tile[2] = {next[0], next[1]};
-    if constexpr (kForm != Form::sync_late && kForm != Form::split) load_next(round + 1);
+    const uint4 tile[2] = {tiles.next[0], tiles.next[1]};
+    if constexpr (kForm != Form::sync_late && kForm != Form::split) tiles.load(round + 1);
     if constexpr (kForm == Form::no_exchange) {
       count_rows(base, tile[0], sum);
       count_rows(base, tile[1], sum);
@@ -176,12 +185,12 @@ __global__ void __launch_bounds__(kBlock, 1)
       __syncthreads();
     } else if constexpr (kForm == Form::split) {
       cluster_arrive();
-      load_next(round + 1);
+      tiles.load(round + 1);
       if (round > 0) receive((round + 2) % 3);  // the previous round's buffer
       cluster_wait();
     } else {
       cluster.sync();
-      if constexpr (kForm == Form::sync_late) load_next(round + 1);
+      if constexpr (kForm == Form::sync_late) tiles.load(round + 1);
       receive(b);
     }
   }
@@ -224,17 +233,7 @@ __global__ void __launch_bounds__(kBlock, 1)
     for (unsigned b = 0; b < kBuffers; ++b)
       arrive_expecting(shared_address(inbox_full + b), kBufferBytes);
   }
-  auto load = [&](unsigned round, int u) {
-    const long long tile = (long long)round * gridDim.x + blockIdx.x;
-    return __ldcs(rows + tile * (kTile / 4) + u * kBlock + threadIdx.x);
-  };
-  uint4 next[2];
-  auto load_next = [&](unsigned round) {
-    if (round < rounds) {
-      next[0] = load(round, 0);
-      next[1] = load(round, 1);
-    }
-  };
+  TileLoads tiles{rows, rounds, {}};
   // Counts round k's inbox once every sender's stretch is in, then hands the buffer back.
   auto receive = [&](unsigned k) {
     const unsigned b = k % kBuffers;
@@ -242,9 +241,7 @@ __global__ void __launch_bounds__(kBlock, 1)
     const uint4 w = inbox[b * kBufferBytes / 16 + threadIdx.x];
     for (unsigned word : {w.x, w.y, w.z, w.w}) {
       for (unsigned local : {word & 0xFFFFu, word >> 16}) {
-        asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(base + local / 2 * 4),
-                     "r"(1u << (16 * (local & 1)))
-                     : "memory");
+        count_place(base, local);
         sum += local;
       }
     }
@@ -254,14 +251,14 @@ __global__ void __launch_bounds__(kBlock, 1)
     if (threadIdx.x < blocks)
       arrive_remote<false>(remote(shared_address(buffer_free + b), threadIdx.x));
   };
-  load_next(0);
+  tiles.load(0);
   cluster.sync();  // every block's barriers are set up
   for (unsigned round = 0; round < rounds; ++round) {
     const unsigned b = round % kBuffers;
     if (round >= kBuffers)
       wait_phase<false>(shared_address(buffer_free + b), (round / kBuffers - 1) & 1);
-    const uint4 tile[2] = {next[0], next[1]};
-    load_next(round + 1);
+    const uint4 tile[2] = {tiles.next[0], tiles.next[1]};
+    tiles.load(round + 1);
     // The thread's 8 rows as their places among the owner's rows: owner q's stretch is the
     // tile's q-th share, as if sorted.
     unsigned local[8] = {tile[0].x, tile[0].y, tile[0].z, tile[0].w,
@@ -333,17 +330,7 @@ __global__ void __launch_bounds__(kBlock, 1)
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
-  auto load = [&](unsigned round, int u) {
-    const long long tile = (long long)round * gridDim.x + blockIdx.x;
-    return __ldcs(rows + tile * (kTile / 4) + u * kBlock + threadIdx.x);
-  };
-  uint4 next[2];
-  auto load_next = [&](unsigned round) {
-    if (round < rounds) {
-      next[0] = load(round, 0);
-      next[1] = load(round, 1);
-    }
-  };
+  TileLoads tiles{rows, rounds, {}};
   // Counts round k's inbox once every sender's vectors are in, then hands the buffer back.
   auto receive = [&](unsigned k) {
     const unsigned b = k % kBuffers;
@@ -360,9 +347,7 @@ __global__ void __launch_bounds__(kBlock, 1)
       const unsigned words[4] = {w.x, w.y, w.z, w.w};
       for (unsigned k8 = 0; k8 < valid; ++k8) {
         const unsigned local = words[k8 / 2] >> (16 * (k8 % 2)) & 0xFFFFu;
-        asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(base + local / 2 * 4),
-                     "r"(1u << (16 * (local & 1)))
-                     : "memory");
+        count_place(base, local);
         sum += local;
       }
     }
@@ -370,14 +355,14 @@ __global__ void __launch_bounds__(kBlock, 1)
     if (threadIdx.x < blocks)
       arrive_remote<true>(remote(shared_address(buffer_free + b), threadIdx.x));
   };
-  load_next(0);
+  tiles.load(0);
   cluster.sync();  // every block's barriers are set up
   for (unsigned round = 0; round < rounds; ++round) {
     const unsigned b = round % kBuffers;
     if (round >= kBuffers)
       wait_phase<true>(shared_address(buffer_free + b), (round / kBuffers - 1) & 1);
-    const uint4 tile[2] = {next[0], next[1]};
-    load_next(round + 1);
+    const uint4 tile[2] = {tiles.next[0], tiles.next[1]};
+    tiles.load(round + 1);
     const unsigned row[8] = {tile[0].x, tile[0].y, tile[0].z, tile[0].w,
                              tile[1].x, tile[1].y, tile[1].z, tile[1].w};
     const unsigned column = shared_address(cursor) + lane * 4;
