@@ -376,7 +376,8 @@ uint float_quick(float x, float lo_up, float hi_down, float lo, float norm, floa
   uint outside = x < lo_up ? (uint)bins : (x > hi_down ? (uint)bins + 1 : (uint)bins + 2);
   return inside ? (uint)c : outside;
 }
-// x as read (FLOAT_CORRECTED decodes it again for the float64 edges or the thresholds).
+// x as read: FLOAT_VALUE decodes it for the quick slot, FLOAT_CORRECTED on its own for the float64
+// edges or the thresholds.
 uint float_even_slot(T x, RULE_PARAMS) {
   bool exact;
   uint s = float_quick(FLOAT_VALUE(x), lo_up, hi_down, lo, norm, delta, bins, &exact);
