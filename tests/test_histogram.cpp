@@ -431,7 +431,6 @@ TEST_P(HistogramTest, BadInputIsRejected) {
   rejected(HistogramBins::even(0, 0, 1), "zero bins");
   rejected(HistogramBins::even(-3, 0, 1), "negative bins");
   rejected(HistogramBins::even(kMaxHistogramBins + 1, 0, 1), "too many bins");
-  rejected(HistogramBins::even(4, 1, 1), "lo == hi");
   rejected(HistogramBins::even(4, 2, 1), "lo > hi");
   rejected(HistogramBins::even(4, nan, 1), "NaN range");
   rejected(HistogramBins::even(4, 0, inf), "infinite range");
@@ -506,11 +505,10 @@ TEST_F(HistogramCli, BadInputExitsWithStatusTwoAndOneLine) {
   write_npy(bool_edges, DType::boolean, {2}, bv.data());
   for (std::string args :
        {"--bins 0 " + path, "--bins -4 " + path, "--bins 100000000000 " + path,
-        "--bins 4 --range 5 5 " + path, "--bins 4 --range 6 5 " + path,
-        "--bins 4 --range nan 5 " + path, "--bins 4 --range 0 inf " + path,
-        "--edges " + bad_edges + " " + floats, "--edges " + huge_edges + " " + floats,
-        "--edges " + bool_edges + " " + floats, "--per-value " + floats,
-        std::string("/nonexistent/file.npy")}) {
+        "--bins 4 --range 6 5 " + path, "--bins 4 --range nan 5 " + path,
+        "--bins 4 --range 0 inf " + path, "--edges " + bad_edges + " " + floats,
+        "--edges " + huge_edges + " " + floats, "--edges " + bool_edges + " " + floats,
+        "--per-value " + floats, std::string("/nonexistent/file.npy")}) {
     auto r = run_cli("histogram --backend cpu " + args);
     EXPECT_EQ(r.status, 2) << args;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
